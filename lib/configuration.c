@@ -1,0 +1,2 @@
+/* configuration.c - placeholder until the module lands. */
+#include "config.h"

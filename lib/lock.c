@@ -1,0 +1,2 @@
+/* lock.c - placeholder until the module lands. */
+#include "config.h"

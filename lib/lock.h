@@ -1,0 +1,3 @@
+#ifndef PAYHOOK_LOCK_H
+#define PAYHOOK_LOCK_H
+#endif

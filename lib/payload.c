@@ -1,0 +1,2 @@
+/* payload.c - placeholder until the module lands. */
+#include "config.h"

@@ -1,0 +1,2 @@
+/* pipeline.c - placeholder until the module lands. */
+#include "config.h"

@@ -1,0 +1,3 @@
+#ifndef PAYHOOK_PIPELINE_H
+#define PAYHOOK_PIPELINE_H
+#endif

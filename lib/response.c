@@ -1,0 +1,2 @@
+/* response.c - placeholder until the module lands. */
+#include "config.h"

@@ -1,0 +1,3 @@
+#ifndef PAYHOOK_RESPONSE_H
+#define PAYHOOK_RESPONSE_H
+#endif

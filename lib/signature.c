@@ -1,0 +1,2 @@
+/* signature.c - placeholder until the module lands. */
+#include "config.h"

@@ -1,0 +1,2 @@
+/* store.c - placeholder until the module lands. */
+#include "config.h"

@@ -1,0 +1,3 @@
+#ifndef PAYHOOK_STORE_H
+#define PAYHOOK_STORE_H
+#endif
