@@ -1,2 +1,296 @@
-/* lock.c - placeholder until the module lands. */
+/* lock.c - the per-transaction Redis lock (see lock.h). */
 #include "config.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#ifdef HAVE_SYS_RANDOM_H
+#include <sys/random.h>
+#endif
+
+#include <hiredis/hiredis.h>
+#include <openssl/evp.h>
+
+#include "lock.h"
+
+/* 1: deleted our key; 0: no key (lease ran out); -1: someone else's key. */
+static const char release_script[] =
+	"local v = redis.call('GET', KEYS[1])\n"
+	"if v == ARGV[1] then return redis.call('DEL', KEYS[1]) end\n"
+	"if v then return -1 end\n"
+	"return 0\n";
+
+struct lock_client {
+	const struct config *cfg;
+	redisContext *redis;
+	char script_sha[41]; /* SHA1 of release_script, for EVALSHA */
+};
+
+int64_t lock_clock_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
+long lock_lease_remaining_ms(const struct lock_lease *lease)
+{
+	int64_t elapsed_us = lock_clock_us() - lease->started_us;
+
+	return lease->ttl_ms - (long)(elapsed_us / 1000);
+}
+
+/* The script's SHA1 is what Redis names it by; computing it here spares a
+ * SCRIPT LOAD round trip. */
+static int script_sha1(char out[41], struct error *err)
+{
+	unsigned char md[EVP_MAX_MD_SIZE];
+	unsigned int md_len = 0;
+
+	if (EVP_Digest(release_script, sizeof(release_script) - 1, md, &md_len,
+		       EVP_sha1(), NULL) != 1 || md_len != 20)
+		return error_set(err, "lock: SHA1 of the release script failed");
+	for (unsigned int i = 0; i < md_len; i++)
+		snprintf(out + 2 * i, 3, "%02x", md[i]);
+	return 0;
+}
+
+struct lock_client *lock_client_new(const struct config *cfg, struct error *err)
+{
+	struct lock_client *client = calloc(1, sizeof(*client));
+
+	if (client == NULL) {
+		error_set(err, "lock: out of memory");
+		return NULL;
+	}
+	client->cfg = cfg;
+	if (script_sha1(client->script_sha, err) != 0) {
+		free(client);
+		return NULL;
+	}
+	return client;
+}
+
+static void lock_disconnect(struct lock_client *client)
+{
+	if (client->redis != NULL) {
+		redisFree(client->redis);
+		client->redis = NULL;
+	}
+}
+
+void lock_client_free(struct lock_client *client)
+{
+	if (client == NULL)
+		return;
+	lock_disconnect(client);
+	free(client);
+}
+
+static struct timeval ms_to_timeval(int ms)
+{
+	struct timeval tv = { .tv_sec = ms / 1000, .tv_usec = (ms % 1000) * 1000 };
+
+	return tv;
+}
+
+/* Runs a command that must answer +OK; on failure drops the connection. */
+static int command_expect_ok(struct lock_client *client, const char *what,
+			     int argc, const char **argv, struct error *err)
+{
+	redisReply *reply = redisCommandArgv(client->redis, argc, argv, NULL);
+	int rc = 0;
+
+	if (reply == NULL) {
+		rc = error_set(err, "redis %s: %s", what, client->redis->errstr);
+	} else if (reply->type == REDIS_REPLY_ERROR) {
+		rc = error_set(err, "redis %s: %s", what, reply->str);
+	}
+	freeReplyObject(reply);
+	if (rc != 0)
+		lock_disconnect(client);
+	return rc;
+}
+
+int lock_connect(struct lock_client *client, struct error *err)
+{
+	const struct config *cfg = client->cfg;
+	struct timeval tv = ms_to_timeval(cfg->redis_timeout_ms);
+	char db[16];
+
+	if (client->redis != NULL && client->redis->err == 0)
+		return 0;
+	lock_disconnect(client);
+
+	if (cfg->redis_socket != NULL)
+		client->redis = redisConnectUnixWithTimeout(cfg->redis_socket, tv);
+	else
+		client->redis = redisConnectWithTimeout(cfg->redis_host,
+							cfg->redis_port, tv);
+	if (client->redis == NULL)
+		return error_set(err, "redis connect: out of memory");
+	if (client->redis->err != 0) {
+		error_set(err, "redis connect to %s%s%d: %s",
+			  cfg->redis_socket != NULL ? cfg->redis_socket
+						    : cfg->redis_host,
+			  cfg->redis_socket != NULL ? "" : ":",
+			  cfg->redis_socket != NULL ? 0 : cfg->redis_port,
+			  client->redis->errstr);
+		lock_disconnect(client);
+		return -1;
+	}
+	if (redisSetTimeout(client->redis, tv) != REDIS_OK) {
+		lock_disconnect(client);
+		return error_set(err, "redis: cannot set the command timeout");
+	}
+	if (cfg->redis_password != NULL) {
+		const char *argv[] = { "AUTH", cfg->redis_password };
+
+		if (command_expect_ok(client, "AUTH", 2, argv, err) != 0)
+			return -1;
+	}
+	if (cfg->redis_db != 0) {
+		const char *argv[] = { "SELECT", db };
+
+		snprintf(db, sizeof(db), "%d", cfg->redis_db);
+		if (command_expect_ok(client, "SELECT", 2, argv, err) != 0)
+			return -1;
+	}
+	return 0;
+}
+
+static int random_token(char out[LOCK_TOKEN_HEX + 1], struct error *err)
+{
+	unsigned char raw[LOCK_TOKEN_HEX / 2];
+	size_t got = 0;
+
+	while (got < sizeof(raw)) {
+		ssize_t n = getrandom(raw + got, sizeof(raw) - got, 0);
+
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return error_set(err, "lock: getrandom: %s",
+					 strerror(errno));
+		}
+		got += (size_t)n;
+	}
+	for (size_t i = 0; i < sizeof(raw); i++)
+		snprintf(out + 2 * i, 3, "%02x", raw[i]);
+	return 0;
+}
+
+enum lock_status lock_acquire(struct lock_client *client, const char *id,
+			      size_t id_len, long ttl_ms,
+			      struct lock_lease *lease, struct error *err)
+{
+	const char *prefix = client->cfg->lock_key_prefix;
+	size_t prefix_len = strlen(prefix);
+	char ttl[24];
+	const char *argv[6];
+	size_t argl[6];
+	redisReply *reply;
+	enum lock_status status;
+
+	if (prefix_len + id_len >= sizeof(lease->key)) {
+		error_set(err, "lock: key longer than %zu bytes", sizeof(lease->key));
+		return LOCK_UNAVAILABLE;
+	}
+	memcpy(lease->key, prefix, prefix_len);
+	memcpy(lease->key + prefix_len, id, id_len);
+	lease->key_len = prefix_len + id_len;
+	lease->key[lease->key_len] = '\0';
+	lease->ttl_ms = ttl_ms;
+	if (random_token(lease->token, err) != 0)
+		return LOCK_UNAVAILABLE;
+	if (lock_connect(client, err) != 0)
+		return LOCK_UNAVAILABLE;
+
+	snprintf(ttl, sizeof(ttl), "%ld", ttl_ms);
+	argv[0] = "SET";  argl[0] = 3;
+	argv[1] = lease->key;  argl[1] = lease->key_len;
+	argv[2] = lease->token;  argl[2] = LOCK_TOKEN_HEX;
+	argv[3] = "NX";  argl[3] = 2;
+	argv[4] = "PX";  argl[4] = 2;
+	argv[5] = ttl;  argl[5] = strlen(ttl);
+
+	/* Before the send: a pause after it must not make the lease look fresh. */
+	lease->started_us = lock_clock_us();
+	reply = redisCommandArgv(client->redis, 6, argv, argl);
+	if (reply == NULL) {
+		error_set(err, "redis SET NX: %s", client->redis->errstr);
+		lock_disconnect(client);
+		return LOCK_UNAVAILABLE;
+	}
+	if (reply->type == REDIS_REPLY_STATUS && strcmp(reply->str, "OK") == 0) {
+		status = LOCK_ACQUIRED;
+	} else if (reply->type == REDIS_REPLY_NIL) {
+		status = LOCK_BUSY;
+	} else {
+		error_set(err, "redis SET NX: unexpected reply%s%s",
+			  reply->type == REDIS_REPLY_ERROR ? ": " : "",
+			  reply->type == REDIS_REPLY_ERROR ? reply->str : "");
+		status = LOCK_UNAVAILABLE;
+	}
+	freeReplyObject(reply);
+	return status;
+}
+
+/* Sends EVALSHA, or EVAL when use_eval. Returns the reply (caller frees) or
+ * NULL on a connection fault. */
+static redisReply *release_call(struct lock_client *client,
+				const struct lock_lease *lease, int use_eval)
+{
+	const char *argv[5];
+	size_t argl[5];
+
+	argv[0] = use_eval ? "EVAL" : "EVALSHA";
+	argl[0] = strlen(argv[0]);
+	argv[1] = use_eval ? release_script : client->script_sha;
+	argl[1] = use_eval ? sizeof(release_script) - 1 : 40;
+	argv[2] = "1";  argl[2] = 1;
+	argv[3] = lease->key;  argl[3] = lease->key_len;
+	argv[4] = lease->token;  argl[4] = LOCK_TOKEN_HEX;
+	return redisCommandArgv(client->redis, 5, argv, argl);
+}
+
+enum lock_release_status lock_release(struct lock_client *client,
+				      const struct lock_lease *lease,
+				      struct error *err)
+{
+	redisReply *reply;
+	enum lock_release_status status;
+
+	if (lock_connect(client, err) != 0)
+		return LOCK_RELEASE_FAILED;
+	reply = release_call(client, lease, 0);
+	if (reply != NULL && reply->type == REDIS_REPLY_ERROR &&
+	    strncmp(reply->str, "NOSCRIPT", 8) == 0) {
+		/* Redis restarted or flushed its script cache: EVAL reloads it. */
+		freeReplyObject(reply);
+		reply = release_call(client, lease, 1);
+	}
+	if (reply == NULL) {
+		error_set(err, "redis release: %s", client->redis->errstr);
+		lock_disconnect(client);
+		return LOCK_RELEASE_FAILED;
+	}
+	if (reply->type != REDIS_REPLY_INTEGER) {
+		error_set(err, "redis release: unexpected reply%s%s",
+			  reply->type == REDIS_REPLY_ERROR ? ": " : "",
+			  reply->type == REDIS_REPLY_ERROR ? reply->str : "");
+		status = LOCK_RELEASE_FAILED;
+	} else if (reply->integer == 1) {
+		status = LOCK_RELEASED;
+	} else if (reply->integer == 0) {
+		status = LOCK_RELEASE_EXPIRED;
+	} else {
+		status = LOCK_RELEASE_STOLEN;
+	}
+	freeReplyObject(reply);
+	return status;
+}

@@ -1,3 +1,77 @@
+/* lock.h - the per-transaction Redis lock (hiredis): SET key token NX PX ttl
+ * with a 128-bit random token, released by a script that deletes the key only
+ * while it still holds our token.
+ *
+ * The lease is measured from the moment before the SET is sent, so a pause
+ * between sending and the reply can only make the lease look shorter, never
+ * fresher than it is.
+ */
 #ifndef PAYHOOK_LOCK_H
 #define PAYHOOK_LOCK_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "configuration.h"
+#include "error.h"
+#include "payload.h"
+
+#define LOCK_TOKEN_HEX 32 /* 128 bits as hex */
+#define LOCK_KEY_MAX 512
+
+/* One connection to Redis, opened lazily and reopened after a fault. Opaque. */
+struct lock_client;
+
+/* A lock we took: the key, our token, and when the lease started. */
+struct lock_lease {
+	char key[LOCK_KEY_MAX];
+	size_t key_len;
+	char token[LOCK_TOKEN_HEX + 1];
+	int64_t started_us; /* monotonic clock, read before the SET was sent */
+	long ttl_ms;
+};
+
+enum lock_status {
+	LOCK_ACQUIRED = 0,
+	LOCK_BUSY,        /* another holder has the key */
+	LOCK_UNAVAILABLE, /* Redis down, slow, or answering errors */
+};
+
+enum lock_release_status {
+	LOCK_RELEASED = 0,
+	LOCK_RELEASE_EXPIRED, /* the key was gone: our lease ran out */
+	LOCK_RELEASE_STOLEN,  /* another holder's token was there: left alone */
+	LOCK_RELEASE_FAILED,  /* Redis did not answer; the key expires by itself */
+};
+
+/* Returns a client for cfg (not yet connected; cfg must outlive it), or NULL
+ * with err set when out of memory. */
+struct lock_client *lock_client_new(const struct config *cfg, struct error *err);
+
+/* Closes the connection and frees the client; NULL is fine. */
+void lock_client_free(struct lock_client *client);
+
+/* Connects (when not connected) with AUTH and SELECT as configured. Returns 0,
+ * or -1 with err naming what failed; the next call tries again. */
+int lock_connect(struct lock_client *client, struct error *err);
+
+/* Tries to take the lock for transaction id[0..id_len) for ttl_ms. Fills
+ * *lease on LOCK_ACQUIRED. On LOCK_UNAVAILABLE err says why and the
+ * connection is dropped, to be reopened by the next call. */
+enum lock_status lock_acquire(struct lock_client *client, const char *id,
+			      size_t id_len, long ttl_ms,
+			      struct lock_lease *lease, struct error *err);
+
+/* Releases a lease with the ownership-checking script (EVALSHA, EVAL on
+ * NOSCRIPT). Never deletes a key that holds another token. */
+enum lock_release_status lock_release(struct lock_client *client,
+				      const struct lock_lease *lease,
+				      struct error *err);
+
+/* Milliseconds left on the lease now (negative once it ran out). */
+long lock_lease_remaining_ms(const struct lock_lease *lease);
+
+/* The monotonic clock in microseconds. */
+int64_t lock_clock_us(void);
+
 #endif

@@ -1,3 +1,61 @@
+/* response.h - the outcome table: from each outcome to its HTTP status line,
+ * its extra headers and its JSON body. Nothing else in payhook writes a
+ * status code.
+ */
 #ifndef PAYHOOK_RESPONSE_H
 #define PAYHOOK_RESPONSE_H
+
+#include <stddef.h>
+
+#include "configuration.h"
+#include "error.h"
+#include "payload.h"
+
+enum outcome {
+	OUTCOME_PROCESSED = 0,
+	OUTCOME_DUPLICATE,
+	OUTCOME_IN_PROGRESS,
+	OUTCOME_CONFLICT,
+	OUTCOME_INVALID,
+	OUTCOME_UNAUTHORIZED,
+	OUTCOME_METHOD_NOT_ALLOWED,
+	OUTCOME_LENGTH_REQUIRED,
+	OUTCOME_TOO_LARGE,
+	OUTCOME_UNSUPPORTED_MEDIA_TYPE,
+	OUTCOME_UNAVAILABLE,
+	OUTCOME_ERROR,
+};
+#define OUTCOME_COUNT (OUTCOME_ERROR + 1)
+
+#define RESPONSE_REASON_MAX 160
+
+/* What a request came to: filled by the pipeline, rendered by response_render. */
+struct result {
+	enum outcome outcome;
+	char transaction_id[PAYLOAD_TRANSACTION_ID_MAX + 1]; /* "" when not known */
+	char reason[RESPONSE_REASON_MAX];                    /* "" for successes */
+};
+
+/* Sets r to outcome with a printf-formatted reason (NULL fmt: no reason);
+ * keeps r->transaction_id. Can't fail. */
+void result_set(struct result *r, enum outcome outcome, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+/* The outcome's name as it appears in the body and the log, e.g. "in_progress". */
+const char *outcome_name(enum outcome outcome);
+
+/* The HTTP status code for outcome under cfg (in_progress_status). */
+int outcome_status(enum outcome outcome, const struct config *cfg);
+
+/* Writes the complete CGI response for r into buf: "Status: ...", the
+ * Content-Type, any Retry-After / Allow header, a blank line and the JSON body
+ * {"result": ..., "transaction_id": ..., "reason": ...} built with json-c.
+ * Returns the length written (buf is also NUL-terminated), or -1 with err set
+ * when cap is too small or memory runs out. */
+long response_render(const struct result *r, const struct config *cfg,
+		     char *buf, size_t cap, struct error *err);
+
+/* Enough for any response response_render writes. */
+#define RESPONSE_BUFFER_SIZE 1024
+
 #endif

@@ -1,2 +1,428 @@
-/* store.c - placeholder until the module lands. */
+/* store.c - the payments row under the unique key (see store.h). */
 #include "config.h"
+
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <mysql.h>
+
+#include "store.h"
+
+/* Server error codes we decide on (mysqld_error.h names them ER_*). */
+#define STORE_ER_DUP_ENTRY 1062
+#define STORE_ER_LOCK_WAIT_TIMEOUT 1205
+#define STORE_ER_LOCK_DEADLOCK 1213
+
+#define UNIQUE_KEY "uq_payments_transaction_id"
+
+static const char insert_sql[] =
+	"INSERT INTO payments (transaction_id, amount, currency, payload) "
+	"VALUES (?, ?, ?, ?)";
+static const char select_sql[] =
+	"SELECT amount, currency FROM payments WHERE transaction_id = ?";
+
+struct store {
+	const struct config *cfg;
+	MYSQL *mysql;          /* NULL while not connected */
+	MYSQL_STMT *insert;
+	MYSQL_STMT *select;
+	bool fresh;            /* connected during the current call */
+};
+
+static const char *const status_names[] = {
+	[STORE_INSERTED] = "inserted",
+	[STORE_DUPLICATE] = "duplicate",
+	[STORE_CONFLICT] = "conflict",
+	[STORE_NOT_FOUND] = "not found",
+	[STORE_RETRYABLE] = "retryable",
+	[STORE_UNKNOWN_OUTCOME] = "unknown outcome",
+	[STORE_LEASE_EXPIRED] = "lease expired",
+	[STORE_UNAVAILABLE] = "unavailable",
+};
+
+const char *store_status_name(enum store_status status)
+{
+	if ((unsigned)status >= sizeof(status_names) / sizeof(status_names[0]))
+		return "?";
+	return status_names[status];
+}
+
+struct store *store_new(const struct config *cfg, struct error *err)
+{
+	struct store *store = calloc(1, sizeof(*store));
+
+	if (store == NULL) {
+		error_set(err, "store: out of memory");
+		return NULL;
+	}
+	store->cfg = cfg;
+	return store;
+}
+
+static void store_disconnect(struct store *store)
+{
+	if (store->insert != NULL)
+		mysql_stmt_close(store->insert);
+	if (store->select != NULL)
+		mysql_stmt_close(store->select);
+	if (store->mysql != NULL)
+		mysql_close(store->mysql);
+	store->insert = NULL;
+	store->select = NULL;
+	store->mysql = NULL;
+}
+
+void store_free(struct store *store)
+{
+	if (store == NULL)
+		return;
+	store_disconnect(store);
+	free(store);
+}
+
+/* Client-side errors (CR_*, 2000-2999) mean the connection can't be trusted. */
+static bool is_client_error(unsigned int code)
+{
+	return code >= 2000 && code < 3000;
+}
+
+static MYSQL_STMT *prepare(struct store *store, const char *sql,
+			   struct error *err)
+{
+	MYSQL_STMT *stmt = mysql_stmt_init(store->mysql);
+
+	if (stmt == NULL) {
+		error_set(err, "mysql: out of memory preparing a statement");
+		return NULL;
+	}
+	if (mysql_stmt_prepare(stmt, sql, strlen(sql)) != 0) {
+		error_set(err, "mysql prepare: %u %s", mysql_stmt_errno(stmt),
+			  mysql_stmt_error(stmt));
+		mysql_stmt_close(stmt);
+		return NULL;
+	}
+	return stmt;
+}
+
+int store_connect(struct store *store, struct error *err)
+{
+	const struct config *cfg = store->cfg;
+	unsigned int connect_s = (unsigned int)cfg->mysql_connect_timeout_s;
+	unsigned int read_s = (unsigned int)cfg->mysql_read_timeout_s;
+	unsigned int write_s = (unsigned int)cfg->mysql_write_timeout_s;
+	my_bool reconnect = 0;
+	const char *where;
+
+	if (store->mysql != NULL)
+		return 0;
+	store->fresh = true;
+	store->mysql = mysql_init(NULL);
+	if (store->mysql == NULL)
+		return error_set(err, "mysql: out of memory");
+	mysql_options(store->mysql, MYSQL_OPT_CONNECT_TIMEOUT, &connect_s);
+	mysql_options(store->mysql, MYSQL_OPT_READ_TIMEOUT, &read_s);
+	mysql_options(store->mysql, MYSQL_OPT_WRITE_TIMEOUT, &write_s);
+	/* A silent reconnect would lose the transaction and the session settings. */
+	mysql_options(store->mysql, MYSQL_OPT_RECONNECT, &reconnect);
+	mysql_options(store->mysql, MYSQL_SET_CHARSET_NAME, "utf8mb4");
+	/* A lock wait far shorter than the lease: never stuck behind a row. */
+	mysql_options(store->mysql, MYSQL_INIT_COMMAND,
+		      "SET SESSION innodb_lock_wait_timeout = 1");
+
+	where = cfg->mysql_socket != NULL ? cfg->mysql_socket : cfg->mysql_host;
+	if (mysql_real_connect(store->mysql,
+			       cfg->mysql_socket != NULL ? "localhost"
+							 : cfg->mysql_host,
+			       cfg->mysql_user, cfg->mysql_password,
+			       cfg->mysql_database,
+			       (unsigned int)cfg->mysql_port, cfg->mysql_socket,
+			       0) == NULL) {
+		error_set(err, "mysql connect to %s: %u %s", where,
+			  mysql_errno(store->mysql), mysql_error(store->mysql));
+		store_disconnect(store);
+		return -1;
+	}
+	if (mysql_autocommit(store->mysql, 0) != 0) {
+		error_set(err, "mysql autocommit off: %s", mysql_error(store->mysql));
+		store_disconnect(store);
+		return -1;
+	}
+	store->insert = prepare(store, insert_sql, err);
+	if (store->insert == NULL) {
+		store_disconnect(store);
+		return -1;
+	}
+	store->select = prepare(store, select_sql, err);
+	if (store->select == NULL) {
+		store_disconnect(store);
+		return -1;
+	}
+	return 0;
+}
+
+int store_check_schema(struct store *store, struct error *err)
+{
+	static const char sql[] =
+		"SELECT COUNT(*) FROM information_schema.statistics "
+		"WHERE table_schema = DATABASE() AND table_name = 'payments' "
+		"AND index_name = '" UNIQUE_KEY "' AND non_unique = 0 "
+		"AND column_name = 'transaction_id'";
+	MYSQL_RES *res;
+	MYSQL_ROW row;
+	int rc = 0;
+
+	if (store_connect(store, err) != 0)
+		return -1;
+	if (mysql_query(store->mysql, sql) != 0 ||
+	    (res = mysql_store_result(store->mysql)) == NULL) {
+		error_set(err, "mysql schema check: %s", mysql_error(store->mysql));
+		store_disconnect(store);
+		return -1;
+	}
+	row = mysql_fetch_row(res);
+	if (row == NULL || row[0] == NULL || strcmp(row[0], "1") != 0)
+		rc = error_set(err, "table payments with unique key " UNIQUE_KEY
+			       " on transaction_id not found: load db/schema.sql");
+	mysql_free_result(res);
+	mysql_rollback(store->mysql);
+	return rc;
+}
+
+/* Ends the current transaction without effect; a connection that can't even
+ * do that is dropped, to be reopened by the next request. */
+static void store_rollback(struct store *store)
+{
+	if (store->mysql != NULL && mysql_rollback(store->mysql) != 0)
+		store_disconnect(store);
+}
+
+/* Maps a failed statement to a status, fills err, and cleans up. */
+static enum store_status statement_failed(struct store *store, MYSQL_STMT *stmt,
+					  const char *what, struct error *err)
+{
+	unsigned int code = mysql_stmt_errno(stmt);
+
+	error_set(err, "mysql %s: %u %s", what, code, mysql_stmt_error(stmt));
+	if (is_client_error(code)) {
+		store_disconnect(store);
+		return STORE_UNAVAILABLE;
+	}
+	store_rollback(store);
+	if (code == STORE_ER_LOCK_DEADLOCK || code == STORE_ER_LOCK_WAIT_TIMEOUT)
+		return STORE_RETRYABLE;
+	return STORE_UNAVAILABLE;
+}
+
+/* True when a 1062 message names our unique key. The message ends with
+ * "for key '<name>'" (MySQL 8.0.19+ writes 'payments.<name>'); the duplicated
+ * value before it is cut at 64 characters and attacker-chosen, so only the
+ * end of the message is looked at. */
+static bool names_transaction_id_key(const char *message)
+{
+	static const char *const endings[] = {
+		"for key '" UNIQUE_KEY "'",
+		"for key 'payments." UNIQUE_KEY "'",
+	};
+	size_t len = strlen(message);
+
+	for (size_t i = 0; i < sizeof(endings) / sizeof(endings[0]); i++) {
+		size_t n = strlen(endings[i]);
+
+		if (len >= n && strcmp(message + len - n, endings[i]) == 0)
+			return true;
+	}
+	return false;
+}
+
+static long long monotonic_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (long long)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
+/* True when stmt failed at once on a connection kept from an earlier request:
+ * the signature of a server that restarted in between. A failure that took
+ * longer may be a timeout, and is not retried (the time is already spent).
+ * Drops the connection in that case. */
+static bool stale_connection_failed(struct store *store, MYSQL_STMT *stmt,
+				    long long started_us)
+{
+	if (store->fresh || !is_client_error(mysql_stmt_errno(stmt)) ||
+	    monotonic_us() - started_us > 500000)
+		return false;
+	store_disconnect(store);
+	return true;
+}
+
+static void bind_transaction_id(MYSQL_BIND *bind, const struct payment *payment,
+				unsigned long *length)
+{
+	*length = (unsigned long)payment->transaction_id_len;
+	bind->buffer_type = MYSQL_TYPE_STRING;
+	bind->buffer = (void *)payment->transaction_id;
+	bind->buffer_length = *length;
+	bind->length = length;
+}
+
+enum store_status store_find_payment(struct store *store,
+				     const struct payment *payment,
+				     struct error *err)
+{
+	MYSQL_BIND param[1], out[2];
+	unsigned long id_len, currency_len = 0;
+	unsigned long long amount = 0;
+	char currency[8] = "";
+	my_bool amount_null = 0, currency_null = 0;
+	enum store_status status;
+	int rc;
+
+	store->fresh = false;
+	if (store_connect(store, err) != 0)
+		return STORE_UNAVAILABLE;
+	memset(param, 0, sizeof(param));
+	memset(out, 0, sizeof(out));
+	bind_transaction_id(&param[0], payment, &id_len);
+	out[0].buffer_type = MYSQL_TYPE_LONGLONG;
+	out[0].buffer = &amount;
+	out[0].is_unsigned = 1;
+	out[0].is_null = &amount_null;
+	out[1].buffer_type = MYSQL_TYPE_STRING;
+	out[1].buffer = currency;
+	out[1].buffer_length = sizeof(currency) - 1;
+	out[1].length = &currency_len;
+	out[1].is_null = &currency_null;
+
+	for (int attempt = 0;; attempt++) {
+		long long started_us = monotonic_us();
+
+		if (mysql_stmt_bind_param(store->select, param) == 0 &&
+		    mysql_stmt_bind_result(store->select, out) == 0 &&
+		    mysql_stmt_execute(store->select) == 0 &&
+		    mysql_stmt_store_result(store->select) == 0)
+			break;
+		if (attempt > 0 ||
+		    !stale_connection_failed(store, store->select, started_us))
+			return statement_failed(store, store->select, "select",
+						err);
+		if (store_connect(store, err) != 0)
+			return STORE_UNAVAILABLE;
+	}
+
+	rc = mysql_stmt_fetch(store->select);
+	if (rc == MYSQL_NO_DATA) {
+		status = STORE_NOT_FOUND;
+	} else if (rc == 0 || rc == MYSQL_DATA_TRUNCATED) {
+		bool same = !amount_null && !currency_null &&
+			    amount == (unsigned long long)payment->amount &&
+			    currency_len == 3 &&
+			    memcmp(currency, payment->currency, 3) == 0;
+		status = same ? STORE_DUPLICATE : STORE_CONFLICT;
+	} else {
+		mysql_stmt_free_result(store->select);
+		return statement_failed(store, store->select, "fetch", err);
+	}
+	mysql_stmt_free_result(store->select);
+	/* End the read transaction: a snapshot kept open would hide later rows. */
+	store_rollback(store);
+	if (store->mysql == NULL) {
+		error_set(err, "mysql: rollback after select failed");
+		return STORE_UNAVAILABLE;
+	}
+	return status;
+}
+
+static bool guard_refuses(const struct store_guard *guard, long needed_ms)
+{
+	return guard != NULL && guard->enough_lease(guard->ctx, needed_ms) != 0;
+}
+
+enum store_status store_insert_payment(struct store *store,
+				       const struct payment *payment,
+				       const void *payload, size_t payload_len,
+				       const struct store_guard *guard,
+				       struct error *err)
+{
+	long round_trip_ms = config_round_trip_bound_ms(store->cfg);
+	MYSQL_BIND param[4];
+	unsigned long id_len, currency_len = 3, payload_len_ul = payload_len;
+	unsigned long long amount = (unsigned long long)payment->amount;
+	unsigned int code;
+	long long started_us;
+
+	store->fresh = false;
+	if (store_connect(store, err) != 0)
+		return STORE_UNAVAILABLE;
+	/* The INSERT and the COMMIT must both fit in what is left of the lease. */
+	if (guard_refuses(guard, 2 * round_trip_ms)) {
+		error_set(err, "lease too short to start the write");
+		return STORE_LEASE_EXPIRED;
+	}
+
+	memset(param, 0, sizeof(param));
+	bind_transaction_id(&param[0], payment, &id_len);
+	param[1].buffer_type = MYSQL_TYPE_LONGLONG;
+	param[1].buffer = &amount;
+	param[1].is_unsigned = 1;
+	param[2].buffer_type = MYSQL_TYPE_STRING;
+	param[2].buffer = (void *)payment->currency;
+	param[2].buffer_length = 3;
+	param[2].length = &currency_len;
+	param[3].buffer_type = MYSQL_TYPE_BLOB;
+	param[3].buffer = (void *)payload;
+	param[3].buffer_length = payload_len_ul;
+	param[3].length = &payload_len_ul;
+
+	if (mysql_stmt_bind_param(store->insert, param) != 0)
+		return statement_failed(store, store->insert, "insert bind", err);
+	started_us = monotonic_us();
+	if (mysql_stmt_execute(store->insert) != 0 &&
+	    stale_connection_failed(store, store->insert, started_us)) {
+		/* The server restarted since the last request: nothing of this
+		 * transaction reached it, so one fresh attempt is safe. */
+		if (store_connect(store, err) != 0)
+			return STORE_UNAVAILABLE;
+		if (guard_refuses(guard, 2 * round_trip_ms)) {
+			error_set(err, "lease too short to start the write");
+			return STORE_LEASE_EXPIRED;
+		}
+		if (mysql_stmt_bind_param(store->insert, param) != 0)
+			return statement_failed(store, store->insert,
+						"insert bind", err);
+		if (mysql_stmt_execute(store->insert) == 0)
+			goto inserted;
+	}
+	if (mysql_stmt_errno(store->insert) != 0) {
+		code = mysql_stmt_errno(store->insert);
+		if (code == STORE_ER_DUP_ENTRY &&
+		    names_transaction_id_key(mysql_stmt_error(store->insert))) {
+			store_rollback(store);
+			return store_find_payment(store, payment, err);
+		}
+		return statement_failed(store, store->insert, "insert", err);
+	}
+inserted:
+	if (guard_refuses(guard, round_trip_ms)) {
+		store_rollback(store);
+		error_set(err, "lease ran out before COMMIT: rolled back");
+		return STORE_LEASE_EXPIRED;
+	}
+	if (mysql_commit(store->mysql) != 0) {
+		code = mysql_errno(store->mysql);
+		error_set(err, "mysql commit: %u %s", code, mysql_error(store->mysql));
+		if (is_client_error(code)) {
+			/* The server may or may not have committed: nobody knows. */
+			store_disconnect(store);
+			return STORE_UNKNOWN_OUTCOME;
+		}
+		store_rollback(store);
+		if (code == STORE_ER_LOCK_DEADLOCK || code == STORE_ER_LOCK_WAIT_TIMEOUT)
+			return STORE_RETRYABLE;
+		return STORE_UNAVAILABLE;
+	}
+	return STORE_INSERTED;
+}

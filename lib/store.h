@@ -1,3 +1,74 @@
+/* store.h - the MySQL side (libmysqlclient API, from MariaDB Connector/C):
+ * the payments row written in one transaction under the unique key, and the
+ * look-up that tells a duplicate from a conflict.
+ *
+ * Only error 1062 on uq_payments_transaction_id means "already recorded".
+ * Auto-reconnect stays off: after a connection fault the next call reconnects
+ * explicitly, between requests, never in the middle of a transaction.
+ */
 #ifndef PAYHOOK_STORE_H
 #define PAYHOOK_STORE_H
+
+#include <stddef.h>
+
+#include "configuration.h"
+#include "error.h"
+#include "payload.h"
+
+struct store; /* one connection and its prepared statements; opaque */
+
+enum store_status {
+	STORE_INSERTED = 0,   /* this call committed the row */
+	STORE_DUPLICATE,      /* a committed row with the same amount and currency */
+	STORE_CONFLICT,       /* a committed row with another amount or currency */
+	STORE_NOT_FOUND,      /* (store_find_payment) no committed row */
+	STORE_RETRYABLE,      /* deadlock (1213) or lock wait timeout (1205) */
+	STORE_UNKNOWN_OUTCOME, /* the connection broke during COMMIT */
+	STORE_LEASE_EXPIRED,  /* the guard refused: not written, or rolled back */
+	STORE_UNAVAILABLE,    /* anything else: down, timed out, schema, ... */
+};
+
+/* Asked before the INSERT and again before the COMMIT: return 0 when the
+ * caller's lease still covers needed_ms of work, -1 to stop the write. */
+struct store_guard {
+	int (*enough_lease)(void *ctx, long needed_ms);
+	void *ctx;
+};
+
+/* Returns a store for cfg (not yet connected; cfg must outlive it), or NULL
+ * with err set when out of memory. */
+struct store *store_new(const struct config *cfg, struct error *err);
+
+/* Closes the connection and frees the store; NULL is fine. */
+void store_free(struct store *store);
+
+/* Connects when not connected: timeouts, auto-reconnect off, autocommit off,
+ * a 1-second innodb_lock_wait_timeout, statements prepared. Returns 0, or -1
+ * with err naming what failed. */
+int store_connect(struct store *store, struct error *err);
+
+/* Checks that the payments table and its unique key exist (for
+ * --check-config). Returns 0, or -1 with err set. */
+int store_check_schema(struct store *store, struct error *err);
+
+/* Inserts payment with the raw body as payload and commits, asking guard (may
+ * be NULL) first. On STORE_INSERTED the row is committed. On a 1062 on the
+ * transaction-id key it rolls back and reads the committed row: STORE_DUPLICATE
+ * or STORE_CONFLICT. Every other result leaves no row of this call behind
+ * (except STORE_UNKNOWN_OUTCOME, where nobody can know) and err says why. */
+enum store_status store_insert_payment(struct store *store,
+				       const struct payment *payment,
+				       const void *payload, size_t payload_len,
+				       const struct store_guard *guard,
+				       struct error *err);
+
+/* Looks for the committed row of payment->transaction_id: STORE_DUPLICATE,
+ * STORE_CONFLICT, STORE_NOT_FOUND, or a failure status with err set. */
+enum store_status store_find_payment(struct store *store,
+				     const struct payment *payment,
+				     struct error *err);
+
+/* A short name for a status, for logs. */
+const char *store_status_name(enum store_status status);
+
 #endif

@@ -1,2 +1,640 @@
+/* test_config.c - unit tests of lib/configuration.c: defaults, the file,
+ * the PAYHOOK_* overrides, the start-up checks, and secrets kept out of
+ * error messages. */
 #include "config.h"
-int main(void) { return 0; }
+
+#include <check.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "configuration.h"
+
+extern char **environ;
+
+/* Valid secrets: base64 of 24 random bytes each. */
+#define SECRET_A "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
+#define SECRET_B "whsec_GcrLeNsg9AEN578env1TT2Tu2td3vA/h"
+#define SECRET_C "whsec_5v8EiWO9KhIj0iG6kjqkU+m3taUOMjxc"
+#define SECRET_D "whsec_l0JZ7GQi4rk37BMvD8/hhljePVTqawz+"
+
+static char tmp_dir[64];
+static char conf_path[128];
+
+/* Removes every PAYHOOK_* variable so tests do not see each other's (or the
+ * caller's) environment. */
+static void clear_payhook_env(void)
+{
+	char name[128];
+	int found = 1;
+
+	/* unsetenv changes environ, so start over after each removal. */
+	while (found) {
+		found = 0;
+		for (char **e = environ; *e != NULL; e++) {
+			const char *eq = strchr(*e, '=');
+			size_t len;
+
+			if (strncmp(*e, "PAYHOOK_", 8) != 0 || eq == NULL)
+				continue;
+			len = (size_t)(eq - *e);
+			ck_assert_uint_lt(len, sizeof(name));
+			memcpy(name, *e, len);
+			name[len] = '\0';
+			unsetenv(name);
+			found = 1;
+			break;
+		}
+	}
+}
+
+static void setup(void)
+{
+	clear_payhook_env();
+	strcpy(tmp_dir, "/tmp/test_config.XXXXXX");
+	ck_assert_ptr_nonnull(mkdtemp(tmp_dir));
+	snprintf(conf_path, sizeof(conf_path), "%s/payhook.conf", tmp_dir);
+}
+
+static void teardown(void)
+{
+	unlink(conf_path);
+	rmdir(tmp_dir);
+	clear_payhook_env();
+}
+
+/* Writes text as the configuration file and returns its path. */
+static const char *write_conf(const char *text)
+{
+	FILE *f = fopen(conf_path, "w");
+
+	ck_assert_ptr_nonnull(f);
+	ck_assert_int_eq(fputs(text, f) >= 0, 1);
+	ck_assert_int_eq(fclose(f), 0);
+	return conf_path;
+}
+
+/* Loads path and expects failure with a message containing want; the struct
+ * must be left empty. */
+static void expect_failure(const char *path, const char *want,
+			   struct error *err)
+{
+	struct config cfg;
+	struct config zero;
+
+	memset(&zero, 0, sizeof(zero));
+	memset(&cfg, 0xAB, sizeof(cfg));
+	ck_assert_int_eq(config_load(&cfg, path, err), -1);
+	ck_assert_msg(strstr(err->message, want) != NULL,
+		      "message '%s' lacks '%s'", err->message, want);
+	ck_assert_int_eq(memcmp(&cfg, &zero, sizeof(cfg)), 0);
+}
+
+static void load_ok(struct config *cfg, const char *path)
+{
+	struct error err;
+
+	error_clear(&err);
+	ck_assert_msg(config_load(cfg, path, &err) == 0, "load failed: %s",
+		      err.message);
+}
+
+START_TEST(defaults_without_file)
+{
+	struct config cfg;
+
+	setenv("PAYHOOK_SIGNATURE_SCHEME", "none", 1);
+	load_ok(&cfg, NULL);
+	ck_assert_str_eq(cfg.redis_host, "127.0.0.1");
+	ck_assert_int_eq(cfg.redis_port, 6379);
+	ck_assert_ptr_null(cfg.redis_socket);
+	ck_assert_ptr_null(cfg.redis_password);
+	ck_assert_int_eq(cfg.redis_db, 0);
+	ck_assert_int_eq(cfg.redis_timeout_ms, 500);
+	ck_assert_str_eq(cfg.mysql_host, "127.0.0.1");
+	ck_assert_int_eq(cfg.mysql_port, 3306);
+	ck_assert_ptr_null(cfg.mysql_socket);
+	ck_assert_str_eq(cfg.mysql_user, "payhook");
+	ck_assert_ptr_null(cfg.mysql_password);
+	ck_assert_str_eq(cfg.mysql_database, "payhook");
+	ck_assert_int_eq(cfg.mysql_connect_timeout_s, 2);
+	ck_assert_int_eq(cfg.mysql_read_timeout_s, 2);
+	ck_assert_int_eq(cfg.mysql_write_timeout_s, 2);
+	ck_assert_int_eq(cfg.lock_ttl_ms, 30000);
+	ck_assert_str_eq(cfg.lock_key_prefix, "lock:webhook:tx:");
+	ck_assert_int_eq(cfg.redis_unavailable, CONFIG_REDIS_UNAVAILABLE_DB_ONLY);
+	ck_assert_uint_eq(cfg.max_body_bytes, 65536);
+	ck_assert_ptr_null(cfg.default_currency);
+	ck_assert(!cfg.trim_transaction_id);
+	ck_assert_int_eq(cfg.signature_scheme, CONFIG_SIGNATURE_NONE);
+	ck_assert_uint_eq(cfg.webhook_secret_count, 0);
+	ck_assert_int_eq(cfg.signature_tolerance_s, 300);
+	ck_assert_int_eq(cfg.in_progress_status, 409);
+	ck_assert_int_eq(cfg.retry_after_s, 5);
+	ck_assert_int_eq(cfg.log_level, LOG_LEVEL_INFO);
+	ck_assert_int_eq(config_round_trip_bound_ms(&cfg), 8000);
+	ck_assert_int_eq(config_write_bound_ms(&cfg), 16000);
+	config_cleanup(&cfg);
+}
+END_TEST
+
+START_TEST(full_file_every_key)
+{
+	struct config cfg;
+
+	load_ok(&cfg, write_conf(
+		"redis_host = redis.internal\n"
+		"redis_port = 6380\n"
+		"redis_socket = /run/redis/redis.sock\n"
+		"redis_password = r-pass\n"
+		"redis_db = 3\n"
+		"redis_timeout_ms = 250\n"
+		"mysql_host = db.internal\n"
+		"mysql_port = 3307\n"
+		"mysql_socket = /run/mysqld/mysqld.sock\n"
+		"mysql_user = hooks\n"
+		"mysql_password = m-pass\n"
+		"mysql_database = payments\n"
+		"mysql_connect_timeout_s = 1\n"
+		"mysql_read_timeout_s = 3\n"
+		"mysql_write_timeout_s = 4\n"
+		"lock_ttl_ms = 60000\n"
+		"lock_key_prefix = lk:\n"
+		"redis_unavailable = fail\n"
+		"max_body_bytes = 1024\n"
+		"default_currency = EUR\n"
+		"trim_transaction_id = yes\n"
+		"signature_scheme = standard\n"
+		"webhook_secret = " SECRET_A "\n"
+		"webhook_secret = " SECRET_B "\n"
+		"signature_tolerance_s = 60\n"
+		"in_progress_status = 503\n"
+		"retry_after_s = 0\n"
+		"log_level = debug\n"));
+	ck_assert_str_eq(cfg.redis_host, "redis.internal");
+	ck_assert_int_eq(cfg.redis_port, 6380);
+	ck_assert_str_eq(cfg.redis_socket, "/run/redis/redis.sock");
+	ck_assert_str_eq(cfg.redis_password, "r-pass");
+	ck_assert_int_eq(cfg.redis_db, 3);
+	ck_assert_int_eq(cfg.redis_timeout_ms, 250);
+	ck_assert_str_eq(cfg.mysql_host, "db.internal");
+	ck_assert_int_eq(cfg.mysql_port, 3307);
+	ck_assert_str_eq(cfg.mysql_socket, "/run/mysqld/mysqld.sock");
+	ck_assert_str_eq(cfg.mysql_user, "hooks");
+	ck_assert_str_eq(cfg.mysql_password, "m-pass");
+	ck_assert_str_eq(cfg.mysql_database, "payments");
+	ck_assert_int_eq(cfg.mysql_connect_timeout_s, 1);
+	ck_assert_int_eq(cfg.mysql_read_timeout_s, 3);
+	ck_assert_int_eq(cfg.mysql_write_timeout_s, 4);
+	ck_assert_int_eq(cfg.lock_ttl_ms, 60000);
+	ck_assert_str_eq(cfg.lock_key_prefix, "lk:");
+	ck_assert_int_eq(cfg.redis_unavailable, CONFIG_REDIS_UNAVAILABLE_FAIL);
+	ck_assert_uint_eq(cfg.max_body_bytes, 1024);
+	ck_assert_str_eq(cfg.default_currency, "EUR");
+	ck_assert(cfg.trim_transaction_id);
+	ck_assert_int_eq(cfg.signature_scheme, CONFIG_SIGNATURE_STANDARD);
+	ck_assert_uint_eq(cfg.webhook_secret_count, 2);
+	ck_assert_str_eq(cfg.webhook_secrets[0], SECRET_A);
+	ck_assert_str_eq(cfg.webhook_secrets[1], SECRET_B);
+	ck_assert_int_eq(cfg.signature_tolerance_s, 60);
+	ck_assert_int_eq(cfg.in_progress_status, 503);
+	ck_assert_int_eq(cfg.retry_after_s, 0);
+	ck_assert_int_eq(cfg.log_level, LOG_LEVEL_DEBUG);
+	/* 1000 * (4 + 3 * 3) per round trip, two of them. */
+	ck_assert_int_eq(config_round_trip_bound_ms(&cfg), 13000);
+	ck_assert_int_eq(config_write_bound_ms(&cfg), 26000);
+	config_cleanup(&cfg);
+}
+END_TEST
+
+START_TEST(comments_blank_lines_and_spacing)
+{
+	struct config cfg;
+
+	load_ok(&cfg, write_conf(
+		"# payhook configuration\n"
+		"\n"
+		"   \t\n"
+		"   # an indented comment = with an equals sign\n"
+		"signature_scheme=none\n"
+		"redis_host\t=\t  cache.example  \t\n"
+		"mysql_user =hooks\r\n"
+		"lock_key_prefix = a#b = c\n"
+		"redis_socket =\n"
+		"# redis_port = 1\n"));
+	ck_assert_int_eq(cfg.signature_scheme, CONFIG_SIGNATURE_NONE);
+	ck_assert_str_eq(cfg.redis_host, "cache.example");
+	ck_assert_str_eq(cfg.mysql_user, "hooks");
+	/* Only whole lines are comments; the first '=' splits key and value. */
+	ck_assert_str_eq(cfg.lock_key_prefix, "a#b = c");
+	ck_assert_ptr_null(cfg.redis_socket);
+	ck_assert_int_eq(cfg.redis_port, 6379);
+	config_cleanup(&cfg);
+}
+END_TEST
+
+START_TEST(unknown_key_names_file_line_and_key)
+{
+	struct error err;
+	char want[256];
+
+	write_conf("signature_scheme = none\n# comment\nredis_prot = 1\n");
+	snprintf(want, sizeof(want), "%s:3: unknown key 'redis_prot'",
+		 conf_path);
+	expect_failure(conf_path, want, &err);
+}
+END_TEST
+
+START_TEST(line_without_equals)
+{
+	struct error err;
+	char want[256];
+
+	write_conf("signature_scheme = none\nredis_port 6379\n");
+	snprintf(want, sizeof(want), "%s:2:", conf_path);
+	expect_failure(conf_path, want, &err);
+	ck_assert_ptr_nonnull(strstr(err.message, "key = value"));
+
+	write_conf("= 6379\n");
+	snprintf(want, sizeof(want), "%s:1: missing key", conf_path);
+	expect_failure(conf_path, want, &err);
+}
+END_TEST
+
+START_TEST(bad_integers_rejected)
+{
+	static const char *const bad[] = {
+		"0", "65536", "-1", "+80", "12x", "0x50", "8 0", "1.5",
+		"99999999999999999999999999", "", "abc",
+	};
+	struct error err;
+	char text[128];
+	char want[256];
+
+	snprintf(want, sizeof(want),
+		 "%s:2: bad value for key 'redis_port': expected a whole "
+		 "number from 1 to 65535", conf_path);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		snprintf(text, sizeof(text),
+			 "signature_scheme = none\nredis_port = %s\n", bad[i]);
+		write_conf(text);
+		expect_failure(conf_path, want, &err);
+	}
+	/* The edges themselves are accepted. */
+	struct config cfg;
+
+	write_conf("signature_scheme = none\nredis_port = 65535\n"
+		   "mysql_port = 1\nretry_after_s = 0\n");
+	load_ok(&cfg, conf_path);
+	ck_assert_int_eq(cfg.redis_port, 65535);
+	ck_assert_int_eq(cfg.mysql_port, 1);
+	ck_assert_int_eq(cfg.retry_after_s, 0);
+	config_cleanup(&cfg);
+
+	write_conf("signature_scheme = none\nmax_body_bytes = 0\n");
+	expect_failure(conf_path, "bad value for key 'max_body_bytes'", &err);
+	write_conf("signature_scheme = none\nredis_timeout_ms = 0\n");
+	expect_failure(conf_path, "bad value for key 'redis_timeout_ms'", &err);
+}
+END_TEST
+
+START_TEST(in_progress_status_only_409_or_503)
+{
+	struct config cfg;
+	struct error err;
+
+	write_conf("signature_scheme = none\nin_progress_status = 404\n");
+	expect_failure(conf_path,
+		       "bad value for key 'in_progress_status': expected 409 "
+		       "or 503", &err);
+	write_conf("signature_scheme = none\nin_progress_status = 503\n");
+	load_ok(&cfg, conf_path);
+	ck_assert_int_eq(cfg.in_progress_status, 503);
+	config_cleanup(&cfg);
+}
+END_TEST
+
+START_TEST(default_currency_rules)
+{
+	static const char *const bad[] = { "US", "USDX", "U$D", "U D", "€UR" };
+	struct config cfg;
+	struct error err;
+	char text[128];
+
+	write_conf("signature_scheme = none\ndefault_currency = usd\n");
+	load_ok(&cfg, conf_path);
+	ck_assert_str_eq(cfg.default_currency, "USD");
+	config_cleanup(&cfg);
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		snprintf(text, sizeof(text),
+			 "signature_scheme = none\ndefault_currency = %s\n",
+			 bad[i]);
+		write_conf(text);
+		expect_failure(conf_path,
+			       ":2: bad value for key 'default_currency'",
+			       &err);
+	}
+}
+END_TEST
+
+START_TEST(booleans_and_choices)
+{
+	struct config cfg;
+	struct error err;
+
+	write_conf("signature_scheme = NONE\ntrim_transaction_id = On\n"
+		   "redis_unavailable = fail\nlog_level = Warn\n");
+	load_ok(&cfg, conf_path);
+	ck_assert(cfg.trim_transaction_id);
+	ck_assert_int_eq(cfg.redis_unavailable, CONFIG_REDIS_UNAVAILABLE_FAIL);
+	ck_assert_int_eq(cfg.log_level, LOG_LEVEL_WARN);
+	config_cleanup(&cfg);
+
+	write_conf("signature_scheme = none\ntrim_transaction_id = maybe\n");
+	expect_failure(conf_path, "'trim_transaction_id': expected yes or no",
+		       &err);
+	write_conf("signature_scheme = none\nredis_unavailable = ignore\n");
+	expect_failure(conf_path, "'redis_unavailable': expected db_only or fail",
+		       &err);
+	write_conf("signature_scheme = hmac\n");
+	expect_failure(conf_path, "'signature_scheme': expected standard or none",
+		       &err);
+	write_conf("signature_scheme = none\nlog_level = verbose\n");
+	expect_failure(conf_path, "'log_level': expected", &err);
+}
+END_TEST
+
+START_TEST(empty_values)
+{
+	struct config cfg;
+	struct error err;
+
+	/* An empty optional string is unset; a string with a default must not
+	 * be emptied. */
+	write_conf("signature_scheme = none\nmysql_password =\n"
+		   "default_currency = \n");
+	load_ok(&cfg, conf_path);
+	ck_assert_ptr_null(cfg.mysql_password);
+	ck_assert_ptr_null(cfg.default_currency);
+	config_cleanup(&cfg);
+
+	write_conf("signature_scheme = none\nredis_host =\n");
+	expect_failure(conf_path, ":2: bad value for key 'redis_host'", &err);
+}
+END_TEST
+
+START_TEST(duplicate_key_refused)
+{
+	struct error err;
+	char want[256];
+
+	write_conf("signature_scheme = none\nredis_port = 1\n\nredis_port = 2\n");
+	snprintf(want, sizeof(want),
+		 "%s:4: key 'redis_port' is already set on line 2", conf_path);
+	expect_failure(conf_path, want, &err);
+}
+END_TEST
+
+START_TEST(env_overrides_file)
+{
+	struct config cfg;
+	struct error err;
+
+	write_conf("signature_scheme = none\nredis_port = 1111\n"
+		   "mysql_host = file-host\n");
+	setenv("PAYHOOK_REDIS_PORT", "2222", 1);
+	setenv("PAYHOOK_MYSQL_HOST", "env-host", 1);
+	setenv("PAYHOOK_DEFAULT_CURRENCY", "gbp", 1);
+	load_ok(&cfg, conf_path);
+	ck_assert_int_eq(cfg.redis_port, 2222);
+	ck_assert_str_eq(cfg.mysql_host, "env-host");
+	ck_assert_str_eq(cfg.default_currency, "GBP");
+	config_cleanup(&cfg);
+
+	setenv("PAYHOOK_REDIS_PORT", "70000", 1);
+	expect_failure(conf_path,
+		       "environment PAYHOOK_REDIS_PORT: bad value for key "
+		       "'redis_port'", &err);
+}
+END_TEST
+
+START_TEST(empty_env_ignored)
+{
+	struct config cfg;
+
+	write_conf("signature_scheme = none\nredis_port = 1111\n"
+		   "redis_host = file-host\n");
+	setenv("PAYHOOK_REDIS_PORT", "", 1);
+	setenv("PAYHOOK_REDIS_HOST", "", 1);
+	setenv("PAYHOOK_SIGNATURE_SCHEME", "  ", 1);
+	load_ok(&cfg, conf_path);
+	ck_assert_int_eq(cfg.redis_port, 1111);
+	ck_assert_str_eq(cfg.redis_host, "file-host");
+	ck_assert_int_eq(cfg.signature_scheme, CONFIG_SIGNATURE_NONE);
+	config_cleanup(&cfg);
+}
+END_TEST
+
+START_TEST(env_secrets_replace_file_lines)
+{
+	struct config cfg;
+
+	write_conf("webhook_secret = " SECRET_A "\n"
+		   "webhook_secret = " SECRET_B "\n"
+		   "webhook_secret = " SECRET_C "\n");
+	setenv("PAYHOOK_WEBHOOK_SECRET", " " SECRET_D " \t" SECRET_A "\n", 1);
+	load_ok(&cfg, conf_path);
+	ck_assert_uint_eq(cfg.webhook_secret_count, 2);
+	ck_assert_str_eq(cfg.webhook_secrets[0], SECRET_D);
+	ck_assert_str_eq(cfg.webhook_secrets[1], SECRET_A);
+	config_cleanup(&cfg);
+
+	/* Set but empty counts as unset: the file lines stay. */
+	setenv("PAYHOOK_WEBHOOK_SECRET", "", 1);
+	load_ok(&cfg, conf_path);
+	ck_assert_uint_eq(cfg.webhook_secret_count, 3);
+	ck_assert_str_eq(cfg.webhook_secrets[2], SECRET_C);
+	config_cleanup(&cfg);
+}
+END_TEST
+
+START_TEST(standard_without_secret_refused)
+{
+	struct error err;
+
+	expect_failure(NULL,
+		       "signature_scheme = standard needs at least one "
+		       "webhook_secret", &err);
+	write_conf("signature_scheme = standard\n");
+	expect_failure(conf_path, "needs at least one webhook_secret", &err);
+}
+END_TEST
+
+START_TEST(bad_secret_refused_without_quoting_it)
+{
+	struct error err;
+	char want[256];
+
+	write_conf("webhook_secret = " SECRET_A "\n"
+		   "webhook_secret = whsec_Not!Base64*SecretText\n");
+	snprintf(want, sizeof(want), "%s:2: bad value for key 'webhook_secret'",
+		 conf_path);
+	expect_failure(conf_path, want, &err);
+	ck_assert_ptr_null(strstr(err.message, "Not!Base64"));
+	ck_assert_ptr_null(strstr(err.message, "SecretText"));
+
+	setenv("PAYHOOK_WEBHOOK_SECRET", SECRET_A " whsec_Env!Secret*Value", 1);
+	expect_failure(NULL, "environment PAYHOOK_WEBHOOK_SECRET", &err);
+	ck_assert_ptr_null(strstr(err.message, "Env!Secret"));
+	ck_assert_ptr_null(strstr(err.message, "MfKQ9r8"));
+}
+END_TEST
+
+START_TEST(lease_bound)
+{
+	struct config cfg;
+	struct error err;
+
+	/* Defaults: 2 x 1000 x (2 + 3 x 2) = 16000, plus the 1000 margin. */
+	write_conf("signature_scheme = none\nlock_ttl_ms = 17000\n");
+	expect_failure(conf_path,
+		       "lock_ttl_ms = 17000 is too short: with "
+		       "mysql_read_timeout_s = 2 and mysql_write_timeout_s = 2 "
+		       "the write may take up to 16000 ms; set lock_ttl_ms "
+		       "above 17000", &err);
+	write_conf("signature_scheme = none\nlock_ttl_ms = 17001\n");
+	load_ok(&cfg, conf_path);
+	ck_assert_int_eq(cfg.lock_ttl_ms, 17001);
+	config_cleanup(&cfg);
+
+	/* Longer timeouts push the default 30000 under the bound:
+	 * 2 x 1000 x (3 + 3 x 5) = 36000. */
+	write_conf("signature_scheme = none\nmysql_read_timeout_s = 5\n"
+		   "mysql_write_timeout_s = 3\n");
+	expect_failure(conf_path, "lock_ttl_ms = 30000 is too short", &err);
+	ck_assert_ptr_nonnull(strstr(err.message, "up to 36000 ms"));
+	ck_assert_ptr_nonnull(strstr(err.message, "above 37000"));
+	setenv("PAYHOOK_LOCK_TTL_MS", "37001", 1);
+	load_ok(&cfg, conf_path);
+	ck_assert_int_eq(cfg.lock_ttl_ms, 37001);
+	config_cleanup(&cfg);
+}
+END_TEST
+
+START_TEST(missing_file)
+{
+	struct error err;
+	char want[256];
+	char path[160];
+
+	setenv("PAYHOOK_SIGNATURE_SCHEME", "none", 1);
+	snprintf(path, sizeof(path), "%s/does-not-exist.conf", tmp_dir);
+	snprintf(want, sizeof(want), "%s: %s", path, strerror(ENOENT));
+	expect_failure(path, want, &err);
+	/* A directory is not a file either. */
+	expect_failure(tmp_dir, tmp_dir, &err);
+}
+END_TEST
+
+START_TEST(passwords_never_in_errors)
+{
+	static const char *const tails[] = {
+		"redis_port = nope\n",        /* a bad value after it */
+		"redis_password = Other\n",   /* the key twice */
+		"no equals sign here\n",      /* a malformed line */
+		"unknown_key = x\n",          /* an unknown key */
+	};
+	struct error err;
+	char text[256];
+
+	for (size_t i = 0; i < sizeof(tails) / sizeof(tails[0]); i++) {
+		snprintf(text, sizeof(text),
+			 "signature_scheme = none\n"
+			 "redis_password = Sup3rS3cretPw\n"
+			 "mysql_password = MyS3cretPw\n%s", tails[i]);
+		write_conf(text);
+		expect_failure(conf_path, ":4:", &err);
+		ck_assert_ptr_null(strstr(err.message, "Sup3rS3cretPw"));
+		ck_assert_ptr_null(strstr(err.message, "MyS3cretPw"));
+		ck_assert_ptr_null(strstr(err.message, "Other"));
+	}
+	/* A bad password line itself (a control character) is not quoted. */
+	write_conf("signature_scheme = none\nredis_password = Sup3r\001Pw\n");
+	expect_failure(conf_path, ":2: bad value for key 'redis_password'", &err);
+	ck_assert_ptr_null(strstr(err.message, "Sup3r"));
+}
+END_TEST
+
+START_TEST(default_path_from_env)
+{
+	ck_assert_ptr_null(config_default_path());
+	setenv("PAYHOOK_CONFIG", "", 1);
+	ck_assert_ptr_null(config_default_path());
+	setenv("PAYHOOK_CONFIG", "/etc/payhook.conf", 1);
+	ck_assert_str_eq(config_default_path(), "/etc/payhook.conf");
+}
+END_TEST
+
+START_TEST(cleanup_is_idempotent)
+{
+	struct config cfg;
+	struct config zero;
+
+	memset(&zero, 0, sizeof(zero));
+	memset(&cfg, 0, sizeof(cfg));
+	config_cleanup(&cfg);
+	config_cleanup(NULL);
+	setenv("PAYHOOK_WEBHOOK_SECRET", SECRET_A, 1);
+	load_ok(&cfg, NULL);
+	ck_assert_uint_eq(cfg.webhook_secret_count, 1);
+	config_cleanup(&cfg);
+	ck_assert_int_eq(memcmp(&cfg, &zero, sizeof(cfg)), 0);
+	config_cleanup(&cfg);
+	ck_assert_int_eq(memcmp(&cfg, &zero, sizeof(cfg)), 0);
+}
+END_TEST
+
+static Suite *config_suite(void)
+{
+	Suite *s = suite_create("config");
+	TCase *tc = tcase_create("core");
+
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, defaults_without_file);
+	tcase_add_test(tc, full_file_every_key);
+	tcase_add_test(tc, comments_blank_lines_and_spacing);
+	tcase_add_test(tc, unknown_key_names_file_line_and_key);
+	tcase_add_test(tc, line_without_equals);
+	tcase_add_test(tc, bad_integers_rejected);
+	tcase_add_test(tc, in_progress_status_only_409_or_503);
+	tcase_add_test(tc, default_currency_rules);
+	tcase_add_test(tc, booleans_and_choices);
+	tcase_add_test(tc, empty_values);
+	tcase_add_test(tc, duplicate_key_refused);
+	tcase_add_test(tc, env_overrides_file);
+	tcase_add_test(tc, empty_env_ignored);
+	tcase_add_test(tc, env_secrets_replace_file_lines);
+	tcase_add_test(tc, standard_without_secret_refused);
+	tcase_add_test(tc, bad_secret_refused_without_quoting_it);
+	tcase_add_test(tc, lease_bound);
+	tcase_add_test(tc, missing_file);
+	tcase_add_test(tc, passwords_never_in_errors);
+	tcase_add_test(tc, default_path_from_env);
+	tcase_add_test(tc, cleanup_is_idempotent);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	SRunner *sr = srunner_create(config_suite());
+	int failed;
+
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}

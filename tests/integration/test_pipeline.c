@@ -1,0 +1,564 @@
+/* test_pipeline.c - the exactly-once pipeline against a real redis-server and
+ * a real mariadbd, started by pipeline.test through tests/harness.sh.
+ *
+ * Each test asserts what a user sees: the outcome and status, the rows in
+ * payments, and the keys in Redis. Backends are stopped and started with
+ * tests/harness-ctl.sh; nothing here is mocked.
+ */
+#include "config.h"
+
+#include <check.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "configuration.h"
+#include "lock.h"
+#include "pipeline.h"
+#include "response.h"
+
+/* ---- harness access ---- */
+
+/* Runs tests/harness-ctl.sh with printf-formatted arguments (already shell
+ * quoted by the caller) and returns its trimmed output in a static buffer. */
+static const char *ctl(const char *fmt, ...)
+	__attribute__((format(printf, 1, 2)));
+static const char *ctl(const char *fmt, ...)
+{
+	static char out[4096];
+	char args[2048], cmd[2560];
+	const char *srcdir = getenv("top_srcdir");
+	va_list ap;
+	FILE *f;
+	size_t n;
+	int status;
+
+	va_start(ap, fmt);
+	vsnprintf(args, sizeof(args), fmt, ap);
+	va_end(ap);
+	snprintf(cmd, sizeof(cmd), "bash '%s/tests/harness-ctl.sh' %s",
+		 srcdir != NULL ? srcdir : ".", args);
+	f = popen(cmd, "r");
+	ck_assert_ptr_nonnull(f);
+	n = fread(out, 1, sizeof(out) - 1, f);
+	out[n] = '\0';
+	status = pclose(f);
+	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+		      "harness-ctl %s failed: %s", args, out);
+	while (n > 0 && (out[n - 1] == '\n' || out[n - 1] == ' '))
+		out[--n] = '\0';
+	return out;
+}
+
+static long sql_long(const char *query)
+{
+	return strtol(ctl("sql \"%s\"", query), NULL, 10);
+}
+
+static long rows_for(const char *id)
+{
+	char q[512];
+
+	snprintf(q, sizeof(q),
+		 "SELECT COUNT(*) FROM payments WHERE transaction_id = '%s'", id);
+	return sql_long(q);
+}
+
+static long redis_exists(const char *id)
+{
+	return strtol(ctl("redis EXISTS 'lock:webhook:tx:%s'", id), NULL, 10);
+}
+
+/* ---- requests ---- */
+
+struct body_reader {
+	const char *data;
+	size_t len, pos;
+};
+
+static long read_memory(void *ctx, char *buf, size_t cap)
+{
+	struct body_reader *r = ctx;
+	size_t n = r->len - r->pos < cap ? r->len - r->pos : cap;
+
+	memcpy(buf, r->data + r->pos, n);
+	r->pos += n;
+	return (long)n;
+}
+
+static struct config cfg;
+static struct pipeline *pipeline;
+
+static void load_config(void)
+{
+	struct error err;
+
+	ck_assert_msg(config_load(&cfg, NULL, &err) == 0, "config: %s",
+		      err.message);
+	log_init("test_pipeline", LOG_LEVEL_WARN);
+}
+
+static void setup(void)
+{
+	struct error err;
+
+	load_config();
+	pipeline = pipeline_new(&cfg, &err);
+	ck_assert_msg(pipeline != NULL, "pipeline: %s", err.message);
+}
+
+static void teardown(void)
+{
+	pipeline_free(pipeline);
+	pipeline = NULL;
+	config_cleanup(&cfg);
+}
+
+static enum outcome post_with(struct pipeline *p, const char *body,
+			      struct result *out)
+{
+	char length[32];
+	struct body_reader reader = { body, strlen(body), 0 };
+	struct request req = {
+		.method = "POST",
+		.content_type = "application/json",
+		.content_length = length,
+		.read_body = read_memory,
+		.read_ctx = &reader,
+	};
+	struct result r;
+
+	snprintf(length, sizeof(length), "%zu", reader.len);
+	pipeline_handle(p, &req, out != NULL ? out : &r);
+	return out != NULL ? out->outcome : r.outcome;
+}
+
+static enum outcome post(const char *id, long amount, const char *currency)
+{
+	char body[512];
+
+	snprintf(body, sizeof(body),
+		 "{\"transaction_id\":\"%s\",\"amount\":%ld,\"currency\":\"%s\"}",
+		 id, amount, currency);
+	return post_with(pipeline, body, NULL);
+}
+
+/* A unique id per test run, so tests never see each other's rows. */
+static const char *fresh_id(const char *stem)
+{
+	static char id[96];
+	static unsigned counter;
+
+	snprintf(id, sizeof(id), "%s-%ld-%d-%u", stem, (long)time(NULL),
+		 (int)getpid(), counter++);
+	return id;
+}
+
+#define assert_outcome(got, want)                                         \
+	ck_assert_msg((got) == (want), "outcome %s, expected %s",         \
+		      outcome_name(got), outcome_name(want))
+
+/* ---- tests ---- */
+
+START_TEST(test_first_delivery_processed)
+{
+	const char *id = fresh_id("first");
+
+	assert_outcome(post(id, 1250, "eur"), OUTCOME_PROCESSED);
+	ck_assert_int_eq(rows_for(id), 1);
+	ck_assert_int_eq(redis_exists(id), 0);
+	{
+		char q[256];
+
+		snprintf(q, sizeof(q),
+			 "SELECT CONCAT(amount, currency) FROM payments "
+			 "WHERE transaction_id = '%s'", id);
+		ck_assert_str_eq(ctl("sql \"%s\"", q), "1250EUR");
+	}
+}
+END_TEST
+
+START_TEST(test_duplicate_and_conflict)
+{
+	char id[96];
+	char q[256];
+
+	snprintf(id, sizeof(id), "%s", fresh_id("dup"));
+	assert_outcome(post(id, 500, "USD"), OUTCOME_PROCESSED);
+	assert_outcome(post(id, 500, "USD"), OUTCOME_DUPLICATE);
+	assert_outcome(post(id, 500, "usd"), OUTCOME_DUPLICATE);
+	ck_assert_int_eq(rows_for(id), 1);
+	assert_outcome(post(id, 501, "USD"), OUTCOME_CONFLICT);
+	assert_outcome(post(id, 500, "EUR"), OUTCOME_CONFLICT);
+	ck_assert_int_eq(rows_for(id), 1);
+	snprintf(q, sizeof(q),
+		 "SELECT CONCAT(amount, currency) FROM payments "
+		 "WHERE transaction_id = '%s'", id);
+	ck_assert_str_eq(ctl("sql \"%s\"", q), "500USD");
+	ck_assert_int_eq(redis_exists(id), 0);
+}
+END_TEST
+
+START_TEST(test_ids_compared_byte_for_byte)
+{
+	char lower[96], upper[96];
+
+	snprintf(lower, sizeof(lower), "%s", fresh_id("case-abc"));
+	snprintf(upper, sizeof(upper), "%s", lower);
+	for (char *c = upper; *c; c++)
+		if (*c >= 'a' && *c <= 'z')
+			*c = (char)(*c - 'a' + 'A');
+	assert_outcome(post(lower, 1, "EUR"), OUTCOME_PROCESSED);
+	assert_outcome(post(upper, 1, "EUR"), OUTCOME_PROCESSED);
+	ck_assert_int_eq(rows_for(lower), 1);
+	ck_assert_int_eq(rows_for(upper), 1);
+}
+END_TEST
+
+/* Runs `per_child` deliveries in each of `children` processes; each child
+ * writes one byte per outcome to the pipe. Counts land in counts[]. */
+static void storm(int children, int per_child, const char *id_or_null,
+		  const char *stem, int counts[OUTCOME_COUNT])
+{
+	int fds[2];
+	pid_t pids[64];
+	unsigned char o;
+
+	ck_assert_int_le(children, 64);
+	ck_assert_int_eq(pipe(fds), 0);
+	for (int c = 0; c < children; c++) {
+		pids[c] = fork();
+		ck_assert_int_ge(pids[c], 0);
+		if (pids[c] == 0) {
+			struct error err;
+			struct pipeline *p;
+
+			close(fds[0]);
+			p = pipeline_new(&cfg, &err);
+			if (p == NULL)
+				_exit(3);
+			for (int i = 0; i < per_child; i++) {
+				char body[256];
+
+				if (id_or_null != NULL)
+					snprintf(body, sizeof(body),
+						 "{\"transaction_id\":\"%s\",\"amount\":7,"
+						 "\"currency\":\"EUR\"}", id_or_null);
+				else
+					snprintf(body, sizeof(body),
+						 "{\"transaction_id\":\"%s-%d-%d\","
+						 "\"amount\":%d,\"currency\":\"EUR\"}",
+						 stem, c, i, i + 1);
+				o = (unsigned char)post_with(p, body, NULL);
+				if (write(fds[1], &o, 1) != 1)
+					_exit(4);
+			}
+			pipeline_free(p);
+			_exit(0);
+		}
+	}
+	close(fds[1]);
+	memset(counts, 0, sizeof(int) * OUTCOME_COUNT);
+	while (read(fds[0], &o, 1) == 1)
+		if (o < OUTCOME_COUNT)
+			counts[o]++;
+	close(fds[0]);
+	for (int c = 0; c < children; c++) {
+		int status;
+
+		ck_assert_int_eq(waitpid(pids[c], &status, 0), pids[c]);
+		ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+			      "child %d failed", c);
+	}
+}
+
+START_TEST(test_same_id_storm)
+{
+	char id[96];
+	int counts[OUTCOME_COUNT];
+
+	snprintf(id, sizeof(id), "%s", fresh_id("storm"));
+	storm(16, 4, id, NULL, counts);
+	ck_assert_int_eq(counts[OUTCOME_PROCESSED], 1);
+	ck_assert_int_eq(counts[OUTCOME_PROCESSED] + counts[OUTCOME_DUPLICATE] +
+				 counts[OUTCOME_IN_PROGRESS],
+			 64);
+	ck_assert_int_eq(counts[OUTCOME_UNAVAILABLE], 0);
+	ck_assert_int_eq(counts[OUTCOME_ERROR], 0);
+	ck_assert_int_eq(rows_for(id), 1);
+	ck_assert_int_eq(redis_exists(id), 0);
+}
+END_TEST
+
+START_TEST(test_distinct_ids_in_parallel)
+{
+	char stem[96], q[256];
+	int counts[OUTCOME_COUNT];
+
+	snprintf(stem, sizeof(stem), "%s", fresh_id("bulk"));
+	storm(8, 250, NULL, stem, counts);
+	ck_assert_int_eq(counts[OUTCOME_PROCESSED], 2000);
+	snprintf(q, sizeof(q),
+		 "SELECT COUNT(*) FROM payments WHERE transaction_id LIKE '%s-%%'",
+		 stem);
+	ck_assert_int_eq(sql_long(q), 2000);
+	snprintf(q, sizeof(q), "KEYS 'lock:webhook:tx:%s-*'", stem);
+	ck_assert_str_eq(ctl("redis %s", q), "");
+}
+END_TEST
+
+START_TEST(test_foreign_lock_in_progress)
+{
+	char id[96], buf[RESPONSE_BUFFER_SIZE], body[256];
+	struct result r;
+	struct error err;
+
+	snprintf(id, sizeof(id), "%s", fresh_id("held"));
+	ctl("redis SET 'lock:webhook:tx:%s' foreign-token PX 60000", id);
+	snprintf(body, sizeof(body),
+		 "{\"transaction_id\":\"%s\",\"amount\":9,\"currency\":\"GBP\"}", id);
+	assert_outcome(post_with(pipeline, body, &r), OUTCOME_IN_PROGRESS);
+	ck_assert_int_gt(response_render(&r, &cfg, buf, sizeof(buf), &err), 0);
+	ck_assert_msg(strncmp(buf, "Status: 409 ", 12) == 0, "%s", buf);
+	ck_assert_ptr_nonnull(strstr(buf, "\r\nRetry-After: "));
+	ck_assert_int_eq(rows_for(id), 0);
+	/* The foreign holder's key is untouched. */
+	ck_assert_str_eq(ctl("redis GET 'lock:webhook:tx:%s'", id), "foreign-token");
+
+	ctl("redis DEL 'lock:webhook:tx:%s'", id);
+	assert_outcome(post_with(pipeline, body, &r), OUTCOME_PROCESSED);
+	ck_assert_int_eq(rows_for(id), 1);
+}
+END_TEST
+
+START_TEST(test_held_lock_with_committed_row_is_duplicate)
+{
+	char id[96];
+
+	snprintf(id, sizeof(id), "%s", fresh_id("held-done"));
+	assert_outcome(post(id, 10, "EUR"), OUTCOME_PROCESSED);
+	ctl("redis SET 'lock:webhook:tx:%s' foreign-token PX 60000", id);
+	assert_outcome(post(id, 10, "EUR"), OUTCOME_DUPLICATE);
+	assert_outcome(post(id, 11, "EUR"), OUTCOME_CONFLICT);
+	ctl("redis DEL 'lock:webhook:tx:%s'", id);
+}
+END_TEST
+
+START_TEST(test_expired_lock_release_spares_new_holder)
+{
+	struct lock_client *a, *b;
+	struct lock_lease la, lb;
+	struct error err;
+	char id[96];
+
+	snprintf(id, sizeof(id), "%s", fresh_id("lease"));
+	a = lock_client_new(&cfg, &err);
+	b = lock_client_new(&cfg, &err);
+	ck_assert_ptr_nonnull(a);
+	ck_assert_ptr_nonnull(b);
+	ck_assert_int_eq(lock_acquire(a, id, strlen(id), 200, &la, &err),
+			 LOCK_ACQUIRED);
+	ck_assert_int_eq(lock_acquire(b, id, strlen(id), 200, &lb, &err),
+			 LOCK_BUSY);
+	usleep(350 * 1000);
+	ck_assert_int_lt(lock_lease_remaining_ms(&la), 0);
+	ck_assert_int_eq(lock_acquire(b, id, strlen(id), 60000, &lb, &err),
+			 LOCK_ACQUIRED);
+	/* The late holder's release must not delete the new holder's key. */
+	ck_assert_int_eq(lock_release(a, &la, &err), LOCK_RELEASE_STOLEN);
+	ck_assert_str_eq(ctl("redis GET 'lock:webhook:tx:%s'", id), lb.token);
+	ck_assert_int_eq(lock_release(b, &lb, &err), LOCK_RELEASED);
+	ck_assert_int_eq(redis_exists(id), 0);
+	ck_assert_int_eq(lock_release(b, &lb, &err), LOCK_RELEASE_EXPIRED);
+	/* A flushed script cache is reloaded through the NOSCRIPT fallback. */
+	ctl("redis SCRIPT FLUSH");
+	ck_assert_int_eq(lock_acquire(a, id, strlen(id), 60000, &la, &err),
+			 LOCK_ACQUIRED);
+	ck_assert_int_eq(lock_release(a, &la, &err), LOCK_RELEASED);
+	lock_client_free(a);
+	lock_client_free(b);
+}
+END_TEST
+
+/* A worker paused past its lease after it took the lock, while another holder
+ * takes the lock, rolls back instead of committing and leaves the new
+ * holder's key alone. The pause is a real SIGSTOP during its INSERT (a
+ * trigger makes that INSERT take 0.5 s so the stop lands inside it). */
+START_TEST(test_paused_worker_rolls_back)
+{
+	char id[96], body[256];
+	int fds[2];
+	unsigned char o = 0xff;
+	pid_t pid;
+	int status;
+
+	snprintf(id, sizeof(id), "%s", fresh_id("paused"));
+	ctl("sql \"CREATE TRIGGER IF NOT EXISTS test_slow_insert BEFORE INSERT ON "
+	    "payments FOR EACH ROW BEGIN IF NEW.payload LIKE '%%slow-insert%%' "
+	    "THEN DO SLEEP(0.5); END IF; END\"");
+	ck_assert_int_eq(pipe(fds), 0);
+	snprintf(body, sizeof(body),
+		 "{\"transaction_id\":\"%s\",\"amount\":3,\"currency\":\"EUR\","
+		 "\"note\":\"slow-insert\"}", id);
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		close(fds[0]);
+		o = (unsigned char)post_with(pipeline, body, NULL);
+		_exit(write(fds[1], &o, 1) == 1 ? 0 : 4);
+	}
+	close(fds[1]);
+	usleep(250 * 1000); /* inside the slow INSERT, lock held */
+	ck_assert_int_eq(kill(pid, SIGSTOP), 0);
+	ck_assert_int_eq(redis_exists(id), 1);
+	/* Wait out the lease, then a new holder takes the lock. */
+	usleep((useconds_t)(cfg.lock_ttl_ms + 300) * 1000);
+	ck_assert_int_eq(redis_exists(id), 0);
+	ctl("redis SET 'lock:webhook:tx:%s' new-holder PX 60000", id);
+	ck_assert_int_eq(kill(pid, SIGCONT), 0);
+	ck_assert_int_eq(read(fds[0], &o, 1), 1);
+	close(fds[0]);
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	assert_outcome((enum outcome)o, OUTCOME_UNAVAILABLE);
+	ck_assert_int_eq(rows_for(id), 0);
+	ck_assert_str_eq(ctl("redis GET 'lock:webhook:tx:%s'", id), "new-holder");
+	ctl("redis DEL 'lock:webhook:tx:%s'", id);
+	assert_outcome(post(id, 3, "EUR"), OUTCOME_PROCESSED);
+	ck_assert_int_eq(rows_for(id), 1);
+	ctl("sql \"DROP TRIGGER IF EXISTS test_slow_insert\"");
+}
+END_TEST
+
+START_TEST(test_other_unique_key_is_not_duplicate)
+{
+	char a[256], b[256], stem[96], id1[128], id2[128];
+
+	snprintf(stem, sizeof(stem), "%s", fresh_id("uk"));
+	snprintf(id1, sizeof(id1), "%s-1", stem);
+	snprintf(id2, sizeof(id2), "%s-2", stem);
+	ctl("sql \"ALTER TABLE payments ADD UNIQUE KEY uq_test_payload_head "
+	    "(payload(48))\"");
+	/* Same first 48 payload bytes, different transaction ids. */
+	snprintf(a, sizeof(a),
+		 "{\"note\":\"%-36.36s\",\"transaction_id\":\"%s\",\"amount\":1,"
+		 "\"currency\":\"EUR\"}", stem, id1);
+	snprintf(b, sizeof(b),
+		 "{\"note\":\"%-36.36s\",\"transaction_id\":\"%s\",\"amount\":1,"
+		 "\"currency\":\"EUR\"}", stem, id2);
+	assert_outcome(post_with(pipeline, a, NULL), OUTCOME_PROCESSED);
+	assert_outcome(post_with(pipeline, b, NULL), OUTCOME_UNAVAILABLE);
+	ctl("sql \"ALTER TABLE payments DROP KEY uq_test_payload_head\"");
+	ck_assert_int_eq(rows_for(id1), 1);
+	ck_assert_int_eq(rows_for(id2), 0);
+	ck_assert_int_eq(redis_exists(id2), 0);
+	assert_outcome(post_with(pipeline, b, NULL), OUTCOME_PROCESSED);
+}
+END_TEST
+
+START_TEST(test_mariadb_down_then_back)
+{
+	char id[96];
+
+	snprintf(id, sizeof(id), "%s", fresh_id("dbdown"));
+	assert_outcome(post(fresh_id("dbwarm"), 1, "EUR"), OUTCOME_PROCESSED);
+	ctl("stop-mariadb");
+	assert_outcome(post(id, 1, "EUR"), OUTCOME_UNAVAILABLE);
+	ck_assert_int_eq(redis_exists(id), 0);
+	ctl("start-mariadb");
+	/* Same worker, no restart: the retry is processed. */
+	assert_outcome(post(id, 1, "EUR"), OUTCOME_PROCESSED);
+	ck_assert_int_eq(rows_for(id), 1);
+}
+END_TEST
+
+START_TEST(test_mariadb_restart_between_requests)
+{
+	char id[96];
+
+	assert_outcome(post(fresh_id("warm"), 1, "EUR"), OUTCOME_PROCESSED);
+	ctl("stop-mariadb");
+	ctl("start-mariadb");
+	/* The kept connection is stale; the worker reconnects and records. */
+	snprintf(id, sizeof(id), "%s", fresh_id("restart"));
+	assert_outcome(post(id, 1, "EUR"), OUTCOME_PROCESSED);
+	ck_assert_int_eq(rows_for(id), 1);
+}
+END_TEST
+
+START_TEST(test_redis_down_db_only_and_fail)
+{
+	char id[96], id2[96];
+	struct pipeline *failing;
+	struct error err;
+
+	snprintf(id, sizeof(id), "%s", fresh_id("nolock"));
+	snprintf(id2, sizeof(id2), "%s", fresh_id("nolock-fail"));
+	ctl("stop-redis");
+	/* db_only (the default): the unique key alone keeps it exactly once. */
+	assert_outcome(post(id, 5, "EUR"), OUTCOME_PROCESSED);
+	assert_outcome(post(id, 5, "EUR"), OUTCOME_DUPLICATE);
+	assert_outcome(post(id, 6, "EUR"), OUTCOME_CONFLICT);
+	ck_assert_int_eq(rows_for(id), 1);
+
+	cfg.redis_unavailable = CONFIG_REDIS_UNAVAILABLE_FAIL;
+	failing = pipeline_new(&cfg, &err);
+	ck_assert_ptr_nonnull(failing);
+	assert_outcome(post_with(failing, "{\"transaction_id\":\"x-fail\","
+				 "\"amount\":1,\"currency\":\"EUR\"}", NULL),
+		       OUTCOME_UNAVAILABLE);
+	ck_assert_int_eq(rows_for("x-fail"), 0);
+
+	ctl("start-redis");
+	/* Locks are used again: a foreign lock now means in_progress. */
+	ctl("redis SET 'lock:webhook:tx:%s' foreign PX 60000", id2);
+	assert_outcome(post(id2, 1, "EUR"), OUTCOME_IN_PROGRESS);
+	assert_outcome(post_with(failing, "{\"transaction_id\":\"x-fail\","
+				 "\"amount\":1,\"currency\":\"EUR\"}", NULL),
+		       OUTCOME_PROCESSED);
+	ctl("redis DEL 'lock:webhook:tx:%s'", id2);
+	assert_outcome(post(id2, 1, "EUR"), OUTCOME_PROCESSED);
+	pipeline_free(failing);
+	ctl("sql \"DELETE FROM payments WHERE transaction_id = 'x-fail'\"");
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("pipeline");
+	TCase *core = tcase_create("exactly-once");
+	TCase *faults = tcase_create("faults");
+	SRunner *sr;
+	int failed;
+
+	tcase_add_checked_fixture(core, setup, teardown);
+	tcase_set_timeout(core, 120);
+	tcase_add_test(core, test_first_delivery_processed);
+	tcase_add_test(core, test_duplicate_and_conflict);
+	tcase_add_test(core, test_ids_compared_byte_for_byte);
+	tcase_add_test(core, test_same_id_storm);
+	tcase_add_test(core, test_distinct_ids_in_parallel);
+	tcase_add_test(core, test_foreign_lock_in_progress);
+	tcase_add_test(core, test_held_lock_with_committed_row_is_duplicate);
+	tcase_add_test(core, test_expired_lock_release_spares_new_holder);
+	tcase_add_test(core, test_other_unique_key_is_not_duplicate);
+	suite_add_tcase(s, core);
+
+	tcase_add_checked_fixture(faults, setup, teardown);
+	tcase_set_timeout(faults, 120);
+	tcase_add_test(faults, test_paused_worker_rolls_back);
+	tcase_add_test(faults, test_mariadb_down_then_back);
+	tcase_add_test(faults, test_mariadb_restart_between_requests);
+	tcase_add_test(faults, test_redis_down_db_only_and_fail);
+	suite_add_tcase(s, faults);
+
+	sr = srunner_create(s);
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}
