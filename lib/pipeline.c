@@ -334,15 +334,22 @@ void pipeline_handle(struct pipeline *p, const struct request *req,
 			   "body shorter than Content-Length");
 		goto out;
 	}
-	if (p->verifier != NULL &&
-	    signature_verify(p->verifier, req->webhook_id,
-			     req->webhook_timestamp, req->webhook_signature,
-			     p->body, body_len, time(NULL),
-			     cfg->signature_tolerance_s,
-			     &sig_reason) != SIGNATURE_VALID) {
-		result_set(r, OUTCOME_UNAUTHORIZED, "%s",
-			   sig_reason != NULL ? sig_reason : "bad signature");
-		goto out;
+	if (p->verifier != NULL) {
+		enum signature_status sig = signature_verify(
+			p->verifier, req->webhook_id, req->webhook_timestamp,
+			req->webhook_signature, p->body, body_len, time(NULL),
+			cfg->signature_tolerance_s, &sig_reason);
+
+		if (sig == SIGNATURE_ERROR) {
+			error_set(&detail, "signature: %s", sig_reason);
+			goto out; /* 500: ours, not the sender's */
+		}
+		if (sig != SIGNATURE_VALID) {
+			result_set(r, OUTCOME_UNAUTHORIZED, "%s",
+				   sig_reason != NULL ? sig_reason
+						      : "bad signature");
+			goto out;
+		}
 	}
 	switch (payload_parse(p->parser, p->body, body_len, &p->rules, &payment,
 			      reason, sizeof(reason))) {

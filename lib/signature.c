@@ -421,14 +421,14 @@ enum signature_status signature_verify(const struct signature_verifier *verifier
 		return finish(SIGNATURE_STALE,
 			      "webhook-timestamp outside the tolerance", reason);
 	if (verifier == NULL || (body == NULL && body_len > 0))
-		return finish(SIGNATURE_MISMATCH,
+		return finish(SIGNATURE_ERROR,
 			      "signature could not be checked", reason);
 
 	/* One HMAC per key, compared against every entry: the work is bounded
 	 * by the number of configured keys, not by what the sender sends. */
 	ctx = EVP_MAC_CTX_new(verifier->mac);
 	if (ctx == NULL)
-		return finish(SIGNATURE_MISMATCH,
+		return finish(SIGNATURE_ERROR,
 			      "signature could not be computed", reason);
 	for (size_t k = 0; k < verifier->count && !found; k++) {
 		if (compute_mac(ctx, verifier->keys[k].bytes,
@@ -443,6 +443,7 @@ enum signature_status signature_verify(const struct signature_verifier *verifier
 	OPENSSL_cleanse(mac, sizeof(mac));
 	if (found)
 		return finish(SIGNATURE_VALID, NULL, reason);
-	return finish(SIGNATURE_MISMATCH, why != NULL ? why :
-		      "no matching signature", reason);
+	if (why != NULL)
+		return finish(SIGNATURE_ERROR, why, reason);
+	return finish(SIGNATURE_MISMATCH, "no matching signature", reason);
 }

@@ -24,6 +24,8 @@ enum signature_status {
 	SIGNATURE_MALFORMED, /* a header not of the documented form */
 	SIGNATURE_STALE,     /* timestamp outside the tolerance, either way */
 	SIGNATURE_MISMATCH,  /* well formed, but no signature matches any key */
+	SIGNATURE_ERROR,     /* libcrypto failed (out of memory): not the
+			      * sender's fault, so the answer must ask for a retry */
 };
 
 /* Decodes a "whsec_<base64>" secret (the prefix is optional, as in the
