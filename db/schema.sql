@@ -12,6 +12,9 @@
 -- payhook reads it in the 1062 (ER_DUP_ENTRY) message to know that a duplicate
 -- means "already recorded".
 --
+-- received_at is DATETIME (not TIMESTAMP, which ends in 2038), in the
+-- server's time zone.
+--
 -- payload holds the raw request body; MEDIUMBLOB (up to 16 MiB) because a BLOB
 -- stops at 65535 bytes, one byte short of the default max_body_bytes.
 
@@ -21,6 +24,6 @@ CREATE TABLE IF NOT EXISTS payments (
     amount         BIGINT UNSIGNED NOT NULL,
     currency       CHAR(3) CHARACTER SET ascii COLLATE ascii_bin NOT NULL,
     payload        MEDIUMBLOB NOT NULL,
-    received_at    TIMESTAMP(6) NOT NULL DEFAULT CURRENT_TIMESTAMP(6),
+    received_at    DATETIME(6) NOT NULL DEFAULT CURRENT_TIMESTAMP(6),
     UNIQUE KEY uq_payments_transaction_id (transaction_id)
 ) ENGINE=InnoDB;

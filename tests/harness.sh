@@ -75,6 +75,7 @@ if [ -z "${top_builddir:-}" ]; then
 		top_builddir=$top_srcdir
 	fi
 fi
+export top_srcdir top_builddir
 harness__freeport=$top_builddir/tests/freeport
 harness__owner=0
 # mariadbd refuses to run as root without --user naming it; the install-db
@@ -401,8 +402,11 @@ harness_start_redis() {
 		disown "$pid"
 		harness__record redis "$pid"
 		status=0
+		# Asked over our own socket: whatever else may answer on the
+		# TCP port, redis listens there only once it holds the port too.
 		harness__wait_ready redis "${HARNESS_START_TIMEOUT_REDIS:-10}" PONG \
-			redis-cli -h 127.0.0.1 -p "$port" ping || status=$?
+			timeout 2 redis-cli -s "$HARNESS_DIR/redis.sock" ping ||
+			status=$?
 		if [ "$status" = 0 ]; then
 			break
 		fi
@@ -572,8 +576,9 @@ harness_start_mariadb() {
 		harness__record mariadb "$pid"
 		status=0
 		harness__wait_ready mariadb "${HARNESS_START_TIMEOUT_MARIADB:-30}" \
-			'mysqld is alive' mariadb-admin --no-defaults --socket="$sock" \
-			--user="$harness__user" --connect-timeout=2 ping || status=$?
+			'mysqld is alive' timeout 5 mariadb-admin --no-defaults \
+			--socket="$sock" --user="$harness__user" --connect-timeout=2 \
+			ping || status=$?
 		if [ "$status" = 0 ]; then
 			break
 		fi
