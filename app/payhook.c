@@ -261,6 +261,11 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	log_init("payhook", cfg.log_level);
+	if (cfg.log_file != NULL && log_open_file(cfg.log_file, &err) != 0) {
+		fprintf(stderr, "payhook: %s\n", err.message);
+		config_cleanup(&cfg);
+		return 1;
+	}
 	pipeline = pipeline_new(&cfg, &err);
 	if (pipeline == NULL) {
 		fprintf(stderr, "payhook: %s\n", err.message);

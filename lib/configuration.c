@@ -74,6 +74,7 @@ static const struct key_def keys[] = {
 	{ "in_progress_status", KIND_STATUS, FIELD(in_progress_status), 0, 0, "409", 0 },
 	{ "retry_after_s", KIND_INT, FIELD(retry_after_s), 0, 86400, "5", 0 },
 	{ "log_level", KIND_LOG_LEVEL, FIELD(log_level), 0, 0, "info", 0 },
+	{ "log_file", KIND_STRING, FIELD(log_file), 0, 0, NULL, 0 },
 };
 
 #define KEY_COUNT (sizeof(keys) / sizeof(keys[0]))

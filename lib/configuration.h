@@ -59,6 +59,8 @@ struct config {
 	int in_progress_status;     /* 409 (default) or 503 */
 	int retry_after_s;          /* Retry-After value, default 5 */
 	enum log_level log_level;   /* default info */
+	char *log_file;             /* append log lines here instead of stderr
+				     * (spawn-fcgi sends stderr to /dev/null) */
 };
 
 /* Loads the configuration: defaults, then the file at path (NULL: no file),

@@ -1,6 +1,8 @@
 /* log.c - one-line log records on stderr (see log.h). */
 #include "config.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -11,6 +13,7 @@
 
 enum log_level log_threshold = LOG_LEVEL_INFO;
 static const char *log_program = "payhook";
+static int log_fd = STDERR_FILENO;
 
 static const char *const level_names[] = { "error", "warn", "info", "debug" };
 
@@ -19,6 +22,18 @@ void log_init(const char *program, enum log_level threshold)
 	if (program != NULL)
 		log_program = program;
 	log_threshold = threshold;
+}
+
+int log_open_file(const char *path, struct error *err)
+{
+	int fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0640);
+
+	if (fd < 0)
+		return error_set(err, "log_file %s: %s", path, strerror(errno));
+	if (log_fd != STDERR_FILENO)
+		close(log_fd);
+	log_fd = fd;
+	return 0;
 }
 
 int log_level_parse(const char *text, enum log_level *out)
@@ -58,7 +73,7 @@ void log_write(enum log_level level, const char *file, int line,
 			buf[i] = '?';
 	}
 	buf[len++] = '\n';
-	if (write(STDERR_FILENO, buf, len) < 0) {
+	if (write(log_fd, buf, len) < 0) {
 		/* Nowhere left to report it. */
 	}
 }

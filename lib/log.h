@@ -8,6 +8,8 @@
 #ifndef PAYHOOK_LOG_H
 #define PAYHOOK_LOG_H
 
+#include "error.h"
+
 enum log_level {
 	LOG_LEVEL_ERROR = 0,
 	LOG_LEVEL_WARN = 1,
@@ -21,6 +23,11 @@ extern enum log_level log_threshold;
 /* Sets the program name that prefixes each line (not copied: must outlive
  * logging) and the threshold. Can't fail. */
 void log_init(const char *program, enum log_level threshold);
+
+/* Sends log lines to the file at path (created 0640, appended to, one
+ * write(2) per line so workers sharing it never interleave) instead of stderr.
+ * Returns 0, or -1 with err naming the path and the system error. */
+int log_open_file(const char *path, struct error *err);
 
 /* Parses "error", "warn", "info" or "debug". Returns 0, or -1 for anything
  * else (out untouched). */

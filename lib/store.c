@@ -199,6 +199,23 @@ static void store_rollback(struct store *store)
 		store_disconnect(store);
 }
 
+/* After a failed call: a client-side error drops the connection (status
+ * client_status); a server error rolls back and is retryable for deadlocks
+ * and lock wait timeouts, unavailable otherwise. */
+static enum store_status classify_failure(struct store *store,
+					  unsigned int code,
+					  enum store_status client_status)
+{
+	if (is_client_error(code)) {
+		store_disconnect(store);
+		return client_status;
+	}
+	store_rollback(store);
+	if (code == STORE_ER_LOCK_DEADLOCK || code == STORE_ER_LOCK_WAIT_TIMEOUT)
+		return STORE_RETRYABLE;
+	return STORE_UNAVAILABLE;
+}
+
 /* Maps a failed statement to a status, fills err, and cleans up. */
 static enum store_status statement_failed(struct store *store, MYSQL_STMT *stmt,
 					  const char *what, struct error *err)
@@ -206,14 +223,7 @@ static enum store_status statement_failed(struct store *store, MYSQL_STMT *stmt,
 	unsigned int code = mysql_stmt_errno(stmt);
 
 	error_set(err, "mysql %s: %u %s", what, code, mysql_stmt_error(stmt));
-	if (is_client_error(code)) {
-		store_disconnect(store);
-		return STORE_UNAVAILABLE;
-	}
-	store_rollback(store);
-	if (code == STORE_ER_LOCK_DEADLOCK || code == STORE_ER_LOCK_WAIT_TIMEOUT)
-		return STORE_RETRYABLE;
-	return STORE_UNAVAILABLE;
+	return classify_failure(store, code, STORE_UNAVAILABLE);
 }
 
 /* True when a 1062 message names our unique key. The message ends with
@@ -414,15 +424,9 @@ inserted:
 	if (mysql_commit(store->mysql) != 0) {
 		code = mysql_errno(store->mysql);
 		error_set(err, "mysql commit: %u %s", code, mysql_error(store->mysql));
-		if (is_client_error(code)) {
-			/* The server may or may not have committed: nobody knows. */
-			store_disconnect(store);
-			return STORE_UNKNOWN_OUTCOME;
-		}
-		store_rollback(store);
-		if (code == STORE_ER_LOCK_DEADLOCK || code == STORE_ER_LOCK_WAIT_TIMEOUT)
-			return STORE_RETRYABLE;
-		return STORE_UNAVAILABLE;
+		/* A broken connection during COMMIT: the server may or may not
+		 * have committed, and nobody can know. */
+		return classify_failure(store, code, STORE_UNKNOWN_OUTCOME);
 	}
 	return STORE_INSERTED;
 }

@@ -172,7 +172,8 @@ START_TEST(full_file_every_key)
 		"signature_tolerance_s = 60\n"
 		"in_progress_status = 503\n"
 		"retry_after_s = 0\n"
-		"log_level = debug\n"));
+		"log_level = debug\n"
+		"log_file = /var/log/payhook/payhook.log\n"));
 	ck_assert_str_eq(cfg.redis_host, "redis.internal");
 	ck_assert_int_eq(cfg.redis_port, 6380);
 	ck_assert_str_eq(cfg.redis_socket, "/run/redis/redis.sock");
@@ -202,6 +203,7 @@ START_TEST(full_file_every_key)
 	ck_assert_int_eq(cfg.in_progress_status, 503);
 	ck_assert_int_eq(cfg.retry_after_s, 0);
 	ck_assert_int_eq(cfg.log_level, LOG_LEVEL_DEBUG);
+	ck_assert_str_eq(cfg.log_file, "/var/log/payhook/payhook.log");
 	/* 1000 * (4 + 3 * 3) per round trip, two of them. */
 	ck_assert_int_eq(config_round_trip_bound_ms(&cfg), 13000);
 	ck_assert_int_eq(config_write_bound_ms(&cfg), 26000);

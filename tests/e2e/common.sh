@@ -1,0 +1,151 @@
+# shellcheck shell=bash
+# common.sh - sourced by the end-to-end tests: the same table of webhook
+# requests, sent with curl through a real web server to a pool of payhook
+# workers, asserting statuses, bodies and rows in payments.
+#
+#   . "$top_srcdir/tests/e2e/common.sh"
+#   e2e_init                  harness + redis + mariadb + PAYHOOK_* for workers
+#   e2e_table URL             the table; returns non-zero on the first failure
+#
+# Each assertion prints "ok - ..." or "not ok - ..." (TAP-like, for the log).
+
+# shellcheck source=../harness.sh
+. "$top_srcdir/tests/harness.sh"
+
+E2E_SECRET=whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw
+E2E_FAILED=0
+
+e2e_init() {
+	harness_init || return 1
+	harness_start_redis || return 1
+	harness_start_mariadb || return 1
+	harness_export_env || return 1
+	export PAYHOOK_WEBHOOK_SECRET=$E2E_SECRET
+	export PAYHOOK_SIGNATURE_SCHEME=standard
+	export PAYHOOK_LOG_LEVEL=${PAYHOOK_LOG_LEVEL:-info}
+	E2E_DIR=$HARNESS_DIR/e2e
+	mkdir -p "$E2E_DIR"
+	PAYHOOK_BIN=$top_builddir/app/payhook
+	PAYHOOK_SIGN=$top_builddir/app/payhook-sign
+	export PAYHOOK_BIN PAYHOOK_SIGN E2E_DIR
+}
+
+e2e_ok() { printf 'ok - %s\n' "$*"; }
+e2e_fail() {
+	printf 'not ok - %s\n' "$*"
+	E2E_FAILED=$((E2E_FAILED + 1))
+	return 1
+}
+
+# e2e_expect WHAT EXPECTED ACTUAL
+e2e_expect() {
+	if [ "$2" = "$3" ]; then
+		e2e_ok "$1"
+	else
+		e2e_fail "$1: expected '$2', got '$3'"
+	fi
+}
+
+# e2e_post URL BODY [curl args...]: signed POST; sets E2E_STATUS, E2E_BODY and
+# E2E_HEADERS (the response headers, CRs removed).
+e2e_post() {
+	local url=$1 body=$2
+	shift 2
+	local f="$E2E_DIR/req.$$.$RANDOM" headers=()
+	printf '%s' "$body" >"$f.in"
+	mapfile -t headers < <("$PAYHOOK_SIGN" --secret "$E2E_SECRET" "$f.in")
+	E2E_STATUS=$(curl -sS -m 30 -o "$f.out" -D "$f.hdr" -w '%{http_code}' \
+		-H 'Content-Type: application/json' \
+		-H "${headers[0]}" -H "${headers[1]}" -H "${headers[2]}" \
+		--data-binary "@$f.in" "$@" "$url") || E2E_STATUS=000
+	E2E_BODY=$(cat "$f.out" 2>/dev/null)
+	E2E_HEADERS=$(tr -d '\r' <"$f.hdr" 2>/dev/null)
+	rm -f "$f.in" "$f.out" "$f.hdr"
+}
+
+# The "result" field of a JSON body, without a JSON parser in shell: the body
+# is written by payhook's json-c renderer as {"result":"...",...}.
+e2e_result() {
+	sed -n 's/^{"result":"\([a-z_]*\)".*/\1/p' <<<"$1"
+}
+
+e2e_rows() {
+	harness_sql "SELECT COUNT(*) FROM payments WHERE transaction_id = '$1'"
+}
+
+e2e_body() {
+	printf '{"transaction_id":"%s","amount":%s,"currency":"%s"}' "$1" "$2" "$3"
+}
+
+# e2e_table URL [TAG]: every outcome a web server must carry through.
+e2e_table() {
+	local url=$1 tag=${2:-e2e} id status i pids=() codes
+	id="$tag-$(date +%s)-$$"
+
+	e2e_post "$url" "$(e2e_body "$id" 1999 EUR)"
+	e2e_expect "$tag first delivery status" 200 "$E2E_STATUS"
+	e2e_expect "$tag first delivery result" processed "$(e2e_result "$E2E_BODY")"
+	e2e_expect "$tag one row" 1 "$(e2e_rows "$id")"
+	e2e_expect "$tag lock released" 0 "$(harness_redis EXISTS "lock:webhook:tx:$id")"
+
+	e2e_post "$url" "$(e2e_body "$id" 1999 EUR)"
+	e2e_expect "$tag redelivery status" 200 "$E2E_STATUS"
+	e2e_expect "$tag redelivery result" duplicate "$(e2e_result "$E2E_BODY")"
+
+	e2e_post "$url" "$(e2e_body "$id" 2000 EUR)"
+	e2e_expect "$tag conflicting redelivery status" 422 "$E2E_STATUS"
+	e2e_expect "$tag conflicting redelivery result" conflict "$(e2e_result "$E2E_BODY")"
+	e2e_expect "$tag still one row" 1 "$(e2e_rows "$id")"
+	e2e_expect "$tag row untouched" 1999 \
+		"$(harness_sql "SELECT amount FROM payments WHERE transaction_id = '$id'")"
+
+	e2e_post "$url" '{"transaction_id":"'"$id"'-bad","amount":1.5,"currency":"EUR"}'
+	e2e_expect "$tag invalid body status" 400 "$E2E_STATUS"
+	e2e_expect "$tag invalid body result" invalid "$(e2e_result "$E2E_BODY")"
+	e2e_expect "$tag invalid body: no row" 0 "$(e2e_rows "$id-bad")"
+
+	status=$(curl -sS -m 30 -o /dev/null -w '%{http_code}' \
+		-H 'Content-Type: application/json' \
+		-H 'webhook-id: msg_1' -H "webhook-timestamp: $(date +%s)" \
+		-H 'webhook-signature: v1,AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=' \
+		--data-binary "$(e2e_body "$id-unsigned" 1 EUR)" "$url") || status=000
+	e2e_expect "$tag bad signature status" 401 "$status"
+	e2e_expect "$tag bad signature: no row" 0 "$(e2e_rows "$id-unsigned")"
+
+	E2E_HEADERS=$(curl -sS -m 30 -o /dev/null -D - "$url" | tr -d '\r')
+	e2e_expect "$tag GET status" 405 "$(sed -n '1s/^HTTP\/[0-9.]* \([0-9]*\).*/\1/p' <<<"$E2E_HEADERS")"
+	e2e_expect "$tag GET Allow header" "Allow: POST" "$(grep -i '^Allow:' <<<"$E2E_HEADERS")"
+
+	head -c 70000 /dev/zero | tr '\0' ' ' >"$E2E_DIR/big"
+	status=$(curl -sS -m 30 -o /dev/null -w '%{http_code}' \
+		-H 'Content-Type: application/json' \
+		--data-binary "@$E2E_DIR/big" "$url") || status=000
+	e2e_expect "$tag oversized body status" 413 "$status"
+
+	# A same-id storm: 50 concurrent deliveries, exactly one row.
+	id="$tag-storm-$(date +%s)-$$"
+	for i in $(seq 1 50); do
+		(e2e_post "$url" "$(e2e_body "$id" 777 USD)"
+		 printf '%s %s\n' "$E2E_STATUS" "$(e2e_result "$E2E_BODY")" \
+			>"$E2E_DIR/storm.$i") &
+		pids+=($!)
+	done
+	wait "${pids[@]}"
+	codes=$(cat "$E2E_DIR"/storm.* | sort | uniq -c | tr -s ' ' | tr '\n' ';')
+	rm -f "$E2E_DIR"/storm.*
+	e2e_expect "$tag storm: one row" 1 "$(e2e_rows "$id")"
+	e2e_expect "$tag storm: exactly one processed" 1 \
+		"$(grep -o '[0-9]* 200 processed' <<<"$codes" | cut -d' ' -f1)"
+	if grep -Eq ' (5[0-9][0-9]|000) ' <<<"$codes"; then
+		e2e_fail "$tag storm: no 5xx or lost request ($codes)"
+	else
+		e2e_ok "$tag storm: no 5xx ($codes)"
+	fi
+	[ "$E2E_FAILED" = 0 ]
+}
+
+# e2e_finish: the exit status for the test script.
+e2e_finish() {
+	printf '# %d assertion(s) failed\n' "$E2E_FAILED"
+	[ "$E2E_FAILED" = 0 ]
+}
