@@ -2,9 +2,11 @@
  * request to the pipeline and writes the answer. Run as plain CGI it serves
  * the one request in its environment and exits.
  *
- * SIGTERM, SIGINT and SIGHUP ask for a clean stop: the request in hand is
- * finished (its lock released, its answer written), an idle worker leaves
- * accept() at once, and the process exits 0.
+ * SIGTERM and SIGINT ask for a clean stop: the request in hand is finished
+ * (its lock released, its answer written), an idle worker leaves accept() at
+ * once, and the process exits 0. SIGHUP reopens log_file (for logrotate)
+ * before the next request; a stopped worker would never come back under
+ * spawn-fcgi, which does not replace workers.
  */
 #include "config.h"
 
@@ -30,6 +32,8 @@ extern char **environ;
 #define LISTEN_FD 0
 
 static volatile sig_atomic_t stop_requested;
+static volatile sig_atomic_t stop_signal;
+static volatile sig_atomic_t reopen_log;
 static int devnull_fd = -1;
 
 /* Stops accepting: the listening socket's descriptor is replaced by /dev/null,
@@ -39,17 +43,23 @@ static void on_stop_signal(int signo)
 {
 	int saved_errno = errno;
 
-	(void)signo;
 	stop_requested = 1;
+	stop_signal = signo;
 	if (devnull_fd >= 0)
 		dup2(devnull_fd, LISTEN_FD);
 	errno = saved_errno;
 }
 
+static void on_hangup(int signo)
+{
+	(void)signo;
+	reopen_log = 1;
+}
+
 static int install_signals(void)
 {
 	struct sigaction sa;
-	const int stop_signals[] = { SIGTERM, SIGINT, SIGHUP };
+	const int stop_signals[] = { SIGTERM, SIGINT };
 
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = SIG_IGN;
@@ -63,7 +73,8 @@ static int install_signals(void)
 		if (sigaction(stop_signals[i], &sa, NULL) != 0)
 			return -1;
 	}
-	return 0;
+	sa.sa_handler = on_hangup;
+	return sigaction(SIGHUP, &sa, NULL);
 }
 
 /* ---- body readers for the two ways a request arrives ---- */
@@ -149,6 +160,14 @@ static int serve_fastcgi(struct pipeline *pipeline, const struct config *cfg,
 
 		if (FCGX_Accept_r(&fcgi) < 0)
 			break;
+		if (reopen_log) {
+			struct error err;
+
+			reopen_log = 0;
+			if (cfg->log_file != NULL &&
+			    log_open_file(cfg->log_file, &err) != 0)
+				log_error("%s", err.message);
+		}
 		req.read_ctx = fcgi.in;
 		request_from_params(&req, fcgi.envp);
 		pipeline_handle(pipeline, &req, &result);
@@ -162,7 +181,15 @@ static int serve_fastcgi(struct pipeline *pipeline, const struct config *cfg,
 		served++;
 	}
 	FCGX_Free(&fcgi, 1);
-	log_debug("worker exits after %lu requests", served);
+	if (stop_requested)
+		log_info("worker exits after %lu requests: signal %d",
+			 served, (int)stop_signal);
+	else if (max_requests != 0 && served >= max_requests)
+		log_info("worker exits after %lu requests: --max-requests",
+			 served);
+	else
+		log_info("worker exits after %lu requests: the listening "
+			 "socket closed", served);
 	return 0;
 }
 

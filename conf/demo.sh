@@ -1,0 +1,187 @@
+#!/bin/bash
+# demo.sh - payhook end to end on your machine: throwaway redis-server and
+# mariadbd, 4 payhook workers started by spawn-fcgi (conf/spawn-fcgi.sh) and
+# lighttpd on 127.0.0.1:8080 (conf/lighttpd-spawn-fcgi.conf). It sends four
+# signed webhooks, shows the answers and the rows, then serves until Ctrl-C.
+#
+#   bash conf/demo.sh [BUILD_DIR [STATE_DIR]]
+#
+# BUILD_DIR holds the built app/payhook, app/payhook-sign and tests/freeport
+# (default: the source tree; build first: ./configure && make &&
+# make tests/freeport). STATE_DIR (default ./demo-state) keeps the servers'
+# data, sockets and logs between runs. DEMO_PORT=N picks another port.
+# Needs redis-server, mariadbd (mariadb-server), lighttpd, spawn-fcgi, curl.
+# Everything it starts is stopped, by PID, when it exits.
+set -u
+
+srcdir=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+build=${1:-$srcdir}
+state=${2:-./demo-state}
+port=${DEMO_PORT:-8080}
+secret=whsec_cGF5aG9vay1kZW1vLXNlY3JldC0wMTIzNDU2Nzg5
+
+die() {
+	printf 'demo: %s\n' "$*" >&2
+	exit 1
+}
+
+build=$(cd "$build" 2>/dev/null && pwd) || die "no build folder $1"
+for f in app/payhook app/payhook-sign tests/freeport; do
+	[ -x "$build/$f" ] || die "$build/$f is missing: build first (./configure && make && make tests/freeport)"
+done
+for tool in redis-server mariadbd mariadb-install-db mariadb lighttpd spawn-fcgi curl; do
+	command -v "$tool" >/dev/null 2>&1 || die "$tool is not installed"
+done
+mkdir -p "$state/pids" || die "cannot create $state"
+state=$(cd "$state" && pwd)
+payhook=$build/app/payhook
+sign=$build/app/payhook-sign
+url=http://127.0.0.1:$port/webhook
+
+# The test harness runs the servers, with the state folder as its folder.
+# shellcheck disable=SC2034 # read by tests/harness.sh
+top_srcdir=$srcdir top_builddir=$build
+# shellcheck source=../tests/harness.sh
+. "$srcdir/tests/harness.sh" || exit 1
+export HARNESS_DIR=$state
+
+# Stops every process recorded in $state/pids (each checked by its start
+# time, so a recycled PID is never signalled).
+# shellcheck disable=SC2317 # run by the EXIT trap
+cleanup() {
+	local f
+	local -a names=()
+	# Output may be gone (demo.sh | head): never die here of SIGPIPE.
+	trap '' INT TERM HUP PIPE
+	for f in "$state"/pids/*; do
+		[ -e "$f" ] && names+=("${f##*/}")
+	done
+	if [ "${#names[@]}" -gt 0 ]; then
+		printf '\ndemo: stopping %s\n' "${names[*]}"
+		harness__stop "${names[@]}"
+	fi
+	printf 'demo: stopped; %s is kept (remove it to start afresh)\n' "$state"
+}
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+trap 'exit 129' HUP
+# Without this, a closed standard output would kill the script unstopped.
+trap 'exit 141' PIPE
+
+# fill SRC DST NAME=VALUE...: a conf/ file with its @NAME@ placeholders set.
+fill() {
+	local src=$1 dst=$2 kv value
+	local -a script=()
+	shift 2
+	for kv in "$@"; do
+		value=${kv#*=}
+		value=${value//\\/\\\\}
+		value=${value//|/\\|}
+		value=${value//&/\\&}
+		script+=(-e "s|@${kv%%=*}@|$value|g")
+	done
+	sed "${script[@]}" "$src" >"$dst"
+}
+
+# ---- backends ---------------------------------------------------------------
+
+harness_start_redis >/dev/null || die "redis-server did not start (log: $state/redis/redis.log)"
+harness_start_mariadb >/dev/null || die "mariadbd did not start (log: $state/mariadb/error.log)"
+echo "demo: redis-server on 127.0.0.1:$REDIS_PORT, mariadbd on 127.0.0.1:$MYSQL_PORT (database payhook)"
+
+# ---- workers: spawn-fcgi passes its environment on to payhook ----------------
+
+export PAYHOOK_WEBHOOK_SECRET=$secret PAYHOOK_LOG_LEVEL=info
+cp "$srcdir/conf/payhook.conf.example" "$state/payhook.conf"
+fill "$srcdir/conf/spawn-fcgi.sh" "$state/spawn-fcgi.sh" \
+	SOCKET="$state/payhook.sock" WORKERS=4 PIDFILE="$state/payhook.pid" \
+	PAYHOOK="$payhook" CONFIG="$state/payhook.conf" LOG="$state/payhook.log"
+sh "$state/spawn-fcgi.sh" </dev/null >"$state/spawn-fcgi.out" 2>&1
+rc=$?
+n=0
+while read -r pid; do
+	harness__record "payhook-$n" "$pid"
+	n=$((n + 1))
+done < <(sed -n 's/^spawn-fcgi: child spawned successfully: PID: \([0-9]*\)$/\1/p' \
+	"$state/spawn-fcgi.out")
+if [ "$rc" != 0 ] || [ "$n" != 4 ]; then
+	cat "$state/spawn-fcgi.out" >&2
+	die "spawn-fcgi started $n of 4 workers (log: $state/payhook.log)"
+fi
+echo "demo: 4 payhook workers on $state/payhook.sock (log: $state/payhook.log)"
+
+# ---- lighttpd in the foreground, as a background job of this script ---------
+
+fill "$srcdir/conf/lighttpd-spawn-fcgi.conf" "$state/lighttpd-payhook.conf" \
+	SOCKET="$state/payhook.sock"
+mkdir -p "$state/www" "$state/upload"
+cat >"$state/lighttpd.conf" <<EOF
+server.document-root = "$state/www"
+server.bind = "127.0.0.1"
+server.port = $port
+server.errorlog = "$state/lighttpd-error.log"
+server.upload-dirs = ( "$state/upload" )
+include "$state/lighttpd-payhook.conf"
+EOF
+lighttpd -D -f "$state/lighttpd.conf" </dev/null >>"$state/lighttpd.out" 2>&1 &
+lighttpd_pid=$!
+harness__record lighttpd "$lighttpd_pid"
+for _ in $(seq 1 50); do
+	status=$(curl -s -m 2 -o /dev/null -w '%{http_code}' "$url") || status=000
+	[ "$status" = 405 ] && break
+	harness__starttime "$lighttpd_pid" >/dev/null || break
+	sleep 0.1
+done
+if [ "$status" != 405 ]; then
+	tail -n 5 "$state/lighttpd-error.log" "$state/lighttpd.out" >&2
+	die "lighttpd did not come up on 127.0.0.1:$port (another server there? try DEMO_PORT=8081)"
+fi
+echo "demo: lighttpd on $url (log: $state/lighttpd-error.log)"
+
+# ---- four deliveries ---------------------------------------------------------
+
+# send TITLE BODY: signs BODY with payhook-sign --curl, runs the command and
+# prints the status and payhook's answer.
+send() {
+	local cmd status
+	cmd=$(printf '%s' "$2" | "$sign" --secret "$secret" --curl "$url") || exit 1
+	status=$(sh -c "$cmd"' -o "$0" -w "%{http_code}"' "$state/response") || status=000
+	printf '\n%s\n  body:   %s\n  answer: HTTP %s %s\n' "$1" "$2" "$status" \
+		"$(cat "$state/response" 2>/dev/null)"
+}
+
+tx="demo-$(date +%Y%m%d-%H%M%S)"
+send "1. first delivery: recorded" \
+	'{"transaction_id":"'"$tx"'","amount":1999,"currency":"EUR"}'
+send "2. the provider delivers it again: already recorded, still 200" \
+	'{"transaction_id":"'"$tx"'","amount":1999,"currency":"EUR"}'
+send "3. same id, another amount: a conflict, the row stays as it is" \
+	'{"transaction_id":"'"$tx"'","amount":2500,"currency":"EUR"}'
+send "4. a bad body (amount as a string): rejected, no row" \
+	'{"transaction_id":"'"$tx"'-bad","amount":"19.99","currency":"EUR"}'
+
+printf '\nThe payments table (last 10 rows):\n'
+mariadb --no-defaults --socket="$MYSQL_SOCKET" --user="$(id -un)" --table \
+	--database=payhook -e "SELECT * FROM (SELECT id, transaction_id, amount,
+	currency, received_at FROM payments ORDER BY id DESC LIMIT 10) AS last
+	ORDER BY id" </dev/null
+
+cat <<EOF
+
+Send your own webhook (signed with the demo secret; payhook-sign prints the
+curl command, sh runs it):
+
+  printf '%s' '{"transaction_id":"my-tx-1","amount":500,"currency":"EUR"}' |
+    $(printf %q "$sign") --secret $secret --curl $url | sh
+
+Look at the rows:
+  mariadb --no-defaults --socket=$MYSQL_SOCKET --user=$(id -un) payhook -e 'SELECT * FROM payments'
+Worker log: $state/payhook.log
+
+Serving on $url until Ctrl-C.
+EOF
+
+wait "$lighttpd_pid"
+echo "demo: lighttpd exited" >&2
+exit 1
