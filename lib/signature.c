@@ -32,10 +32,13 @@
 struct signature_key {
 	size_t len;
 	unsigned char bytes[SIGNATURE_KEY_MAX];
+	/* HMAC-SHA256 already keyed: each request only resets it, which spares
+	 * libcrypto's digest look-up and key set-up on the hot path. */
+	EVP_MAC_CTX *ctx;
 };
 
 struct signature_verifier {
-	EVP_MAC *mac; /* fetched once, reused by every verify */
+	EVP_MAC *mac; /* fetched once */
 	size_t count;
 	struct signature_key keys[];
 };
@@ -107,6 +110,26 @@ int signature_secret_decode(const char *secret, unsigned char *key,
 	return 0;
 }
 
+/* Returns a new HMAC-SHA256 context keyed with key (the caller frees it with
+ * EVP_MAC_CTX_free), or NULL when libcrypto fails. */
+static EVP_MAC_CTX *keyed_mac_new(EVP_MAC *mac, const unsigned char *key,
+				  size_t key_len)
+{
+	char digest[] = "SHA256";
+	OSSL_PARAM params[] = {
+		OSSL_PARAM_construct_utf8_string(OSSL_MAC_PARAM_DIGEST,
+						 digest, 0),
+		OSSL_PARAM_construct_end(),
+	};
+	EVP_MAC_CTX *ctx = EVP_MAC_CTX_new(mac);
+
+	if (ctx != NULL && EVP_MAC_init(ctx, key, key_len, params) != 1) {
+		EVP_MAC_CTX_free(ctx);
+		ctx = NULL;
+	}
+	return ctx;
+}
+
 struct signature_verifier *signature_verifier_new(char *const *secrets,
 						  size_t count,
 						  struct error *err)
@@ -144,6 +167,15 @@ struct signature_verifier *signature_verifier_new(char *const *secrets,
 		signature_verifier_free(v);
 		return NULL;
 	}
+	for (size_t i = 0; i < count; i++) {
+		v->keys[i].ctx = keyed_mac_new(v->mac, v->keys[i].bytes,
+					       v->keys[i].len);
+		if (v->keys[i].ctx == NULL) {
+			error_set(err, "libcrypto: HMAC set-up failed");
+			signature_verifier_free(v);
+			return NULL;
+		}
+	}
 	return v;
 }
 
@@ -151,29 +183,25 @@ void signature_verifier_free(struct signature_verifier *verifier)
 {
 	if (verifier == NULL)
 		return;
+	for (size_t i = 0; i < verifier->count; i++)
+		EVP_MAC_CTX_free(verifier->keys[i].ctx);
 	EVP_MAC_free(verifier->mac);
 	OPENSSL_cleanse(verifier->keys, verifier->count *
 			sizeof(verifier->keys[0]));
 	free(verifier);
 }
 
-/* Computes HMAC-SHA256(key, "<id>.<ts>.<body>") into out[MAC_LEN], reusing
- * ctx (re-initialised with the key). The body is fed in place, not copied.
+/* Computes HMAC-SHA256 of "<id>.<ts>.<body>" into out[MAC_LEN] with the key
+ * ctx was made with (keyed_mac_new): a NULL key to EVP_MAC_init resets the
+ * context and keeps the key. The body is fed in place, not copied.
  * Returns 0, or -1 when libcrypto fails. */
-static int compute_mac(EVP_MAC_CTX *ctx, const unsigned char *key,
-		       size_t key_len, const char *id, const char *ts,
+static int compute_mac(EVP_MAC_CTX *ctx, const char *id, const char *ts,
 		       const void *body, size_t body_len,
 		       unsigned char out[MAC_LEN])
 {
-	char digest[] = "SHA256";
-	OSSL_PARAM params[] = {
-		OSSL_PARAM_construct_utf8_string(OSSL_MAC_PARAM_DIGEST,
-						 digest, 0),
-		OSSL_PARAM_construct_end(),
-	};
 	size_t out_len = 0;
 
-	if (EVP_MAC_init(ctx, key, key_len, params) != 1 ||
+	if (EVP_MAC_init(ctx, NULL, 0, NULL) != 1 ||
 	    EVP_MAC_update(ctx, (const unsigned char *)id, strlen(id)) != 1 ||
 	    EVP_MAC_update(ctx, (const unsigned char *)".", 1) != 1 ||
 	    EVP_MAC_update(ctx, (const unsigned char *)ts, strlen(ts)) != 1 ||
@@ -210,13 +238,13 @@ int signature_sign(const unsigned char *key, size_t key_len,
 		error_set(err, "libcrypto has no HMAC");
 		goto out;
 	}
-	ctx = EVP_MAC_CTX_new(hmac);
+	ctx = keyed_mac_new(hmac, key, key_len);
 	if (ctx == NULL) {
-		error_set(err, "out of memory");
+		error_set(err, "libcrypto: HMAC set-up failed");
 		goto out;
 	}
-	if (compute_mac(ctx, key, key_len, webhook_id, webhook_timestamp,
-			body, body_len, mac) < 0) {
+	if (compute_mac(ctx, webhook_id, webhook_timestamp, body, body_len,
+			mac) < 0) {
 		error_set(err, "HMAC-SHA256 failed");
 		goto out;
 	}
@@ -396,7 +424,6 @@ enum signature_status signature_verify(const struct signature_verifier *verifier
 {
 	unsigned char mac[MAC_LEN];
 	const char *why = NULL;
-	EVP_MAC_CTX *ctx;
 	uint64_t ts;
 	bool found = false;
 
@@ -426,20 +453,14 @@ enum signature_status signature_verify(const struct signature_verifier *verifier
 
 	/* One HMAC per key, compared against every entry: the work is bounded
 	 * by the number of configured keys, not by what the sender sends. */
-	ctx = EVP_MAC_CTX_new(verifier->mac);
-	if (ctx == NULL)
-		return finish(SIGNATURE_ERROR,
-			      "signature could not be computed", reason);
 	for (size_t k = 0; k < verifier->count && !found; k++) {
-		if (compute_mac(ctx, verifier->keys[k].bytes,
-				verifier->keys[k].len, webhook_id,
+		if (compute_mac(verifier->keys[k].ctx, webhook_id,
 				webhook_timestamp, body, body_len, mac) < 0) {
 			why = "signature could not be computed";
 			break;
 		}
 		found = header_matches(webhook_signature, mac);
 	}
-	EVP_MAC_CTX_free(ctx);
 	OPENSSL_cleanse(mac, sizeof(mac));
 	if (found)
 		return finish(SIGNATURE_VALID, NULL, reason);
