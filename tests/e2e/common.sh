@@ -6,6 +6,7 @@
 #   . "$top_srcdir/tests/e2e/common.sh"
 #   e2e_init                  harness + redis + mariadb + PAYHOOK_* for workers
 #   e2e_table URL             the table; returns non-zero on the first failure
+#   e2e_fill, e2e_gone, e2e_start_pool, e2e_start_lighttpd: see below
 #
 # Each assertion prints "ok - ..." or "not ok - ..." (TAP-like, for the log).
 
@@ -51,16 +52,17 @@ e2e_expect() {
 e2e_post() {
 	local url=$1 body=$2
 	shift 2
-	local f="$E2E_DIR/req.$$.$RANDOM" headers=()
-	printf '%s' "$body" >"$f.in"
-	mapfile -t headers < <("$PAYHOOK_SIGN" --secret "$E2E_SECRET" "$f.in")
-	E2E_STATUS=$(curl -sS -m 30 -o "$f.out" -D "$f.hdr" -w '%{http_code}' \
+	local req="$E2E_DIR/req.$$.$RANDOM"
+	local -a headers=()
+	printf '%s' "$body" >"$req.in"
+	mapfile -t headers < <("$PAYHOOK_SIGN" --secret "$E2E_SECRET" "$req.in")
+	E2E_STATUS=$(curl -sS -m 30 -o "$req.out" -D "$req.hdr" -w '%{http_code}' \
 		-H 'Content-Type: application/json' \
 		-H "${headers[0]}" -H "${headers[1]}" -H "${headers[2]}" \
-		--data-binary "@$f.in" "$@" "$url") || E2E_STATUS=000
-	E2E_BODY=$(cat "$f.out" 2>/dev/null)
-	E2E_HEADERS=$(tr -d '\r' <"$f.hdr" 2>/dev/null)
-	rm -f "$f.in" "$f.out" "$f.hdr"
+		--data-binary "@$req.in" "$@" "$url") || E2E_STATUS=000
+	E2E_BODY=$(cat "$req.out" 2>/dev/null)
+	E2E_HEADERS=$(tr -d '\r' <"$req.hdr" 2>/dev/null)
+	rm -f "$req.in" "$req.out" "$req.hdr"
 }
 
 # The "result" field of a JSON body, without a JSON parser in shell: the body
@@ -142,6 +144,116 @@ e2e_table() {
 		e2e_ok "$tag storm: no 5xx ($codes)"
 	fi
 	[ "$E2E_FAILED" = 0 ]
+}
+
+# ---- servers and pools ------------------------------------------------------
+
+# e2e_fill SRC DST NAME=VALUE...: copies conf file SRC to DST with every @NAME@
+# replaced; fails when a placeholder is left.
+e2e_fill() {
+	local src=$1 dst=$2 kv value
+	local -a script=()
+	shift 2
+	for kv in "$@"; do
+		value=${kv#*=}
+		value=${value//\\/\\\\}
+		value=${value//|/\\|}
+		value=${value//&/\\&}
+		script+=(-e "s|@${kv%%=*}@|$value|g")
+	done
+	sed "${script[@]}" "$src" >"$dst" || return 1
+	if grep -n '@[A-Z_]*@' "$dst" >&2; then
+		echo "placeholder left in $dst" >&2
+		return 1
+	fi
+}
+
+# e2e_gone PID [SECONDS]: waits until process PID has exited (a zombie counts:
+# the workers' parent may be a PID 1 that never reaps them).
+e2e_gone() {
+	local deadline=$(($(harness__now_ms) + ${2:-5} * 1000))
+	while harness__starttime "$1" >/dev/null; do
+		[ "$(harness__now_ms)" -lt "$deadline" ] || return 1
+		sleep 0.05
+	done
+}
+
+# e2e_start_pool NAME WORKERS [PAYHOOK ARGS...]: conf/spawn-fcgi.sh with its
+# socket, PID file and log in HARNESS_DIR; sets POOL_PIDS and POOL_SOCKET.
+e2e_start_pool() {
+	local name=$1 workers=$2 pid n=0
+	shift 2
+	POOL_SOCKET=$HARNESS_DIR/$name.sock
+	POOL_LOG=$HARNESS_DIR/$name.log
+	e2e_fill "$top_srcdir/conf/spawn-fcgi.sh" "$HARNESS_DIR/$name.sh" \
+		SOCKET="$POOL_SOCKET" WORKERS="$workers" \
+		PIDFILE="$HARNESS_DIR/$name.pid" PAYHOOK="$PAYHOOK_BIN" \
+		CONFIG="$HARNESS_DIR/payhook.conf" LOG="$POOL_LOG" || return 1
+	# The example configuration as it is: every line a comment, so the
+	# workers run on defaults and the PAYHOOK_* of e2e_init.
+	cp "$top_srcdir/conf/payhook.conf.example" "$HARNESS_DIR/payhook.conf"
+	POOL_PIDS=()
+	sh "$HARNESS_DIR/$name.sh" "$@" </dev/null >"$HARNESS_DIR/$name.out" 2>&1
+	local rc=$?
+	while read -r pid; do
+		POOL_PIDS+=("$pid")
+		harness__record "$name-$n" "$pid"
+		n=$((n + 1))
+	done < <(sed -n 's/^spawn-fcgi: child spawned successfully: PID: \([0-9]*\)$/\1/p' \
+		"$HARNESS_DIR/$name.out")
+	if [ "$rc" != 0 ] || [ "$n" != "$workers" ]; then
+		harness__log_tail "$HARNESS_DIR/$name.out"
+		harness__log_tail "$POOL_LOG"
+		echo "spawn-fcgi started $n of $workers workers (status $rc)" >&2
+		return 1
+	fi
+}
+
+# e2e_start_lighttpd NAME SNIPPET READY [ENV...]: lighttpd -D on 127.0.0.1
+# (a free port, LIGHTTPD_PORT) including SNIPPET, as a background job of this
+# script (LIGHTTPD_PID); with ENV, under env -i with only those variables.
+# READY "webhook" waits until GET /webhook reaches payhook (405); "any" until
+# GET / gets any answer, which sends nothing to a worker (so --max-requests
+# counts only the test's requests).
+e2e_start_lighttpd() {
+	local name=$1 snippet=$2 ready=$3 conf=$HARNESS_DIR/$1.conf status
+	local deadline=$(($(harness__now_ms) + 10000)) path=/webhook
+	local -a envcmd=()
+	shift 3
+	[ "$ready" = webhook ] || path=/
+	[ "$#" = 0 ] || envcmd=(env -i "$@")
+	LIGHTTPD_PORT=$("$top_builddir/tests/freeport") || return 1
+	LIGHTTPD_LOG=$HARNESS_DIR/$name-error.log
+	LIGHTTPD_OUT=$HARNESS_DIR/$name.out
+	mkdir -p "$HARNESS_DIR/www" "$HARNESS_DIR/upload"
+	cat >"$conf" <<-EOF
+	server.document-root = "$HARNESS_DIR/www"
+	server.bind = "127.0.0.1"
+	server.port = $LIGHTTPD_PORT
+	server.errorlog = "$LIGHTTPD_LOG"
+	server.upload-dirs = ( "$HARNESS_DIR/upload" )
+	include "$snippet"
+	EOF
+	"${envcmd[@]}" lighttpd -D -f "$conf" </dev/null >>"$LIGHTTPD_OUT" 2>&1 &
+	LIGHTTPD_PID=$!
+	harness__record "$name" "$LIGHTTPD_PID"
+	while :; do
+		status=$(curl -s -m 2 -o /dev/null -w '%{http_code}' \
+			"http://127.0.0.1:$LIGHTTPD_PORT$path") || status=000
+		if [ "$ready" = webhook ]; then
+			[ "$status" = 405 ] && return 0
+		elif [ "$status" != 000 ]; then
+			return 0
+		fi
+		if ! harness__starttime "$LIGHTTPD_PID" >/dev/null ||
+			[ "$(harness__now_ms)" -ge "$deadline" ]; then
+			harness__log_tail "$LIGHTTPD_LOG"
+			harness__log_tail "$LIGHTTPD_OUT"
+			echo "lighttpd did not come up (last GET status $status)" >&2
+			return 1
+		fi
+		sleep 0.1
+	done
 }
 
 # e2e_finish: the exit status for the test script.
