@@ -18,42 +18,14 @@
 #include <unistd.h>
 
 #include "configuration.h"
+#include "itest.h"
 #include "lock.h"
 #include "pipeline.h"
 #include "response.h"
 
 /* ---- harness access ---- */
 
-/* Runs tests/harness-ctl.sh with printf-formatted arguments (already shell
- * quoted by the caller) and returns its trimmed output in a static buffer. */
-static const char *ctl(const char *fmt, ...)
-	__attribute__((format(printf, 1, 2)));
-static const char *ctl(const char *fmt, ...)
-{
-	static char out[4096];
-	char args[2048], cmd[2560];
-	const char *srcdir = getenv("top_srcdir");
-	va_list ap;
-	FILE *f;
-	size_t n;
-	int status;
-
-	va_start(ap, fmt);
-	vsnprintf(args, sizeof(args), fmt, ap);
-	va_end(ap);
-	snprintf(cmd, sizeof(cmd), "bash '%s/tests/harness-ctl.sh' %s",
-		 srcdir != NULL ? srcdir : ".", args);
-	f = popen(cmd, "r");
-	ck_assert_ptr_nonnull(f);
-	n = fread(out, 1, sizeof(out) - 1, f);
-	out[n] = '\0';
-	status = pclose(f);
-	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0,
-		      "harness-ctl %s failed: %s", args, out);
-	while (n > 0 && (out[n - 1] == '\n' || out[n - 1] == ' '))
-		out[--n] = '\0';
-	return out;
-}
+#define ctl itest_ctl
 
 static long sql_long(const char *query)
 {
@@ -75,21 +47,6 @@ static long redis_exists(const char *id)
 }
 
 /* ---- requests ---- */
-
-struct body_reader {
-	const char *data;
-	size_t len, pos;
-};
-
-static long read_memory(void *ctx, char *buf, size_t cap)
-{
-	struct body_reader *r = ctx;
-	size_t n = r->len - r->pos < cap ? r->len - r->pos : cap;
-
-	memcpy(buf, r->data + r->pos, n);
-	r->pos += n;
-	return (long)n;
-}
 
 static struct config cfg;
 static struct pipeline *pipeline;
@@ -122,19 +79,9 @@ static void teardown(void)
 static enum outcome post_with(struct pipeline *p, const char *body,
 			      struct result *out)
 {
-	char length[32];
-	struct body_reader reader = { body, strlen(body), 0 };
-	struct request req = {
-		.method = "POST",
-		.content_type = "application/json",
-		.content_length = length,
-		.read_body = read_memory,
-		.read_ctx = &reader,
-	};
 	struct result r;
 
-	snprintf(length, sizeof(length), "%zu", reader.len);
-	pipeline_handle(p, &req, out != NULL ? out : &r);
+	itest_post(p, body, out != NULL ? out : &r);
 	return out != NULL ? out->outcome : r.outcome;
 }
 

@@ -1,0 +1,69 @@
+/* itest.c - shared helpers of the integration suites (see itest.h). */
+#include "config.h"
+
+#include <check.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+
+#include "itest.h"
+
+const char *itest_ctl(const char *fmt, ...)
+{
+	static char out[4096];
+	char args[2048], cmd[2560];
+	const char *srcdir = getenv("top_srcdir");
+	va_list ap;
+	FILE *f;
+	size_t n;
+	int status;
+
+	va_start(ap, fmt);
+	vsnprintf(args, sizeof(args), fmt, ap);
+	va_end(ap);
+	snprintf(cmd, sizeof(cmd), "bash '%s/tests/harness-ctl.sh' %s",
+		 srcdir != NULL ? srcdir : ".", args);
+	f = popen(cmd, "r");
+	ck_assert_ptr_nonnull(f);
+	n = fread(out, 1, sizeof(out) - 1, f);
+	out[n] = '\0';
+	status = pclose(f);
+	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+		      "harness-ctl %s failed: %s", args, out);
+	while (n > 0 && (out[n - 1] == '\n' || out[n - 1] == ' '))
+		out[--n] = '\0';
+	return out;
+}
+
+struct body_reader {
+	const char *data;
+	size_t len, pos;
+};
+
+static long read_memory(void *ctx, char *buf, size_t cap)
+{
+	struct body_reader *r = ctx;
+	size_t n = r->len - r->pos < cap ? r->len - r->pos : cap;
+
+	memcpy(buf, r->data + r->pos, n);
+	r->pos += n;
+	return (long)n;
+}
+
+void itest_post(struct pipeline *p, const char *body, struct result *out)
+{
+	char length[32];
+	struct body_reader reader = { body, strlen(body), 0 };
+	struct request req = {
+		.method = "POST",
+		.content_type = "application/json",
+		.content_length = length,
+		.read_body = read_memory,
+		.read_ctx = &reader,
+	};
+
+	snprintf(length, sizeof(length), "%zu", reader.len);
+	pipeline_handle(p, &req, out);
+}

@@ -1,0 +1,21 @@
+/* itest.h - what the integration suites share: control of the servers that
+ * tests/harness.sh started, and sending one request body through a pipeline
+ * the way the FastCGI worker does.
+ */
+#ifndef PAYHOOK_ITEST_H
+#define PAYHOOK_ITEST_H
+
+#include "pipeline.h"
+#include "response.h"
+
+/* Runs tests/harness-ctl.sh with printf-formatted arguments (shell-quoted by
+ * the caller) and returns its output without trailing blanks, in a static
+ * buffer overwritten by the next call. Fails the current Check test when the
+ * command fails. */
+const char *itest_ctl(const char *fmt, ...)
+	__attribute__((format(printf, 1, 2)));
+
+/* POSTs body (application/json, its exact length) through p and fills *out. */
+void itest_post(struct pipeline *p, const char *body, struct result *out);
+
+#endif
