@@ -29,6 +29,19 @@ struct lock_client {
 	char script_sha[41]; /* SHA1 of release_script, for EVALSHA */
 };
 
+/* Writes len bytes as 2 * len lower-case hex digits and a NUL. (snprintf per
+ * byte was a tenth of a worker's instructions.) */
+static void hex_encode(const unsigned char *in, size_t len, char *out)
+{
+	static const char digits[] = "0123456789abcdef";
+
+	for (size_t i = 0; i < len; i++) {
+		out[2 * i] = digits[in[i] >> 4];
+		out[2 * i + 1] = digits[in[i] & 0x0f];
+	}
+	out[2 * len] = '\0';
+}
+
 int64_t lock_clock_us(void)
 {
 	struct timespec ts;
@@ -54,8 +67,7 @@ static int script_sha1(char out[41], struct error *err)
 	if (EVP_Digest(release_script, sizeof(release_script) - 1, md, &md_len,
 		       EVP_sha1(), NULL) != 1 || md_len != 20)
 		return error_set(err, "lock: SHA1 of the release script failed");
-	for (unsigned int i = 0; i < md_len; i++)
-		snprintf(out + 2 * i, 3, "%02x", md[i]);
+	hex_encode(md, md_len, out);
 	return 0;
 }
 
@@ -179,8 +191,7 @@ static int random_token(char out[LOCK_TOKEN_HEX + 1], struct error *err)
 		}
 		got += (size_t)n;
 	}
-	for (size_t i = 0; i < sizeof(raw); i++)
-		snprintf(out + 2 * i, 3, "%02x", raw[i]);
+	hex_encode(raw, sizeof(raw), out);
 	return 0;
 }
 

@@ -7,7 +7,7 @@ set -eu
 packages="build-essential autoconf automake pkg-config
   libfcgi-dev libhiredis-dev libjson-c-dev libssl-dev libmariadb-dev check
   redis-server mariadb-server mariadb-client lighttpd spawn-fcgi
-  apache2 libapache2-mod-fcgid nginx-light curl valgrind"
+  apache2 libapache2-mod-fcgid nginx-light curl valgrind wrk gnuplot-nox"
 
 policy=/usr/sbin/policy-rc.d
 own_policy=no
