@@ -18,6 +18,19 @@ struct payload_parser {
 	struct json_tokener *tok; /* reused for every body; reset before each */
 };
 
+/* A tokener with payhook's rules, or NULL when out of memory. json-c counts
+ * the top-level object as depth 1 and accepts exactly max_depth levels
+ * (checked by the unit tests at 32 and 33). */
+static struct json_tokener *tokener_new(void)
+{
+	struct json_tokener *tok = json_tokener_new_ex(PAYLOAD_MAX_DEPTH);
+
+	if (tok != NULL)
+		json_tokener_set_flags(tok, JSON_TOKENER_STRICT |
+						    JSON_TOKENER_VALIDATE_UTF8);
+	return tok;
+}
+
 struct payload_parser *payload_parser_new(void)
 {
 	struct payload_parser *parser;
@@ -25,23 +38,34 @@ struct payload_parser *payload_parser_new(void)
 	parser = calloc(1, sizeof(*parser));
 	if (parser == NULL)
 		return NULL;
-	/* json-c counts the top-level object as depth 1 and accepts exactly
-	 * max_depth levels (checked by the unit tests at 32 and 33). */
-	parser->tok = json_tokener_new_ex(PAYLOAD_MAX_DEPTH);
+	parser->tok = tokener_new();
 	if (parser->tok == NULL) {
 		free(parser);
 		return NULL;
 	}
-	json_tokener_set_flags(parser->tok,
-			       JSON_TOKENER_STRICT | JSON_TOKENER_VALIDATE_UTF8);
 	return parser;
+}
+
+/* Replaces the tokener after a failed parse: json-c 0.16's
+ * json_tokener_reset keeps a pending \uD800-\uDBFF escape, which then
+ * turns the first \u escape of the next body into U+FFFD (found by the
+ * fuzzer: a truncated body made the worker's next valid one a 400).
+ * Returns 0, or -1 when out of memory (the old tokener is then freed too,
+ * and the next call tries again). */
+static int tokener_renew(struct payload_parser *parser)
+{
+	if (parser->tok != NULL)
+		json_tokener_free(parser->tok);
+	parser->tok = tokener_new();
+	return parser->tok != NULL ? 0 : -1;
 }
 
 void payload_parser_free(struct payload_parser *parser)
 {
 	if (parser == NULL)
 		return;
-	json_tokener_free(parser->tok);
+	if (parser->tok != NULL)
+		json_tokener_free(parser->tok);
 	free(parser);
 }
 
@@ -409,13 +433,16 @@ enum payload_status payload_parse(struct payload_parser *parser,
 		return fail(PAYLOAD_INVALID, reason, reason_cap,
 			    "body: must be a JSON object");
 
+	if (parser->tok == NULL && tokener_renew(parser) != 0)
+		return fail(PAYLOAD_ERROR, reason, reason_cap,
+			    "body: out of memory");
 	json_tokener_reset(parser->tok);
 	root = json_tokener_parse_ex(parser->tok, body, (int)len);
 	if (root == NULL) {
 		enum json_tokener_error jerr = json_tokener_get_error(parser->tok);
 
-		/* Leave the tokener clean for the next body either way. */
-		json_tokener_reset(parser->tok);
+		/* A fresh tokener for the next body: see tokener_renew. */
+		tokener_renew(parser);
 		return tokener_failure(jerr == json_tokener_success ?
 				       json_tokener_error_parse_unexpected : jerr,
 				       reason, reason_cap);

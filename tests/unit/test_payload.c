@@ -784,6 +784,21 @@ START_TEST(test_reason_buffer_bounds)
 }
 END_TEST
 
+/* Found by the fuzzer: json-c's reset kept a pending high-surrogate escape
+ * from a truncated body, and the next body's first \u escape turned into
+ * U+FFFD, so a valid delivery got a 400. */
+START_TEST(test_no_state_from_a_failed_body)
+{
+	const char *truncated = "{\"a\":\"\\ud800";
+	const char *valid = "{\"transaction_id\":\"\\u0041BC\",\"amount\":1,"
+			    "\"currency\":\"EUR\"}";
+
+	ck_assert_int_eq(parse_str(truncated), PAYLOAD_INVALID);
+	ck_assert_int_eq(parse_str(valid), PAYLOAD_VALID);
+	ck_assert_str_eq(pay.transaction_id, "ABC");
+}
+END_TEST
+
 START_TEST(test_api_edges)
 {
 	enum payload_status st;
@@ -865,6 +880,7 @@ static Suite *payload_suite(void)
 	LOOP(tc, test_ignored_field_any_json, extra_valid);
 	tcase_add_loop_test(tc, test_nesting_32_accepted_33_rejected, 0, 2);
 	tcase_add_test(tc, test_duplicate_keys_last_wins);
+	tcase_add_test(tc, test_no_state_from_a_failed_body);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("parser");

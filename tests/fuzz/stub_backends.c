@@ -1,0 +1,274 @@
+/* stub_backends.c - in-process stand-ins for every public function of
+ * lib/lock.h and lib/store.h, linked into the fuzz_request target instead of
+ * lib/lock.o and lib/store.o (link-time substitution; production code is
+ * unchanged).
+ *
+ * This is the ONLY stub in payhook's tests, and it exists for one reason:
+ * the request fuzzer explores input handling (CGI variables, body, signature,
+ * payload) at hundreds of thousands of requests a second, which real Redis
+ * and MySQL servers cannot serve, and it needs every backend answer on
+ * demand. Backend behaviour itself is tested against real servers by
+ * tests/integration and tests/e2e, never here. Each answer is chosen by the
+ * input (see stub_backends.h), so every run is repeatable.
+ */
+#include "config.h"
+
+#include <string.h>
+#include <time.h>
+
+#include "fuzz.h"
+#include "lock.h"
+#include "store.h"
+#include "stub_backends.h"
+
+struct lock_client {
+	const struct config *cfg;
+};
+
+struct store {
+	const struct config *cfg;
+};
+
+static struct stub_script script;
+static struct stub_trace trace;
+/* The lease handed out last, to recognise it when it is released. */
+static char issued_token[LOCK_TOKEN_HEX + 1];
+
+void stub_reset(const struct stub_script *s)
+{
+	script = *s;
+	memset(&trace, 0, offsetof(struct stub_trace, payload));
+	trace.lock_id[0] = '\0';
+	trace.lock_id_len = 0;
+	issued_token[0] = '\0';
+}
+
+const struct stub_trace *stub_trace(void)
+{
+	return &trace;
+}
+
+/* A payment handed to a backend obeys the field rules. */
+static void check_payment(const struct payment *p)
+{
+	FUZZ_CHECK(p != NULL, "NULL payment");
+	FUZZ_CHECK(p->transaction_id_len >= 1 &&
+		   p->transaction_id_len <= PAYLOAD_TRANSACTION_ID_MAX &&
+		   strlen(p->transaction_id) == p->transaction_id_len,
+		   "transaction_id_len %zu", p->transaction_id_len);
+	for (size_t i = 0; i < p->transaction_id_len; i++)
+		FUZZ_CHECK((unsigned char)p->transaction_id[i] >= 0x21 &&
+			   (unsigned char)p->transaction_id[i] <= 0x7E,
+			   "transaction_id byte 0x%02x reached a backend",
+			   (unsigned char)p->transaction_id[i]);
+	FUZZ_CHECK(p->amount >= 1, "amount %lld reached a backend",
+		   (long long)p->amount);
+	FUZZ_CHECK(strlen(p->currency) == 3 && p->currency[0] >= 'A' &&
+		   p->currency[0] <= 'Z' && p->currency[1] >= 'A' &&
+		   p->currency[1] <= 'Z' && p->currency[2] >= 'A' &&
+		   p->currency[2] <= 'Z',
+		   "currency \"%.4s\" reached a backend", p->currency);
+}
+
+/* ---- lock.h ---- */
+
+struct lock_client *lock_client_new(const struct config *cfg,
+				    struct error *err)
+{
+	struct lock_client *c = calloc(1, sizeof(*c));
+
+	if (c == NULL) {
+		error_set(err, "stub lock: out of memory");
+		return NULL;
+	}
+	c->cfg = cfg;
+	return c;
+}
+
+void lock_client_free(struct lock_client *client)
+{
+	free(client);
+}
+
+int lock_connect(struct lock_client *client, struct error *err)
+{
+	(void)client;
+	(void)err;
+	return 0;
+}
+
+enum lock_status lock_acquire(struct lock_client *client, const char *id,
+			      size_t id_len, long ttl_ms,
+			      struct lock_lease *lease, struct error *err)
+{
+	int n;
+
+	FUZZ_CHECK(client != NULL && id != NULL && lease != NULL,
+		   "lock_acquire: NULL argument");
+	FUZZ_CHECK(id_len >= 1 && id_len <= PAYLOAD_TRANSACTION_ID_MAX &&
+		   strlen(id) == id_len, "lock_acquire: id_len %zu", id_len);
+	FUZZ_CHECK(ttl_ms == client->cfg->lock_ttl_ms,
+		   "lock_acquire: ttl %ld, configured %ld", ttl_ms,
+		   client->cfg->lock_ttl_ms);
+	trace.acquires++;
+	memcpy(trace.lock_id, id, id_len + 1);
+	trace.lock_id_len = id_len;
+	switch (script.acquire) {
+	case LOCK_ACQUIRED:
+		memset(lease, 0, sizeof(*lease));
+		n = snprintf(lease->key, sizeof(lease->key), "%s%s",
+			     client->cfg->lock_key_prefix, id);
+		lease->key_len = n > 0 && (size_t)n < sizeof(lease->key) ?
+					 (size_t)n : 0;
+		snprintf(lease->token, sizeof(lease->token), "%032x",
+			 (unsigned)trace.acquires);
+		memcpy(issued_token, lease->token, sizeof(issued_token));
+		lease->started_us = lock_clock_us();
+		lease->ttl_ms = ttl_ms;
+		trace.held++;
+		return LOCK_ACQUIRED;
+	case LOCK_BUSY:
+		return LOCK_BUSY;
+	case LOCK_UNAVAILABLE:
+	default:
+		error_set(err, "stub lock: unavailable");
+		return LOCK_UNAVAILABLE;
+	}
+}
+
+enum lock_release_status lock_release(struct lock_client *client,
+				      const struct lock_lease *lease,
+				      struct error *err)
+{
+	FUZZ_CHECK(client != NULL && lease != NULL,
+		   "lock_release: NULL argument");
+	trace.releases++;
+	if (trace.held <= 0 || strcmp(lease->token, issued_token) != 0)
+		trace.bad_release++;
+	else
+		trace.held--;
+	if (script.release == LOCK_RELEASE_FAILED)
+		error_set(err, "stub lock: release failed");
+	return script.release;
+}
+
+long lock_lease_remaining_ms(const struct lock_lease *lease)
+{
+	FUZZ_CHECK(lease != NULL, "lock_lease_remaining_ms: NULL lease");
+	FUZZ_CHECK(strcmp(lease->token, issued_token) == 0,
+		   "lease asked about is not the one handed out");
+	return script.lease_remaining_ms;
+}
+
+int64_t lock_clock_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
+/* ---- store.h ---- */
+
+struct store *store_new(const struct config *cfg, struct error *err)
+{
+	struct store *s = calloc(1, sizeof(*s));
+
+	if (s == NULL) {
+		error_set(err, "stub store: out of memory");
+		return NULL;
+	}
+	s->cfg = cfg;
+	return s;
+}
+
+void store_free(struct store *store)
+{
+	free(store);
+}
+
+int store_connect(struct store *store, struct error *err)
+{
+	FUZZ_CHECK(store != NULL, "store_connect: NULL store");
+	trace.connects++;
+	if (script.connect_fails)
+		return error_set(err, "stub store: cannot connect");
+	return 0;
+}
+
+int store_check_schema(struct store *store, struct error *err)
+{
+	return store_connect(store, err);
+}
+
+enum store_status store_insert_payment(struct store *store,
+				       const struct payment *payment,
+				       const void *payload, size_t payload_len,
+				       const struct store_guard *guard,
+				       struct error *err)
+{
+	enum store_status st;
+
+	FUZZ_CHECK(store != NULL, "store_insert_payment: NULL store");
+	check_payment(payment);
+	FUZZ_CHECK(payload != NULL || payload_len == 0,
+		   "store_insert_payment: NULL payload");
+	trace.inserts++;
+	trace.inserted = *payment;
+	trace.payload_len = payload_len;
+	trace.payload_truncated = payload_len > sizeof(trace.payload);
+	memcpy(trace.payload, payload,
+	       trace.payload_truncated ? sizeof(trace.payload) : payload_len);
+	trace.insert_guarded = guard != NULL;
+	/* Like the real store: ask before the INSERT and before the COMMIT. */
+	if (guard != NULL &&
+	    (guard->enough_lease(guard->ctx, script.needed_ms) != 0 ||
+	     guard->enough_lease(guard->ctx, script.needed_ms) != 0)) {
+		trace.guard_refused = 1;
+		error_set(err, "stub store: lease too short");
+		return STORE_LEASE_EXPIRED;
+	}
+	st = script.insert;
+	if (st == STORE_INSERTED || st == STORE_DUPLICATE)
+		trace.committed = 1;
+	else if (st != STORE_CONFLICT)
+		error_set(err, "stub store: %s", store_status_name(st));
+	return st;
+}
+
+enum store_status store_find_payment(struct store *store,
+				     const struct payment *payment,
+				     struct error *err)
+{
+	FUZZ_CHECK(store != NULL, "store_find_payment: NULL store");
+	check_payment(payment);
+	trace.finds++;
+	if (script.find == STORE_DUPLICATE)
+		trace.committed = 1;
+	else if (script.find != STORE_CONFLICT && script.find != STORE_NOT_FOUND)
+		error_set(err, "stub store: %s", store_status_name(script.find));
+	return script.find;
+}
+
+const char *store_status_name(enum store_status status)
+{
+	switch (status) {
+	case STORE_INSERTED:
+		return "inserted";
+	case STORE_DUPLICATE:
+		return "duplicate";
+	case STORE_CONFLICT:
+		return "conflict";
+	case STORE_NOT_FOUND:
+		return "not_found";
+	case STORE_RETRYABLE:
+		return "retryable";
+	case STORE_UNKNOWN_OUTCOME:
+		return "unknown_outcome";
+	case STORE_LEASE_EXPIRED:
+		return "lease_expired";
+	case STORE_UNAVAILABLE:
+		return "unavailable";
+	}
+	return "?";
+}
