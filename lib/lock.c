@@ -15,6 +15,7 @@
 #include <openssl/evp.h>
 
 #include "lock.h"
+#include "timing.h"
 
 /* 1: deleted our key; 0: no key (lease ran out); -1: someone else's key. */
 static const char release_script[] =
@@ -42,17 +43,9 @@ static void hex_encode(const unsigned char *in, size_t len, char *out)
 	out[2 * len] = '\0';
 }
 
-int64_t lock_clock_us(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
-}
-
 long lock_lease_remaining_ms(const struct lock_lease *lease)
 {
-	int64_t elapsed_us = lock_clock_us() - lease->started_us;
+	int64_t elapsed_us = timing_now_us() - lease->started_us;
 
 	return lease->ttl_ms - (long)(elapsed_us / 1000);
 }
@@ -230,7 +223,7 @@ enum lock_status lock_acquire(struct lock_client *client, const char *id,
 	argv[5] = ttl;  argl[5] = strlen(ttl);
 
 	/* Before the send: a pause after it must not make the lease look fresh. */
-	lease->started_us = lock_clock_us();
+	lease->started_us = timing_now_us();
 	reply = redisCommandArgv(client->redis, 6, argv, argl);
 	if (reply == NULL) {
 		error_set(err, "redis SET NX: %s", client->redis->errstr);

@@ -27,7 +27,7 @@ struct lock_lease {
 	char key[LOCK_KEY_MAX];
 	size_t key_len;
 	char token[LOCK_TOKEN_HEX + 1];
-	int64_t started_us; /* monotonic clock, read before the SET was sent */
+	int64_t started_us; /* timing_now_us(), read before the SET was sent */
 	long ttl_ms;
 };
 
@@ -70,8 +70,5 @@ enum lock_release_status lock_release(struct lock_client *client,
 
 /* Milliseconds left on the lease now (negative once it ran out). */
 long lock_lease_remaining_ms(const struct lock_lease *lease);
-
-/* The monotonic clock in microseconds. */
-int64_t lock_clock_us(void);
 
 #endif

@@ -17,6 +17,7 @@
 #include "pipeline.h"
 #include "signature.h"
 #include "store.h"
+#include "timing.h"
 
 struct pipeline {
 	const struct config *cfg;
@@ -297,7 +298,7 @@ void pipeline_handle(struct pipeline *p, const struct request *req,
 		     struct result *r)
 {
 	const struct config *cfg = p->cfg;
-	int64_t started_us = lock_clock_us();
+	int64_t started_us = timing_now_us();
 	struct error detail = { "" };
 	struct payment payment;
 	char reason[PAYLOAD_REASON_MAX];
@@ -376,14 +377,14 @@ out:
 			 outcome_name(r->outcome),
 			 outcome_status(r->outcome, cfg),
 			 r->transaction_id[0] != '\0' ? r->transaction_id : "-",
-			 (long long)(lock_clock_us() - started_us), r->reason,
+			 (long long)(timing_now_us() - started_us), r->reason,
 			 detail.message);
 	else
 		log_info("outcome=%s status=%d transaction_id=%s elapsed_us=%lld%s%s%s",
 			 outcome_name(r->outcome),
 			 outcome_status(r->outcome, cfg),
 			 r->transaction_id[0] != '\0' ? r->transaction_id : "-",
-			 (long long)(lock_clock_us() - started_us),
+			 (long long)(timing_now_us() - started_us),
 			 r->reason[0] != '\0' ? " reason=\"" : "", r->reason,
 			 r->reason[0] != '\0' ? "\"" : "");
 }

@@ -10,6 +10,7 @@
 #include <mysql.h>
 
 #include "store.h"
+#include "timing.h"
 
 /* Server error codes we decide on (mysqld_error.h names them ER_*). */
 #define STORE_ER_DUP_ENTRY 1062
@@ -247,23 +248,15 @@ static bool names_transaction_id_key(const char *message)
 	return false;
 }
 
-static long long monotonic_us(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (long long)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
-}
-
 /* True when stmt failed at once on a connection kept from an earlier request:
  * the signature of a server that restarted in between. A failure that took
  * longer may be a timeout, and is not retried (the time is already spent).
  * Drops the connection in that case. */
 static bool stale_connection_failed(struct store *store, MYSQL_STMT *stmt,
-				    long long started_us)
+				    int64_t started_us)
 {
 	if (store->fresh || !is_client_error(mysql_stmt_errno(stmt)) ||
-	    monotonic_us() - started_us > 500000)
+	    timing_now_us() - started_us > 500000)
 		return false;
 	store_disconnect(store);
 	return true;
@@ -308,7 +301,7 @@ enum store_status store_find_payment(struct store *store,
 	out[1].is_null = &currency_null;
 
 	for (int attempt = 0;; attempt++) {
-		long long started_us = monotonic_us();
+		int64_t started_us = timing_now_us();
 
 		if (mysql_stmt_bind_param(store->select, param) == 0 &&
 		    mysql_stmt_bind_result(store->select, out) == 0 &&
@@ -362,7 +355,7 @@ enum store_status store_insert_payment(struct store *store,
 	unsigned long id_len, currency_len = 3, payload_len_ul = payload_len;
 	unsigned long long amount = (unsigned long long)payment->amount;
 	unsigned int code;
-	long long started_us;
+	int64_t started_us;
 
 	store->fresh = false;
 	if (store_connect(store, err) != 0)
@@ -389,7 +382,7 @@ enum store_status store_insert_payment(struct store *store,
 
 	if (mysql_stmt_bind_param(store->insert, param) != 0)
 		return statement_failed(store, store->insert, "insert bind", err);
-	started_us = monotonic_us();
+	started_us = timing_now_us();
 	if (mysql_stmt_execute(store->insert) != 0 &&
 	    stale_connection_failed(store, store->insert, started_us)) {
 		/* The server restarted since the last request: nothing of this

@@ -68,7 +68,7 @@ compile() { # source object
 # lib/ minus the two backend modules: fuzz_request replaces those with
 # stub_backends.c, the other targets never reach them. As an archive, each
 # target pulls in only what it calls.
-LIB_MODULES="error log configuration signature payload response pipeline"
+LIB_MODULES="error log timing configuration signature payload response pipeline"
 echo "run-fuzz.sh: building with $("$CLANG" --version | head -n 1)"
 lib_objs=
 for m in $LIB_MODULES; do

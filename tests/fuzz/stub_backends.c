@@ -20,6 +20,7 @@
 #include "lock.h"
 #include "store.h"
 #include "stub_backends.h"
+#include "timing.h"
 
 struct lock_client {
 	const struct config *cfg;
@@ -123,7 +124,7 @@ enum lock_status lock_acquire(struct lock_client *client, const char *id,
 		snprintf(lease->token, sizeof(lease->token), "%032x",
 			 (unsigned)trace.acquires);
 		memcpy(issued_token, lease->token, sizeof(issued_token));
-		lease->started_us = lock_clock_us();
+		lease->started_us = timing_now_us();
 		lease->ttl_ms = ttl_ms;
 		trace.held++;
 		return LOCK_ACQUIRED;
@@ -158,14 +159,6 @@ long lock_lease_remaining_ms(const struct lock_lease *lease)
 	FUZZ_CHECK(strcmp(lease->token, issued_token) == 0,
 		   "lease asked about is not the one handed out");
 	return script.lease_remaining_ms;
-}
-
-int64_t lock_clock_us(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
 }
 
 /* ---- store.h ---- */
