@@ -543,6 +543,24 @@ ratio() {
 			print m, a[1], a[NR] }'
 }
 
+# ceiling_ratio C: per round, payhook's req/s over the ceiling of the raw
+# backend work and the HTTP + FastCGI floor done one after the other on the
+# same cores, 1 / (1 / raw + 1 / floor): "median min max". On a machine where
+# the web server shares the CPU with the workers and the backends, this is the
+# most any FastCGI receiver doing payhook's backend work could reach.
+ceiling_ratio() {
+	awk -F'\t' -v c="$1" '
+		$2 == c && $1 == "ph" { a[$3] = $4 }
+		$2 == c && $1 == "raw" { b[$3] = $4 }
+		$2 == c && $1 == "floor" { f[$3] = $4 }
+		END { for (r in a) if ((r in b) && (r in f) && b[r] > 0 && f[r] > 0)
+			print a[r] * (1 / b[r] + 1 / f[r]) }' "$TSV" |
+		sort -g | awk '{ a[NR] = $1 } END {
+			if (NR == 0) { print "- - -"; exit }
+			m = NR % 2 ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2
+			print m, a[1], a[NR] }'
+}
+
 # cell FORMAT "MEDIAN MIN MAX": "median (min–max)", numbers in FORMAT.
 # shellcheck disable=SC2059 # the format is the caller's, one of ours
 cell() {
@@ -648,6 +666,10 @@ total_s=$((($(harness__now_ms) - started_ms) / 1000))
 	done
 	for c in "${CONCS[@]}"; do
 		ratio_row "payhook / floor" ph floor "$c" "$c"
+	done
+	for c in "${CONCS[@]}"; do
+		printf '| payhook / ceiling 1/(1/raw + 1/floor) | %s | %s× | | | | | | the backend work and HTTP + FastCGI sharing the same cores |\n' \
+			"$c" "$(cell %.2f "$(ceiling_ratio "$c")")"
 	done
 	ratio_row "log info / log warn" info ph "$SIDE_C" "$SIDE_C"
 	ratio_row "signed / unsigned" sig ph "$SIDE_C" "$SIDE_C"
