@@ -222,10 +222,12 @@ static void store_outcome(enum store_status status, struct result *r)
 	}
 }
 
-/* The backend part: lock, write, release. Fills r; detail gets what failed. */
+/* The backend part: lock, write, release. Fills r; detail gets what failed,
+ * note what went wrong without changing the outcome (a lost lease, Redis
+ * down under db_only), for the request's log line. */
 static void record_payment(struct pipeline *p, const struct payment *payment,
 			   size_t body_len, struct result *r,
-			   struct error *detail)
+			   struct error *detail, struct error *note)
 {
 	struct lock_lease lease;
 	struct store_guard guard = { enough_lease, &lease };
@@ -251,18 +253,16 @@ static void record_payment(struct pipeline *p, const struct payment *payment,
 		case LOCK_RELEASED:
 			break;
 		case LOCK_RELEASE_EXPIRED:
-			log_warn("lost lease: lock for %s expired before release",
-				 payment->transaction_id);
+			error_set(note, "lost lease: the lock expired before "
+					"release");
 			break;
 		case LOCK_RELEASE_STOLEN:
-			log_warn("lost lease: lock for %s is held by another "
-				 "worker; left alone",
-				 payment->transaction_id);
+			error_set(note, "lost lease: the lock is held by another "
+					"worker, left alone");
 			break;
 		case LOCK_RELEASE_FAILED:
-			log_warn("lock release for %s failed (%s); it expires "
-				 "by itself",
-				 payment->transaction_id, lock_err.message);
+			error_set(note, "lock release failed (%s); it expires "
+					"by itself", lock_err.message);
 			break;
 		}
 		return;
@@ -284,8 +284,8 @@ static void record_payment(struct pipeline *p, const struct payment *payment,
 			return;
 		}
 		/* db_only: the unique key alone still prevents a second row. */
-		log_warn("redis unavailable, going on without the lock: %s",
-			 lock_err.message);
+		error_set(note, "redis unavailable, recorded without the "
+				"lock: %s", lock_err.message);
 		stored = store_insert_payment(p->store, payment, p->body,
 					      body_len, NULL, detail);
 		store_outcome(stored, r);
@@ -294,12 +294,39 @@ static void record_payment(struct pipeline *p, const struct payment *payment,
 	result_set(r, OUTCOME_ERROR, "unexpected lock result");
 }
 
+/* The one log line of a request: info for an answer that went as it
+ * should, warn for 5xx answers (with the backend's error) and for answers
+ * that came with a note. */
+static void log_request(const struct config *cfg, const struct result *r,
+			int64_t elapsed_us, const struct error *detail,
+			const struct error *note)
+{
+	const char *id = r->transaction_id[0] != '\0' ? r->transaction_id : "-";
+	bool fault = r->outcome == OUTCOME_UNAVAILABLE ||
+		     r->outcome == OUTCOME_ERROR;
+
+	if (fault || note->message[0] != '\0')
+		log_warn("outcome=%s status=%d transaction_id=%s elapsed_us=%lld "
+			 "reason=\"%s\" detail=\"%s\"",
+			 outcome_name(r->outcome),
+			 outcome_status(r->outcome, cfg), id,
+			 (long long)elapsed_us, r->reason,
+			 fault ? detail->message : note->message);
+	else
+		log_info("outcome=%s status=%d transaction_id=%s elapsed_us=%lld%s%s%s",
+			 outcome_name(r->outcome),
+			 outcome_status(r->outcome, cfg), id,
+			 (long long)elapsed_us,
+			 r->reason[0] != '\0' ? " reason=\"" : "", r->reason,
+			 r->reason[0] != '\0' ? "\"" : "");
+}
+
 void pipeline_handle(struct pipeline *p, const struct request *req,
 		     struct result *r)
 {
 	const struct config *cfg = p->cfg;
 	int64_t started_us = timing_now_us();
-	struct error detail = { "" };
+	struct error detail = { "" }, note = { "" };
 	struct payment payment;
 	char reason[PAYLOAD_REASON_MAX];
 	const char *sig_reason = NULL;
@@ -369,22 +396,7 @@ void pipeline_handle(struct pipeline *p, const struct request *req,
 	}
 	memcpy(r->transaction_id, payment.transaction_id,
 	       payment.transaction_id_len + 1);
-	record_payment(p, &payment, body_len, r, &detail);
+	record_payment(p, &payment, body_len, r, &detail, &note);
 out:
-	if (r->outcome == OUTCOME_UNAVAILABLE || r->outcome == OUTCOME_ERROR)
-		log_warn("outcome=%s status=%d transaction_id=%s elapsed_us=%lld "
-			 "reason=\"%s\" detail=\"%s\"",
-			 outcome_name(r->outcome),
-			 outcome_status(r->outcome, cfg),
-			 r->transaction_id[0] != '\0' ? r->transaction_id : "-",
-			 (long long)(timing_now_us() - started_us), r->reason,
-			 detail.message);
-	else
-		log_info("outcome=%s status=%d transaction_id=%s elapsed_us=%lld%s%s%s",
-			 outcome_name(r->outcome),
-			 outcome_status(r->outcome, cfg),
-			 r->transaction_id[0] != '\0' ? r->transaction_id : "-",
-			 (long long)(timing_now_us() - started_us),
-			 r->reason[0] != '\0' ? " reason=\"" : "", r->reason,
-			 r->reason[0] != '\0' ? "\"" : "");
+	log_request(cfg, r, timing_now_us() - started_us, &detail, &note);
 }
