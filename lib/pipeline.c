@@ -307,11 +307,13 @@ static void log_request(const struct config *cfg, const struct result *r,
 
 	if (fault || note->message[0] != '\0')
 		log_warn("outcome=%s status=%d transaction_id=%s elapsed_us=%lld "
-			 "reason=\"%s\" detail=\"%s\"",
+			 "reason=\"%s\" detail=\"%s%s%s\"",
 			 outcome_name(r->outcome),
 			 outcome_status(r->outcome, cfg), id,
 			 (long long)elapsed_us, r->reason,
-			 fault ? detail->message : note->message);
+			 fault ? detail->message : "",
+			 fault && note->message[0] != '\0' ? "; " : "",
+			 note->message);
 	else
 		log_info("outcome=%s status=%d transaction_id=%s elapsed_us=%lld%s%s%s",
 			 outcome_name(r->outcome),
