@@ -24,9 +24,6 @@
 #define PROGRAM "payhook-sign"
 /* Largest body we read; far above any sane max_body_bytes. */
 #define BODY_MAX ((size_t)64 * 1024 * 1024)
-/* Same bounds as the verifier applies to webhook-id and webhook-timestamp. */
-#define ID_MAX 256
-#define TIMESTAMP_DIGITS_MAX 19
 #define ID_RANDOM_BYTES 12
 
 #define EXIT_USAGE 2
@@ -68,27 +65,6 @@ _Noreturn static void die_usage(const char *msg, const char *arg)
 		fprintf(stderr, PROGRAM ": %s\n", msg);
 	usage(stderr);
 	exit(EXIT_USAGE);
-}
-
-static bool id_valid(const char *id)
-{
-	size_t i;
-
-	for (i = 0; id[i] != '\0'; i++)
-		if (i >= ID_MAX || (unsigned char)id[i] < 0x21 ||
-		    (unsigned char)id[i] > 0x7e)
-			return false;
-	return i > 0;
-}
-
-static bool timestamp_valid(const char *ts)
-{
-	size_t i;
-
-	for (i = 0; ts[i] != '\0'; i++)
-		if (i >= TIMESTAMP_DIGITS_MAX || ts[i] < '0' || ts[i] > '9')
-			return false;
-	return i > 0;
 }
 
 /* Fills buf with len random bytes from the OS. Returns 0 or -1. */
@@ -273,7 +249,7 @@ int main(int argc, char **argv)
 	char *secret_env = NULL;
 	unsigned char key[SIGNATURE_KEY_MAX];
 	size_t key_len = 0;
-	char id[ID_MAX + 1], ts[32], sig[SIGNATURE_TEXT_MAX];
+	char id[SIGNATURE_ID_MAX + 1], ts[32], sig[SIGNATURE_TEXT_MAX];
 	struct body body = { NULL, 0 };
 	struct error err;
 	int opt, status = EXIT_FAILURE;
@@ -336,9 +312,10 @@ int main(int argc, char **argv)
 	}
 
 	if (id_arg != NULL) {
-		if (!id_valid(id_arg)) {
+		/* The verifier's own rules: never sign what payhook refuses. */
+		if (!signature_id_valid(id_arg)) {
 			fprintf(stderr, PROGRAM ": --id must be 1 to %d "
-				"visible ASCII characters\n", ID_MAX);
+				"visible ASCII characters\n", SIGNATURE_ID_MAX);
 			status = EXIT_USAGE;
 			goto out;
 		}
@@ -356,10 +333,12 @@ int main(int argc, char **argv)
 			snprintf(id + 4 + 2 * i, 3, "%02x", rnd[i]);
 	}
 	if (ts_arg != NULL) {
-		if (!timestamp_valid(ts_arg)) {
+		uint64_t unused;
+
+		if (signature_timestamp_parse(ts_arg, &unused) != 0) {
 			fprintf(stderr, PROGRAM ": --timestamp must be Unix "
 				"seconds (1 to %d digits)\n",
-				TIMESTAMP_DIGITS_MAX);
+				SIGNATURE_TIMESTAMP_DIGITS_MAX);
 			status = EXIT_USAGE;
 			goto out;
 		}

@@ -19,8 +19,6 @@
 /* HMAC-SHA256 output size. */
 #define MAC_LEN 32
 /* Bounds on what a stranger can make us parse; a real header is far smaller. */
-#define ID_MAX 256
-#define TIMESTAMP_DIGITS_MAX 19
 #define SIGNATURE_HEADER_MAX 4096
 #define SIGNATURE_ENTRIES_MAX 16
 /* Length of the base64 text of a 32-byte MAC ("...=" with one pad). */
@@ -259,13 +257,12 @@ out:
 	return rc;
 }
 
-/* Visible ASCII, 1..ID_MAX bytes. */
-static bool id_valid(const char *id)
+bool signature_id_valid(const char *id)
 {
 	size_t i;
 
 	for (i = 0; id[i] != '\0'; i++) {
-		if (i >= ID_MAX)
+		if (i >= SIGNATURE_ID_MAX)
 			return false;
 		if ((unsigned char)id[i] < 0x21 || (unsigned char)id[i] > 0x7e)
 			return false;
@@ -273,15 +270,14 @@ static bool id_valid(const char *id)
 	return i > 0;
 }
 
-/* Parses 1..19 ASCII digits (no sign, no space) into *out. 19 digits always
- * fit in 64 unsigned bits, so no overflow is possible. Returns 0 or -1. */
-static int timestamp_parse(const char *text, uint64_t *out)
+/* 19 digits always fit in 64 unsigned bits: no overflow is possible. */
+int signature_timestamp_parse(const char *text, uint64_t *out)
 {
 	uint64_t v = 0;
 	size_t i;
 
 	for (i = 0; text[i] != '\0'; i++) {
-		if (i >= TIMESTAMP_DIGITS_MAX || text[i] < '0' || text[i] > '9')
+		if (i >= SIGNATURE_TIMESTAMP_DIGITS_MAX || text[i] < '0' || text[i] > '9')
 			return -1;
 		v = v * 10 + (uint64_t)(text[i] - '0');
 	}
@@ -436,10 +432,10 @@ enum signature_status signature_verify(const struct signature_verifier *verifier
 	if (webhook_signature == NULL || webhook_signature[0] == '\0')
 		return finish(SIGNATURE_MISSING,
 			      "webhook-signature header missing", reason);
-	if (!id_valid(webhook_id))
+	if (!signature_id_valid(webhook_id))
 		return finish(SIGNATURE_MALFORMED, "webhook-id is malformed",
 			      reason);
-	if (timestamp_parse(webhook_timestamp, &ts) < 0)
+	if (signature_timestamp_parse(webhook_timestamp, &ts) < 0)
 		return finish(SIGNATURE_MALFORMED,
 			      "webhook-timestamp is not Unix seconds", reason);
 	if (signature_header_check(webhook_signature, &why) < 0)

@@ -5,7 +5,9 @@
 #ifndef PAYHOOK_SIGNATURE_H
 #define PAYHOOK_SIGNATURE_H
 
+#include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <time.h>
 
 #include "error.h"
@@ -27,6 +29,18 @@ enum signature_status {
 	SIGNATURE_ERROR,     /* libcrypto failed (out of memory): not the
 			      * sender's fault, so the answer must ask for a retry */
 };
+
+/* The longest webhook-id and webhook-timestamp accepted. */
+#define SIGNATURE_ID_MAX 256
+#define SIGNATURE_TIMESTAMP_DIGITS_MAX 19
+
+/* True when id is 1..SIGNATURE_ID_MAX bytes of visible ASCII (0x21-0x7E):
+ * the webhook-id rule of signature_verify. */
+bool signature_id_valid(const char *id);
+
+/* Parses a webhook-timestamp, 1..SIGNATURE_TIMESTAMP_DIGITS_MAX ASCII digits
+ * (no sign, no space), into *out. Returns 0, or -1 (out untouched). */
+int signature_timestamp_parse(const char *text, uint64_t *out);
 
 /* Decodes a "whsec_<base64>" secret (the prefix is optional, as in the
  * reference libraries) into key[0..*key_len). Returns 0, or -1 with err set
