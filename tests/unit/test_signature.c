@@ -309,6 +309,28 @@ START_TEST(test_verify_rotation)
 }
 END_TEST
 
+/* HMAC zero-pads keys up to its block size, so a secret that is key A plus
+ * trailing zero bytes is key A (found by the fuzzer's "no other key
+ * verifies" check; a property of HMAC, documented in the README). A key that
+ * differs anywhere else is another key. */
+START_TEST(test_verify_zero_padded_key_is_the_same_key)
+{
+	char *padded[] = { "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSwAA==" };
+	char *changed[] = { "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSwAQ==" };
+	struct signature_verifier *p = verifier_of(padded, 1);
+	struct signature_verifier *c = verifier_of(changed, 1);
+
+	ck_assert_int_eq(signature_verify(p, ID_A, TS_A, SIG_A_A, BODY_A,
+					  strlen(BODY_A), NOW_A, 300, NULL),
+			 SIGNATURE_VALID);
+	ck_assert_int_eq(signature_verify(c, ID_A, TS_A, SIG_A_A, BODY_A,
+					  strlen(BODY_A), NOW_A, 300, NULL),
+			 SIGNATURE_MISMATCH);
+	signature_verifier_free(p);
+	signature_verifier_free(c);
+}
+END_TEST
+
 START_TEST(test_verify_several_entries)
 {
 	/* Only the last entry matches; extra spaces are tolerated. */
@@ -716,6 +738,7 @@ static Suite *signature_suite(void)
 	tcase_add_test(tc, test_verify_valid);
 	tcase_add_test(tc, test_verify_empty_body);
 	tcase_add_test(tc, test_verify_rotation);
+	tcase_add_test(tc, test_verify_zero_padded_key_is_the_same_key);
 	tcase_add_test(tc, test_verify_several_entries);
 	tcase_add_test(tc, test_verify_mismatch);
 	tcase_add_test(tc, test_verify_wrong_length_base64);
