@@ -69,20 +69,6 @@ trap 'exit 129' HUP
 # Without this, a closed standard output would kill the script unstopped.
 trap 'exit 141' PIPE
 
-# fill SRC DST NAME=VALUE...: a conf/ file with its @NAME@ placeholders set.
-fill() {
-	local src=$1 dst=$2 kv value
-	local -a script=()
-	shift 2
-	for kv in "$@"; do
-		value=${kv#*=}
-		value=${value//\\/\\\\}
-		value=${value//|/\\|}
-		value=${value//&/\\&}
-		script+=(-e "s|@${kv%%=*}@|$value|g")
-	done
-	sed "${script[@]}" "$src" >"$dst"
-}
 
 # ---- backends ---------------------------------------------------------------
 
@@ -94,7 +80,7 @@ echo "demo: redis-server on 127.0.0.1:$REDIS_PORT, mariadbd on 127.0.0.1:$MYSQL_
 
 export PAYHOOK_WEBHOOK_SECRET=$secret PAYHOOK_LOG_LEVEL=info
 cp "$srcdir/conf/payhook.conf.example" "$state/payhook.conf"
-fill "$srcdir/conf/spawn-fcgi.sh" "$state/spawn-fcgi.sh" \
+harness_fill "$srcdir/conf/spawn-fcgi.sh" "$state/spawn-fcgi.sh" \
 	SOCKET="$state/payhook.sock" WORKERS=4 PIDFILE="$state/payhook.pid" \
 	PAYHOOK="$payhook" CONFIG="$state/payhook.conf" LOG="$state/payhook.log"
 sh "$state/spawn-fcgi.sh" </dev/null >"$state/spawn-fcgi.out" 2>&1
@@ -113,7 +99,7 @@ echo "demo: 4 payhook workers on $state/payhook.sock (log: $state/payhook.log)"
 
 # ---- lighttpd in the foreground, as a background job of this script ---------
 
-fill "$srcdir/conf/lighttpd-spawn-fcgi.conf" "$state/lighttpd-payhook.conf" \
+harness_fill "$srcdir/conf/lighttpd-spawn-fcgi.conf" "$state/lighttpd-payhook.conf" \
 	SOCKET="$state/payhook.sock"
 mkdir -p "$state/www" "$state/upload"
 cat >"$state/lighttpd.conf" <<EOF

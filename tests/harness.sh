@@ -30,6 +30,8 @@
 #   harness_sql "SQL"            run SQL as the admin account over the socket
 #                                in database payhook, print the rows
 #   harness_redis ARGS...        redis-cli against the test redis
+#   harness_fill SRC DST NAME=VALUE...
+#                                a conf/ file with its @NAME@ placeholders set
 #   harness_silent_listener NAME a loopback port that accepts connections and
 #                                never answers; exports SILENT_PORT_<NAME>
 #                                (NAME upper-cased)
@@ -653,6 +655,27 @@ harness_sql() {
 }
 
 # ---- silent listener --------------------------------------------------------
+
+# harness_fill SRC DST NAME=VALUE...: copies a conf/ file SRC to DST with
+# every @NAME@ placeholder replaced by VALUE (as the tests and the demo use
+# conf/); fails when a placeholder is left.
+harness_fill() {
+	local src=$1 dst=$2 kv value
+	local -a script=()
+	shift 2
+	for kv in "$@"; do
+		value=${kv#*=}
+		value=${value//\\/\\\\}
+		value=${value//|/\\|}
+		value=${value//&/\\&}
+		script+=(-e "s|@${kv%%=*}@|$value|g")
+	done
+	sed "${script[@]}" "$src" >"$dst" || return 1
+	if grep -n '@[A-Z_]*@' "$dst" >&2; then
+		echo "placeholder left in $dst" >&2
+		return 1
+	fi
+}
 
 # Starts a loopback listener that accepts connections and never answers, for
 # timeout tests; exports its port as SILENT_PORT_<NAME> (NAME upper-cased).

@@ -6,7 +6,8 @@
 #   . "$top_srcdir/tests/e2e/common.sh"
 #   e2e_init                  harness + redis + mariadb + PAYHOOK_* for workers
 #   e2e_table URL             the table; returns non-zero on the first failure
-#   e2e_fill, e2e_gone, e2e_start_pool, e2e_start_lighttpd: see below
+#   e2e_gone, e2e_start_pool, e2e_start_lighttpd: see below (and
+#   harness_fill of tests/harness.sh for conf/ files)
 #
 # Each assertion prints "ok - ..." or "not ok - ..." (TAP-like, for the log).
 
@@ -148,25 +149,6 @@ e2e_table() {
 
 # ---- servers and pools ------------------------------------------------------
 
-# e2e_fill SRC DST NAME=VALUE...: copies conf file SRC to DST with every @NAME@
-# replaced; fails when a placeholder is left.
-e2e_fill() {
-	local src=$1 dst=$2 kv value
-	local -a script=()
-	shift 2
-	for kv in "$@"; do
-		value=${kv#*=}
-		value=${value//\\/\\\\}
-		value=${value//|/\\|}
-		value=${value//&/\\&}
-		script+=(-e "s|@${kv%%=*}@|$value|g")
-	done
-	sed "${script[@]}" "$src" >"$dst" || return 1
-	if grep -n '@[A-Z_]*@' "$dst" >&2; then
-		echo "placeholder left in $dst" >&2
-		return 1
-	fi
-}
 
 # e2e_gone PID [SECONDS]: waits until process PID has exited (a zombie counts:
 # the workers' parent may be a PID 1 that never reaps them).
@@ -185,7 +167,7 @@ e2e_start_pool() {
 	shift 2
 	POOL_SOCKET=$HARNESS_DIR/$name.sock
 	POOL_LOG=$HARNESS_DIR/$name.log
-	e2e_fill "$top_srcdir/conf/spawn-fcgi.sh" "$HARNESS_DIR/$name.sh" \
+	harness_fill "$top_srcdir/conf/spawn-fcgi.sh" "$HARNESS_DIR/$name.sh" \
 		SOCKET="$POOL_SOCKET" WORKERS="$workers" \
 		PIDFILE="$HARNESS_DIR/$name.pid" PAYHOOK="$PAYHOOK_BIN" \
 		CONFIG="$HARNESS_DIR/payhook.conf" LOG="$POOL_LOG" || return 1

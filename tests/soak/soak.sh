@@ -29,7 +29,7 @@ chunk_seconds=20
 command -v wrk >/dev/null || { echo "soak: wrk is not installed" >&2; exit 2; }
 e2e_init || exit 99
 export PAYHOOK_SIGNATURE_SCHEME=none PAYHOOK_LOG_LEVEL=warn
-e2e_fill "$SRC_DIR/conf/lighttpd-spawn-fcgi.conf" "$HARNESS_DIR/soak-lighttpd.conf" \
+harness_fill "$SRC_DIR/conf/lighttpd-spawn-fcgi.conf" "$HARNESS_DIR/soak-lighttpd.conf" \
 	SOCKET="$HARNESS_DIR/soak.sock" || exit 99
 e2e_start_pool soak "$workers" || exit 99
 e2e_start_lighttpd lighttpd "$HARNESS_DIR/soak-lighttpd.conf" webhook || exit 99
