@@ -1,5 +1,7 @@
 /* payhook-sign.c - signs a webhook body the way a provider would and prints
- * the three Standard Webhooks headers, or a ready curl command, for testing.
+ * its signature headers (or, for Adyen, the signed body), or a ready curl
+ * command; --sample writes a sample event of the provider. For trying an
+ * endpoint the way `stripe trigger` does.
  */
 #include "config.h"
 
@@ -19,6 +21,9 @@
 
 #include <openssl/crypto.h>
 
+#include "configuration.h"
+#include "number.h"
+#include "sender.h"
 #include "signature.h"
 
 #define PROGRAM "payhook-sign"
@@ -36,23 +41,32 @@ struct body {
 static void usage(FILE *out)
 {
 	fprintf(out,
-		"Usage: " PROGRAM " [--secret whsec_...] [--id ID] "
-		"[--timestamp UNIX] [--curl URL] [FILE]\n"
-		"Signs the webhook body in FILE (standard input without one, "
-		"or with -)\n"
-		"and prints the webhook-id, webhook-timestamp and "
-		"webhook-signature headers.\n"
+		"Usage: " PROGRAM " [--provider NAME] [--secret SECRET] [--id ID]\n"
+		"                    [--timestamp UNIX] [--url URL] [--topic TOPIC]\n"
+		"                    [-c FILE] [--curl URL] [BODY]\n"
+		"       " PROGRAM " [--provider NAME] --sample EVENT [--transaction-id ID]\n"
+		"                    [--amount N] [--currency CUR] [--event-id ID]\n"
+		"Signs the webhook body in BODY (standard input without one, or with -)\n"
+		"as the provider does and prints its signature headers, one per line as\n"
+		"'name: value' (for adyen: the body with every item's hmacSignature set).\n"
 		"\n"
-		"  --secret SECRET   signing secret (whsec_<base64>); default: "
-		"the first\n"
-		"                    secret in $PAYHOOK_WEBHOOK_SECRET\n"
-		"  --id ID           webhook-id (default: msg_ + 24 random hex "
-		"digits)\n"
-		"  --timestamp UNIX  webhook-timestamp in Unix seconds "
-		"(default: now)\n"
-		"  --curl URL        print a curl command that POSTs the signed "
-		"body to URL\n"
-		"  -h, --help        show this help\n");
+		"  --provider NAME   standard (default), stripe, paddle, razorpay, komoju,\n"
+		"                    payjp, square, shopify, adyen or generic\n"
+		"  --secret SECRET   the provider's secret in its own form; default: the\n"
+		"                    first of $PAYHOOK_WEBHOOK_SECRET (standard) or\n"
+		"                    $PAYHOOK_<PROVIDER>_SECRET\n"
+		"  --id ID           webhook-id (standard), X-Razorpay-Event-Id,\n"
+		"                    X-Shopify-Event-Id (default: random)\n"
+		"  --timestamp UNIX  the signed timestamp (default: now)\n"
+		"  --url URL         the notification URL Square signs (default:\n"
+		"                    $PAYHOOK_SQUARE_NOTIFICATION_URL)\n"
+		"  --topic TOPIC     X-Shopify-Topic (default: orders/paid)\n"
+		"  -c FILE           configuration with the generic_ keys (generic)\n"
+		"  --curl URL        print a curl command that POSTs the signed body to URL\n"
+		"  --sample EVENT    write a sample EVENT of the provider instead (e.g.\n"
+		"                    payment_intent.succeeded); --transaction-id, --amount\n"
+		"                    (minor units), --currency and --event-id fill it in\n"
+		"  --version, -h/--help\n");
 }
 
 /* Prints msg (and the offending argument, when there is one) and the usage,
@@ -178,42 +192,6 @@ static void put_header(const char *name, const char *value)
 	putchar('\'');
 }
 
-/* Prints the curl command. A body from a file is passed as @FILE; one from
- * standard input is inlined, which cannot carry NUL bytes. Returns 0 or -1. */
-static int print_curl(const char *url, const char *file,
-		      const struct body *body, const char *id, const char *ts,
-		      const char *sig)
-{
-	if (file == NULL && body->len > 0 &&
-	    memchr(body->data, '\0', body->len) != NULL) {
-		fprintf(stderr, PROGRAM ": the body has NUL bytes and cannot "
-			"be inlined in a command: pass it as FILE\n");
-		return -1;
-	}
-	fputs("curl -sS -X POST ", stdout);
-	put_quoted(url, strlen(url));
-	put_header("Content-Type", "application/json");
-	put_header("webhook-id", id);
-	put_header("webhook-timestamp", ts);
-	put_header("webhook-signature", sig);
-	if (file != NULL) {
-		/* "@FILE" makes curl read the file, byte for byte. */
-		fputs(" --data-binary '@", stdout);
-		put_escaped(file, strlen(file));
-		putchar('\'');
-	} else {
-		/* --data-binary would read a file for a body starting with
-		 * '@'; --data-raw sends such a body as it is. */
-		if (body->len > 0 && body->data[0] == '@')
-			fputs(" --data-raw ", stdout);
-		else
-			fputs(" --data-binary ", stdout);
-		put_quoted((const char *)body->data, body->len);
-	}
-	putchar('\n');
-	return 0;
-}
-
 /* Copies the first white-space-separated word of text into a new string, or
  * returns NULL when there is none. Exits on out of memory. */
 static char *first_word(const char *text)
@@ -234,30 +212,178 @@ static char *first_word(const char *text)
 	return word;
 }
 
+/* The secret from the environment: the first word of
+ * PAYHOOK_<PROVIDER>_SECRET (PAYHOOK_WEBHOOK_SECRET for standard), or NULL.
+ * The caller frees it. */
+static char *secret_from_env(enum config_provider provider)
+{
+	char name[64];
+	const char *value;
+
+	if (provider == CONFIG_PROVIDER_STANDARD)
+		snprintf(name, sizeof(name), "PAYHOOK_WEBHOOK_SECRET");
+	else
+		snprintf(name, sizeof(name), "PAYHOOK_%s_SECRET",
+			 config_provider_name(provider));
+	for (char *c = name; *c != '\0'; c++)
+		*c = (char)(*c >= 'a' && *c <= 'z' ? *c - 'a' + 'A' : *c);
+	value = getenv(name);
+	return value != NULL ? first_word(value) : NULL;
+}
+
+static enum config_provider provider_named(const char *name)
+{
+	for (unsigned i = 0; i < CONFIG_PROVIDER_COUNT; i++)
+		if (strcmp(name, config_provider_name(i)) == 0)
+			return (enum config_provider)i;
+	die_usage("unknown provider", name);
+}
+
+/* A random id in the form the provider uses for what --id sets. */
+static int random_id(enum config_provider provider, char *out, size_t cap)
+{
+	unsigned char rnd[ID_RANDOM_BYTES];
+	const char *prefix = provider == CONFIG_PROVIDER_STANDARD ? "msg_" : "";
+	size_t n = strlen(prefix);
+
+	if (random_bytes(rnd, sizeof(rnd)) < 0 || cap < n + 2 * sizeof(rnd) + 1)
+		return -1;
+	memcpy(out, prefix, n);
+	for (size_t i = 0; i < sizeof(rnd); i++)
+		snprintf(out + n + 2 * i, 3, "%02x", rnd[i]);
+	return 0;
+}
+
+/* --sample: writes the event on standard output. */
+static int print_sample(enum config_provider provider, const char *event,
+			const char *tx, const char *amount, const char *currency,
+			const char *event_id)
+{
+	struct sender_sample_input in = {
+		.provider = provider, .event = event, .transaction_id = tx,
+		.currency = currency, .event_id = event_id, .amount = 1999,
+	};
+	char generated[64], event_generated[64] = "evt_";
+	uint64_t n;
+	struct error err;
+	char *json;
+
+	if (amount != NULL) {
+		if (number_parse(amount, INT64_MAX, &n) != NUMBER_OK || n < 1)
+			die_usage("--amount must be 1 to 9223372036854775807 "
+				  "minor units", amount);
+		in.amount = (int64_t)n;
+	}
+	if (in.currency == NULL)
+		in.currency = provider == CONFIG_PROVIDER_PAYJP ||
+			      provider == CONFIG_PROVIDER_KOMOJU ? "JPY" :
+			      provider == CONFIG_PROVIDER_RAZORPAY ? "INR" : "USD";
+	if (in.transaction_id == NULL) {
+		if (provider == CONFIG_PROVIDER_SHOPIFY) {
+			snprintf(generated, sizeof(generated), "%lld",
+				 (long long)time(NULL) * 1000 + getpid() % 1000);
+		} else if (random_id(CONFIG_PROVIDER_COUNT, generated,
+				     sizeof(generated)) != 0) {
+			fprintf(stderr, PROGRAM ": no random bytes from the OS\n");
+			return EXIT_FAILURE;
+		}
+		in.transaction_id = generated;
+	}
+	if (in.event_id == NULL) {
+		if (random_id(CONFIG_PROVIDER_COUNT, event_generated + 4,
+			      sizeof(event_generated) - 4) != 0) {
+			fprintf(stderr, PROGRAM ": no random bytes from the OS\n");
+			return EXIT_FAILURE;
+		}
+		in.event_id = event_generated;
+	}
+	json = sender_sample(&in, &err);
+	if (json == NULL) {
+		fprintf(stderr, PROGRAM ": %s\n", err.message);
+		return EXIT_USAGE;
+	}
+	puts(json);
+	free(json);
+	return fflush(stdout) == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}
+
+/* Prints the curl command. A body from a file is passed as @FILE; one from
+ * standard input, or re-written (Adyen), is inlined, which cannot carry NUL
+ * bytes. Returns 0 or -1. */
+static int print_curl(const char *url, const char *file,
+		      const struct body *body, const struct sender_headers *h)
+{
+	if (file == NULL && body->len > 0 &&
+	    memchr(body->data, '\0', body->len) != NULL) {
+		fprintf(stderr, PROGRAM ": the body has NUL bytes and cannot "
+			"be inlined in a command: pass it as FILE\n");
+		return -1;
+	}
+	fputs("curl -sS -X POST ", stdout);
+	put_quoted(url, strlen(url));
+	put_header("Content-Type", "application/json");
+	for (size_t i = 0; i < h->count; i++)
+		put_header(h->items[i].name, h->items[i].value);
+	if (file != NULL) {
+		/* "@FILE" makes curl read the file, byte for byte. */
+		fputs(" --data-binary '@", stdout);
+		put_escaped(file, strlen(file));
+		putchar('\'');
+	} else {
+		/* --data-binary would read a file for a body starting with
+		 * '@'; --data-raw sends such a body as it is. */
+		if (body->len > 0 && body->data[0] == '@')
+			fputs(" --data-raw ", stdout);
+		else
+			fputs(" --data-binary ", stdout);
+		put_quoted((const char *)body->data, body->len);
+	}
+	putchar('\n');
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	static const struct option options[] = {
+		{ "provider", required_argument, NULL, 'p' },
 		{ "secret", required_argument, NULL, 's' },
 		{ "id", required_argument, NULL, 'i' },
 		{ "timestamp", required_argument, NULL, 't' },
-		{ "curl", required_argument, NULL, 'c' },
+		{ "url", required_argument, NULL, 'u' },
+		{ "topic", required_argument, NULL, 'T' },
+		{ "curl", required_argument, NULL, 'C' },
+		{ "config", required_argument, NULL, 'c' },
+		{ "sample", required_argument, NULL, 'S' },
+		{ "transaction-id", required_argument, NULL, 'x' },
+		{ "amount", required_argument, NULL, 'a' },
+		{ "currency", required_argument, NULL, 'y' },
+		{ "event-id", required_argument, NULL, 'e' },
+		{ "version", no_argument, NULL, 'V' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
+	enum config_provider provider = CONFIG_PROVIDER_STANDARD;
 	const char *secret_arg = NULL, *id_arg = NULL, *ts_arg = NULL;
-	const char *url = NULL, *file = NULL;
-	char *secret_env = NULL;
-	unsigned char key[SIGNATURE_KEY_MAX];
-	size_t key_len = 0;
-	char id[SIGNATURE_ID_MAX + 1], ts[32], sig[SIGNATURE_TEXT_MAX];
+	const char *url = NULL, *file = NULL, *square_url = NULL, *topic = NULL;
+	const char *config_path = NULL, *sample = NULL, *tx = NULL;
+	const char *amount = NULL, *currency = NULL, *event_id = NULL;
+	char *secret_env = NULL, *signed_body = NULL;
+	char id[SIGNATURE_ID_MAX + 1], ts[32];
+	struct sender_headers headers;
+	struct sender_input in;
+	struct config cfg;
+	bool have_cfg = false;
 	struct body body = { NULL, 0 };
 	struct error err;
 	int opt, status = EXIT_FAILURE;
 
 	/* Error messages are ours, prefixed with the program name. */
 	opterr = 0;
-	while ((opt = getopt_long(argc, argv, ":h", options, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, ":hc:", options, NULL)) != -1) {
 		switch (opt) {
+		case 'p':
+			provider = provider_named(optarg);
+			break;
 		case 's':
 			secret_arg = optarg;
 			break;
@@ -267,9 +393,36 @@ int main(int argc, char **argv)
 		case 't':
 			ts_arg = optarg;
 			break;
-		case 'c':
+		case 'u':
+			square_url = optarg;
+			break;
+		case 'T':
+			topic = optarg;
+			break;
+		case 'C':
 			url = optarg;
 			break;
+		case 'c':
+			config_path = optarg;
+			break;
+		case 'S':
+			sample = optarg;
+			break;
+		case 'x':
+			tx = optarg;
+			break;
+		case 'a':
+			amount = optarg;
+			break;
+		case 'y':
+			currency = optarg;
+			break;
+		case 'e':
+			event_id = optarg;
+			break;
+		case 'V':
+			printf(PROGRAM " %s\n", PACKAGE_VERSION);
+			return fflush(stdout) == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
 		case 'h':
 			usage(stdout);
 			return fflush(stdout) == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
@@ -289,27 +442,42 @@ int main(int argc, char **argv)
 			break;
 		}
 	}
+	if (sample != NULL) {
+		if (argc != optind)
+			die_usage("--sample takes no FILE", NULL);
+		return print_sample(provider, sample, tx, amount, currency,
+				    event_id);
+	}
 	if (argc - optind > 1)
 		die_usage("at most one FILE", NULL);
 	if (argc - optind == 1 && strcmp(argv[optind], "-") != 0)
 		file = argv[optind];
 
+	if (provider == CONFIG_PROVIDER_GENERIC) {
+		if (config_path == NULL)
+			config_path = config_default_path();
+		if (config_load(&cfg, config_path, &err) != 0) {
+			fprintf(stderr, PROGRAM ": %s\n", err.message);
+			return EXIT_USAGE;
+		}
+		have_cfg = true;
+		if (secret_arg == NULL &&
+		    cfg.secrets[CONFIG_PROVIDER_GENERIC].count > 0)
+			secret_arg = cfg.secrets[CONFIG_PROVIDER_GENERIC].items[0];
+	}
 	if (secret_arg == NULL) {
-		const char *env = getenv("PAYHOOK_WEBHOOK_SECRET");
-
-		if (env != NULL)
-			secret_env = first_word(env);
-		if (secret_env == NULL)
-			die_usage("no secret: pass --secret or set "
-				  "PAYHOOK_WEBHOOK_SECRET", NULL);
+		secret_env = secret_from_env(provider);
+		if (secret_env == NULL) {
+			fprintf(stderr, PROGRAM ": no secret: pass --secret or "
+				"set the provider's PAYHOOK_..._SECRET\n");
+			usage(stderr);
+			status = EXIT_USAGE;
+			goto out;
+		}
 		secret_arg = secret_env;
 	}
-	if (signature_secret_decode(secret_arg, key, sizeof(key), &key_len,
-				    &err) < 0) {
-		fprintf(stderr, PROGRAM ": %s\n", err.message);
-		status = EXIT_USAGE;
-		goto out;
-	}
+	if (square_url == NULL)
+		square_url = getenv("PAYHOOK_SQUARE_NOTIFICATION_URL");
 
 	if (id_arg != NULL) {
 		/* The verifier's own rules: never sign what payhook refuses. */
@@ -320,22 +488,15 @@ int main(int argc, char **argv)
 			goto out;
 		}
 		snprintf(id, sizeof(id), "%s", id_arg);
-	} else {
-		unsigned char rnd[ID_RANDOM_BYTES];
-
-		if (random_bytes(rnd, sizeof(rnd)) < 0) {
-			fprintf(stderr, PROGRAM ": no random bytes from the "
-				"OS\n");
-			goto out;
-		}
-		memcpy(id, "msg_", 4);
-		for (size_t i = 0; i < sizeof(rnd); i++)
-			snprintf(id + 4 + 2 * i, 3, "%02x", rnd[i]);
+	} else if (random_id(provider, id, sizeof(id)) != 0) {
+		fprintf(stderr, PROGRAM ": no random bytes from the OS\n");
+		goto out;
 	}
 	if (ts_arg != NULL) {
 		uint64_t unused;
 
-		if (signature_timestamp_parse(ts_arg, &unused) != 0) {
+		if (signature_timestamp_parse(ts_arg, strlen(ts_arg),
+					      &unused) != 0) {
 			fprintf(stderr, PROGRAM ": --timestamp must be Unix "
 				"seconds (1 to %d digits)\n",
 				SIGNATURE_TIMESTAMP_DIGITS_MAX);
@@ -348,33 +509,51 @@ int main(int argc, char **argv)
 	}
 
 	if (file != NULL) {
-		FILE *in = fopen(file, "rb");
+		FILE *f = fopen(file, "rb");
 		int rc;
 
-		if (in == NULL) {
+		if (f == NULL) {
 			fprintf(stderr, PROGRAM ": %s: %s\n", file,
 				strerror(errno));
 			goto out;
 		}
-		rc = read_body(in, file, &body);
-		fclose(in);
+		rc = read_body(f, file, &body);
+		fclose(f);
 		if (rc < 0)
 			goto out;
 	} else if (read_body(stdin, "standard input", &body) < 0) {
 		goto out;
 	}
 
-	if (signature_sign(key, key_len, id, ts, body.data, body.len, sig,
-			   sizeof(sig), &err) < 0) {
+	in = (struct sender_input){
+		.provider = provider, .secret = secret_arg, .id = id,
+		.timestamp = ts, .url = square_url, .topic = topic,
+		.cfg = have_cfg ? &cfg : NULL,
+	};
+	if (sender_sign(&in, (const char *)body.data, body.len, &headers,
+			&signed_body, &err) != 0) {
 		fprintf(stderr, PROGRAM ": %s\n", err.message);
+		status = EXIT_USAGE;
 		goto out;
 	}
+	if (signed_body != NULL) {
+		/* Adyen: the signatures are in the new body. */
+		free(body.data);
+		body.data = (unsigned char *)signed_body;
+		body.len = strlen(signed_body);
+		signed_body = NULL;
+		file = NULL;
+	}
 	if (url != NULL) {
-		if (print_curl(url, file, &body, id, ts, sig) < 0)
+		if (print_curl(url, file, &body, &headers) < 0)
 			goto out;
+	} else if (provider == CONFIG_PROVIDER_ADYEN) {
+		fwrite(body.data, 1, body.len, stdout);
+		putchar('\n');
 	} else {
-		printf("webhook-id: %s\nwebhook-timestamp: %s\n"
-		       "webhook-signature: %s\n", id, ts, sig);
+		for (size_t i = 0; i < headers.count; i++)
+			printf("%s: %s\n", headers.items[i].name,
+			       headers.items[i].value);
 	}
 	if (fflush(stdout) != 0 || ferror(stdout)) {
 		fprintf(stderr, PROGRAM ": write error\n");
@@ -382,11 +561,13 @@ int main(int argc, char **argv)
 	}
 	status = EXIT_SUCCESS;
 out:
-	OPENSSL_cleanse(key, sizeof(key));
 	free(body.data);
+	free(signed_body);
 	if (secret_env != NULL) {
 		OPENSSL_cleanse(secret_env, strlen(secret_env));
 		free(secret_env);
 	}
+	if (have_cfg)
+		config_cleanup(&cfg);
 	return status;
 }

@@ -13,6 +13,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <limits.h>
+#include <stdint.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,6 +25,7 @@
 
 #include "configuration.h"
 #include "log.h"
+#include "number.h"
 #include "pipeline.h"
 #include "response.h"
 
@@ -98,16 +101,6 @@ static long read_stdin_body(void *ctx, char *buf, size_t cap)
 	return (long)n;
 }
 
-static void request_from_params(struct request *req, char **envp)
-{
-	req->method = FCGX_GetParam("REQUEST_METHOD", envp);
-	req->content_type = FCGX_GetParam("CONTENT_TYPE", envp);
-	req->content_length = FCGX_GetParam("CONTENT_LENGTH", envp);
-	req->webhook_id = FCGX_GetParam("HTTP_WEBHOOK_ID", envp);
-	req->webhook_timestamp = FCGX_GetParam("HTTP_WEBHOOK_TIMESTAMP", envp);
-	req->webhook_signature = FCGX_GetParam("HTTP_WEBHOOK_SIGNATURE", envp);
-}
-
 /* Renders result; on a rendering failure (a bug) falls back to a fixed 500. */
 static long render(const struct result *result, const struct config *cfg,
 		   char *buf, size_t cap)
@@ -134,7 +127,7 @@ static int serve_cgi(struct pipeline *pipeline, const struct config *cfg)
 	char out[RESPONSE_BUFFER_SIZE];
 	long len;
 
-	request_from_params(&req, environ);
+	req.params = environ;
 	pipeline_handle(pipeline, &req, &result);
 	len = render(&result, cfg, out, sizeof(out));
 	if (fwrite(out, 1, (size_t)len, stdout) != (size_t)len || fflush(stdout) != 0)
@@ -169,7 +162,7 @@ static int serve_fastcgi(struct pipeline *pipeline, const struct config *cfg,
 				log_error("%s", err.message);
 		}
 		req.read_ctx = fcgi.in;
-		request_from_params(&req, fcgi.envp);
+		req.params = fcgi.envp;
 		pipeline_handle(pipeline, &req, &result);
 		len = render(&result, cfg, out, sizeof(out));
 		/* A client that went away is its loss; the outcome is committed
@@ -193,27 +186,37 @@ static int serve_fastcgi(struct pipeline *pipeline, const struct config *cfg,
 	return 0;
 }
 
+/* --check-config: one line per check. Redis being down is a warning when
+ * the configuration records without it (db_only), an error under fail. */
 static int check_config(const struct config *cfg, const char *path,
 			struct pipeline *pipeline)
 {
 	struct error err = { "" };
+	int rc = 0;
 
 	printf("config: ok (%s)\n", path != NULL ? path : "defaults and environment");
 	if (pipeline_check_redis(pipeline, &err) != 0) {
-		printf("redis: FAILED: %s\n", err.message);
-		return 1;
-	}
-	if (cfg->redis_socket != NULL)
+		if (cfg->redis_unavailable == CONFIG_REDIS_UNAVAILABLE_DB_ONLY) {
+			printf("redis: WARNING: %s (redis_unavailable = db_only: "
+			       "payments are recorded without the lock)\n",
+			       err.message);
+		} else {
+			printf("redis: FAILED: %s\n", err.message);
+			rc = 1;
+		}
+	} else if (cfg->redis_socket != NULL) {
 		printf("redis: ok (%s)\n", cfg->redis_socket);
-	else
+	} else {
 		printf("redis: ok (%s:%d)\n", cfg->redis_host, cfg->redis_port);
+	}
 	if (pipeline_check_mysql(pipeline, &err) != 0) {
 		printf("mysql: FAILED: %s\n", err.message);
 		return 1;
 	}
-	printf("mysql: ok (%s, table payments with uq_payments_transaction_id)\n",
+	printf("mysql: ok (%s, table payments with "
+	       "uq_payments_provider_transaction_id)\n",
 	       cfg->mysql_socket != NULL ? cfg->mysql_socket : cfg->mysql_host);
-	return 0;
+	return rc;
 }
 
 static void usage(FILE *to)
@@ -246,7 +249,7 @@ int main(int argc, char **argv)
 	struct config cfg;
 	struct error err = { "" };
 	struct pipeline *pipeline;
-	char *end;
+	uint64_t count;
 
 	while ((opt = getopt_long(argc, argv, "c:h", options, NULL)) != -1) {
 		switch (opt) {
@@ -257,14 +260,13 @@ int main(int argc, char **argv)
 			want_check = 1;
 			break;
 		case 'm':
-			errno = 0;
-			max_requests = strtoul(optarg, &end, 10);
-			if (errno != 0 || end == optarg || *end != '\0' ||
-			    optarg[0] == '-' || max_requests == 0) {
+			if (number_parse(optarg, ULONG_MAX, &count) != NUMBER_OK ||
+			    count == 0) {
 				fprintf(stderr, "payhook: --max-requests needs a "
 						"positive number\n");
 				return 2;
 			}
+			max_requests = (unsigned long)count;
 			break;
 		case 'V':
 			printf("payhook %s\n", PACKAGE_VERSION);

@@ -38,10 +38,11 @@ payhook=$build/app/payhook
 sign=$build/app/payhook-sign
 url=http://127.0.0.1:$port/webhook
 
-# The test harness runs the servers, with the state folder as its folder.
+# The test harness runs the servers, with the state folder as its folder
+# (its public functions only: see the top of tests/harness.sh).
 # shellcheck disable=SC2034 # read by tests/harness.sh
 top_srcdir=$srcdir top_builddir=$build
-# shellcheck source=../tests/harness.sh
+# shellcheck source-path=SCRIPTDIR source=../tests/harness.sh
 . "$srcdir/tests/harness.sh" || exit 1
 export HARNESS_DIR=$state
 
@@ -58,7 +59,7 @@ cleanup() {
 	done
 	if [ "${#names[@]}" -gt 0 ]; then
 		printf '\ndemo: stopping %s\n' "${names[*]}"
-		harness__stop "${names[@]}"
+		harness_stop "${names[@]}"
 	fi
 	printf 'demo: stopped; %s is kept (remove it to start afresh)\n' "$state"
 }
@@ -83,47 +84,24 @@ cp "$srcdir/conf/payhook.conf.example" "$state/payhook.conf"
 harness_fill "$srcdir/conf/spawn-fcgi.sh" "$state/spawn-fcgi.sh" \
 	SOCKET="$state/payhook.sock" WORKERS=4 PIDFILE="$state/payhook.pid" \
 	PAYHOOK="$payhook" CONFIG="$state/payhook.conf" LOG="$state/payhook.log"
-sh "$state/spawn-fcgi.sh" </dev/null >"$state/spawn-fcgi.out" 2>&1
-rc=$?
-n=0
-while read -r pid; do
-	harness__record "payhook-$n" "$pid"
-	n=$((n + 1))
-done < <(sed -n 's/^spawn-fcgi: child spawned successfully: PID: \([0-9]*\)$/\1/p' \
-	"$state/spawn-fcgi.out")
-if [ "$rc" != 0 ] || [ "$n" != 4 ]; then
-	cat "$state/spawn-fcgi.out" >&2
-	die "spawn-fcgi started $n of 4 workers (log: $state/payhook.log)"
-fi
+# The PID file of an earlier run is not this one's.
+rm -f "$state/payhook.pid"
+sh "$state/spawn-fcgi.sh" </dev/null >"$state/payhook.out" 2>&1
+# Each worker recorded (payhook-0...), so that cleanup stops it.
+harness_record_pool payhook 4 "$?" ||
+	die "the workers did not start (log: $state/payhook.log)"
 echo "demo: 4 payhook workers on $state/payhook.sock (log: $state/payhook.log)"
 
 # ---- lighttpd in the foreground, as a background job of this script ---------
 
 harness_fill "$srcdir/conf/lighttpd-spawn-fcgi.conf" "$state/lighttpd-payhook.conf" \
 	SOCKET="$state/payhook.sock"
-mkdir -p "$state/www" "$state/upload"
-cat >"$state/lighttpd.conf" <<EOF
-server.document-root = "$state/www"
-server.bind = "127.0.0.1"
-server.port = $port
-server.errorlog = "$state/lighttpd-error.log"
-server.upload-dirs = ( "$state/upload" )
-include "$state/lighttpd-payhook.conf"
-EOF
-lighttpd -D -f "$state/lighttpd.conf" </dev/null >>"$state/lighttpd.out" 2>&1 &
-lighttpd_pid=$!
-harness__record lighttpd "$lighttpd_pid"
-for _ in $(seq 1 50); do
-	status=$(curl -s -m 2 -o /dev/null -w '%{http_code}' "$url") || status=000
-	[ "$status" = 405 ] && break
-	harness__starttime "$lighttpd_pid" >/dev/null || break
-	sleep 0.1
-done
-if [ "$status" != 405 ]; then
-	tail -n 5 "$state/lighttpd-error.log" "$state/lighttpd.out" >&2
+HARNESS_LIGHTTPD_PORT=$port harness_start_lighttpd lighttpd \
+	"$state/lighttpd-payhook.conf" >/dev/null ||
 	die "lighttpd did not come up on 127.0.0.1:$port (another server there? try DEMO_PORT=8081)"
-fi
-echo "demo: lighttpd on $url (log: $state/lighttpd-error.log)"
+harness_wait_http "$url" 405 10 "$LIGHTTPD_PID" ||
+	die "lighttpd does not reach the workers (log: $LIGHTTPD_LOG)"
+echo "demo: lighttpd on $url (log: $LIGHTTPD_LOG)"
 
 # ---- four deliveries ---------------------------------------------------------
 
@@ -168,6 +146,6 @@ Worker log: $state/payhook.log
 Serving on $url until Ctrl-C.
 EOF
 
-wait "$lighttpd_pid"
+wait "$LIGHTTPD_PID"
 echo "demo: lighttpd exited" >&2
 exit 1

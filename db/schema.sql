@@ -1,29 +1,58 @@
 -- payhook: the payments table, one row per transaction recorded exactly once.
 -- Load it into the database you chose (this file creates no database):
 --     mariadb DBNAME < db/schema.sql        (or: mysql DBNAME < db/schema.sql)
--- It is idempotent: loading it again changes nothing.
+-- It is idempotent: loading it again changes nothing. A table created by an
+-- earlier payhook is not changed by it: run the db/migrate-*.sql files in
+-- order instead (payhook --check-config says which one is missing).
+--
+-- provider is the profile that received the webhook ('standard', 'stripe',
+-- ...); the unique key is on (provider, transaction_id), so one id from two
+-- providers is two transactions. Its name, uq_payments_provider_transaction_id,
+-- is what payhook --check-config looks for.
 --
 -- transaction_id is VARBINARY, so it is compared byte for byte: 'abc', 'ABC'
 -- and 'abc ' are three different ids. A VARCHAR with the usual case-insensitive
 -- collation (utf8mb4_general_ci, latin1_swedish_ci) would treat 'abc' and 'ABC'
 -- as equal, and a PAD SPACE collation would treat 'abc' and 'abc ' as equal:
 -- the unique key would then turn a genuine new transaction into a "duplicate".
--- The unique key's name, uq_payments_transaction_id, is part of the contract:
--- payhook reads it in the 1062 (ER_DUP_ENTRY) message to know that a duplicate
--- means "already recorded".
 --
--- received_at is DATETIME (not TIMESTAMP, which ends in 2038), in the
--- server's time zone.
+-- event_id is the provider's id of the event that recorded the payment (the
+-- Stripe event id, the webhook-id of Standard Webhooks...), NULL when the
+-- provider sends none.
+--
+-- received_at is DATETIME (not TIMESTAMP, which ends in 2038), in UTC: payhook
+-- sets its session's time_zone to +00:00.
+--
+-- The dispatch_ columns are payhook-dispatch's: the hand-off of each payment
+-- to the merchant's fulfilment. A new row is pending and due at once;
+-- dispatch_due_at is when it may next be claimed (a claim moves it to the end
+-- of the claim's lease), NULL once the payment is delivered or dead.
+-- dispatch_token grows by one at every claim: a dispatcher records its result
+-- only while the token is still the one it claimed with, so one that was
+-- paused past its lease changes nothing. ix_payments_dispatch_due keeps
+-- finding due payments cheap at millions of rows.
 --
 -- payload holds the raw request body; MEDIUMBLOB (up to 16 MiB) because a BLOB
 -- stops at 65535 bytes, one byte short of the default max_body_bytes.
 
 CREATE TABLE IF NOT EXISTS payments (
     id             BIGINT UNSIGNED AUTO_INCREMENT PRIMARY KEY,
+    provider       VARCHAR(32) CHARACTER SET ascii COLLATE ascii_bin NOT NULL
+                   DEFAULT 'standard',
     transaction_id VARBINARY(128) NOT NULL,
+    event_id       VARBINARY(255) NULL,
     amount         BIGINT UNSIGNED NOT NULL,
     currency       CHAR(3) CHARACTER SET ascii COLLATE ascii_bin NOT NULL,
     payload        MEDIUMBLOB NOT NULL,
     received_at    DATETIME(6) NOT NULL DEFAULT CURRENT_TIMESTAMP(6),
-    UNIQUE KEY uq_payments_transaction_id (transaction_id)
+    dispatch_state ENUM('pending', 'delivered', 'dead', 'skipped') NOT NULL
+                   DEFAULT 'pending',
+    dispatch_due_at DATETIME(6) NULL DEFAULT CURRENT_TIMESTAMP(6),
+    dispatch_attempts INT UNSIGNED NOT NULL DEFAULT 0,
+    dispatch_token BIGINT UNSIGNED NOT NULL DEFAULT 0,
+    dispatch_owner VARCHAR(128) NULL,
+    dispatch_last_error VARCHAR(255) NULL,
+    delivered_at   DATETIME(6) NULL,
+    UNIQUE KEY uq_payments_provider_transaction_id (provider, transaction_id),
+    KEY ix_payments_dispatch_due (dispatch_due_at)
 ) ENGINE=InnoDB;

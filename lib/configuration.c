@@ -13,78 +13,43 @@
 #include <openssl/crypto.h>
 
 #include "configuration.h"
-#include "signature.h"
+#include "number.h"
+#include "secret.h"
 
-/* How a key's text becomes a value, and where it goes. */
+extern char **environ;
+
+/* How a key's text becomes a value. Every kind writes through the key's
+ * offset into struct config, so a kind serves any number of keys. */
 enum key_kind {
-	KIND_STRING,   /* char *; empty means unset unless FLAG_NONEMPTY */
-	KIND_INT,      /* int in [min, max] */
-	KIND_LONG,     /* long in [min, max] */
-	KIND_SIZE,     /* size_t in [min, max] */
-	KIND_BOOL,     /* bool */
-	KIND_STATUS,   /* int, 409 or 503 */
-	KIND_CURRENCY, /* char *, 3 letters stored upper-case; empty means unset */
-	KIND_REDIS_UNAVAILABLE,
-	KIND_SCHEME,
-	KIND_LOG_LEVEL,
-	KIND_SECRET,   /* one more entry of webhook_secrets */
+	KIND_STRING,    /* char *; empty means unset unless FLAG_NONEMPTY */
+	KIND_INT,       /* int in [min, max] */
+	KIND_LONG,      /* long in [min, max] */
+	KIND_SIZE,      /* size_t in [min, max] */
+	KIND_BOOL,      /* bool */
+	KIND_CHOICE,    /* an int-sized enum, one of choices */
+	KIND_CURRENCY,  /* char *, 3 letters stored upper-case; empty: unset */
+	KIND_SECRETS,   /* one more entry of a struct config_secrets */
+	KIND_PROVIDERS, /* unsigned bit set of enum config_provider */
 };
 
 #define FLAG_SECRET 1u      /* wiped on free (values never reach messages) */
 #define FLAG_NONEMPTY 2u    /* an empty value is an error, not "unset" */
+#define FLAG_FORM_LATER 4u  /* secrets whose form another key decides */
+
+struct choice {
+	const char *name;
+	int value;
+};
 
 struct key_def {
 	const char *name;
 	enum key_kind kind;
 	size_t offset;          /* of the field in struct config */
-	long min, max;          /* for the integer kinds */
+	long min, max;          /* integer kinds: range; strings: max length */
 	const char *fallback;   /* default, as file text; NULL: none */
 	unsigned flags;
-};
-
-#define FIELD(f) offsetof(struct config, f)
-
-/* The one list of keys: adding a key is one line here (and a field). The
- * defaults go through the same parser as the file, so they obey the rules. */
-static const struct key_def keys[] = {
-	{ "redis_host", KIND_STRING, FIELD(redis_host), 0, 0, "127.0.0.1", FLAG_NONEMPTY },
-	{ "redis_port", KIND_INT, FIELD(redis_port), 1, 65535, "6379", 0 },
-	{ "redis_socket", KIND_STRING, FIELD(redis_socket), 0, 0, NULL, 0 },
-	{ "redis_password", KIND_STRING, FIELD(redis_password), 0, 0, NULL, FLAG_SECRET },
-	{ "redis_db", KIND_INT, FIELD(redis_db), 0, 1000000, "0", 0 },
-	{ "redis_timeout_ms", KIND_INT, FIELD(redis_timeout_ms), 1, 600000, "500", 0 },
-	{ "mysql_host", KIND_STRING, FIELD(mysql_host), 0, 0, "127.0.0.1", FLAG_NONEMPTY },
-	{ "mysql_port", KIND_INT, FIELD(mysql_port), 1, 65535, "3306", 0 },
-	{ "mysql_socket", KIND_STRING, FIELD(mysql_socket), 0, 0, NULL, 0 },
-	{ "mysql_user", KIND_STRING, FIELD(mysql_user), 0, 0, "payhook", FLAG_NONEMPTY },
-	{ "mysql_password", KIND_STRING, FIELD(mysql_password), 0, 0, NULL, FLAG_SECRET },
-	{ "mysql_database", KIND_STRING, FIELD(mysql_database), 0, 0, "payhook", FLAG_NONEMPTY },
-	{ "mysql_connect_timeout_s", KIND_INT, FIELD(mysql_connect_timeout_s), 1, 3600, "2", 0 },
-	{ "mysql_read_timeout_s", KIND_INT, FIELD(mysql_read_timeout_s), 1, 3600, "2", 0 },
-	{ "mysql_write_timeout_s", KIND_INT, FIELD(mysql_write_timeout_s), 1, 3600, "2", 0 },
-	{ "lock_ttl_ms", KIND_LONG, FIELD(lock_ttl_ms), 1, 86400000, "30000", 0 },
-	{ "lock_key_prefix", KIND_STRING, FIELD(lock_key_prefix), 0, 0, "lock:webhook:tx:", FLAG_NONEMPTY },
-	{ "redis_unavailable", KIND_REDIS_UNAVAILABLE, FIELD(redis_unavailable), 0, 0, "db_only", 0 },
-	{ "max_body_bytes", KIND_SIZE, FIELD(max_body_bytes), 1, 64L * 1024 * 1024, "65536", 0 },
-	{ "default_currency", KIND_CURRENCY, FIELD(default_currency), 0, 0, NULL, 0 },
-	{ "trim_transaction_id", KIND_BOOL, FIELD(trim_transaction_id), 0, 0, "no", 0 },
-	{ "signature_scheme", KIND_SCHEME, FIELD(signature_scheme), 0, 0, "standard", 0 },
-	{ "webhook_secret", KIND_SECRET, FIELD(webhook_secrets), 0, 0, NULL, FLAG_SECRET },
-	{ "signature_tolerance_s", KIND_LONG, FIELD(signature_tolerance_s), 1, 31536000, "300", 0 },
-	{ "in_progress_status", KIND_STATUS, FIELD(in_progress_status), 0, 0, "409", 0 },
-	{ "retry_after_s", KIND_INT, FIELD(retry_after_s), 0, 86400, "5", 0 },
-	{ "log_level", KIND_LOG_LEVEL, FIELD(log_level), 0, 0, "info", 0 },
-	{ "log_file", KIND_STRING, FIELD(log_file), 0, 0, NULL, 0 },
-};
-
-#define KEY_COUNT (sizeof(keys) / sizeof(keys[0]))
-
-/* Room for "PAYHOOK_" and the longest key name. */
-#define ENV_NAME_MAX 64
-
-struct choice {
-	const char *name;
-	int value;
+	const struct choice *choices;   /* KIND_CHOICE */
+	enum secret_form form;          /* KIND_SECRETS */
 };
 
 /* Booleans: yes/no, and the usual synonyms, any case. */
@@ -100,6 +65,170 @@ static const struct choice scheme_choices[] = {
 	{ "standard", CONFIG_SIGNATURE_STANDARD },
 	{ "none", CONFIG_SIGNATURE_NONE }, { NULL, 0 },
 };
+static const struct choice status_choices[] = {
+	{ "409", 409 }, { "503", 503 }, { NULL, 0 },
+};
+static const struct choice log_level_choices[] = {
+	{ "error", LOG_LEVEL_ERROR }, { "warn", LOG_LEVEL_WARN },
+	{ "info", LOG_LEVEL_INFO }, { "debug", LOG_LEVEL_DEBUG }, { NULL, 0 },
+};
+static const struct choice signature_encoding_choices[] = {
+	{ "hex", CONFIG_ENCODING_HEX }, { "base64", CONFIG_ENCODING_BASE64 },
+	{ NULL, 0 },
+};
+static const struct choice secret_encoding_choices[] = {
+	{ "text", CONFIG_ENCODING_TEXT }, { "hex", CONFIG_ENCODING_HEX },
+	{ "base64", CONFIG_ENCODING_BASE64 }, { NULL, 0 },
+};
+static const struct choice amount_format_choices[] = {
+	{ "integer", CONFIG_AMOUNT_INTEGER },
+	{ "minor_string", CONFIG_AMOUNT_MINOR_STRING },
+	{ "decimal", CONFIG_AMOUNT_DECIMAL }, { NULL, 0 },
+};
+
+static const char *const provider_names[CONFIG_PROVIDER_COUNT] = {
+	[CONFIG_PROVIDER_STANDARD] = "standard",
+	[CONFIG_PROVIDER_STRIPE] = "stripe",
+	[CONFIG_PROVIDER_PADDLE] = "paddle",
+	[CONFIG_PROVIDER_RAZORPAY] = "razorpay",
+	[CONFIG_PROVIDER_KOMOJU] = "komoju",
+	[CONFIG_PROVIDER_PAYJP] = "payjp",
+	[CONFIG_PROVIDER_SQUARE] = "square",
+	[CONFIG_PROVIDER_SHOPIFY] = "shopify",
+	[CONFIG_PROVIDER_ADYEN] = "adyen",
+	[CONFIG_PROVIDER_GENERIC] = "generic",
+};
+
+#define FIELD(f) offsetof(struct config, f)
+
+#define STRING(name, field, fallback, flags) \
+	{ name, KIND_STRING, FIELD(field), 0, 0, fallback, flags, NULL, 0 }
+#define BOUNDED_STRING(name, field, max, fallback, flags) \
+	{ name, KIND_STRING, FIELD(field), 0, max, fallback, flags, NULL, 0 }
+#define NUMBER(name, kind, field, min, max, fallback) \
+	{ name, kind, FIELD(field), min, max, fallback, 0, NULL, 0 }
+#define CHOICE(name, field, choices, fallback) \
+	{ name, KIND_CHOICE, FIELD(field), 0, 0, fallback, 0, choices, 0 }
+#define SECRETS(name, provider, form, flags)                               \
+	{ name, KIND_SECRETS, FIELD(secrets[provider]), 0, 0, NULL,          \
+	  FLAG_SECRET | (flags), NULL, form }
+#define TOLERANCE(name, provider) \
+	NUMBER(name, KIND_LONG, tolerance_s[provider], 1, 31536000, NULL)
+
+/* The one list of keys: adding a key is one line here (and a field). The
+ * defaults go through the same parser as the file, so they obey the rules. */
+static const struct key_def keys[] = {
+	STRING("redis_host", redis_host, "127.0.0.1", FLAG_NONEMPTY),
+	NUMBER("redis_port", KIND_INT, redis_port, 1, 65535, "6379"),
+	STRING("redis_socket", redis_socket, NULL, 0),
+	STRING("redis_password", redis_password, NULL, FLAG_SECRET),
+	NUMBER("redis_db", KIND_INT, redis_db, 0, 1000000, "0"),
+	NUMBER("redis_timeout_ms", KIND_INT, redis_timeout_ms, 1, 600000, "500"),
+	STRING("mysql_host", mysql_host, "127.0.0.1", FLAG_NONEMPTY),
+	NUMBER("mysql_port", KIND_INT, mysql_port, 1, 65535, "3306"),
+	STRING("mysql_socket", mysql_socket, NULL, 0),
+	STRING("mysql_user", mysql_user, "payhook", FLAG_NONEMPTY),
+	STRING("mysql_password", mysql_password, NULL, FLAG_SECRET),
+	STRING("mysql_database", mysql_database, "payhook", FLAG_NONEMPTY),
+	NUMBER("mysql_connect_timeout_s", KIND_INT, mysql_connect_timeout_s, 1, 3600, "2"),
+	NUMBER("mysql_read_timeout_s", KIND_INT, mysql_read_timeout_s, 1, 3600, "2"),
+	NUMBER("mysql_write_timeout_s", KIND_INT, mysql_write_timeout_s, 1, 3600, "2"),
+	NUMBER("lock_ttl_ms", KIND_LONG, lock_ttl_ms, 1, 86400000, "30000"),
+	BOUNDED_STRING("lock_key_prefix", lock_key_prefix,
+		       CONFIG_LOCK_KEY_PREFIX_MAX, "lock:webhook:tx:", FLAG_NONEMPTY),
+	CHOICE("redis_unavailable", redis_unavailable, redis_unavailable_choices, "db_only"),
+	NUMBER("max_body_bytes", KIND_SIZE, max_body_bytes, 1,
+	       CONFIG_MAX_BODY_BYTES_MAX, "65536"),
+	{ "default_currency", KIND_CURRENCY, FIELD(default_currency), 0, 0, NULL, 0, NULL, 0 },
+	{ "trim_transaction_id", KIND_BOOL, FIELD(trim_transaction_id), 0, 0, "no", 0, NULL, 0 },
+	CHOICE("signature_scheme", signature_scheme, scheme_choices, "standard"),
+	SECRETS("webhook_secret", CONFIG_PROVIDER_STANDARD, SECRET_WHSEC_BASE64, 0),
+	NUMBER("signature_tolerance_s", KIND_LONG, signature_tolerance_s, 1, 31536000, "300"),
+	{ "providers", KIND_PROVIDERS, FIELD(providers), 0, 0, "standard", FLAG_NONEMPTY, NULL, 0 },
+	SECRETS("stripe_secret", CONFIG_PROVIDER_STRIPE, SECRET_TEXT, 0),
+	TOLERANCE("stripe_tolerance_s", CONFIG_PROVIDER_STRIPE),
+	SECRETS("paddle_secret", CONFIG_PROVIDER_PADDLE, SECRET_TEXT, 0),
+	TOLERANCE("paddle_tolerance_s", CONFIG_PROVIDER_PADDLE),
+	SECRETS("razorpay_secret", CONFIG_PROVIDER_RAZORPAY, SECRET_TEXT, 0),
+	SECRETS("komoju_secret", CONFIG_PROVIDER_KOMOJU, SECRET_TEXT, 0),
+	SECRETS("payjp_secret", CONFIG_PROVIDER_PAYJP, SECRET_TEXT, 0),
+	SECRETS("square_secret", CONFIG_PROVIDER_SQUARE, SECRET_TEXT, 0),
+	STRING("square_notification_url", square_notification_url, NULL, 0),
+	SECRETS("shopify_secret", CONFIG_PROVIDER_SHOPIFY, SECRET_TEXT, 0),
+	SECRETS("adyen_secret", CONFIG_PROVIDER_ADYEN, SECRET_HEX, 0),
+	SECRETS("generic_secret", CONFIG_PROVIDER_GENERIC, SECRET_TEXT, FLAG_FORM_LATER),
+	TOLERANCE("generic_tolerance_s", CONFIG_PROVIDER_GENERIC),
+	STRING("generic_signature_header", generic.signature_header, NULL, 0),
+	CHOICE("generic_signature_encoding", generic.signature_encoding,
+	       signature_encoding_choices, "hex"),
+	STRING("generic_signature_prefix", generic.signature_prefix, NULL, 0),
+	STRING("generic_signed_payload", generic.signed_payload, "{body}", FLAG_NONEMPTY),
+	STRING("generic_timestamp_header", generic.timestamp_header, NULL, 0),
+	STRING("generic_url", generic.url, NULL, 0),
+	CHOICE("generic_secret_encoding", generic.secret_encoding,
+	       secret_encoding_choices, "text"),
+	STRING("generic_event_path", generic.event_path, NULL, 0),
+	STRING("generic_event_values", generic.event_values, NULL, 0),
+	STRING("generic_event_id_path", generic.event_id_path, NULL, 0),
+	STRING("generic_transaction_id_path", generic.transaction_id_path, NULL, 0),
+	STRING("generic_amount_path", generic.amount_path, NULL, 0),
+	CHOICE("generic_amount_format", generic.amount_format,
+	       amount_format_choices, "integer"),
+	STRING("generic_currency_path", generic.currency_path, NULL, 0),
+	STRING("dispatch_url", dispatch_url, NULL, 0),
+	STRING("dispatch_command", dispatch_command, NULL, 0),
+	{ "dispatch_secret", KIND_SECRETS, FIELD(dispatch_secret), 0, 0, NULL,
+	  FLAG_SECRET, NULL, SECRET_WHSEC_BASE64 },
+	NUMBER("dispatch_timeout_ms", KIND_LONG, dispatch_timeout_ms, 1, 3600000, "10000"),
+	NUMBER("dispatch_concurrency", KIND_INT, dispatch_concurrency, 1, 256, "1"),
+	NUMBER("dispatch_batch_size", KIND_INT, dispatch_batch_size, 1, 1000, "10"),
+	NUMBER("dispatch_backoff_ms", KIND_LONG, dispatch_backoff_ms, 1, 86400000, "1000"),
+	NUMBER("dispatch_backoff_max_ms", KIND_LONG, dispatch_backoff_max_ms, 1, 604800000, "3600000"),
+	NUMBER("dispatch_max_attempts", KIND_INT, dispatch_max_attempts, 1, 1000000, "20"),
+	NUMBER("dispatch_lease_ms", KIND_LONG, dispatch_lease_ms, 1000, 86400000, "60000"),
+	NUMBER("dispatch_poll_ms", KIND_LONG, dispatch_poll_ms, 10, 3600000, "1000"),
+	CHOICE("in_progress_status", in_progress_status, status_choices, "409"),
+	NUMBER("retry_after_s", KIND_INT, retry_after_s, 0, 86400, "5"),
+	CHOICE("log_level", log_level, log_level_choices, "info"),
+	STRING("log_file", log_file, NULL, 0),
+};
+
+#define KEY_COUNT (sizeof(keys) / sizeof(keys[0]))
+
+/* KIND_CHOICE writes an int: every field it serves must be int-sized. */
+_Static_assert(sizeof(enum config_redis_unavailable) == sizeof(int) &&
+	       sizeof(enum config_signature_scheme) == sizeof(int) &&
+	       sizeof(enum config_encoding) == sizeof(int) &&
+	       sizeof(enum config_amount_format) == sizeof(int) &&
+	       sizeof(enum log_level) == sizeof(int),
+	       "choice fields are int-sized");
+
+/* Room for "PAYHOOK_" and the longest key name. */
+#define ENV_NAME_MAX 64
+#define ENV_PREFIX "PAYHOOK_"
+
+const char *config_provider_name(enum config_provider provider)
+{
+	if ((unsigned)provider >= CONFIG_PROVIDER_COUNT)
+		return "?";
+	return provider_names[provider];
+}
+
+bool config_provider_enabled(const struct config *cfg,
+			     enum config_provider provider)
+{
+	return (unsigned)provider < CONFIG_PROVIDER_COUNT &&
+	       (cfg->providers & (1u << provider)) != 0;
+}
+
+long config_tolerance_s(const struct config *cfg,
+			enum config_provider provider)
+{
+	if ((unsigned)provider < CONFIG_PROVIDER_COUNT &&
+	    cfg->tolerance_s[provider] > 0)
+		return cfg->tolerance_s[provider];
+	return cfg->signature_tolerance_s;
+}
 
 static void free_string(char **field, int secret)
 {
@@ -111,13 +240,18 @@ static void free_string(char **field, int secret)
 	*field = NULL;
 }
 
-static void free_secrets(struct config *cfg)
+static void free_secrets(struct config_secrets *secrets)
 {
-	for (size_t i = 0; i < cfg->webhook_secret_count; i++)
-		free_string(&cfg->webhook_secrets[i], 1);
-	free(cfg->webhook_secrets);
-	cfg->webhook_secrets = NULL;
-	cfg->webhook_secret_count = 0;
+	for (size_t i = 0; i < secrets->count; i++)
+		free_string(&secrets->items[i], 1);
+	free(secrets->items);
+	secrets->items = NULL;
+	secrets->count = 0;
+}
+
+static void *field_of(struct config *cfg, const struct key_def *def)
+{
+	return (char *)cfg + def->offset;
 }
 
 void config_cleanup(struct config *cfg)
@@ -125,11 +259,13 @@ void config_cleanup(struct config *cfg)
 	if (cfg == NULL)
 		return;
 	for (size_t i = 0; i < KEY_COUNT; i++) {
+		void *field = field_of(cfg, &keys[i]);
+
 		if (keys[i].kind == KIND_STRING || keys[i].kind == KIND_CURRENCY)
-			free_string((char **)((char *)cfg + keys[i].offset),
-				    (keys[i].flags & FLAG_SECRET) != 0);
+			free_string(field, (keys[i].flags & FLAG_SECRET) != 0);
+		else if (keys[i].kind == KIND_SECRETS)
+			free_secrets(field);
 	}
-	free_secrets(cfg);
 	memset(cfg, 0, sizeof(*cfg));
 }
 
@@ -151,30 +287,6 @@ long config_write_bound_ms(const struct config *cfg)
 	return 2L * config_round_trip_bound_ms(cfg);
 }
 
-/* Strict decimal: digits only (no sign, no space, no junk), at most max.
- * Returns 0 with *out set, or -1. */
-static int parse_decimal(const char *text, long min, long max, long *out)
-{
-	long value = 0;
-
-	if (*text == '\0')
-		return -1;
-	for (const char *p = text; *p != '\0'; p++) {
-		long digit = *p - '0';
-
-		if (*p < '0' || *p > '9')
-			return -1;
-		/* Stop before value * 10 + digit can pass max (and overflow). */
-		if (digit > max || value > (max - digit) / 10)
-			return -1;
-		value = value * 10 + digit;
-	}
-	if (value < min)
-		return -1;
-	*out = value;
-	return 0;
-}
-
 static int parse_choice(const struct choice *choices, const char *text,
 			int *out)
 {
@@ -187,6 +299,26 @@ static int parse_choice(const struct choice *choices, const char *text,
 	return -1;
 }
 
+/* "a, b or c" for a message about a choice key. */
+static void describe_choices(const struct choice *choices, char *out,
+			     size_t cap)
+{
+	size_t n = 0, used = 0;
+
+	for (const struct choice *c = choices; c->name != NULL; c++)
+		n++;
+	out[0] = '\0';
+	for (size_t i = 0; i < n && used < cap; i++) {
+		int w = snprintf(out + used, cap - used, "%s%s",
+				 i == 0 ? "" : i + 1 == n ? " or " : ", ",
+				 choices[i].name);
+
+		if (w < 0)
+			break;
+		used += (size_t)w;
+	}
+}
+
 static int bad_value(struct error *err, const char *where,
 		     const struct key_def *def, const char *expected)
 {
@@ -194,36 +326,100 @@ static int bad_value(struct error *err, const char *where,
 			 def->name, expected);
 }
 
-static int add_secret(struct config *cfg, const struct key_def *def,
+static int add_secret(struct config_secrets *secrets, const struct key_def *def,
 		      const char *text, const char *where, struct error *err)
 {
-	unsigned char key[SIGNATURE_KEY_MAX];
-	size_t key_len = 0;
+	struct secret_key key;
 	struct error decode_err;
 	char **grown;
 	char *copy;
-	int rc;
 
 	/* Validate now, so the message names the line the secret is on. */
-	error_clear(&decode_err);
-	rc = signature_secret_decode(text, key, sizeof(key), &key_len,
-				     &decode_err);
-	OPENSSL_cleanse(key, sizeof(key));
-	if (rc != 0)
-		return error_set(err, "%s: bad value for key '%s': %s", where,
-				 def->name, decode_err.message);
-	if (cfg->webhook_secret_count >= SIZE_MAX / sizeof(char *) - 1)
-		return error_set(err, "%s: too many webhook secrets", where);
-	grown = realloc(cfg->webhook_secrets,
-			(cfg->webhook_secret_count + 1) * sizeof(char *));
+	if ((def->flags & FLAG_FORM_LATER) == 0) {
+		if (secret_decode(def->form, text, &key, &decode_err) != 0)
+			return error_set(err, "%s: bad value for key '%s': %s",
+					 where, def->name, decode_err.message);
+		secret_key_wipe(&key);
+	}
+	if (secrets->count >= SIZE_MAX / sizeof(char *) - 1)
+		return error_set(err, "%s: too many secrets", where);
+	grown = realloc(secrets->items, (secrets->count + 1) * sizeof(char *));
 	if (grown == NULL)
 		return error_set(err, "%s: out of memory", where);
-	cfg->webhook_secrets = grown;
+	secrets->items = grown;
 	copy = strdup(text);
 	if (copy == NULL)
 		return error_set(err, "%s: out of memory", where);
-	cfg->webhook_secrets[cfg->webhook_secret_count++] = copy;
+	secrets->items[secrets->count++] = copy;
 	return 0;
+}
+
+/* The providers key: white-space separated profile names. */
+static int parse_providers(const char *text, unsigned *out)
+{
+	unsigned set = 0;
+	const char *p = text;
+
+	while (*p != '\0') {
+		size_t len;
+		int found = 0;
+
+		while (isspace((unsigned char)*p))
+			p++;
+		len = strcspn(p, " \t");
+		if (len == 0)
+			break;
+		for (unsigned i = 0; i < CONFIG_PROVIDER_COUNT; i++) {
+			if (strlen(provider_names[i]) == len &&
+			    strncmp(p, provider_names[i], len) == 0) {
+				set |= 1u << i;
+				found = 1;
+			}
+		}
+		if (!found)
+			return -1;
+		p += len;
+	}
+	if (set == 0)
+		return -1;
+	*out = set;
+	return 0;
+}
+
+/* A value that looks like shell or INI quoting, or an inline comment, is
+ * almost surely not meant literally: say so rather than keep the quotes.
+ * Returns 0, or -1 with err set. */
+static int check_value_form(const struct key_def *def, const char *text,
+			    const char *where, struct error *err)
+{
+	size_t len = strlen(text);
+
+	if (len >= 2 && (text[0] == '"' || text[0] == '\'') &&
+	    text[len - 1] == text[0])
+		return error_set(err, "%s: value of key '%s' is wrapped in "
+				 "quotes: write it without them", where,
+				 def->name);
+	for (size_t i = 1; i < len; i++) {
+		if (text[i] == '#' && (text[i - 1] == ' ' || text[i - 1] == '\t'))
+			return error_set(err, "%s: value of key '%s' has a '#' "
+					 "after white space: comments go on "
+					 "their own line", where, def->name);
+	}
+	return 0;
+}
+
+/* What every value must be, wherever it comes from: no control
+ * characters, no quotes around it, no comment after it. Returns 0, or -1
+ * with err set. */
+static int check_value(const struct key_def *def, const char *text,
+		       const char *where, struct error *err)
+{
+	for (const char *p = text; *p != '\0'; p++) {
+		if ((unsigned char)*p < 0x20 || *p == 0x7f)
+			return bad_value(err, where, def,
+					 "no control characters");
+	}
+	return check_value_form(def, text, where, err);
 }
 
 /* Parses text (already trimmed) for def and stores it in cfg. where is
@@ -232,72 +428,68 @@ static int add_secret(struct config *cfg, const struct key_def *def,
 static int set_value(struct config *cfg, const struct key_def *def,
 		     const char *text, const char *where, struct error *err)
 {
-	void *field = (char *)cfg + def->offset;
-	char expected[96];
-	long number;
+	void *field = field_of(cfg, def);
+	char expected[160];
+	uint64_t number;
 	int choice;
 	char *copy;
 
-	for (const char *p = text; *p != '\0'; p++) {
-		if ((unsigned char)*p < 0x20 || *p == 0x7f)
-			return bad_value(err, where, def,
-					 "no control characters");
-	}
+	if (check_value(def, text, where, err) != 0)
+		return -1;
 
 	switch (def->kind) {
 	case KIND_STRING:
 		if (text[0] == '\0' && (def->flags & FLAG_NONEMPTY) != 0)
 			return bad_value(err, where, def, "a non-empty value");
+		if (def->max > 0 && strlen(text) > (size_t)def->max) {
+			snprintf(expected, sizeof(expected),
+				 "at most %ld bytes", def->max);
+			return bad_value(err, where, def, expected);
+		}
 		copy = NULL;
 		if (text[0] != '\0') {
 			copy = strdup(text);
 			if (copy == NULL)
 				return error_set(err, "%s: out of memory", where);
 		}
-		free_string((char **)field, (def->flags & FLAG_SECRET) != 0);
+		free_string(field, (def->flags & FLAG_SECRET) != 0);
 		*(char **)field = copy;
 		return 0;
 	case KIND_INT:
 	case KIND_LONG:
 	case KIND_SIZE:
-		if (parse_decimal(text, def->min, def->max, &number) != 0) {
+		/* A number without a default may be left empty: unset (0). */
+		if (text[0] == '\0' && def->fallback == NULL) {
+			number = 0;
+			goto store_number;
+		}
+		if (number_parse(text, (uint64_t)def->max, &number) != NUMBER_OK ||
+		    number < (uint64_t)def->min) {
 			snprintf(expected, sizeof(expected),
 				 "a whole number from %ld to %ld", def->min,
 				 def->max);
 			return bad_value(err, where, def, expected);
 		}
+store_number:
 		if (def->kind == KIND_INT)
 			*(int *)field = (int)number;
 		else if (def->kind == KIND_LONG)
-			*(long *)field = number;
+			*(long *)field = (long)number;
 		else
 			*(size_t *)field = (size_t)number;
-		return 0;
-	case KIND_STATUS:
-		if (parse_decimal(text, 0, 999, &number) != 0 ||
-		    (number != 409 && number != 503))
-			return bad_value(err, where, def, "409 or 503");
-		cfg->in_progress_status = (int)number;
 		return 0;
 	case KIND_BOOL:
 		if (parse_choice(bool_choices, text, &choice) != 0)
 			return bad_value(err, where, def, "yes or no");
-		cfg->trim_transaction_id = choice != 0;
+		*(bool *)field = choice != 0;
 		return 0;
-	case KIND_REDIS_UNAVAILABLE:
-		if (parse_choice(redis_unavailable_choices, text, &choice) != 0)
-			return bad_value(err, where, def, "db_only or fail");
-		cfg->redis_unavailable = (enum config_redis_unavailable)choice;
-		return 0;
-	case KIND_SCHEME:
-		if (parse_choice(scheme_choices, text, &choice) != 0)
-			return bad_value(err, where, def, "standard or none");
-		cfg->signature_scheme = (enum config_signature_scheme)choice;
-		return 0;
-	case KIND_LOG_LEVEL:
-		if (log_level_parse(text, &cfg->log_level) != 0)
-			return bad_value(err, where, def,
-					 "error, warn, info or debug");
+	case KIND_CHOICE:
+		if (parse_choice(def->choices, text, &choice) != 0) {
+			describe_choices(def->choices, expected,
+					 sizeof(expected));
+			return bad_value(err, where, def, expected);
+		}
+		*(int *)field = choice;
 		return 0;
 	case KIND_CURRENCY:
 		copy = NULL;
@@ -313,14 +505,23 @@ static int set_value(struct config *cfg, const struct key_def *def,
 			for (char *p = copy; *p != '\0'; p++)
 				*p = (char)toupper((unsigned char)*p);
 		}
-		free_string(&cfg->default_currency, 0);
-		cfg->default_currency = copy;
+		free_string(field, 0);
+		*(char **)field = copy;
 		return 0;
-	case KIND_SECRET:
+	case KIND_SECRETS:
 		/* An empty line adds nothing, like an unset optional string. */
 		if (text[0] == '\0')
 			return 0;
-		return add_secret(cfg, def, text, where, err);
+		return add_secret(field, def, text, where, err);
+	case KIND_PROVIDERS:
+		if (parse_providers(text, field) != 0) {
+			snprintf(expected, sizeof(expected),
+				 "profile names separated by spaces, from "
+				 "standard, stripe, paddle, razorpay, komoju, "
+				 "payjp, square, shopify, adyen, generic");
+			return bad_value(err, where, def, expected);
+		}
+		return 0;
 	}
 	return error_set(err, "%s: key '%s' has no parser", where, def->name);
 }
@@ -332,6 +533,69 @@ static const struct key_def *find_key(const char *name)
 			return &keys[i];
 	}
 	return NULL;
+}
+
+/* Edit distance between a and b, or more than limit (then limit + 1), so a
+ * line that is a typo of a key can be named by the key it resembles. */
+static size_t edit_distance(const char *a, const char *b, size_t limit)
+{
+	size_t la = strlen(a), lb = strlen(b);
+	size_t row[ENV_NAME_MAX + 1];
+
+	if (la > ENV_NAME_MAX || lb > ENV_NAME_MAX ||
+	    (la > lb ? la - lb : lb - la) > limit)
+		return limit + 1;
+	for (size_t j = 0; j <= lb; j++)
+		row[j] = j;
+	for (size_t i = 1; i <= la; i++) {
+		size_t diag = row[0];
+
+		row[0] = i;
+		for (size_t j = 1; j <= lb; j++) {
+			size_t up = row[j];
+			size_t best = diag + (a[i - 1] != b[j - 1]);
+
+			if (up + 1 < best)
+				best = up + 1;
+			if (row[j - 1] + 1 < best)
+				best = row[j - 1] + 1;
+			row[j] = best;
+			diag = up;
+		}
+	}
+	return row[lb] > limit ? limit + 1 : row[lb];
+}
+
+/* The known key closest to name (at most 2 edits away), or NULL. */
+static const struct key_def *closest_key(const char *name)
+{
+	const struct key_def *best = NULL;
+	size_t best_distance = 3;
+
+	for (size_t i = 0; i < KEY_COUNT; i++) {
+		size_t d = edit_distance(name, keys[i].name, 2);
+
+		if (d < best_distance) {
+			best = &keys[i];
+			best_distance = d;
+		}
+	}
+	return best;
+}
+
+/* An unknown key: its text is never quoted (a pasted secret "whsec_...="
+ * would otherwise reach the log), only a known key it resembles. */
+static int unknown_key(const char *where, const char *name, struct error *err)
+{
+	const struct key_def *near = closest_key(name);
+
+	if (near != NULL)
+		return error_set(err, "%s: unknown key (not shown, it may be a "
+				 "secret); did you mean '%s'?", where,
+				 near->name);
+	return error_set(err, "%s: unknown key (not shown, it may be a "
+			 "secret); conf/payhook.conf.example lists them all",
+			 where);
 }
 
 static char *trim(char *text)
@@ -371,8 +635,8 @@ static int load_line(struct config *cfg, char *line, const char *path,
 		return error_set(err, "%s: missing key before '='", where);
 	def = find_key(name);
 	if (def == NULL)
-		return error_set(err, "%s: unknown key '%.64s'", where, name);
-	if (def->kind != KIND_SECRET) {
+		return unknown_key(where, name, err);
+	if (def->kind != KIND_SECRETS) {
 		/* A second line for a key is more likely a mistake than a wish. */
 		size_t index = (size_t)(def - keys);
 
@@ -429,12 +693,13 @@ static int load_file(struct config *cfg, const char *path, struct error *err)
 	return rc;
 }
 
-/* PAYHOOK_WEBHOOK_SECRET: white-space separated secrets that replace every
- * webhook_secret line. Only white space counts as unset. */
+/* PAYHOOK_<PROFILE>_SECRET: white-space separated secrets that replace every
+ * line of the key. Only white space counts as unset. */
 static int load_env_secrets(struct config *cfg, const struct key_def *def,
 			    const char *name, const char *value,
 			    struct error *err)
 {
+	struct config_secrets *secrets = field_of(cfg, def);
 	char where[ERROR_MESSAGE_MAX];
 	char *copy;
 	char *token;
@@ -446,16 +711,60 @@ static int load_env_secrets(struct config *cfg, const struct key_def *def,
 		return error_set(err, "environment %s: out of memory", name);
 	token = strtok_r(copy, " \t\r\n\v\f", &save);
 	if (token != NULL)
-		free_secrets(cfg);
+		free_secrets(secrets);
 	for (unsigned n = 1; token != NULL && rc == 0; n++) {
 		snprintf(where, sizeof(where), "environment %s (secret %u)",
 			 name, n);
-		rc = add_secret(cfg, def, token, where, err);
+		rc = check_value(def, token, where, err);
+		if (rc == 0)
+			rc = add_secret(secrets, def, token, where, err);
 		token = strtok_r(NULL, " \t\r\n\v\f", &save);
 	}
 	OPENSSL_cleanse(copy, strlen(value));
 	free(copy);
 	return rc;
+}
+
+/* PAYHOOK_<KEY> for def, upper-cased into name. */
+static int env_name(const struct key_def *def, char *name, size_t cap,
+		    struct error *err)
+{
+	int n = snprintf(name, cap, ENV_PREFIX "%s", def->name);
+
+	if (n < 0 || (size_t)n >= cap)
+		return error_set(err, "key '%s' is too long", def->name);
+	for (char *p = name; *p != '\0'; p++)
+		*p = (char)toupper((unsigned char)*p);
+	return 0;
+}
+
+/* A PAYHOOK_ variable that names no key is a typo that would otherwise be
+ * ignored in silence. */
+static int check_env_names(struct error *err)
+{
+	char name[ENV_NAME_MAX];
+
+	for (char **env = environ; env != NULL && *env != NULL; env++) {
+		const char *var = *env;
+		size_t len = strcspn(var, "=");
+		int known = 0;
+
+		if (strncmp(var, ENV_PREFIX, strlen(ENV_PREFIX)) != 0)
+			continue;
+		if (len == strlen("PAYHOOK_CONFIG") &&
+		    strncmp(var, "PAYHOOK_CONFIG", len) == 0)
+			continue;
+		for (size_t i = 0; i < KEY_COUNT && !known; i++) {
+			if (env_name(&keys[i], name, sizeof(name), err) != 0)
+				return -1;
+			known = strlen(name) == len && strncmp(var, name, len) == 0;
+		}
+		if (!known)
+			return error_set(err, "environment %.*s names no "
+					 "configuration key", (int)(len > 64 ? 64 : len),
+					 var);
+	}
+	return 0;
 }
 
 /* Every PAYHOOK_<KEY> that is set and not empty overrides the file. */
@@ -464,23 +773,20 @@ static int load_env(struct config *cfg, struct error *err)
 	char name[ENV_NAME_MAX];
 	char where[ENV_NAME_MAX + 16];
 
+	if (check_env_names(err) != 0)
+		return -1;
 	for (size_t i = 0; i < KEY_COUNT; i++) {
 		const struct key_def *def = &keys[i];
 		const char *value;
 		char *copy;
-		size_t n;
 		int rc;
 
-		n = (size_t)snprintf(name, sizeof(name), "PAYHOOK_%s",
-				     def->name);
-		if (n >= sizeof(name))
-			return error_set(err, "key '%s' is too long", def->name);
-		for (char *p = name; *p != '\0'; p++)
-			*p = (char)toupper((unsigned char)*p);
+		if (env_name(def, name, sizeof(name), err) != 0)
+			return -1;
 		value = getenv(name);
 		if (value == NULL || value[0] == '\0')
 			continue;
-		if (def->kind == KIND_SECRET) {
+		if (def->kind == KIND_SECRETS) {
 			if (load_env_secrets(cfg, def, name, value, err) != 0)
 				return -1;
 			continue;
@@ -502,16 +808,79 @@ static int load_env(struct config *cfg, struct error *err)
 	return 0;
 }
 
+/* The generic profile: what its keys must say when it is enabled. */
+static int check_generic(const struct config *cfg, struct error *err)
+{
+	const struct config_generic *g = &cfg->generic;
+	const struct config_secrets *secrets =
+		&cfg->secrets[CONFIG_PROVIDER_GENERIC];
+	static const enum secret_form forms[] = {
+		[CONFIG_ENCODING_HEX] = SECRET_HEX,
+		[CONFIG_ENCODING_BASE64] = SECRET_BASE64,
+		[CONFIG_ENCODING_TEXT] = SECRET_TEXT,
+	};
+	const char *body = strstr(g->signed_payload, "{body}");
+	struct secret_key key;
+	struct error inner;
+
+	if (g->signature_header == NULL)
+		return error_set(err, "providers has generic: set "
+				 "generic_signature_header");
+	if (g->transaction_id_path == NULL || g->amount_path == NULL ||
+	    (g->currency_path == NULL && cfg->default_currency == NULL))
+		return error_set(err, "providers has generic: set "
+				 "generic_transaction_id_path, "
+				 "generic_amount_path and "
+				 "generic_currency_path (or default_currency)");
+	if (body == NULL || strstr(body + 1, "{body}") != NULL)
+		return error_set(err, "generic_signed_payload must hold {body} "
+				 "exactly once");
+	if (strstr(g->signed_payload, "{timestamp}") != NULL &&
+	    g->timestamp_header == NULL)
+		return error_set(err, "generic_signed_payload has {timestamp}: "
+				 "set generic_timestamp_header");
+	if (strstr(g->signed_payload, "{url}") != NULL && g->url == NULL)
+		return error_set(err, "generic_signed_payload has {url}: set "
+				 "generic_url");
+	if ((g->event_path == NULL) != (g->event_values == NULL))
+		return error_set(err, "generic_event_path and "
+				 "generic_event_values go together");
+	for (size_t i = 0; i < secrets->count; i++) {
+		if (secret_decode(forms[g->secret_encoding], secrets->items[i],
+				  &key, &inner) != 0)
+			return error_set(err, "generic_secret %zu: %s", i + 1,
+					 inner.message);
+		secret_key_wipe(&key);
+	}
+	return 0;
+}
+
 /* Checks that involve more than one key, after every source is applied. */
 static int check_config(const struct config *cfg, struct error *err)
 {
 	long bound = config_write_bound_ms(cfg);
 
-	if (cfg->signature_scheme == CONFIG_SIGNATURE_STANDARD &&
-	    cfg->webhook_secret_count == 0)
-		return error_set(err, "signature_scheme = standard needs at least "
-				      "one webhook_secret (or set "
-				      "signature_scheme = none)");
+	for (unsigned p = 0; p < CONFIG_PROVIDER_COUNT; p++) {
+		if (!config_provider_enabled(cfg, p) || cfg->secrets[p].count > 0)
+			continue;
+		if (p == CONFIG_PROVIDER_STANDARD) {
+			if (cfg->signature_scheme == CONFIG_SIGNATURE_STANDARD)
+				return error_set(err, "signature_scheme = "
+						 "standard needs at least one "
+						 "webhook_secret (or set "
+						 "signature_scheme = none)");
+			continue;
+		}
+		return error_set(err, "providers has %s: set %s_secret",
+				 provider_names[p], provider_names[p]);
+	}
+	if (config_provider_enabled(cfg, CONFIG_PROVIDER_SQUARE) &&
+	    cfg->square_notification_url == NULL)
+		return error_set(err, "providers has square: set "
+				 "square_notification_url (the URL Square signs)");
+	if (config_provider_enabled(cfg, CONFIG_PROVIDER_GENERIC) &&
+	    check_generic(cfg, err) != 0)
+		return -1;
 	if (cfg->lock_ttl_ms <= bound + CONFIG_LEASE_MARGIN_MS)
 		return error_set(err,
 				 "lock_ttl_ms = %ld is too short: with "

@@ -23,6 +23,62 @@ enum config_signature_scheme {
 	CONFIG_SIGNATURE_NONE,     /* no signature check: must be chosen */
 };
 
+/* The provider profiles, in the order of the providers key's documentation.
+ * The names are config_provider_name's; what each profile does is
+ * lib/provider.c's. */
+enum config_provider {
+	CONFIG_PROVIDER_STANDARD,
+	CONFIG_PROVIDER_STRIPE,
+	CONFIG_PROVIDER_PADDLE,
+	CONFIG_PROVIDER_RAZORPAY,
+	CONFIG_PROVIDER_KOMOJU,
+	CONFIG_PROVIDER_PAYJP,
+	CONFIG_PROVIDER_SQUARE,
+	CONFIG_PROVIDER_SHOPIFY,
+	CONFIG_PROVIDER_ADYEN,
+	CONFIG_PROVIDER_GENERIC,
+	CONFIG_PROVIDER_COUNT
+};
+
+/* Text encodings a generic provider may use for its signature and secret. */
+enum config_encoding {
+	CONFIG_ENCODING_HEX,
+	CONFIG_ENCODING_BASE64,
+	CONFIG_ENCODING_TEXT, /* secrets only: the text is the key */
+};
+
+/* How a generic provider writes the amount. */
+enum config_amount_format {
+	CONFIG_AMOUNT_INTEGER,      /* a JSON integer of minor units */
+	CONFIG_AMOUNT_MINOR_STRING, /* a string of minor units, e.g. "1999" */
+	CONFIG_AMOUNT_DECIMAL,      /* a decimal string in major units, "19.99" */
+};
+
+/* The secrets of one profile, in the order given (rotation: any may match). */
+struct config_secrets {
+	char **items;
+	size_t count;
+};
+
+/* The generic profile's keys (generic_...): NULL when not set. */
+struct config_generic {
+	char *signature_header;       /* e.g. "X-Signature" */
+	enum config_encoding signature_encoding; /* hex (default) or base64 */
+	char *signature_prefix;       /* e.g. "sha256=", stripped first */
+	char *signed_payload;         /* "{body}" (default), "{timestamp}.{body}",
+				       * "{url}{body}" ... */
+	char *timestamp_header;       /* needed when signed_payload has {timestamp} */
+	char *url;                    /* needed when signed_payload has {url} */
+	enum config_encoding secret_encoding; /* text (default), hex, base64 */
+	char *event_path;             /* dotted JSON path of the event type */
+	char *event_values;           /* white-space separated payment events */
+	char *event_id_path;          /* dotted JSON path of the event id */
+	char *transaction_id_path;
+	char *amount_path;
+	enum config_amount_format amount_format;
+	char *currency_path;
+};
+
 /* Every string is owned by the struct (freed by config_cleanup); an optional
  * string that is not set is NULL. */
 struct config {
@@ -52,9 +108,29 @@ struct config {
 	bool trim_transaction_id;   /* default no */
 
 	enum config_signature_scheme signature_scheme; /* default standard */
-	char **webhook_secrets;     /* webhook_secret_count "whsec_..." strings */
-	size_t webhook_secret_count;
 	long signature_tolerance_s; /* default 300 */
+
+	/* Bit (1u << profile) for each enabled profile; default standard. */
+	unsigned providers;
+	/* secrets[CONFIG_PROVIDER_STANDARD] holds the webhook_secret lines. */
+	struct config_secrets secrets[CONFIG_PROVIDER_COUNT];
+	/* <profile>_tolerance_s; 0 when not set (signature_tolerance_s then). */
+	long tolerance_s[CONFIG_PROVIDER_COUNT];
+	char *square_notification_url;
+	struct config_generic generic;
+
+	/* payhook-dispatch: the hand-off of recorded payments. */
+	char *dispatch_url;         /* POST each payment here ... */
+	char *dispatch_command;     /* ... or run this per payment (sh -c) */
+	struct config_secrets dispatch_secret; /* whsec_: signs each POST */
+	long dispatch_timeout_ms;   /* one attempt, default 10000 */
+	int dispatch_concurrency;   /* deliveries in flight, default 1 */
+	int dispatch_batch_size;    /* payments claimed at once, default 10 */
+	long dispatch_backoff_ms;   /* first retry delay, default 1000 */
+	long dispatch_backoff_max_ms; /* longest retry delay, default 3600000 */
+	int dispatch_max_attempts;  /* then dead, default 20 */
+	long dispatch_lease_ms;     /* a claim's lease, default 60000 */
+	long dispatch_poll_ms;      /* idle wait between looks, default 1000 */
 
 	int in_progress_status;     /* 409 (default) or 503 */
 	int retry_after_s;          /* Retry-After value, default 5 */
@@ -65,13 +141,14 @@ struct config {
 
 /* Loads the configuration: defaults, then the file at path (NULL: no file),
  * then every PAYHOOK_<KEY> environment variable, then the cross-key checks
- * (a secret for the standard scheme; the lease bound, see
+ * (secrets for the enabled profiles; the lease bound, see
  * config_write_bound_ms). The caller picks path: -c FILE, else
  * $PAYHOOK_CONFIG, else NULL (see config_default_path).
  *
  * Returns 0 with cfg filled, or -1 with err naming the file, line and key
  * (or the environment variable) that is wrong; cfg is then left empty, as
- * after config_cleanup. Values of secret keys never appear in err. */
+ * after config_cleanup. No value is ever quoted in err, and neither is an
+ * unknown key name read from the file (it may be a pasted secret). */
 int config_load(struct config *cfg, const char *path, struct error *err);
 
 /* Frees what config_load allocated and zeroes cfg. Accepts a zeroed or
@@ -81,6 +158,19 @@ void config_cleanup(struct config *cfg);
 /* The path payhook reads when no -c was given: $PAYHOOK_CONFIG when set and
  * not empty, else NULL. The string belongs to the environment. */
 const char *config_default_path(void);
+
+/* The profile's name as in the providers key and the request path
+ * ("standard", "stripe", ...). */
+const char *config_provider_name(enum config_provider provider);
+
+/* Whether the profile is enabled by the providers key. */
+bool config_provider_enabled(const struct config *cfg,
+			     enum config_provider provider);
+
+/* The signature tolerance of a profile: <profile>_tolerance_s when set,
+ * else signature_tolerance_s. */
+long config_tolerance_s(const struct config *cfg,
+			enum config_provider provider);
 
 /* The longest the guarded MySQL write can take with these timeouts, in
  * milliseconds: two round trips (INSERT, COMMIT), each bounded by
@@ -93,5 +183,10 @@ long config_write_bound_ms(const struct config *cfg);
 long config_round_trip_bound_ms(const struct config *cfg);
 
 #define CONFIG_LEASE_MARGIN_MS 1000L
+/* lock_key_prefix is at most this long, so that prefix, provider and a
+ * 128-byte transaction id always fit in a lock key. */
+#define CONFIG_LOCK_KEY_PREFIX_MAX 128
+/* The payload column is a MEDIUMBLOB: 16 MiB - 1 bytes at most. */
+#define CONFIG_MAX_BODY_BYTES_MAX 16777215L
 
 #endif

@@ -14,6 +14,7 @@
 #include <hiredis/hiredis.h>
 #include <openssl/evp.h>
 
+#include "encoding.h"
 #include "lock.h"
 #include "timing.h"
 
@@ -29,19 +30,6 @@ struct lock_client {
 	redisContext *redis;
 	char script_sha[41]; /* SHA1 of release_script, for EVALSHA */
 };
-
-/* Writes len bytes as 2 * len lower-case hex digits and a NUL. (snprintf per
- * byte was a tenth of a worker's instructions.) */
-static void hex_encode(const unsigned char *in, size_t len, char *out)
-{
-	static const char digits[] = "0123456789abcdef";
-
-	for (size_t i = 0; i < len; i++) {
-		out[2 * i] = digits[in[i] >> 4];
-		out[2 * i + 1] = digits[in[i] & 0x0f];
-	}
-	out[2 * len] = '\0';
-}
 
 long lock_lease_remaining_ms(const struct lock_lease *lease)
 {
@@ -60,7 +48,7 @@ static int script_sha1(char out[41], struct error *err)
 	if (EVP_Digest(release_script, sizeof(release_script) - 1, md, &md_len,
 		       EVP_sha1(), NULL) != 1 || md_len != 20)
 		return error_set(err, "lock: SHA1 of the release script failed");
-	hex_encode(md, md_len, out);
+	encoding_hex_encode(md, md_len, out);
 	return 0;
 }
 
@@ -139,12 +127,13 @@ int lock_connect(struct lock_client *client, struct error *err)
 	if (client->redis == NULL)
 		return error_set(err, "redis connect: out of memory");
 	if (client->redis->err != 0) {
-		error_set(err, "redis connect to %s%s%d: %s",
-			  cfg->redis_socket != NULL ? cfg->redis_socket
-						    : cfg->redis_host,
-			  cfg->redis_socket != NULL ? "" : ":",
-			  cfg->redis_socket != NULL ? 0 : cfg->redis_port,
-			  client->redis->errstr);
+		if (cfg->redis_socket != NULL)
+			error_set(err, "redis connect to %s: %s",
+				  cfg->redis_socket, client->redis->errstr);
+		else
+			error_set(err, "redis connect to %s:%d: %s",
+				  cfg->redis_host, cfg->redis_port,
+				  client->redis->errstr);
 		lock_disconnect(client);
 		return -1;
 	}
@@ -184,29 +173,34 @@ static int random_token(char out[LOCK_TOKEN_HEX + 1], struct error *err)
 		}
 		got += (size_t)n;
 	}
-	hex_encode(raw, sizeof(raw), out);
+	encoding_hex_encode(raw, sizeof(raw), out);
 	return 0;
 }
 
-enum lock_status lock_acquire(struct lock_client *client, const char *id,
-			      size_t id_len, long ttl_ms,
+enum lock_status lock_acquire(struct lock_client *client, const char *scope,
+			      const char *id, size_t id_len, long ttl_ms,
 			      struct lock_lease *lease, struct error *err)
 {
 	const char *prefix = client->cfg->lock_key_prefix;
 	size_t prefix_len = strlen(prefix);
+	size_t scope_len = scope != NULL ? strlen(scope) + 1 : 0;
 	char ttl[24];
 	const char *argv[6];
 	size_t argl[6];
 	redisReply *reply;
 	enum lock_status status;
 
-	if (prefix_len + id_len >= sizeof(lease->key)) {
+	if (prefix_len + scope_len + id_len >= sizeof(lease->key)) {
 		error_set(err, "lock: key longer than %zu bytes", sizeof(lease->key));
 		return LOCK_UNAVAILABLE;
 	}
 	memcpy(lease->key, prefix, prefix_len);
-	memcpy(lease->key + prefix_len, id, id_len);
-	lease->key_len = prefix_len + id_len;
+	if (scope != NULL) {
+		memcpy(lease->key + prefix_len, scope, scope_len - 1);
+		lease->key[prefix_len + scope_len - 1] = ':';
+	}
+	memcpy(lease->key + prefix_len + scope_len, id, id_len);
+	lease->key_len = prefix_len + scope_len + id_len;
 	lease->key[lease->key_len] = '\0';
 	lease->ttl_ms = ttl_ms;
 	if (random_token(lease->token, err) != 0)
@@ -241,6 +235,11 @@ enum lock_status lock_acquire(struct lock_client *client, const char *id,
 		status = LOCK_UNAVAILABLE;
 	}
 	freeReplyObject(reply);
+	/* An error reply means a wrong or unready server (READONLY after a
+	 * failover, LOADING, NOAUTH, OOM...): the next request reconnects,
+	 * which may reach the new master, instead of asking this one again. */
+	if (status == LOCK_UNAVAILABLE)
+		lock_disconnect(client);
 	return status;
 }
 
@@ -288,6 +287,10 @@ enum lock_release_status lock_release(struct lock_client *client,
 			  reply->type == REDIS_REPLY_ERROR ? ": " : "",
 			  reply->type == REDIS_REPLY_ERROR ? reply->str : "");
 		status = LOCK_RELEASE_FAILED;
+		/* As for SET: reconnect rather than trust this server. */
+		freeReplyObject(reply);
+		lock_disconnect(client);
+		return status;
 	} else if (reply->integer == 1) {
 		status = LOCK_RELEASED;
 	} else if (reply->integer == 0) {

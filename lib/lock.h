@@ -55,15 +55,18 @@ void lock_client_free(struct lock_client *client);
  * or -1 with err naming what failed; the next call tries again. */
 int lock_connect(struct lock_client *client, struct error *err);
 
-/* Tries to take the lock for transaction id[0..id_len) for ttl_ms. Fills
- * *lease on LOCK_ACQUIRED. On LOCK_UNAVAILABLE err says why and the
- * connection is dropped, to be reopened by the next call. */
-enum lock_status lock_acquire(struct lock_client *client, const char *id,
-			      size_t id_len, long ttl_ms,
+/* Tries to take the lock for transaction id[0..id_len) for ttl_ms; the key
+ * is lock_key_prefix + id, or lock_key_prefix + scope + ":" + id when scope
+ * (a provider name) is not NULL. Fills *lease on LOCK_ACQUIRED. On
+ * LOCK_UNAVAILABLE err says why and the connection is dropped (also after an
+ * error reply such as READONLY), to be reopened by the next call. */
+enum lock_status lock_acquire(struct lock_client *client, const char *scope,
+			      const char *id, size_t id_len, long ttl_ms,
 			      struct lock_lease *lease, struct error *err);
 
 /* Releases a lease with the ownership-checking script (EVALSHA, EVAL on
- * NOSCRIPT). Never deletes a key that holds another token. */
+ * NOSCRIPT). Never deletes a key that holds another token. A connection fault
+ * or an error reply drops the connection (LOCK_RELEASE_FAILED). */
 enum lock_release_status lock_release(struct lock_client *client,
 				      const struct lock_lease *lease,
 				      struct error *err);

@@ -1,31 +1,30 @@
 /* pipeline.c - one webhook request from CGI variables to outcome (see
  * pipeline.h). The handler shape: the outcome starts as "error", every step
- * either decides the outcome or passes on, and one exit releases the lock.
+ * either decides the outcome or passes on, and each payment's lock is
+ * released before the next step.
  */
 #include "config.h"
 
-#include <ctype.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 #include <time.h>
 
 #include "lock.h"
 #include "log.h"
 #include "payload.h"
 #include "pipeline.h"
-#include "signature.h"
+#include "provider.h"
 #include "store.h"
 #include "timing.h"
 
 struct pipeline {
 	const struct config *cfg;
-	struct signature_verifier *verifier; /* NULL with signature_scheme none */
+	struct provider_set *providers;
 	struct payload_parser *parser;
 	struct lock_client *lock;
 	struct store *store;
-	struct payload_rules rules;
+	struct provider_batch *batch;        /* allocated once */
 	char *body;                          /* max_body_bytes, allocated once */
 };
 
@@ -38,18 +37,16 @@ struct pipeline *pipeline_new(const struct config *cfg, struct error *err)
 		return NULL;
 	}
 	p->cfg = cfg;
-	p->rules.default_currency = cfg->default_currency;
-	p->rules.trim_transaction_id = cfg->trim_transaction_id;
-	if (cfg->signature_scheme == CONFIG_SIGNATURE_STANDARD) {
-		p->verifier = signature_verifier_new(cfg->webhook_secrets,
-						     cfg->webhook_secret_count,
-						     err);
-		if (p->verifier == NULL)
-			goto fail;
-	}
+	p->providers = provider_set_new(cfg, err);
+	if (p->providers == NULL)
+		goto fail;
 	p->parser = payload_parser_new();
-	if (p->parser == NULL) {
-		error_set(err, "pipeline: out of memory for the JSON parser");
+	p->batch = malloc(sizeof(*p->batch));
+	/* +1 so a zero max never means malloc(0). */
+	p->body = malloc(cfg->max_body_bytes + 1);
+	if (p->parser == NULL || p->batch == NULL || p->body == NULL) {
+		error_set(err, "pipeline: out of memory for a %zu-byte body",
+			  cfg->max_body_bytes);
 		goto fail;
 	}
 	p->lock = lock_client_new(cfg, err);
@@ -58,13 +55,6 @@ struct pipeline *pipeline_new(const struct config *cfg, struct error *err)
 	p->store = store_new(cfg, err);
 	if (p->store == NULL)
 		goto fail;
-	/* +1 so a zero max never means malloc(0). */
-	p->body = malloc(cfg->max_body_bytes + 1);
-	if (p->body == NULL) {
-		error_set(err, "pipeline: out of memory for a %zu-byte body buffer",
-			  cfg->max_body_bytes);
-		goto fail;
-	}
 	return p;
 fail:
 	pipeline_free(p);
@@ -75,10 +65,11 @@ void pipeline_free(struct pipeline *p)
 {
 	if (p == NULL)
 		return;
-	signature_verifier_free(p->verifier);
+	provider_set_free(p->providers);
 	payload_parser_free(p->parser);
 	lock_client_free(p->lock);
 	store_free(p->store);
+	free(p->batch);
 	free(p->body);
 	free(p);
 }
@@ -91,91 +82,6 @@ int pipeline_check_redis(struct pipeline *p, struct error *err)
 int pipeline_check_mysql(struct pipeline *p, struct error *err)
 {
 	return store_check_schema(p->store, err);
-}
-
-/* CONTENT_LENGTH: decimal digits only. Returns 0 with *len set, 1 when the
- * number is larger than max (without overflowing), -1 when absent or not a
- * number. */
-static int parse_content_length(const char *text, size_t max, size_t *len)
-{
-	size_t value = 0;
-
-	if (text == NULL || *text == '\0')
-		return -1;
-	for (const char *c = text; *c != '\0'; c++) {
-		if (*c < '0' || *c > '9')
-			return -1;
-	}
-	for (const char *c = text; *c != '\0'; c++) {
-		value = value * 10 + (size_t)(*c - '0');
-		if (value > max)
-			return 1;
-	}
-	*len = value;
-	return 0;
-}
-
-static const char *skip_ows(const char *s)
-{
-	while (*s == ' ' || *s == '\t')
-		s++;
-	return s;
-}
-
-/* "application/json", optionally with the one parameter charset=utf-8 (the
- * value may be quoted); media type and parameter compared case-insensitively. */
-static bool is_json_media_type(const char *text)
-{
-	static const char type[] = "application/json";
-	static const char charset[] = "charset";
-	static const char utf8[] = "utf-8";
-	const char *s;
-
-	if (text == NULL)
-		return false;
-	s = skip_ows(text);
-	if (strncasecmp(s, type, sizeof(type) - 1) != 0)
-		return false;
-	s = skip_ows(s + sizeof(type) - 1);
-	if (*s == '\0')
-		return true;
-	if (*s != ';')
-		return false;
-	s = skip_ows(s + 1);
-	if (strncasecmp(s, charset, sizeof(charset) - 1) != 0)
-		return false;
-	s = skip_ows(s + sizeof(charset) - 1);
-	if (*s != '=')
-		return false;
-	s = skip_ows(s + 1);
-	if (*s == '"') {
-		if (strncasecmp(s + 1, utf8, sizeof(utf8) - 1) != 0 ||
-		    s[sizeof(utf8)] != '"')
-			return false;
-		s += sizeof(utf8) + 1;
-	} else {
-		if (strncasecmp(s, utf8, sizeof(utf8) - 1) != 0)
-			return false;
-		s += sizeof(utf8) - 1;
-	}
-	return *skip_ows(s) == '\0';
-}
-
-/* Reads exactly want bytes into p->body. Returns 0, or -1 when the body ends
- * early or reading fails. */
-static int read_exact(struct pipeline *p, const struct request *req,
-		      size_t want)
-{
-	size_t got = 0;
-
-	while (got < want) {
-		long n = req->read_body(req->read_ctx, p->body + got, want - got);
-
-		if (n <= 0)
-			return -1;
-		got += (size_t)n;
-	}
-	return 0;
 }
 
 static int enough_lease(void *ctx, long needed_ms)
@@ -222,13 +128,16 @@ static void store_outcome(enum store_status status, struct result *r)
 	}
 }
 
-/* The backend part: lock, write, release. Fills r; detail gets what failed,
- * note what went wrong without changing the outcome (a lost lease, Redis
- * down under db_only), for the request's log line. */
+/* The backend part for one payment: lock, write, release. Fills r; detail
+ * gets what failed, note what went wrong without changing the outcome (a lost
+ * lease, Redis down under db_only), for the request's log line. */
 static void record_payment(struct pipeline *p, const struct payment *payment,
 			   size_t body_len, struct result *r,
 			   struct error *detail, struct error *note)
 {
+	/* The standard profile's lock key is what it was before providers. */
+	const char *scope = strcmp(payment->provider, "standard") == 0 ?
+				    NULL : payment->provider;
 	struct lock_lease lease;
 	struct store_guard guard = { enough_lease, &lease };
 	struct error lock_err = { "" };
@@ -241,7 +150,7 @@ static void record_payment(struct pipeline *p, const struct payment *payment,
 		return;
 	}
 
-	locked = lock_acquire(p->lock, payment->transaction_id,
+	locked = lock_acquire(p->lock, scope, payment->transaction_id,
 			      payment->transaction_id_len, p->cfg->lock_ttl_ms,
 			      &lease, &lock_err);
 	switch (locked) {
@@ -294,33 +203,107 @@ static void record_payment(struct pipeline *p, const struct payment *payment,
 	result_set(r, OUTCOME_ERROR, "unexpected lock result");
 }
 
+/* Which of two answers for the items of one request wins: whatever asks the
+ * provider to retry comes first, then a conflict, then success. */
+static int outcome_rank(enum outcome outcome)
+{
+	switch (outcome) {
+	case OUTCOME_ERROR:
+		return 5;
+	case OUTCOME_UNAVAILABLE:
+		return 4;
+	case OUTCOME_IN_PROGRESS:
+		return 3;
+	case OUTCOME_CONFLICT:
+		return 2;
+	case OUTCOME_PROCESSED:
+		return 1;
+	default:
+		return 0;
+	}
+}
+
+/* Records every payment of the batch, each under its own lock and in its
+ * own transaction, and answers for the lot. */
+static void record_batch(struct pipeline *p, size_t body_len, struct result *r,
+			 struct error *detail, struct error *note)
+{
+	const struct provider_batch *batch = p->batch;
+	struct result item;
+	bool first = true;
+
+	for (size_t i = 0; i < batch->count; i++) {
+		const struct payment *payment = &batch->payments[i];
+
+		item.success_body = NULL;
+		memcpy(item.transaction_id, payment->transaction_id,
+		       payment->transaction_id_len + 1);
+		record_payment(p, payment, body_len, &item, detail, note);
+		if (first || outcome_rank(item.outcome) > outcome_rank(r->outcome)) {
+			memcpy(r->transaction_id, item.transaction_id,
+			       sizeof(r->transaction_id));
+			result_set(r, item.outcome, "%s", item.reason);
+			first = false;
+		}
+	}
+	r->success_body = batch->success_body;
+}
+
 /* The one log line of a request: info for an answer that went as it
  * should, warn for 5xx answers (with the backend's error) and for answers
  * that came with a note. */
-static void log_request(const struct config *cfg, const struct result *r,
-			int64_t elapsed_us, const struct error *detail,
-			const struct error *note)
+static void log_request(const struct config *cfg, const char *provider,
+			const struct provider_batch *batch,
+			const struct result *r, int64_t elapsed_us,
+			const struct error *detail, const struct error *note)
 {
 	const char *id = r->transaction_id[0] != '\0' ? r->transaction_id : "-";
+	const char *event_id = batch->count > 0 &&
+				       batch->payments[0].event_id_len > 0 ?
+				       batch->payments[0].event_id : "-";
 	bool fault = r->outcome == OUTCOME_UNAVAILABLE ||
 		     r->outcome == OUTCOME_ERROR;
 
 	if (fault || note->message[0] != '\0')
-		log_warn("outcome=%s status=%d transaction_id=%s elapsed_us=%lld "
-			 "reason=\"%s\" detail=\"%s%s%s\"",
+		log_warn("outcome=%s status=%d provider=%s transaction_id=%s "
+			 "event_id=%s elapsed_us=%lld reason=\"%s\" "
+			 "detail=\"%s%s%s\"",
 			 outcome_name(r->outcome),
-			 outcome_status(r->outcome, cfg), id,
+			 outcome_status(r->outcome, cfg), provider, id, event_id,
 			 (long long)elapsed_us, r->reason,
 			 fault ? detail->message : "",
 			 fault && note->message[0] != '\0' ? "; " : "",
 			 note->message);
 	else
-		log_info("outcome=%s status=%d transaction_id=%s elapsed_us=%lld%s%s%s",
+		log_info("outcome=%s status=%d provider=%s transaction_id=%s "
+			 "event_id=%s elapsed_us=%lld%s%s%s%s%s",
 			 outcome_name(r->outcome),
-			 outcome_status(r->outcome, cfg), id,
+			 outcome_status(r->outcome, cfg), provider, id, event_id,
 			 (long long)elapsed_us,
+			 batch->event_type[0] != '\0' ? " event_type=" : "",
+			 batch->event_type,
 			 r->reason[0] != '\0' ? " reason=\"" : "", r->reason,
 			 r->reason[0] != '\0' ? "\"" : "");
+}
+
+/* Maps the checks before the body to their outcome. */
+static enum outcome request_outcome(enum request_status status)
+{
+	switch (status) {
+	case REQUEST_BAD_METHOD:
+		return OUTCOME_METHOD_NOT_ALLOWED;
+	case REQUEST_NO_LENGTH:
+		return OUTCOME_LENGTH_REQUIRED;
+	case REQUEST_TOO_LARGE:
+		return OUTCOME_TOO_LARGE;
+	case REQUEST_BAD_MEDIA_TYPE:
+		return OUTCOME_UNSUPPORTED_MEDIA_TYPE;
+	case REQUEST_SHORT_BODY:
+		return OUTCOME_INVALID;
+	case REQUEST_OK:
+	default:
+		return OUTCOME_ERROR;
+	}
 }
 
 void pipeline_handle(struct pipeline *p, const struct request *req,
@@ -328,77 +311,62 @@ void pipeline_handle(struct pipeline *p, const struct request *req,
 {
 	const struct config *cfg = p->cfg;
 	int64_t started_us = timing_now_us();
-	struct error detail = { "" }, note = { "" };
-	struct payment payment;
-	char reason[PAYLOAD_REASON_MAX];
-	const char *sig_reason = NULL;
+	struct error detail = { "" }, note = { "" }, why = { "" };
+	const struct provider *provider;
+	const char *reason = NULL;
+	enum request_status checked;
 	size_t body_len = 0;
-	int status;
 
 	r->transaction_id[0] = '\0';
+	r->success_body = NULL;
+	p->batch->count = 0;
+	p->batch->event_type[0] = '\0';
 	result_set(r, OUTCOME_ERROR, "internal error");
 
-	if (req->method == NULL || strcmp(req->method, "POST") != 0) {
-		result_set(r, OUTCOME_METHOD_NOT_ALLOWED, "only POST is allowed");
+	provider = provider_route(p->providers, req);
+	if (provider == NULL) {
+		result_set(r, OUTCOME_NOT_FOUND,
+			   "no enabled provider profile at this path");
 		goto out;
 	}
-	status = parse_content_length(req->content_length, cfg->max_body_bytes,
-				      &body_len);
-	if (status < 0) {
-		result_set(r, OUTCOME_LENGTH_REQUIRED,
-			   "Content-Length is required");
-		goto out;
-	}
-	if (status > 0) {
+	checked = request_check(req, cfg->max_body_bytes, &body_len, &reason);
+	if (checked == REQUEST_OK)
+		checked = request_read_body(req, p->body, body_len, &reason);
+	if (checked == REQUEST_TOO_LARGE) {
 		result_set(r, OUTCOME_TOO_LARGE, "body larger than %zu bytes",
 			   cfg->max_body_bytes);
 		goto out;
 	}
-	if (!is_json_media_type(req->content_type)) {
-		result_set(r, OUTCOME_UNSUPPORTED_MEDIA_TYPE,
-			   "Content-Type must be application/json");
+	if (checked != REQUEST_OK) {
+		result_set(r, request_outcome(checked), "%s", reason);
 		goto out;
 	}
-	if (read_exact(p, req, body_len) != 0) {
-		result_set(r, OUTCOME_INVALID,
-			   "body shorter than Content-Length");
-		goto out;
-	}
-	if (p->verifier != NULL) {
-		enum signature_status sig = signature_verify(
-			p->verifier, req->webhook_id, req->webhook_timestamp,
-			req->webhook_signature, p->body, body_len, time(NULL),
-			cfg->signature_tolerance_s, &sig_reason);
-
-		if (sig == SIGNATURE_ERROR) {
-			error_set(&detail, "signature: %s", sig_reason);
-			goto out; /* 500: ours, not the sender's */
-		}
-		if (sig != SIGNATURE_VALID) {
-			result_set(r, OUTCOME_UNAUTHORIZED, "%s",
-				   sig_reason != NULL ? sig_reason
-						      : "bad signature");
-			goto out;
-		}
-	}
-	switch (payload_parse(p->parser, p->body, body_len, &p->rules, &payment,
-			      reason, sizeof(reason))) {
-	case PAYLOAD_VALID:
+	switch (provider_read(provider, req, p->parser, p->body, body_len,
+			      time(NULL), p->batch, &why)) {
+	case PROVIDER_PAYMENTS:
+		record_batch(p, body_len, r, &detail, &note);
 		break;
-	case PAYLOAD_INVALID:
-		if (payment.transaction_id_len > 0)
-			memcpy(r->transaction_id, payment.transaction_id,
-			       payment.transaction_id_len + 1);
-		result_set(r, OUTCOME_INVALID, "%s", reason);
-		goto out;
-	case PAYLOAD_ERROR:
+	case PROVIDER_IGNORED:
+		result_set(r, OUTCOME_IGNORED, NULL);
+		r->success_body = p->batch->success_body;
+		break;
+	case PROVIDER_UNAUTHORIZED:
+		result_set(r, OUTCOME_UNAUTHORIZED, "%s", why.message);
+		break;
+	case PROVIDER_INVALID:
+		if (p->batch->payments[0].transaction_id_len > 0)
+			memcpy(r->transaction_id,
+			       p->batch->payments[0].transaction_id,
+			       p->batch->payments[0].transaction_id_len + 1);
+		result_set(r, OUTCOME_INVALID, "%s", why.message);
+		break;
+	case PROVIDER_ERROR:
 	default:
-		error_set(&detail, "payload: out of memory");
-		goto out;
+		/* 500: ours, not the sender's, so the provider retries. */
+		error_set(&detail, "%s", why.message);
+		break;
 	}
-	memcpy(r->transaction_id, payment.transaction_id,
-	       payment.transaction_id_len + 1);
-	record_payment(p, &payment, body_len, r, &detail, &note);
 out:
-	log_request(cfg, r, timing_now_us() - started_us, &detail, &note);
+	log_request(cfg, provider != NULL ? provider_name(provider) : "-",
+		    p->batch, r, timing_now_us() - started_us, &detail, &note);
 }

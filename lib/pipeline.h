@@ -1,9 +1,11 @@
 /* pipeline.h - one webhook request from CGI variables and body to outcome:
- * method, length, size, media type, signature, body, then the Redis lock and
- * the MySQL write, in that order, the first failing check deciding the answer.
+ * the profile its path names, the request checks (method, length, size,
+ * media type), the provider's signature and body, then for each payment the
+ * Redis lock and the MySQL write, the first failing check deciding the
+ * answer.
  *
- * It knows nothing of FastCGI: the caller hands it the variables and a way to
- * read the body, so the same code serves FastCGI, plain CGI and the tests.
+ * It knows nothing of FastCGI: the caller hands it a struct request, so the
+ * same code serves FastCGI, plain CGI and the tests.
  */
 #ifndef PAYHOOK_PIPELINE_H
 #define PAYHOOK_PIPELINE_H
@@ -12,22 +14,8 @@
 
 #include "configuration.h"
 #include "error.h"
+#include "request.h"
 #include "response.h"
-
-/* The request as the web server describes it. Strings are NUL-terminated and
- * NULL when absent; they only need to live during pipeline_handle. */
-struct request {
-	const char *method;            /* REQUEST_METHOD */
-	const char *content_type;      /* CONTENT_TYPE */
-	const char *content_length;    /* CONTENT_LENGTH */
-	const char *webhook_id;        /* HTTP_WEBHOOK_ID */
-	const char *webhook_timestamp; /* HTTP_WEBHOOK_TIMESTAMP */
-	const char *webhook_signature; /* HTTP_WEBHOOK_SIGNATURE */
-	/* Reads up to cap bytes of the body into buf. Returns how many (0 at the
-	 * end of the body) or -1 when reading failed. */
-	long (*read_body)(void *ctx, char *buf, size_t cap);
-	void *read_ctx;
-};
 
 struct pipeline; /* configuration, parsers and backend connections; opaque */
 
@@ -44,8 +32,9 @@ void pipeline_free(struct pipeline *pipeline);
 void pipeline_handle(struct pipeline *pipeline, const struct request *request,
 		     struct result *result);
 
-/* Connects to both backends and checks the schema (for --check-config),
- * logging nothing. Returns 0, or -1 with err naming the first failure. */
+/* Connects to a backend (Redis; MySQL with the schema check) for
+ * --check-config, logging nothing. Returns 0, or -1 with err naming what
+ * failed. */
 int pipeline_check_redis(struct pipeline *pipeline, struct error *err);
 int pipeline_check_mysql(struct pipeline *pipeline, struct error *err);
 

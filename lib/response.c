@@ -36,6 +36,8 @@ static const struct outcome_row outcome_table[OUTCOME_COUNT] = {
 	[OUTCOME_UNAVAILABLE] = { "unavailable", 503, "Service Unavailable", 1,
 				  0 },
 	[OUTCOME_ERROR] = { "error", 500, "Internal Server Error", 0, 0 },
+	[OUTCOME_IGNORED] = { "ignored", 200, "OK", 0, 0 },
+	[OUTCOME_NOT_FOUND] = { "not_found", 404, "Not Found", 0, 0 },
 };
 
 void result_set(struct result *r, enum outcome outcome, const char *fmt, ...)
@@ -98,11 +100,25 @@ long response_render(const struct result *r, const struct config *cfg,
 	int status = outcome_status(r->outcome, cfg);
 	const char *phrase = row->reason_phrase != NULL ? row->reason_phrase
 							: status_phrase(status);
-	json_object *body = json_object_new_object();
+	json_object *body;
 	const char *json;
 	char extra[64] = "";
 	int n;
 
+	if (r->success_body != NULL && status >= 200 && status < 300) {
+		n = snprintf(buf, cap,
+			     "Status: %d %s\r\n"
+			     "Content-Type: text/plain\r\n"
+			     "Cache-Control: no-store\r\n"
+			     "\r\n"
+			     "%s",
+			     status, phrase, r->success_body);
+		if (n < 0 || (size_t)n >= cap)
+			return error_set(err, "response: %zu-byte buffer too small",
+					 cap);
+		return n;
+	}
+	body = json_object_new_object();
 	if (body == NULL)
 		return error_set(err, "response: out of memory");
 	if (body_add_string(body, "result", row->name) != 0)

@@ -24,8 +24,10 @@ enum outcome {
 	OUTCOME_UNSUPPORTED_MEDIA_TYPE,
 	OUTCOME_UNAVAILABLE,
 	OUTCOME_ERROR,
+	OUTCOME_IGNORED,
+	OUTCOME_NOT_FOUND,
 };
-#define OUTCOME_COUNT (OUTCOME_ERROR + 1)
+#define OUTCOME_COUNT (OUTCOME_NOT_FOUND + 1)
 
 #define RESPONSE_REASON_MAX 160
 
@@ -34,10 +36,14 @@ struct result {
 	enum outcome outcome;
 	char transaction_id[PAYLOAD_TRANSACTION_ID_MAX + 1]; /* "" when not known */
 	char reason[RESPONSE_REASON_MAX];                    /* "" for successes */
+	/* Sent as text/plain instead of the JSON body when the status is 2xx,
+	 * for a provider that requires it (Adyen's "[accepted]"); NULL for the
+	 * JSON body. Static. */
+	const char *success_body;
 };
 
 /* Sets r to outcome with a printf-formatted reason (NULL fmt: no reason);
- * keeps r->transaction_id. Can't fail. */
+ * keeps r->transaction_id and r->success_body. Can't fail. */
 void result_set(struct result *r, enum outcome outcome, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
@@ -49,7 +55,8 @@ int outcome_status(enum outcome outcome, const struct config *cfg);
 
 /* Writes the complete CGI response for r into buf: "Status: ...", the
  * Content-Type, any Retry-After / Allow header, a blank line and the JSON body
- * {"result": ..., "transaction_id": ..., "reason": ...} built with json-c.
+ * {"result": ..., "transaction_id": ..., "reason": ...} built with json-c (or
+ * r->success_body for a 2xx when it is set).
  * Returns the length written (buf is also NUL-terminated), or -1 with err set
  * when cap is too small or memory runs out. */
 long response_render(const struct result *r, const struct config *cfg,

@@ -1,5 +1,7 @@
-/* signature.c - Standard Webhooks signature checks: HMAC-SHA256 over
- * "<id>.<timestamp>.<body>" with libcrypto, base64 keys and signatures.
+/* signature.c - webhook signature schemes over HMAC-SHA256 from libcrypto
+ * (see signature.h). Each scheme only parses its header into candidate
+ * signatures and says which bytes are signed; computing and comparing is
+ * shared, so every scheme does one HMAC per key and compares in constant time.
  */
 #include "config.h"
 
@@ -14,99 +16,39 @@
 #include <openssl/evp.h>
 #include <openssl/params.h>
 
+#include "encoding.h"
+#include "number.h"
 #include "signature.h"
 
-/* HMAC-SHA256 output size. */
-#define MAC_LEN 32
-/* Bounds on what a stranger can make us parse; a real header is far smaller. */
-#define SIGNATURE_HEADER_MAX 4096
-#define SIGNATURE_ENTRIES_MAX 16
 /* Length of the base64 text of a 32-byte MAC ("...=" with one pad). */
-#define MAC_B64_LEN 44
-#define SECRET_PREFIX "whsec_"
-/* Longest base64 text that can decode to SIGNATURE_KEY_MAX bytes. */
-#define KEY_B64_MAX (((SIGNATURE_KEY_MAX + 2) / 3) * 4)
+#define MAC_B64_LEN ENCODING_BASE64_LEN(SIGNATURE_MAC_LEN)
+#define MAC_HEX_LEN (2 * SIGNATURE_MAC_LEN)
 
-struct signature_key {
-	size_t len;
-	unsigned char bytes[SIGNATURE_KEY_MAX];
+struct ring_key {
 	/* HMAC-SHA256 already keyed: each request only resets it, which spares
 	 * libcrypto's digest look-up and key set-up on the hot path. */
 	EVP_MAC_CTX *ctx;
+	/* SHA-256 of the secret, for the static-token scheme. */
+	unsigned char token_digest[SIGNATURE_MAC_LEN];
 };
 
-struct signature_verifier {
+struct signature_keyring {
 	EVP_MAC *mac; /* fetched once */
 	size_t count;
-	struct signature_key keys[];
+	struct ring_key keys[];
 };
 
-static bool is_b64_char(unsigned char c)
-{
-	return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') ||
-	       (c >= '0' && c <= '9') || c == '+' || c == '/';
-}
+/* A piece of a header, pointing into it. */
+struct span {
+	const char *text;
+	size_t len;
+};
 
-/* Decodes standard, padded base64 in[0..in_len) into out, which must hold
- * in_len / 4 * 3 bytes. Returns the decoded length, or -1 when in is empty,
- * not a multiple of 4 long, or holds anything but the alphabet and up to two
- * trailing '='. EVP_DecodeBlock alone would accept white space and count the
- * padding as zero bytes, hence the checks. */
-static long b64_decode(const char *in, size_t in_len, unsigned char *out)
-{
-	size_t pad = 0;
-	int n;
-
-	if (in_len == 0 || in_len % 4 != 0 || in_len > INT_MAX)
-		return -1;
-	if (in[in_len - 1] == '=')
-		pad++;
-	if (in[in_len - 2] == '=')
-		pad++;
-	for (size_t i = 0; i < in_len - pad; i++)
-		if (!is_b64_char((unsigned char)in[i]))
-			return -1;
-	n = EVP_DecodeBlock(out, (const unsigned char *)in, (int)in_len);
-	if (n < 0 || (size_t)n != in_len / 4 * 3)
-		return -1;
-	return (long)((size_t)n - pad);
-}
-
-int signature_secret_decode(const char *secret, unsigned char *key,
-			    size_t key_cap, size_t *key_len, struct error *err)
-{
-	unsigned char buf[KEY_B64_MAX / 4 * 3];
-	size_t text_len;
-	long n;
-
-	if (secret == NULL || secret[0] == '\0')
-		return error_set(err, "webhook secret is empty");
-	if (strncmp(secret, SECRET_PREFIX, strlen(SECRET_PREFIX)) == 0)
-		secret += strlen(SECRET_PREFIX);
-	text_len = strlen(secret);
-	if (text_len == 0)
-		return error_set(err, "webhook secret has no key after whsec_");
-	if (text_len > KEY_B64_MAX)
-		return error_set(err, "webhook secret is longer than %d bytes "
-				 "once decoded", SIGNATURE_KEY_MAX);
-	n = b64_decode(secret, text_len, buf);
-	if (n < 0)
-		return error_set(err, "webhook secret is not valid base64");
-	if (n == 0 || (size_t)n > SIGNATURE_KEY_MAX) {
-		OPENSSL_cleanse(buf, sizeof(buf));
-		return error_set(err, "webhook secret decodes to %ld bytes "
-				 "(1 to %d allowed)", n, SIGNATURE_KEY_MAX);
-	}
-	if ((size_t)n > key_cap) {
-		OPENSSL_cleanse(buf, sizeof(buf));
-		return error_set(err, "webhook secret decodes to %ld bytes, "
-				 "more than the %zu available", n, key_cap);
-	}
-	memcpy(key, buf, (size_t)n);
-	*key_len = (size_t)n;
-	OPENSSL_cleanse(buf, sizeof(buf));
-	return 0;
-}
+/* The signatures a header offered, and the timestamp when it has one. */
+struct candidates {
+	size_t count;
+	struct span items[SIGNATURE_ENTRIES_MAX];
+};
 
 /* Returns a new HMAC-SHA256 context keyed with key (the caller frees it with
  * EVP_MAC_CTX_free), or NULL when libcrypto fails. */
@@ -128,133 +70,98 @@ static EVP_MAC_CTX *keyed_mac_new(EVP_MAC *mac, const unsigned char *key,
 	return ctx;
 }
 
-struct signature_verifier *signature_verifier_new(char *const *secrets,
-						  size_t count,
-						  struct error *err)
+struct signature_keyring *signature_keyring_new(char *const *secrets,
+						size_t count,
+						enum secret_form form,
+						struct error *err)
 {
-	struct signature_verifier *v;
+	struct signature_keyring *ring;
+	struct secret_key key;
 	struct error inner;
+	unsigned int digest_len;
 
 	if (secrets == NULL || count == 0) {
-		error_set(err, "no webhook secret configured");
+		error_set(err, "no secret configured");
 		return NULL;
 	}
-	if (count > (SIZE_MAX - sizeof(*v)) / sizeof(v->keys[0])) {
-		error_set(err, "too many webhook secrets");
+	if (count > (SIZE_MAX - sizeof(*ring)) / sizeof(ring->keys[0])) {
+		error_set(err, "too many secrets");
 		return NULL;
 	}
-	v = calloc(1, sizeof(*v) + count * sizeof(v->keys[0]));
-	if (v == NULL) {
+	ring = calloc(1, sizeof(*ring) + count * sizeof(ring->keys[0]));
+	if (ring == NULL) {
 		error_set(err, "out of memory");
 		return NULL;
 	}
-	v->count = count;
-	for (size_t i = 0; i < count; i++) {
-		if (signature_secret_decode(secrets[i], v->keys[i].bytes,
-					    sizeof(v->keys[i].bytes),
-					    &v->keys[i].len, &inner) < 0) {
-			error_set(err, "webhook secret %zu: %s", i + 1,
-				  inner.message);
-			signature_verifier_free(v);
-			return NULL;
-		}
-	}
-	v->mac = EVP_MAC_fetch(NULL, OSSL_MAC_NAME_HMAC, NULL);
-	if (v->mac == NULL) {
+	ring->mac = EVP_MAC_fetch(NULL, OSSL_MAC_NAME_HMAC, NULL);
+	if (ring->mac == NULL) {
 		error_set(err, "libcrypto has no HMAC");
-		signature_verifier_free(v);
-		return NULL;
+		goto fail;
 	}
 	for (size_t i = 0; i < count; i++) {
-		v->keys[i].ctx = keyed_mac_new(v->mac, v->keys[i].bytes,
-					       v->keys[i].len);
-		if (v->keys[i].ctx == NULL) {
-			error_set(err, "libcrypto: HMAC set-up failed");
-			signature_verifier_free(v);
-			return NULL;
+		if (secret_decode(form, secrets[i], &key, &inner) < 0) {
+			error_set(err, "secret %zu: %s", i + 1, inner.message);
+			goto fail;
 		}
+		ring->count = i + 1;
+		ring->keys[i].ctx = keyed_mac_new(ring->mac, key.bytes, key.len);
+		if (ring->keys[i].ctx == NULL ||
+		    EVP_Digest(key.bytes, key.len, ring->keys[i].token_digest,
+			       &digest_len, EVP_sha256(), NULL) != 1) {
+			secret_key_wipe(&key);
+			error_set(err, "libcrypto: HMAC set-up failed");
+			goto fail;
+		}
+		secret_key_wipe(&key);
 	}
-	return v;
+	return ring;
+fail:
+	signature_keyring_free(ring);
+	return NULL;
 }
 
-void signature_verifier_free(struct signature_verifier *verifier)
+void signature_keyring_free(struct signature_keyring *ring)
 {
-	if (verifier == NULL)
+	if (ring == NULL)
 		return;
-	for (size_t i = 0; i < verifier->count; i++)
-		EVP_MAC_CTX_free(verifier->keys[i].ctx);
-	EVP_MAC_free(verifier->mac);
-	OPENSSL_cleanse(verifier->keys, verifier->count *
-			sizeof(verifier->keys[0]));
-	free(verifier);
+	for (size_t i = 0; i < ring->count; i++)
+		EVP_MAC_CTX_free(ring->keys[i].ctx);
+	EVP_MAC_free(ring->mac);
+	OPENSSL_cleanse(ring->keys, ring->count * sizeof(ring->keys[0]));
+	free(ring);
 }
 
-/* Computes HMAC-SHA256 of "<id>.<ts>.<body>" into out[MAC_LEN] with the key
- * ctx was made with (keyed_mac_new): a NULL key to EVP_MAC_init resets the
- * context and keeps the key. The body is fed in place, not copied.
- * Returns 0, or -1 when libcrypto fails. */
-static int compute_mac(EVP_MAC_CTX *ctx, const char *id, const char *ts,
-		       const void *body, size_t body_len,
-		       unsigned char out[MAC_LEN])
+int signature_keyring_mac(const struct signature_keyring *ring, size_t index,
+			  const struct signature_part *parts, size_t count,
+			  unsigned char mac[SIGNATURE_MAC_LEN])
 {
+	EVP_MAC_CTX *ctx;
 	size_t out_len = 0;
 
-	if (EVP_MAC_init(ctx, NULL, 0, NULL) != 1 ||
-	    EVP_MAC_update(ctx, (const unsigned char *)id, strlen(id)) != 1 ||
-	    EVP_MAC_update(ctx, (const unsigned char *)".", 1) != 1 ||
-	    EVP_MAC_update(ctx, (const unsigned char *)ts, strlen(ts)) != 1 ||
-	    EVP_MAC_update(ctx, (const unsigned char *)".", 1) != 1)
+	if (ring == NULL || index >= ring->count)
 		return -1;
-	if (body_len > 0 && EVP_MAC_update(ctx, body, body_len) != 1)
+	ctx = ring->keys[index].ctx;
+	/* A NULL key resets the context and keeps the key. */
+	if (EVP_MAC_init(ctx, NULL, 0, NULL) != 1)
 		return -1;
-	if (EVP_MAC_final(ctx, out, &out_len, MAC_LEN) != 1 ||
-	    out_len != MAC_LEN)
+	for (size_t i = 0; i < count; i++) {
+		if (parts[i].len > 0 &&
+		    EVP_MAC_update(ctx, parts[i].data, parts[i].len) != 1)
+			return -1;
+	}
+	if (EVP_MAC_final(ctx, mac, &out_len, SIGNATURE_MAC_LEN) != 1 ||
+	    out_len != SIGNATURE_MAC_LEN)
 		return -1;
 	return 0;
 }
 
-int signature_sign(const unsigned char *key, size_t key_len,
-		   const char *webhook_id, const char *webhook_timestamp,
-		   const void *body, size_t body_len, char *out, size_t out_cap,
-		   struct error *err)
+void signature_mac_text(const unsigned char mac[SIGNATURE_MAC_LEN],
+			enum signature_encoding enc, char *out)
 {
-	unsigned char mac[MAC_LEN];
-	EVP_MAC *hmac = NULL;
-	EVP_MAC_CTX *ctx = NULL;
-	int rc = -1;
-
-	if (out == NULL || out_cap < SIGNATURE_TEXT_MAX)
-		return error_set(err, "signature buffer too small");
-	if (key == NULL || key_len == 0 || key_len > SIGNATURE_KEY_MAX)
-		return error_set(err, "signing key must be 1 to %d bytes",
-				 SIGNATURE_KEY_MAX);
-	if (webhook_id == NULL || webhook_timestamp == NULL ||
-	    (body == NULL && body_len > 0))
-		return error_set(err, "nothing to sign");
-	hmac = EVP_MAC_fetch(NULL, OSSL_MAC_NAME_HMAC, NULL);
-	if (hmac == NULL) {
-		error_set(err, "libcrypto has no HMAC");
-		goto out;
-	}
-	ctx = keyed_mac_new(hmac, key, key_len);
-	if (ctx == NULL) {
-		error_set(err, "libcrypto: HMAC set-up failed");
-		goto out;
-	}
-	if (compute_mac(ctx, webhook_id, webhook_timestamp, body, body_len,
-			mac) < 0) {
-		error_set(err, "HMAC-SHA256 failed");
-		goto out;
-	}
-	memcpy(out, "v1,", 3);
-	/* 32 bytes always encode to 44 characters plus the NUL it writes. */
-	EVP_EncodeBlock((unsigned char *)out + 3, mac, MAC_LEN);
-	rc = 0;
-out:
-	OPENSSL_cleanse(mac, sizeof(mac));
-	EVP_MAC_CTX_free(ctx);
-	EVP_MAC_free(hmac);
-	return rc;
+	if (enc == SIGNATURE_HEX)
+		encoding_hex_encode(mac, SIGNATURE_MAC_LEN, out);
+	else
+		encoding_base64_encode(mac, SIGNATURE_MAC_LEN, out);
 }
 
 bool signature_id_valid(const char *id)
@@ -270,21 +177,11 @@ bool signature_id_valid(const char *id)
 	return i > 0;
 }
 
-/* 19 digits always fit in 64 unsigned bits: no overflow is possible. */
-int signature_timestamp_parse(const char *text, uint64_t *out)
+int signature_timestamp_parse(const char *text, size_t len, uint64_t *out)
 {
-	uint64_t v = 0;
-	size_t i;
-
-	for (i = 0; text[i] != '\0'; i++) {
-		if (i >= SIGNATURE_TIMESTAMP_DIGITS_MAX || text[i] < '0' || text[i] > '9')
-			return -1;
-		v = v * 10 + (uint64_t)(text[i] - '0');
-	}
-	if (i == 0)
+	if (len > SIGNATURE_TIMESTAMP_DIGITS_MAX)
 		return -1;
-	*out = v;
-	return 0;
+	return number_parse_n(text, len, UINT64_MAX, out) == NUMBER_OK ? 0 : -1;
 }
 
 /* |now - ts| <= tolerance, computed without overflow for any inputs. */
@@ -308,100 +205,6 @@ static bool timestamp_fresh(uint64_t ts, time_t now, long tolerance_s)
 	return diff <= tol;
 }
 
-/* One entry of the webhook-signature list, pointing into the header. */
-struct sig_entry {
-	const char *text;
-	size_t len;
-};
-
-/* Finds the next space-separated token at or after *pos. Returns false at the
- * end of the header. */
-static bool next_token(const char **pos, struct sig_entry *tok)
-{
-	const char *p = *pos;
-
-	while (*p == ' ')
-		p++;
-	if (*p == '\0')
-		return false;
-	tok->text = p;
-	while (*p != ' ' && *p != '\0')
-		p++;
-	tok->len = (size_t)(p - tok->text);
-	*pos = p;
-	return true;
-}
-
-/* For a token "<version>,<value>", returns whether the version is "v1" and
- * sets *value. Returns -1 when the token has no comma or no version. */
-static int entry_split(const struct sig_entry *tok, struct sig_entry *value)
-{
-	const char *comma = memchr(tok->text, ',', tok->len);
-
-	if (comma == NULL || comma == tok->text)
-		return -1;
-	value->text = comma + 1;
-	value->len = tok->len - (size_t)(comma + 1 - tok->text);
-	return (size_t)(comma - tok->text) == 2 &&
-	       memcmp(tok->text, "v1", 2) == 0;
-}
-
-/* Checks the form of the signature header. Returns 0 with reason NULL, or -1
- * with *reason set. */
-static int signature_header_check(const char *header, const char **reason)
-{
-	const char *pos = header;
-	struct sig_entry tok, value;
-	size_t entries = 0, v1 = 0;
-	int kind;
-
-	if (strnlen(header, SIGNATURE_HEADER_MAX + 1) > SIGNATURE_HEADER_MAX) {
-		*reason = "webhook-signature is too long";
-		return -1;
-	}
-	while (next_token(&pos, &tok)) {
-		if (++entries > SIGNATURE_ENTRIES_MAX) {
-			*reason = "webhook-signature has too many entries";
-			return -1;
-		}
-		kind = entry_split(&tok, &value);
-		if (kind < 0) {
-			*reason = "webhook-signature entry is not "
-				  "<version>,<signature>";
-			return -1;
-		}
-		if (kind == 1)
-			v1++;
-	}
-	if (v1 == 0) {
-		*reason = "webhook-signature has no v1 signature";
-		return -1;
-	}
-	return 0;
-}
-
-/* Whether any v1 entry of the (already checked) header equals mac. The
- * canonical base64 text of mac is compared in constant time with each entry,
- * as the reference libraries do: an entry of another length, or a
- * non-canonical encoding of the same bytes, simply does not match. */
-static bool header_matches(const char *header, const unsigned char *mac)
-{
-	const char *pos = header;
-	struct sig_entry tok, value;
-	unsigned char text[MAC_B64_LEN + 1];
-	bool found = false;
-
-	EVP_EncodeBlock(text, mac, MAC_LEN);
-	while (!found && next_token(&pos, &tok)) {
-		if (entry_split(&tok, &value) != 1 ||
-		    value.len != MAC_B64_LEN)
-			continue;
-		found = CRYPTO_memcmp(value.text, text, MAC_B64_LEN) == 0;
-	}
-	OPENSSL_cleanse(text, sizeof(text));
-	return found;
-}
-
 static enum signature_status finish(enum signature_status status,
 				    const char *text, const char **reason)
 {
@@ -410,18 +213,128 @@ static enum signature_status finish(enum signature_status status,
 	return status;
 }
 
-enum signature_status signature_verify(const struct signature_verifier *verifier,
-				       const char *webhook_id,
-				       const char *webhook_timestamp,
-				       const char *webhook_signature,
-				       const void *body, size_t body_len,
-				       time_t now, long tolerance_s,
+/* Whether candidate equals mac written in enc, in constant time for a
+ * candidate of the right length. Hex is compared as bytes (either case);
+ * base64 as the canonical text, as the reference libraries do, so another
+ * encoding of the same bytes simply does not match. */
+static bool candidate_matches(const struct span *candidate,
+			      const unsigned char mac[SIGNATURE_MAC_LEN],
+			      enum signature_encoding enc)
+{
+	unsigned char bytes[SIGNATURE_MAC_LEN];
+	char text[MAC_B64_LEN + 1];
+	bool same;
+
+	if (enc == SIGNATURE_HEX) {
+		if (candidate->len != MAC_HEX_LEN ||
+		    encoding_hex_decode(candidate->text, candidate->len, bytes,
+					sizeof(bytes)) != SIGNATURE_MAC_LEN)
+			return false;
+		same = CRYPTO_memcmp(bytes, mac, SIGNATURE_MAC_LEN) == 0;
+		OPENSSL_cleanse(bytes, sizeof(bytes));
+		return same;
+	}
+	if (candidate->len != MAC_B64_LEN)
+		return false;
+	encoding_base64_encode(mac, SIGNATURE_MAC_LEN, text);
+	same = CRYPTO_memcmp(candidate->text, text, MAC_B64_LEN) == 0;
+	OPENSSL_cleanse(text, sizeof(text));
+	return same;
+}
+
+/* One HMAC per key over parts, compared against every candidate: the work is
+ * bounded by the number of configured keys, not by what the sender sends. */
+static enum signature_status match_any(const struct signature_keyring *ring,
+				       const struct signature_part *parts,
+				       size_t count,
+				       const struct candidates *cands,
+				       enum signature_encoding enc,
 				       const char **reason)
 {
-	unsigned char mac[MAC_LEN];
-	const char *why = NULL;
-	uint64_t ts;
+	unsigned char mac[SIGNATURE_MAC_LEN];
 	bool found = false;
+
+	if (ring == NULL)
+		return finish(SIGNATURE_ERROR, "signature could not be checked",
+			      reason);
+	for (size_t k = 0; k < ring->count && !found; k++) {
+		if (signature_keyring_mac(ring, k, parts, count, mac) < 0) {
+			OPENSSL_cleanse(mac, sizeof(mac));
+			return finish(SIGNATURE_ERROR,
+				      "signature could not be computed", reason);
+		}
+		for (size_t c = 0; c < cands->count && !found; c++)
+			found = candidate_matches(&cands->items[c], mac, enc);
+	}
+	OPENSSL_cleanse(mac, sizeof(mac));
+	if (found)
+		return finish(SIGNATURE_VALID, NULL, reason);
+	return finish(SIGNATURE_MISMATCH, "no matching signature", reason);
+}
+
+/* Finds the next item of header at or after *pos, items separated by sep
+ * (surrounding spaces ignored). Returns false at the end of the header. */
+static bool next_item(const char **pos, char sep, struct span *item)
+{
+	const char *p = *pos;
+	const char *end;
+
+	while (*p == ' ' || *p == sep)
+		p++;
+	if (*p == '\0')
+		return false;
+	item->text = p;
+	while (*p != sep && *p != '\0')
+		p++;
+	end = p;
+	while (end > item->text && end[-1] == ' ')
+		end--;
+	item->len = (size_t)(end - item->text);
+	*pos = p;
+	return true;
+}
+
+/* Splits item at the first kv_sep into name and value. Returns false when
+ * there is no separator or no name. */
+static bool split_pair(const struct span *item, char kv_sep, struct span *name,
+		       struct span *value)
+{
+	const char *mark = memchr(item->text, kv_sep, item->len);
+
+	if (mark == NULL || mark == item->text)
+		return false;
+	name->text = item->text;
+	name->len = (size_t)(mark - item->text);
+	value->text = mark + 1;
+	value->len = item->len - name->len - 1;
+	return true;
+}
+
+static bool span_is(const struct span *s, const char *text)
+{
+	size_t n = strlen(text);
+
+	return s->len == n && memcmp(s->text, text, n) == 0;
+}
+
+static bool header_too_long(const char *header)
+{
+	return strnlen(header, SIGNATURE_HEADER_MAX + 1) > SIGNATURE_HEADER_MAX;
+}
+
+/* ---- Standard Webhooks ---- */
+
+enum signature_status signature_verify_standard(
+	const struct signature_keyring *ring, const char *webhook_id,
+	const char *webhook_timestamp, const char *webhook_signature,
+	const void *body, size_t body_len, time_t now, long tolerance_s,
+	const char **reason)
+{
+	struct candidates cands = { 0 };
+	struct span item, version, value;
+	const char *pos;
+	uint64_t ts;
+	size_t entries = 0;
 
 	if (webhook_id == NULL || webhook_id[0] == '\0')
 		return finish(SIGNATURE_MISSING, "webhook-id header missing",
@@ -435,32 +348,225 @@ enum signature_status signature_verify(const struct signature_verifier *verifier
 	if (!signature_id_valid(webhook_id))
 		return finish(SIGNATURE_MALFORMED, "webhook-id is malformed",
 			      reason);
-	if (signature_timestamp_parse(webhook_timestamp, &ts) < 0)
+	if (signature_timestamp_parse(webhook_timestamp,
+				      strlen(webhook_timestamp), &ts) < 0)
 		return finish(SIGNATURE_MALFORMED,
 			      "webhook-timestamp is not Unix seconds", reason);
-	if (signature_header_check(webhook_signature, &why) < 0)
-		return finish(SIGNATURE_MALFORMED, why, reason);
+	if (header_too_long(webhook_signature))
+		return finish(SIGNATURE_MALFORMED,
+			      "webhook-signature is too long", reason);
+	/* Space-separated "v<N>,<base64>" entries; only v1 is checked. */
+	pos = webhook_signature;
+	while (next_item(&pos, ' ', &item)) {
+		if (++entries > SIGNATURE_ENTRIES_MAX)
+			return finish(SIGNATURE_MALFORMED,
+				      "webhook-signature has too many entries",
+				      reason);
+		if (!split_pair(&item, ',', &version, &value))
+			return finish(SIGNATURE_MALFORMED,
+				      "webhook-signature entry is not "
+				      "<version>,<signature>", reason);
+		if (span_is(&version, "v1"))
+			cands.items[cands.count++] = value;
+	}
+	if (cands.count == 0)
+		return finish(SIGNATURE_MALFORMED,
+			      "webhook-signature has no v1 signature", reason);
 	if (!timestamp_fresh(ts, now, tolerance_s))
 		return finish(SIGNATURE_STALE,
 			      "webhook-timestamp outside the tolerance", reason);
-	if (verifier == NULL || (body == NULL && body_len > 0))
-		return finish(SIGNATURE_ERROR,
-			      "signature could not be checked", reason);
+	if (body == NULL && body_len > 0)
+		return finish(SIGNATURE_ERROR, "signature could not be checked",
+			      reason);
+	{
+		const struct signature_part parts[] = {
+			{ webhook_id, strlen(webhook_id) }, { ".", 1 },
+			{ webhook_timestamp, strlen(webhook_timestamp) },
+			{ ".", 1 }, { body, body_len },
+		};
 
-	/* One HMAC per key, compared against every entry: the work is bounded
-	 * by the number of configured keys, not by what the sender sends. */
-	for (size_t k = 0; k < verifier->count && !found; k++) {
-		if (compute_mac(verifier->keys[k].ctx, webhook_id,
-				webhook_timestamp, body, body_len, mac) < 0) {
-			why = "signature could not be computed";
-			break;
-		}
-		found = header_matches(webhook_signature, mac);
+		return match_any(ring, parts, 5, &cands, SIGNATURE_BASE64,
+				 reason);
 	}
+}
+
+int signature_sign_standard(const struct signature_keyring *ring,
+			    const char *webhook_id,
+			    const char *webhook_timestamp, const void *body,
+			    size_t body_len, char *out, struct error *err)
+{
+	unsigned char mac[SIGNATURE_MAC_LEN];
+	const struct signature_part parts[] = {
+		{ webhook_id, strlen(webhook_id) }, { ".", 1 },
+		{ webhook_timestamp, strlen(webhook_timestamp) }, { ".", 1 },
+		{ body, body_len },
+	};
+
+	if (body == NULL && body_len > 0)
+		return error_set(err, "nothing to sign");
+	if (signature_keyring_mac(ring, 0, parts, 5, mac) < 0)
+		return error_set(err, "HMAC-SHA256 failed");
+	memcpy(out, "v1,", 3);
+	signature_mac_text(mac, SIGNATURE_BASE64, out + 3);
 	OPENSSL_cleanse(mac, sizeof(mac));
+	return 0;
+}
+
+/* ---- "name=value" lists with a timestamp: Stripe and Paddle ---- */
+
+/* The form both schemes share: items separated by sep, one timestamp item
+ * named ts_name, signatures named sig_name (others skipped). */
+struct timed_scheme {
+	char sep;
+	const char *ts_name, *sig_name;
+	const char *ts_sep; /* between timestamp and body in the signed text */
+	const char *missing, *malformed, *no_signature, *bad_timestamp,
+		*stale, *too_long;
+};
+
+static enum signature_status verify_timed(const struct timed_scheme *scheme,
+					  const struct signature_keyring *ring,
+					  const char *header, const void *body,
+					  size_t body_len, time_t now,
+					  long tolerance_s, const char **reason)
+{
+	struct candidates cands = { 0 };
+	struct span item, name, value, ts_text = { NULL, 0 };
+	const char *pos = header;
+	size_t entries = 0;
+	uint64_t ts;
+
+	if (header == NULL || header[0] == '\0')
+		return finish(SIGNATURE_MISSING, scheme->missing, reason);
+	if (header_too_long(header))
+		return finish(SIGNATURE_MALFORMED, scheme->too_long, reason);
+	while (next_item(&pos, scheme->sep, &item)) {
+		if (++entries > SIGNATURE_ENTRIES_MAX ||
+		    !split_pair(&item, '=', &name, &value))
+			return finish(SIGNATURE_MALFORMED, scheme->malformed,
+				      reason);
+		if (span_is(&name, scheme->ts_name)) {
+			if (ts_text.text != NULL)
+				return finish(SIGNATURE_MALFORMED,
+					      scheme->malformed, reason);
+			ts_text = value;
+		} else if (span_is(&name, scheme->sig_name)) {
+			cands.items[cands.count++] = value;
+		}
+	}
+	if (ts_text.text == NULL ||
+	    signature_timestamp_parse(ts_text.text, ts_text.len, &ts) < 0)
+		return finish(SIGNATURE_MALFORMED, scheme->bad_timestamp,
+			      reason);
+	if (cands.count == 0)
+		return finish(SIGNATURE_MALFORMED, scheme->no_signature, reason);
+	if (!timestamp_fresh(ts, now, tolerance_s))
+		return finish(SIGNATURE_STALE, scheme->stale, reason);
+	if (body == NULL && body_len > 0)
+		return finish(SIGNATURE_ERROR, "signature could not be checked",
+			      reason);
+	{
+		const struct signature_part parts[] = {
+			{ ts_text.text, ts_text.len },
+			{ scheme->ts_sep, strlen(scheme->ts_sep) },
+			{ body, body_len },
+		};
+
+		return match_any(ring, parts, 3, &cands, SIGNATURE_HEX, reason);
+	}
+}
+
+static const struct timed_scheme stripe_scheme = {
+	',', "t", "v1", ".",
+	"Stripe-Signature header missing",
+	"Stripe-Signature is not t=...,v1=...",
+	"Stripe-Signature has no v1 signature",
+	"Stripe-Signature has no valid timestamp",
+	"Stripe-Signature timestamp outside the tolerance",
+	"Stripe-Signature is too long",
+};
+
+static const struct timed_scheme paddle_scheme = {
+	';', "ts", "h1", ":",
+	"Paddle-Signature header missing",
+	"Paddle-Signature is not ts=...;h1=...",
+	"Paddle-Signature has no h1 signature",
+	"Paddle-Signature has no valid timestamp",
+	"Paddle-Signature timestamp outside the tolerance",
+	"Paddle-Signature is too long",
+};
+
+enum signature_status signature_verify_stripe(
+	const struct signature_keyring *ring, const char *header,
+	const void *body, size_t body_len, time_t now, long tolerance_s,
+	const char **reason)
+{
+	return verify_timed(&stripe_scheme, ring, header, body, body_len, now,
+			    tolerance_s, reason);
+}
+
+enum signature_status signature_verify_paddle(
+	const struct signature_keyring *ring, const char *header,
+	const void *body, size_t body_len, time_t now, long tolerance_s,
+	const char **reason)
+{
+	return verify_timed(&paddle_scheme, ring, header, body, body_len, now,
+			    tolerance_s, reason);
+}
+
+/* ---- one digest, one header ---- */
+
+enum signature_status signature_verify_digest(
+	const struct signature_keyring *ring, const char *header,
+	const char *prefix, enum signature_encoding enc,
+	const struct signature_part *parts, size_t count,
+	const char *header_missing, const char **reason)
+{
+	struct candidates cands = { 0 };
+	size_t prefix_len = prefix != NULL ? strlen(prefix) : 0;
+
+	if (header == NULL || header[0] == '\0')
+		return finish(SIGNATURE_MISSING, header_missing, reason);
+	if (header_too_long(header))
+		return finish(SIGNATURE_MALFORMED, "signature header is too long",
+			      reason);
+	if (prefix_len > 0 && strncmp(header, prefix, prefix_len) != 0)
+		return finish(SIGNATURE_MALFORMED,
+			      "signature header lacks its prefix", reason);
+	cands.items[0].text = header + prefix_len;
+	cands.items[0].len = strlen(header + prefix_len);
+	cands.count = 1;
+	for (size_t i = 0; i < count; i++) {
+		if (parts[i].data == NULL && parts[i].len > 0)
+			return finish(SIGNATURE_ERROR,
+				      "signature could not be checked", reason);
+	}
+	return match_any(ring, parts, count, &cands, enc, reason);
+}
+
+enum signature_status signature_verify_token(
+	const struct signature_keyring *ring, const char *header,
+	const char *header_missing, const char **reason)
+{
+	unsigned char digest[SIGNATURE_MAC_LEN];
+	unsigned int digest_len = 0;
+	bool found = false;
+
+	if (header == NULL || header[0] == '\0')
+		return finish(SIGNATURE_MISSING, header_missing, reason);
+	if (header_too_long(header))
+		return finish(SIGNATURE_MALFORMED, "token header is too long",
+			      reason);
+	if (ring == NULL ||
+	    EVP_Digest(header, strlen(header), digest, &digest_len,
+		       EVP_sha256(), NULL) != 1)
+		return finish(SIGNATURE_ERROR, "token could not be checked",
+			      reason);
+	for (size_t k = 0; k < ring->count; k++)
+		found |= CRYPTO_memcmp(digest, ring->keys[k].token_digest,
+				       SIGNATURE_MAC_LEN) == 0;
+	OPENSSL_cleanse(digest, sizeof(digest));
 	if (found)
 		return finish(SIGNATURE_VALID, NULL, reason);
-	if (why != NULL)
-		return finish(SIGNATURE_ERROR, why, reason);
-	return finish(SIGNATURE_MISMATCH, "no matching signature", reason);
+	return finish(SIGNATURE_MISMATCH, "token does not match", reason);
 }

@@ -9,6 +9,7 @@
 
 #include <mysql.h>
 
+#include "log.h"
 #include "store.h"
 #include "timing.h"
 
@@ -16,14 +17,19 @@
 #define STORE_ER_DUP_ENTRY 1062
 #define STORE_ER_LOCK_WAIT_TIMEOUT 1205
 #define STORE_ER_LOCK_DEADLOCK 1213
+#define STORE_ER_CONNECTION_KILLED 1927       /* MariaDB: KILL, shutdown */
+#define STORE_ER_CLIENT_INTERACTION_TIMEOUT 4031 /* MySQL 8.0.24+: wait_timeout */
 
-#define UNIQUE_KEY "uq_payments_transaction_id"
+#define UNIQUE_KEY "uq_payments_provider_transaction_id"
+/* What a body needs beside itself in the INSERT's packet. */
+#define PACKET_OVERHEAD 4096UL
 
 static const char insert_sql[] =
-	"INSERT INTO payments (transaction_id, amount, currency, payload) "
-	"VALUES (?, ?, ?, ?)";
+	"INSERT INTO payments (provider, transaction_id, event_id, amount, "
+	"currency, payload) VALUES (?, ?, ?, ?, ?, ?)";
 static const char select_sql[] =
-	"SELECT amount, currency FROM payments WHERE transaction_id = ?";
+	"SELECT amount, currency FROM payments "
+	"WHERE provider = ? AND transaction_id = ?";
 
 struct store {
 	const struct config *cfg;
@@ -31,6 +37,8 @@ struct store {
 	MYSQL_STMT *insert;
 	MYSQL_STMT *select;
 	bool fresh;            /* connected during the current call */
+	bool packet_checked;   /* max_allowed_packet compared once per process */
+	unsigned last_error;   /* see store_last_error */
 };
 
 static const char *const status_names[] = {
@@ -43,6 +51,11 @@ static const char *const status_names[] = {
 	[STORE_LEASE_EXPIRED] = "lease expired",
 	[STORE_UNAVAILABLE] = "unavailable",
 };
+
+unsigned store_last_error(const struct store *store)
+{
+	return store->last_error;
+}
 
 const char *store_status_name(enum store_status status)
 {
@@ -90,6 +103,15 @@ static bool is_client_error(unsigned int code)
 	return code >= 2000 && code < 3000;
 }
 
+/* Errors that end the session itself: the server closed it (MySQL's
+ * wait_timeout, MariaDB's KILL) or the client lost it. */
+static bool is_connection_lost(unsigned int code)
+{
+	return is_client_error(code) ||
+	       code == STORE_ER_CLIENT_INTERACTION_TIMEOUT ||
+	       code == STORE_ER_CONNECTION_KILLED;
+}
+
 static MYSQL_STMT *prepare(struct store *store, const char *sql,
 			   struct error *err)
 {
@@ -108,12 +130,56 @@ static MYSQL_STMT *prepare(struct store *store, const char *sql,
 	return stmt;
 }
 
+/* Runs a query with one numeric result and stores it in *out. Returns 0, or
+ * -1 with err set (the connection is left to the caller). */
+static int query_number(struct store *store, const char *sql,
+			unsigned long long *out, struct error *err)
+{
+	MYSQL_RES *res;
+	MYSQL_ROW row;
+	int rc = 0;
+
+	if (mysql_query(store->mysql, sql) != 0 ||
+	    (res = mysql_store_result(store->mysql)) == NULL)
+		return error_set(err, "mysql: %u %s", mysql_errno(store->mysql),
+				 mysql_error(store->mysql));
+	row = mysql_fetch_row(res);
+	if (row == NULL || row[0] == NULL)
+		rc = error_set(err, "mysql: no result for a check query");
+	else
+		*out = strtoull(row[0], NULL, 10);
+	mysql_free_result(res);
+	return rc;
+}
+
+/* The server's max_allowed_packet must take the largest body with the rest
+ * of the INSERT, or such a body gets 503 on every retry. Returns 0, or -1
+ * with err set. */
+static int check_packet_size(struct store *store, struct error *err)
+{
+	unsigned long long packet = 0;
+	unsigned long long need = (unsigned long long)store->cfg->max_body_bytes +
+				  PACKET_OVERHEAD;
+
+	if (query_number(store, "SELECT @@max_allowed_packet", &packet, err) != 0)
+		return -1;
+	if (packet < need)
+		return error_set(err, "the server's max_allowed_packet is %llu "
+				 "bytes: a body of max_body_bytes = %zu needs "
+				 "%llu; raise max_allowed_packet or lower "
+				 "max_body_bytes", packet,
+				 store->cfg->max_body_bytes, need);
+	return 0;
+}
+
 int store_connect(struct store *store, struct error *err)
 {
 	const struct config *cfg = store->cfg;
 	unsigned int connect_s = (unsigned int)cfg->mysql_connect_timeout_s;
 	unsigned int read_s = (unsigned int)cfg->mysql_read_timeout_s;
 	unsigned int write_s = (unsigned int)cfg->mysql_write_timeout_s;
+	unsigned long packet = (unsigned long)cfg->max_body_bytes +
+			       PACKET_OVERHEAD;
 	my_bool reconnect = 0;
 	const char *where;
 
@@ -126,12 +192,19 @@ int store_connect(struct store *store, struct error *err)
 	mysql_options(store->mysql, MYSQL_OPT_CONNECT_TIMEOUT, &connect_s);
 	mysql_options(store->mysql, MYSQL_OPT_READ_TIMEOUT, &read_s);
 	mysql_options(store->mysql, MYSQL_OPT_WRITE_TIMEOUT, &write_s);
+	/* The client has a packet limit of its own. */
+	mysql_options(store->mysql, MYSQL_OPT_MAX_ALLOWED_PACKET, &packet);
 	/* A silent reconnect would lose the transaction and the session settings. */
 	mysql_options(store->mysql, MYSQL_OPT_RECONNECT, &reconnect);
 	mysql_options(store->mysql, MYSQL_SET_CHARSET_NAME, "utf8mb4");
-	/* A lock wait far shorter than the lease: never stuck behind a row. */
+	/* A lock wait far shorter than the lease: never stuck behind a row.
+	 * English messages make the log readable whatever lc_messages the
+	 * server has; nothing is decided on a message's text. UTC, so that
+	 * received_at and the hand-off's due times mean the same on every
+	 * host. */
 	mysql_options(store->mysql, MYSQL_INIT_COMMAND,
-		      "SET SESSION innodb_lock_wait_timeout = 1");
+		      "SET SESSION innodb_lock_wait_timeout = 1, "
+		      "lc_messages = 'en_US', time_zone = '+00:00'");
 
 	where = cfg->mysql_socket != NULL ? cfg->mysql_socket : cfg->mysql_host;
 	if (mysql_real_connect(store->mysql,
@@ -141,6 +214,7 @@ int store_connect(struct store *store, struct error *err)
 			       cfg->mysql_database,
 			       (unsigned int)cfg->mysql_port, cfg->mysql_socket,
 			       0) == NULL) {
+		store->last_error = mysql_errno(store->mysql);
 		error_set(err, "mysql connect to %s: %u %s", where,
 			  mysql_errno(store->mysql), mysql_error(store->mysql));
 		store_disconnect(store);
@@ -150,6 +224,16 @@ int store_connect(struct store *store, struct error *err)
 		error_set(err, "mysql autocommit off: %s", mysql_error(store->mysql));
 		store_disconnect(store);
 		return -1;
+	}
+	if (!store->packet_checked) {
+		struct error packet_err;
+
+		/* Once per process: a log line, not a refusal (--check-config
+		 * refuses). */
+		store->packet_checked = true;
+		if (check_packet_size(store, &packet_err) != 0)
+			log_warn("%s", packet_err.message);
+		mysql_rollback(store->mysql);
 	}
 	store->insert = prepare(store, insert_sql, err);
 	if (store->insert == NULL) {
@@ -164,30 +248,66 @@ int store_connect(struct store *store, struct error *err)
 	return 0;
 }
 
+int store_ping(struct store *store, struct error *err)
+{
+	store->fresh = false;
+	if (store_connect(store, err) != 0)
+		return -1;
+	if (mysql_ping(store->mysql) != 0) {
+		error_set(err, "mysql ping: %u %s", mysql_errno(store->mysql),
+			  mysql_error(store->mysql));
+		store_disconnect(store);
+		return -1;
+	}
+	return 0;
+}
+
 int store_check_schema(struct store *store, struct error *err)
 {
-	static const char sql[] =
+	static const char key_sql[] =
+		"SELECT COALESCE(SUM(non_unique = 0 AND ("
+		"(seq_in_index = 1 AND column_name = 'provider') OR "
+		"(seq_in_index = 2 AND column_name = 'transaction_id'))), 0) "
+		"* 10 + COUNT(*) FROM information_schema.statistics "
+		"WHERE table_schema = DATABASE() AND table_name = 'payments' "
+		"AND index_name = '" UNIQUE_KEY "'";
+	static const char columns_sql[] =
+		"SELECT COUNT(*) FROM information_schema.columns "
+		"WHERE table_schema = DATABASE() AND table_name = 'payments' AND ("
+		"(column_name = 'transaction_id' AND data_type = 'varbinary') OR "
+		"(column_name = 'provider' AND data_type = 'varchar') OR "
+		"(column_name = 'event_id' AND data_type = 'varbinary') OR "
+		"column_name IN ('amount', 'currency', 'payload', 'received_at'))";
+	static const char old_key_sql[] =
 		"SELECT COUNT(*) FROM information_schema.statistics "
 		"WHERE table_schema = DATABASE() AND table_name = 'payments' "
-		"AND index_name = '" UNIQUE_KEY "' AND non_unique = 0 "
-		"AND column_name = 'transaction_id'";
-	MYSQL_RES *res;
-	MYSQL_ROW row;
+		"AND index_name = 'uq_payments_transaction_id'";
+	unsigned long long key = 0, columns = 0, old_key = 0;
 	int rc = 0;
 
 	if (store_connect(store, err) != 0)
 		return -1;
-	if (mysql_query(store->mysql, sql) != 0 ||
-	    (res = mysql_store_result(store->mysql)) == NULL) {
-		error_set(err, "mysql schema check: %s", mysql_error(store->mysql));
+	if (query_number(store, columns_sql, &columns, err) != 0 ||
+	    query_number(store, key_sql, &key, err) != 0 ||
+	    query_number(store, old_key_sql, &old_key, err) != 0) {
 		store_disconnect(store);
 		return -1;
 	}
-	row = mysql_fetch_row(res);
-	if (row == NULL || row[0] == NULL || strcmp(row[0], "1") != 0)
-		rc = error_set(err, "table payments with unique key " UNIQUE_KEY
-			       " on transaction_id not found: load db/schema.sql");
-	mysql_free_result(res);
+	if (old_key > 0 && key == 0)
+		rc = error_set(err, "table payments is of an older payhook: run "
+			       "db/migrate-2-providers.sql");
+	else if (columns != 7)
+		rc = error_set(err, "table payments lacks a column payhook writes, "
+			       "or transaction_id is not VARBINARY (compared "
+			       "byte for byte): load db/schema.sql");
+	/* Two rows, both unique and in this order: 2 * 10 + 2. */
+	else if (key != 22)
+		rc = error_set(err, "unique key " UNIQUE_KEY " must cover exactly "
+			       "(provider, transaction_id): a key over more "
+			       "columns lets one transaction be recorded twice; "
+			       "load db/schema.sql");
+	else if (check_packet_size(store, err) != 0)
+		rc = -1;
 	mysql_rollback(store->mysql);
 	return rc;
 }
@@ -200,20 +320,24 @@ static void store_rollback(struct store *store)
 		store_disconnect(store);
 }
 
-/* After a failed call: a client-side error drops the connection (status
- * client_status); a server error rolls back and is retryable for deadlocks
- * and lock wait timeouts, unavailable otherwise. */
+/* After a failed call: a lost connection is dropped (status client_status);
+ * a server error rolls back and is retryable for deadlocks and lock wait
+ * timeouts. Any other server error (read-only after a failover, a missing
+ * table, a node not ready) also drops the connection: the next request
+ * reconnects, which may reach the server that now takes writes. */
 static enum store_status classify_failure(struct store *store,
 					  unsigned int code,
 					  enum store_status client_status)
 {
-	if (is_client_error(code)) {
+	store->last_error = code;
+	if (is_connection_lost(code)) {
 		store_disconnect(store);
 		return client_status;
 	}
 	store_rollback(store);
 	if (code == STORE_ER_LOCK_DEADLOCK || code == STORE_ER_LOCK_WAIT_TIMEOUT)
 		return STORE_RETRYABLE;
+	store_disconnect(store);
 	return STORE_UNAVAILABLE;
 }
 
@@ -227,57 +351,52 @@ static enum store_status statement_failed(struct store *store, MYSQL_STMT *stmt,
 	return classify_failure(store, code, STORE_UNAVAILABLE);
 }
 
-/* True when a 1062 message names our unique key. The message ends with
- * "for key '<name>'" (MySQL 8.0.19+ writes 'payments.<name>'); the duplicated
- * value before it is cut at 64 characters and attacker-chosen, so only the
- * end of the message is looked at. */
-static bool names_transaction_id_key(const char *message)
-{
-	static const char *const endings[] = {
-		"for key '" UNIQUE_KEY "'",
-		"for key 'payments." UNIQUE_KEY "'",
-	};
-	size_t len = strlen(message);
-
-	for (size_t i = 0; i < sizeof(endings) / sizeof(endings[0]); i++) {
-		size_t n = strlen(endings[i]);
-
-		if (len >= n && strcmp(message + len - n, endings[i]) == 0)
-			return true;
-	}
-	return false;
-}
-
 /* True when stmt failed at once on a connection kept from an earlier request:
- * the signature of a server that restarted in between. A failure that took
- * longer may be a timeout, and is not retried (the time is already spent).
- * Drops the connection in that case. */
+ * the signature of a server that restarted or closed an idle session in
+ * between. A failure that took longer may be a timeout, and is not retried
+ * (the time is already spent). Drops the connection in that case. */
 static bool stale_connection_failed(struct store *store, MYSQL_STMT *stmt,
 				    int64_t started_us)
 {
-	if (store->fresh || !is_client_error(mysql_stmt_errno(stmt)) ||
+	if (store->fresh || !is_connection_lost(mysql_stmt_errno(stmt)) ||
 	    timing_now_us() - started_us > 500000)
 		return false;
 	store_disconnect(store);
 	return true;
 }
 
-static void bind_transaction_id(MYSQL_BIND *bind, const struct payment *payment,
-				unsigned long *length)
+static const char *provider_of(const struct payment *payment)
 {
-	*length = (unsigned long)payment->transaction_id_len;
+	return payment->provider != NULL ? payment->provider : "standard";
+}
+
+static void bind_text(MYSQL_BIND *bind, const char *text, unsigned long *length)
+{
+	*length = (unsigned long)strlen(text);
 	bind->buffer_type = MYSQL_TYPE_STRING;
-	bind->buffer = (void *)payment->transaction_id;
+	bind->buffer = (void *)text;
 	bind->buffer_length = *length;
 	bind->length = length;
+}
+
+/* Binds (provider, transaction_id) to the first two parameters. */
+static void bind_key(MYSQL_BIND *bind, const struct payment *payment,
+		     unsigned long lengths[2])
+{
+	bind_text(&bind[0], provider_of(payment), &lengths[0]);
+	lengths[1] = (unsigned long)payment->transaction_id_len;
+	bind[1].buffer_type = MYSQL_TYPE_STRING;
+	bind[1].buffer = (void *)payment->transaction_id;
+	bind[1].buffer_length = lengths[1];
+	bind[1].length = &lengths[1];
 }
 
 enum store_status store_find_payment(struct store *store,
 				     const struct payment *payment,
 				     struct error *err)
 {
-	MYSQL_BIND param[1], out[2];
-	unsigned long id_len, currency_len = 0;
+	MYSQL_BIND param[2], out[2];
+	unsigned long key_len[2], currency_len = 0;
 	unsigned long long amount = 0;
 	char currency[8] = "";
 	my_bool amount_null = 0, currency_null = 0;
@@ -289,7 +408,7 @@ enum store_status store_find_payment(struct store *store,
 		return STORE_UNAVAILABLE;
 	memset(param, 0, sizeof(param));
 	memset(out, 0, sizeof(out));
-	bind_transaction_id(&param[0], payment, &id_len);
+	bind_key(param, payment, key_len);
 	out[0].buffer_type = MYSQL_TYPE_LONGLONG;
 	out[0].buffer = &amount;
 	out[0].is_unsigned = 1;
@@ -344,6 +463,29 @@ static bool guard_refuses(const struct store_guard *guard, long needed_ms)
 	return guard != NULL && guard->enough_lease(guard->ctx, needed_ms) != 0;
 }
 
+/* After a 1062: the row that collided is ours only if the transaction is
+ * there now. The lookup decides, not the message (whose text depends on the
+ * server's language and whose key name differs between MySQL and MariaDB). */
+static enum store_status duplicate_entry(struct store *store,
+					 const struct payment *payment,
+					 struct error *err)
+{
+	char message[ERROR_MESSAGE_MAX];
+	enum store_status status;
+
+	store->last_error = STORE_ER_DUP_ENTRY;
+	snprintf(message, sizeof(message), "mysql insert: 1062 %s",
+		 mysql_stmt_error(store->insert));
+	store_rollback(store);
+	status = store_find_payment(store, payment, err);
+	if (status == STORE_NOT_FOUND) {
+		error_set(err, "%s (on another unique key: not a duplicate)",
+			  message);
+		return STORE_UNAVAILABLE;
+	}
+	return status;
+}
+
 enum store_status store_insert_payment(struct store *store,
 				       const struct payment *payment,
 				       const void *payload, size_t payload_len,
@@ -351,13 +493,16 @@ enum store_status store_insert_payment(struct store *store,
 				       struct error *err)
 {
 	long round_trip_ms = config_round_trip_bound_ms(store->cfg);
-	MYSQL_BIND param[4];
-	unsigned long id_len, currency_len = 3, payload_len_ul = payload_len;
+	MYSQL_BIND param[6];
+	unsigned long key_len[2], event_len, currency_len = 3;
+	unsigned long payload_len_ul = payload_len;
 	unsigned long long amount = (unsigned long long)payment->amount;
+	my_bool no_event = payment->event_id_len == 0;
 	unsigned int code;
 	int64_t started_us;
 
 	store->fresh = false;
+	store->last_error = 0;
 	if (store_connect(store, err) != 0)
 		return STORE_UNAVAILABLE;
 	/* The INSERT and the COMMIT must both fit in what is left of the lease. */
@@ -367,26 +512,35 @@ enum store_status store_insert_payment(struct store *store,
 	}
 
 	memset(param, 0, sizeof(param));
-	bind_transaction_id(&param[0], payment, &id_len);
-	param[1].buffer_type = MYSQL_TYPE_LONGLONG;
-	param[1].buffer = &amount;
-	param[1].is_unsigned = 1;
+	bind_key(param, payment, key_len);
+	event_len = (unsigned long)payment->event_id_len;
 	param[2].buffer_type = MYSQL_TYPE_STRING;
-	param[2].buffer = (void *)payment->currency;
-	param[2].buffer_length = 3;
-	param[2].length = &currency_len;
-	param[3].buffer_type = MYSQL_TYPE_BLOB;
-	param[3].buffer = (void *)payload;
-	param[3].buffer_length = payload_len_ul;
-	param[3].length = &payload_len_ul;
+	param[2].buffer = (void *)payment->event_id;
+	param[2].buffer_length = event_len;
+	param[2].length = &event_len;
+	param[2].is_null = &no_event;
+	param[3].buffer_type = MYSQL_TYPE_LONGLONG;
+	param[3].buffer = &amount;
+	param[3].is_unsigned = 1;
+	param[4].buffer_type = MYSQL_TYPE_STRING;
+	param[4].buffer = (void *)payment->currency;
+	param[4].buffer_length = 3;
+	param[4].length = &currency_len;
+	param[5].buffer_type = MYSQL_TYPE_BLOB;
+	param[5].buffer = (void *)payload;
+	param[5].buffer_length = payload_len_ul;
+	param[5].length = &payload_len_ul;
 
 	if (mysql_stmt_bind_param(store->insert, param) != 0)
 		return statement_failed(store, store->insert, "insert bind", err);
 	started_us = timing_now_us();
 	if (mysql_stmt_execute(store->insert) != 0 &&
 	    stale_connection_failed(store, store->insert, started_us)) {
-		/* The server restarted since the last request: nothing of this
-		 * transaction reached it, so one fresh attempt is safe. */
+		/* The kept connection was dead: this INSERT is the first
+		 * statement of its transaction and autocommit is off, so
+		 * nothing of it can have been committed; the old connection
+		 * is closed, so nothing of it ever will be. One fresh attempt
+		 * is safe. */
 		if (store_connect(store, err) != 0)
 			return STORE_UNAVAILABLE;
 		if (guard_refuses(guard, 2 * round_trip_ms)) {
@@ -401,11 +555,8 @@ enum store_status store_insert_payment(struct store *store,
 	}
 	if (mysql_stmt_errno(store->insert) != 0) {
 		code = mysql_stmt_errno(store->insert);
-		if (code == STORE_ER_DUP_ENTRY &&
-		    names_transaction_id_key(mysql_stmt_error(store->insert))) {
-			store_rollback(store);
-			return store_find_payment(store, payment, err);
-		}
+		if (code == STORE_ER_DUP_ENTRY)
+			return duplicate_entry(store, payment, err);
 		return statement_failed(store, store->insert, "insert", err);
 	}
 inserted:

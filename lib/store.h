@@ -1,8 +1,10 @@
 /* store.h - the MySQL side (libmysqlclient API, from MariaDB Connector/C):
- * the payments row written in one transaction under the unique key, and the
- * look-up that tells a duplicate from a conflict.
+ * the payments row written in one transaction under the unique key on
+ * (provider, transaction_id), and the look-up that tells a duplicate from a
+ * conflict.
  *
- * Only error 1062 on uq_payments_transaction_id means "already recorded".
+ * Only a 1062 whose row is then found by its provider and transaction id
+ * means "already recorded" - whatever the language of the server's messages.
  * Auto-reconnect stays off: after a connection fault the next call reconnects
  * explicitly, between requests, never in the middle of a transaction.
  */
@@ -43,30 +45,45 @@ struct store *store_new(const struct config *cfg, struct error *err);
 void store_free(struct store *store);
 
 /* Connects when not connected: timeouts, auto-reconnect off, autocommit off,
- * a 1-second innodb_lock_wait_timeout, statements prepared. Returns 0, or -1
- * with err naming what failed. */
+ * English messages, a 1-second innodb_lock_wait_timeout, statements
+ * prepared. Returns 0, or -1 with err naming what failed. */
 int store_connect(struct store *store, struct error *err);
 
-/* Checks that the payments table and its unique key exist (for
- * --check-config). Returns 0, or -1 with err set. */
+/* For --check-config: the payments table has the columns payhook writes,
+ * transaction_id is VARBINARY, the unique key uq_payments_provider_transaction_id
+ * covers exactly (provider, transaction_id), and the server's
+ * max_allowed_packet takes a body of max_body_bytes. Returns 0, or -1 with
+ * err saying what is wrong and what to run. */
 int store_check_schema(struct store *store, struct error *err);
 
-/* Inserts payment with the raw body as payload and commits, asking guard (may
- * be NULL) first. On STORE_INSERTED the row is committed. On a 1062 on the
- * transaction-id key it rolls back and reads the committed row: STORE_DUPLICATE
- * or STORE_CONFLICT. Every other result leaves no row of this call behind
- * (except STORE_UNKNOWN_OUTCOME, where nobody can know) and err says why. */
+/* Inserts payment (its provider, transaction id, event id, amount, currency)
+ * with the raw body as payload and commits, asking guard (may be NULL) first.
+ * On STORE_INSERTED the row is committed. On a 1062 it rolls back and reads
+ * the committed row: STORE_DUPLICATE or STORE_CONFLICT, or STORE_UNAVAILABLE
+ * when there is none (the duplicate was on another key). Every other result
+ * leaves no row of this call behind (except STORE_UNKNOWN_OUTCOME, where
+ * nobody can know) and err says why. */
 enum store_status store_insert_payment(struct store *store,
 				       const struct payment *payment,
 				       const void *payload, size_t payload_len,
 				       const struct store_guard *guard,
 				       struct error *err);
 
-/* Looks for the committed row of payment->transaction_id: STORE_DUPLICATE,
- * STORE_CONFLICT, STORE_NOT_FOUND, or a failure status with err set. */
+/* Looks for the committed row of payment's provider and transaction id:
+ * STORE_DUPLICATE, STORE_CONFLICT, STORE_NOT_FOUND, or a failure status with
+ * err set. */
 enum store_status store_find_payment(struct store *store,
 				     const struct payment *payment,
 				     struct error *err);
+
+/* Answers whether the server is reachable with a round trip (for the health
+ * check). Returns 0, or -1 with err set. */
+int store_ping(struct store *store, struct error *err);
+
+/* The MySQL error number of the last failure of any call (a server error
+ * 1000-1999, 3000+, or a client error 2000-2999), 0 after a success. For the
+ * metrics. */
+unsigned store_last_error(const struct store *store);
 
 /* A short name for a status, for logs. */
 const char *store_status_name(enum store_status status);

@@ -18,13 +18,17 @@
 # stopped (redis_unavailable = db_only) in one block; the workers' memory
 # (smaps_rollup); and instructions per request of one worker under callgrind.
 #
-# It prints one markdown table and writes it, with the callgrind profile, to
-# $BUILD_DIR/tests/bench/results.md, and draws $BUILD_DIR/tests/bench/latency.png
-# (gnuplot). Speed is reported, never judged: the exit status is 1 only when
-# an answer lied or work went missing (rows in payments differ from the 200s,
-# the duplicate storm got a 5xx or did not end with exactly 10 rows,
-# raw_limit or a callgrind worker did not record every request), 2 on a usage
-# error, 99 when the stack cannot start.
+# It writes every figure to $BUILD_DIR/tests/bench/measurements.tsv (one row
+# per measurement, plus the run's settings, memory and failed checks: see
+# tests/bench/report.sh) and the callgrind profile to callgrind.out beside
+# it; then tests/bench/report.sh turns them into results.md (one markdown
+# table, which it prints, and the profile) and latency.png (gnuplot), which
+# "make bench-report" redoes without running anything. Speed is reported,
+# never judged: the exit status is 1 only when an answer lied or work went
+# missing (rows in payments differ from the 200s, the duplicate storm got a
+# 5xx or did not end with exactly 10 rows, raw_limit or a callgrind worker
+# did not record every request), 2 on a usage error, 99 when the stack cannot
+# start.
 #
 # raw_limit runs with --queue shared (one FIFO of clients for its 8
 # processes, as spawn-fcgi's workers share one listening socket) and the
@@ -61,7 +65,7 @@ SIDE_C=32                # concurrency of the info, signed and storm runs
 SECRET=whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw
 OUT=$BUILD_DIR/tests/bench
 BENCH_BIN=$BUILD_DIR/tests/bench
-PAYHOOK_BIN=$BUILD_DIR/app/payhook
+E2E_PAYHOOK=$BUILD_DIR/app/payhook
 
 for tool in wrk lighttpd spawn-fcgi valgrind callgrind_annotate redis-server mariadbd; do
 	if ! command -v "$tool" >/dev/null 2>&1; then
@@ -69,7 +73,7 @@ for tool in wrk lighttpd spawn-fcgi valgrind callgrind_annotate redis-server mar
 		exit 99
 	fi
 done
-for prog in "$PAYHOOK_BIN" "$BENCH_BIN/raw_limit" "$BENCH_BIN/fcgi_floor" \
+for prog in "$E2E_PAYHOOK" "$BENCH_BIN/raw_limit" "$BENCH_BIN/fcgi_floor" \
 	"$BENCH_BIN/sign_pool" "$BUILD_DIR/tests/freeport"; do
 	if [ ! -x "$prog" ]; then
 		echo "bench: $prog is not built (make bench builds it)" >&2
@@ -77,20 +81,43 @@ for prog in "$PAYHOOK_BIN" "$BENCH_BIN/raw_limit" "$BENCH_BIN/fcgi_floor" \
 	fi
 done
 
-# shellcheck source=../harness.sh
+# shellcheck source-path=SCRIPTDIR source=../harness.sh
 . "$SRC_DIR/tests/harness.sh"
 
-started_ms=$(harness__now_ms)
+started_ms=$(harness_now_ms)
 harness_init || exit 99
 harness_start_redis >/dev/null || exit 99
 harness_start_mariadb >/dev/null || exit 99
 W=$HARNESS_DIR/bench
-mkdir -p "$W" "$OUT" "$HARNESS_DIR/www" "$HARNESS_DIR/upload" || exit 99
+mkdir -p "$W" "$OUT" || exit 99
 TSV=$OUT/measurements.tsv
+# The last run's report stays until this run has its own.
 : >"$TSV"
+rm -f "$OUT/callgrind.out"
 FAILURES=()
 
 log() { printf '# bench: %s\n' "$*" >&2; }
+
+# meta KEY VALUE: a setting of the run, for the report.
+meta() {
+	printf 'meta\t%s\t%s\n' "$1" "$2" >>"$TSV"
+}
+meta mode "$mode"
+meta rounds "$ROUNDS"
+meta seconds "$SECS"
+meta drain_ms "$DRAIN_MS"
+meta pool "$POOL"
+meta side_c "$SIDE_C"
+meta concs "${CONCS[*]}"
+meta date "$(date -u '+%Y-%m-%d %H:%M UTC')"
+meta cpus "$(nproc)"
+meta cpu_model "$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n 1)"
+meta kernel "$(uname -r)"
+meta redis_version "$(redis-server --version | cut -d' ' -f1-3)"
+meta lighttpd_version "$(lighttpd -v 2>&1 | head -n 1 | cut -d' ' -f1)"
+meta src_dir "$SRC_DIR"
+meta cg_n1 "$CG_N1"
+meta cg_n2 "$CG_N2"
 
 # ---- MariaDB settings ------------------------------------------------------
 
@@ -111,45 +138,34 @@ for _ in $(seq 1 100); do
 done
 DB_SETTINGS=$(harness_sql "SELECT CONCAT(VERSION(), ', innodb_flush_log_at_trx_commit=', @@innodb_flush_log_at_trx_commit, ', buffer pool ', @@innodb_buffer_pool_size DIV 1048576, 'M, redo log ', @@innodb_log_file_size DIV 1048576, 'M, doublewrite ', IF(@@innodb_doublewrite, 'on', 'off'))")
 log "mariadb: $DB_SETTINGS"
+meta db_settings "$DB_SETTINGS"
 
 # ---- pools and lighttpd ----------------------------------------------------
 
-# start_pool NAME PROGRAM [ARGS...]: spawn-fcgi -F $POOL on $W/NAME.sock, the
-# workers' stderr appended to $W/NAME.log (as conf/spawn-fcgi.sh does), each
-# PID recorded with the harness (stopped by PID at exit); sets POOL_PIDS.
+# start_pool NAME PROGRAM [ARGS...]: spawn-fcgi -F $POOL (POOL_SIZE) on
+# $W/NAME.sock, the workers' stderr appended to $HARNESS_DIR/NAME.log (as
+# conf/spawn-fcgi.sh does), each PID recorded with the harness (stopped by PID
+# at exit); sets POOL_PIDS.
 start_pool() {
-	local name=$1 pid n=0 rc
+	local name=$1
 	shift
 	POOL_PIDS=()
-	# shellcheck disable=SC2016 # $0 and $@ are for the inner sh
-	spawn-fcgi -s "$W/$name.sock" -F "${POOL_SIZE:-$POOL}" -P "$W/$name.pid" -- \
-		/bin/sh -c 'exec "$0" "$@" 2>>"'"$W/$name.log"'"' "$@" \
-		</dev/null >"$W/$name.out" 2>&1
-	rc=$?
-	while read -r pid; do
-		POOL_PIDS+=("$pid")
-		harness__record "$name-$n" "$pid"
-		n=$((n + 1))
-	done < <(sed -n 's/^spawn-fcgi: child spawned successfully: PID: \([0-9]*\)$/\1/p' "$W/$name.out")
-	if [ "$rc" != 0 ] || [ "$n" != "${POOL_SIZE:-$POOL}" ]; then
-		harness__log_tail "$W/$name.out"
-		harness__log_tail "$W/$name.log"
-		log "spawn-fcgi started $n workers of pool $name (status $rc)"
+	harness_spawn_pool "$name" "${POOL_SIZE:-$POOL}" "$W/$name.sock" -- "$@" ||
 		return 1
-	fi
+	POOL_PIDS=("${HARNESS_POOL_PIDS[@]}")
 }
 
 # The workers get the harness's PAYHOOK_* (backend addresses) and these.
 export PAYHOOK_REDIS_UNAVAILABLE=db_only
 PAYHOOK_SIGNATURE_SCHEME=none PAYHOOK_LOG_LEVEL=warn \
-	start_pool ph "$PAYHOOK_BIN" || exit 99
+	start_pool ph "$E2E_PAYHOOK" || exit 99
 PH_PIDS=("${POOL_PIDS[@]}")
 PAYHOOK_SIGNATURE_SCHEME=none PAYHOOK_LOG_LEVEL=info \
-	start_pool info "$PAYHOOK_BIN" || exit 99
+	start_pool info "$E2E_PAYHOOK" || exit 99
 INFO_PIDS=("${POOL_PIDS[@]}")
 PAYHOOK_SIGNATURE_SCHEME=standard PAYHOOK_LOG_LEVEL=warn \
 	PAYHOOK_WEBHOOK_SECRET=$SECRET PAYHOOK_SIGNATURE_TOLERANCE_S=86400 \
-	start_pool signed "$PAYHOOK_BIN" || exit 99
+	start_pool signed "$E2E_PAYHOOK" || exit 99
 SIG_PIDS=("${POOL_PIDS[@]}")
 start_pool floor "$BENCH_BIN/fcgi_floor" || exit 99
 FLOOR_PIDS=("${POOL_PIDS[@]}")
@@ -157,17 +173,11 @@ FLOOR_PIDS=("${POOL_PIDS[@]}")
 # One lighttpd, one location per pool (each as conf/lighttpd-spawn-fcgi.conf
 # maps /webhook); cg1 and cg2 are the callgrind workers, started later.
 # Client connections stay open for the whole run, as wrk expects.
-PORT=$("$BUILD_DIR/tests/freeport") || exit 99
 location() {
 	printf '\t"/%s" => (( "socket" => "%s", "check-local" => "disable" )),\n' "$1" "$W/$2.sock"
 }
 {
 	cat <<-EOF
-	server.document-root = "$HARNESS_DIR/www"
-	server.bind = "127.0.0.1"
-	server.port = $PORT
-	server.errorlog = "$W/lighttpd-error.log"
-	server.upload-dirs = ( "$HARNESS_DIR/upload" )
 	server.max-keep-alive-requests = 1000000
 	server.max-keep-alive-idle = 60
 	server.modules += ( "mod_fastcgi" )
@@ -180,21 +190,11 @@ location() {
 	location cg1 cg1
 	location cg2 cg2
 	printf ')\n'
-} >"$W/lighttpd.conf"
-lighttpd -D -f "$W/lighttpd.conf" </dev/null >>"$W/lighttpd.out" 2>&1 &
-LIGHTTPD_PID=$!
-harness__record lighttpd "$LIGHTTPD_PID"
-BASE=http://127.0.0.1:$PORT
-deadline=$(($(harness__now_ms) + 10000))
-until [ "$(curl -s -m 2 -o /dev/null -w '%{http_code}' "$BASE/webhook")" = 405 ]; do
-	if [ "$(harness__now_ms)" -ge "$deadline" ]; then
-		harness__log_tail "$W/lighttpd-error.log"
-		log "lighttpd did not come up on $BASE"
-		exit 99
-	fi
-	sleep 0.1
-done
-log "stack up in $(($(harness__now_ms) - started_ms)) ms: lighttpd on $BASE, pools of $POOL"
+} >"$W/lighttpd-bench.conf"
+harness_start_lighttpd lighttpd "$W/lighttpd-bench.conf" >/dev/null || exit 99
+BASE=http://127.0.0.1:$LIGHTTPD_PORT
+harness_wait_http "$BASE/webhook" 405 10 "$LIGHTTPD_PID" || exit 99
+log "stack up in $(($(harness_now_ms) - started_ms)) ms: lighttpd on $BASE, pools of $POOL"
 
 # ---- measurements ----------------------------------------------------------
 
@@ -252,7 +252,7 @@ child_ticks() {
 
 # Prints the PID of harness server $1 while it runs (start time checked).
 server_pid() {
-	harness__running "$1" && printf '%s\n' "$harness__pid"
+	harness_running "$1" && printf '%s\n' "$HARNESS_PID"
 }
 
 # cpu_begin PID...: a snapshot of the workers given, lighttpd, mariadbd,
@@ -288,6 +288,7 @@ record() {
 
 fail_check() {
 	FAILURES+=("$*")
+	printf 'failure\t%s\n' "$*" >>"$TSV"
 	log "CHECK FAILED: $*"
 }
 
@@ -440,8 +441,9 @@ mem_of() {
 	done
 	printf '%s %s %s %s\n' "$n" "$rss" "$pss" "$priv"
 }
-read -r MEM_PH_N MEM_PH_RSS MEM_PH_PSS MEM_PH_PRIV < <(mem_of "${PH_PIDS[@]}")
-read -r MEM_FL_N MEM_FL_RSS MEM_FL_PSS MEM_FL_PRIV < <(mem_of "${FLOOR_PIDS[@]}")
+# mem POOL N RSS PSS PRIVATE (KiB, summed over the pool's N workers).
+printf 'mem\tpayhook\t%s\n' "$(mem_of "${PH_PIDS[@]}" | tr ' ' '\t')" >>"$TSV"
+printf 'mem\tfloor\t%s\n' "$(mem_of "${FLOOR_PIDS[@]}" | tr ' ' '\t')" >>"$TSV"
 
 # Redis stopped, redis_unavailable = db_only: the unique key alone.
 log "db_only block: redis stopped"
@@ -468,22 +470,22 @@ cg_run() {
 		PAYHOOK_WEBHOOK_SECRET=$SECRET PAYHOOK_SIGNATURE_TOLERANCE_S=86400 \
 		POOL_SIZE=1 start_pool "$name" valgrind --tool=callgrind \
 		--callgrind-out-file="$W/callgrind.$name.out" \
-		"$PAYHOOK_BIN" --max-requests "$n" || return 1
+		"$E2E_PAYHOOK" --max-requests "$n" || return 1
 	local worker=${POOL_PIDS[0]}
 	timeout 600 wrk -t1 -c1 -d590s --timeout 60s -s "$here/signed.lua" \
 		"$BASE/$name" -- "$tag" 99999999999999 "$W/$tag.pool.lua" 1 \
 		>"$W/$tag.wrk" 2>&1 &
 	wrk_pid=$!
-	harness__record "$name-wrk" "$wrk_pid"
-	deadline=$(($(harness__now_ms) + 240000))
-	while harness__running "$name-0"; do
-		if [ "$(harness__now_ms)" -ge "$deadline" ]; then
+	harness_record "$name-wrk" "$wrk_pid"
+	deadline=$(($(harness_now_ms) + 240000))
+	while harness_running "$name-0"; do
+		if [ "$(harness_now_ms)" -ge "$deadline" ]; then
 			log "callgrind worker $worker did not finish $n requests"
 			break
 		fi
 		sleep 0.2
 	done
-	harness__stop "$name-wrk" "$name-0"
+	harness_stop "$name-wrk" "$name-0"
 	wait "$wrk_pid" 2>/dev/null
 	rm -f "$W/$tag.pool.lua"
 	if [ "$(rows_of "$tag")" != "$n" ]; then
@@ -500,240 +502,17 @@ cg_run cg1 "$CG_N1"
 CG_IR1=$CG_IR
 cg_run cg2 "$CG_N2"
 CG_IR2=$CG_IR
-CG_PER_REQ=-
-if [ -n "$CG_IR1" ] && [ -n "$CG_IR2" ]; then
-	CG_PER_REQ=$(((CG_IR2 - CG_IR1) / (CG_N2 - CG_N1)))
-fi
-# Top 15 by exclusive and inclusive cost, from callgrind_annotate.
-cg_top() {
-	callgrind_annotate --auto=no "$@" "$W/callgrind.cg2.out" 2>/dev/null |
-		awk '/^-+$/ { sep++; next }
-			sep >= 3 && $1 ~ /^[0-9,]+$/ && !/PROGRAM TOTALS/ { print; if (++n == 15) exit }'
-}
-CG_EXCL=$(cg_top --inclusive=no)
-CG_INCL=$(cg_top --inclusive=yes)
-# payhook's own functions, inclusive, as instructions per request (Ir / N2;
-# what runs once, such as pipeline_new, is spread over the N2 requests).
-CG_OWN=$(callgrind_annotate --auto=no --inclusive=yes "$W/callgrind.cg2.out" 2>/dev/null |
-	awk -v src="$SRC_DIR/" -v n="$CG_N2" '$1 ~ /^[0-9,]+$/ && index($0, src) {
-		ir = $1; gsub(/,/, "", ir); f = $0; sub(/^.*\)  /, "", f); sub(/ \[.*$/, "", f)
-		sub(src, "", f); printf "%9d  %s\n", ir / n, f }' | head -n 25)
-cp "$W/callgrind.cg2.out" "$OUT/callgrind.out" 2>/dev/null
+meta cg_ir1 "$CG_IR1"
+meta cg_ir2 "$CG_IR2"
+# The raw profile, for the report's tables and callgrind_annotate by hand.
+cp "$W/callgrind.cg2.out" "$OUT/callgrind.out" 2>/dev/null ||
+	log "no callgrind profile to keep"
+meta run_seconds "$((($(harness_now_ms) - started_ms) / 1000))"
 
-# ---- the table -------------------------------------------------------------
+# ---- the report ------------------------------------------------------------
 
-# stat KIND C COLUMN: "median min max" over the rounds (- when none).
-stat() {
-	awk -F'\t' -v k="$1" -v c="$2" -v col="$3" '$1 == k && $2 == c && $col != "" { print $col }' "$TSV" |
-		sort -g | awk '{ a[NR] = $1 } END {
-			if (NR == 0) { print "- - -"; exit }
-			m = NR % 2 ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2
-			print m, a[1], a[NR] }'
-}
-
-# ratio KIND_A KIND_B C_A C_B COLUMN: per-round A/B, "median min max".
-ratio() {
-	awk -F'\t' -v ka="$1" -v kb="$2" -v ca="$3" -v cb="$4" -v col="$5" '
-		$1 == ka && $2 == ca { a[$3] = $col }
-		$1 == kb && $2 == cb { b[$3] = $col }
-		END { for (r in a) if ((r in b) && b[r] > 0) print a[r] / b[r] }' "$TSV" |
-		sort -g | awk '{ a[NR] = $1 } END {
-			if (NR == 0) { print "- - -"; exit }
-			m = NR % 2 ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2
-			print m, a[1], a[NR] }'
-}
-
-# ceiling_ratio C: per round, payhook's req/s over the ceiling of the raw
-# backend work and the HTTP + FastCGI floor done one after the other on the
-# same cores, 1 / (1 / raw + 1 / floor): "median min max". On a machine where
-# the web server shares the CPU with the workers and the backends, this is the
-# most any FastCGI receiver doing payhook's backend work could reach.
-ceiling_ratio() {
-	awk -F'\t' -v c="$1" '
-		$2 == c && $1 == "ph" { a[$3] = $4 }
-		$2 == c && $1 == "raw" { b[$3] = $4 }
-		$2 == c && $1 == "floor" { f[$3] = $4 }
-		END { for (r in a) if ((r in b) && (r in f) && b[r] > 0 && f[r] > 0)
-			print a[r] * (1 / b[r] + 1 / f[r]) }' "$TSV" |
-		sort -g | awk '{ a[NR] = $1 } END {
-			if (NR == 0) { print "- - -"; exit }
-			m = NR % 2 ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2
-			print m, a[1], a[NR] }'
-}
-
-# cell FORMAT "MEDIAN MIN MAX": "median (min–max)", numbers in FORMAT.
-# shellcheck disable=SC2059 # the format is the caller's, one of ours
-cell() {
-	local m lo hi
-	read -r m lo hi <<<"$2"
-	if [ "$m" = - ]; then
-		printf -- '-'
-	elif [ "$ROUNDS" = 1 ]; then
-		printf -- "$1" "$m"
-	else
-		printf -- "$1 ($1–$1)" "$m" "$lo" "$hi"
-	fi
-}
-
-sum_col() {
-	awk -F'\t' -v k="$1" -v c="$2" -v col="$3" '$1 == k && $2 == c { s += $col } END { print s + 0 }' "$TSV"
-}
-
-# checks_of KIND C: each distinct check result with its count, e.g. "ok 3/3",
-# then the rows and the answers 200 (raw_limit: successes) summed.
-checks_of() {
-	awk -F'\t' -v k="$1" -v c="$2" '$1 == k && $2 == c {
-			n++; if (!($12 in s)) o[++m] = $12; s[$12]++; rows += $10
-			np = split($11, p, ",")
-			for (i = 1; i <= np; i++) { split(p[i], q, ":"); if (q[1] ~ /^(2..|ok)$/) good += q[2] }
-		}
-		END { if (n == 0) { print "-"; exit }
-			for (i = 1; i <= m; i++) printf "%s%s %d/%d", (i > 1 ? ", " : ""), o[i], s[o[i]], n
-			printf "; rows %d, %s %d\n", rows, (k == "raw" ? "ok" : "200s"), good }' "$TSV"
-}
-
-# cpu_cell KIND C: medians of the CPU columns, "w (user u) + l + m + r + c =
-# total".
-cpu_cell() {
-	local col m user sum=0
-	local -a parts=()
-	for col in 13 15 17 19 21; do
-		read -r m _ _ <<<"$(stat "$1" "$2" "$col")"
-		[ "$m" = - ] && { printf -- '-'; return; }
-		m=$(printf '%.0f' "$m")
-		parts+=("$m")
-		sum=$((sum + m))
-	done
-	read -r user _ _ <<<"$(stat "$1" "$2" 14)"
-	printf '%s (user %.0f) + %s + %s + %s + %s = %s' "${parts[0]}" "$user" \
-		"${parts[@]:1}" "$sum"
-}
-
-row() {
-	local label=$1 kind=$2 c=$3 check=$4
-	printf '| %s | %s | %s | %s | %s | %s | %s | %s | %s |\n' "$label" "$c" \
-		"$(cell %.0f "$(stat "$kind" "$c" 4)")" "$(cell %.2f "$(stat "$kind" "$c" 5)")" \
-		"$(cell %.2f "$(stat "$kind" "$c" 6)")" "$(cell %.2f "$(stat "$kind" "$c" 7)")" \
-		"$(sum_col "$kind" "$c" 8)" "$(cpu_cell "$kind" "$c")" "$check"
-}
-
-ratio_row() {
-	local label=$1 a=$2 b=$3 ca=$4 cb=$5
-	printf '| %s | %s | %s× | | %s× | | | | per-round ratio, median (min–max) |\n' "$label" "$ca" \
-		"$(cell %.2f "$(ratio "$a" "$b" "$ca" "$cb" 4)")" "$(cell %.2f "$(ratio "$a" "$b" "$ca" "$cb" 6)")"
-}
-
-# mem_row NAME N RSS PSS PRIVATE (KiB, summed over the pool).
-mem_row() {
-	local n=$(($2 > 0 ? $2 : 1))
-	printf '| memory, %s pool (%s workers, after the runs) | | | | | | | | PSS %d KiB total, %d per worker; RSS %d KiB total, %d per worker; private %d KiB total |\n' \
-		"$1" "$2" "$4" "$(($4 / n))" "$3" "$(($3 / n))" "$5"
-}
-
-statuses_of() {
-	awk -F'\t' -v k="$1" -v c="$2" '$1 == k && $2 == c { n = split($11, p, ","); for (i = 1; i <= n; i++) { split(p[i], q, ":"); s[q[1]] += q[2] } }
-		END { for (k2 in s) printf "%s%s: %d", (o++ ? ", " : ""), k2, s[k2]; print "" }' "$TSV"
-}
-
-total_s=$((($(harness__now_ms) - started_ms) / 1000))
-{
-	printf '## payhook benchmark (%s)\n\n' "$mode"
-	printf -- '- %s, %s CPUs (%s), %s\n' "$(date -u '+%Y-%m-%d %H:%M UTC')" "$(nproc)" \
-		"$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n 1)" "$(uname -r)"
-	printf -- '- MariaDB %s; %s; lighttpd %s; wrk -t2 --timeout 10s\n' "$DB_SETTINGS" \
-		"$(redis-server --version | cut -d' ' -f1-3)" "$(lighttpd -v 2>&1 | head -n 1 | cut -d' ' -f1)"
-	printf -- '- %s rounds, interleaved (alternating order), %s s per measurement (the last %s ms a drain: no new request, so every answer arrives), pools of %s workers, raw_limit --procs %s\n' \
-		"$ROUNDS" "$SECS" "$DRAIN_MS" "$POOL" "$POOL"
-	printf -- '- cells: median (min–max) over the rounds; latencies in ms as wrk reports them (corrected for coordinated omission; raw_limit applies the same correction)\n'
-	printf -- '- CPU: user + system time per request of each process group during the run (/proc/PID/stat; for raw_limit its processes count as the workers)\n'
-	printf -- '- check: rows in payments for the run tag vs answers 200 (equal unless an answer never arrived); storm: 10 rows and no 5xx\n\n'
-	printf '| measurement | C | req/s | p50 ms | p99 ms | p99.9 ms | non-2xx | CPU µs/request: workers (user) + lighttpd + mariadbd + redis + client | check |\n'
-	printf '| --- | --- | --- | --- | --- | --- | --- | --- | --- |\n'
-	for c in "${CONCS[@]}"; do
-		row "payhook (signature none, log warn)" ph "$c" "$(checks_of ph "$c")"
-		row "raw_limit (backend work only, 8 procs, shared queue)" raw "$c" "$(checks_of raw "$c")"
-		row "floor (fcgi_floor: HTTP + FastCGI only)" floor "$c" "-"
-	done
-	row "payhook, log_level info" info "$SIDE_C" "$(checks_of info "$SIDE_C")"
-	row "payhook, signed (standard)" sig "$SIDE_C" "$(checks_of sig "$SIDE_C")"
-	for c in "${CONCS[@]}"; do
-		row "payhook, Redis stopped (db_only)" dbo "$c" "$(checks_of dbo "$c")"
-	done
-	row "duplicate storm (10 ids)" dup "$SIDE_C" \
-		"$(checks_of dup "$SIDE_C"); rows per round $(awk -F'\t' '$1 == "dup" { printf "%s%s", (n++ ? "/" : ""), $10 }' "$TSV"); answers $(statuses_of dup "$SIDE_C")"
-	for c in "${CONCS[@]}"; do
-		ratio_row "payhook / raw_limit" ph raw "$c" "$c"
-	done
-	for c in "${CONCS[@]}"; do
-		ratio_row "payhook / floor" ph floor "$c" "$c"
-	done
-	for c in "${CONCS[@]}"; do
-		printf '| payhook / ceiling 1/(1/raw + 1/floor) | %s | %s× | | | | | | the backend work and HTTP + FastCGI sharing the same cores |\n' \
-			"$c" "$(cell %.2f "$(ceiling_ratio "$c")")"
-	done
-	ratio_row "log info / log warn" info ph "$SIDE_C" "$SIDE_C"
-	ratio_row "signed / unsigned" sig ph "$SIDE_C" "$SIDE_C"
-	for c in "${CONCS[@]}"; do
-		ratio_row "db_only, Redis stopped / with Redis" dbo ph "$c" "$c"
-	done
-	mem_row payhook "$MEM_PH_N" "$MEM_PH_RSS" "$MEM_PH_PSS" "$MEM_PH_PRIV"
-	mem_row floor "$MEM_FL_N" "$MEM_FL_RSS" "$MEM_FL_PSS" "$MEM_FL_PRIV"
-	printf '| callgrind, one signed worker | 1 | | | | | | | %s instructions/request = (%s − %s) / (%s − %s) |\n' \
-		"$CG_PER_REQ" "${CG_IR2:-?}" "${CG_IR1:-?}" "$CG_N2" "$CG_N1"
-	printf '\nrun time %d s; raw measurements: %s\n' "$total_s" "$TSV"
-	# shellcheck disable=SC2016 # markdown code fences, not expansions
-	printf '\n### callgrind: top 15 by exclusive cost (%s signed requests, %s)\n\n```\n%s\n```\n' \
-		"$CG_N2" "callgrind_annotate $OUT/callgrind.out" "$CG_EXCL"
-	# shellcheck disable=SC2016 # markdown code fences, not expansions
-	printf '\n### callgrind: top 15 by inclusive cost\n\n```\n%s\n```\n' "$CG_INCL"
-	# shellcheck disable=SC2016 # markdown code fences, not expansions
-	printf '\n### callgrind: payhook functions, inclusive instructions per request (Ir / %s)\n\n```\n%s\n```\n' \
-		"$CG_N2" "$CG_OWN"
-	if [ "${#FAILURES[@]}" -gt 0 ]; then
-		printf '\n### correctness checks that FAILED\n\n'
-		printf -- '- %s\n' "${FAILURES[@]}"
-	fi
-} >"$OUT/results.md"
-cat "$OUT/results.md"
-
-# ---- the plot --------------------------------------------------------------
-
-if command -v gnuplot >/dev/null 2>&1; then
-	for c in "${CONCS[@]}"; do
-		printf '%s' "$c"
-		for k in ph raw floor; do
-			for col in 5 6; do
-				read -r m _ _ < <(stat "$k" "$c" "$col")
-				printf ' %s' "$m"
-			done
-		done
-		printf '\n'
-	done >"$W/latency.dat"
-	gnuplot <<-EOF 2>"$W/gnuplot.err" || log "gnuplot failed: $(cat "$W/gnuplot.err")"
-	set terminal pngcairo size 900,600 noenhanced
-	set output "$OUT/latency.png"
-	set title "payhook latency vs concurrency ($mode, median of $ROUNDS rounds)"
-	set xlabel "concurrency (connections / logical clients)"
-	set ylabel "latency (ms, log scale)"
-	set logscale y
-	set logscale x 2
-	set xrange [${CONCS[0]} * 0.7:${CONCS[-1]} * 1.4]
-	set xtics ($(IFS=,; printf '%s' "${CONCS[*]}"))
-	set key top left
-	set grid
-	plot "$W/latency.dat" using 1:2 with linespoints lw 2 lc rgb "#d62728" title "payhook p50", \
-	     "" using 1:3 with linespoints lw 2 dt 2 lc rgb "#d62728" title "payhook p99", \
-	     "" using 1:4 with linespoints lw 2 lc rgb "#1f77b4" title "raw_limit p50", \
-	     "" using 1:5 with linespoints lw 2 dt 2 lc rgb "#1f77b4" title "raw_limit p99", \
-	     "" using 1:6 with linespoints lw 2 lc rgb "#2ca02c" title "floor p50", \
-	     "" using 1:7 with linespoints lw 2 dt 2 lc rgb "#2ca02c" title "floor p99"
-	EOF
-	[ -s "$OUT/latency.png" ] && log "plot: $OUT/latency.png"
-else
-	log "gnuplot not installed: no plot"
-fi
-
-log "results: $OUT/results.md ($total_s s)"
+bash "$here/report.sh" "$TSV" ||
+	log "report.sh failed: measurements.tsv is there for make bench-report"
 if [ "${#FAILURES[@]}" -gt 0 ]; then
 	log "${#FAILURES[@]} correctness check(s) failed"
 	exit 1

@@ -1,7 +1,7 @@
 /* sign_pool.c - benchmark helper: writes a Lua file holding a pool of N
  * pre-signed webhook requests (webhook-id, webhook-timestamp,
  * webhook-signature, body), each with its own transaction id, signed with
- * lib/signature's signature_sign. tests/bench/signed.lua cycles through it.
+ * lib/signature's signature_sign_standard. tests/bench/signed.lua cycles through it.
  */
 #include "config.h"
 
@@ -55,7 +55,7 @@ static void lua_quote(FILE *out, const char *s)
 }
 
 /* Writes the pool; returns 0, or -1 with err set. */
-static int write_pool(FILE *out, const unsigned char *key, size_t key_len,
+static int write_pool(FILE *out, const struct signature_keyring *ring,
 		      unsigned long count, const char *tag, long long ts,
 		      struct error *err)
 {
@@ -75,8 +75,8 @@ static int write_pool(FILE *out, const unsigned char *key, size_t key_len,
 		len = snprintf(body, sizeof(body), BODY_FORMAT, id);
 		if (len < 0 || (size_t)len >= sizeof(body))
 			return error_set(err, "body too long");
-		if (signature_sign(key, key_len, msg_id, stamp, body,
-				   (size_t)len, sig, sizeof(sig), err) != 0)
+		if (signature_sign_standard(ring, msg_id, stamp, body,
+					    (size_t)len, sig, err) != 0)
 			return -1;
 		fputs("p[#p+1]={", out);
 		lua_quote(out, msg_id);
@@ -108,8 +108,7 @@ int main(int argc, char **argv)
 	const char *secret = NULL, *tag = NULL, *path = NULL;
 	unsigned long count = 0;
 	long long ts = (long long)time(NULL);
-	unsigned char key[SIGNATURE_KEY_MAX];
-	size_t key_len = 0;
+	struct signature_keyring *ring;
 	struct error err = { "" };
 	FILE *out;
 	int opt, rc;
@@ -144,16 +143,20 @@ int main(int argc, char **argv)
 		usage(stderr);
 		return 2;
 	}
-	if (signature_secret_decode(secret, key, sizeof(key), &key_len, &err) != 0) {
+	ring = signature_keyring_new((char *const *)&secret, 1,
+				     SECRET_WHSEC_BASE64, &err);
+	if (ring == NULL) {
 		fprintf(stderr, PROGRAM ": %s\n", err.message);
 		return 1;
 	}
 	out = fopen(path, "w");
 	if (out == NULL) {
 		fprintf(stderr, PROGRAM ": %s: %s\n", path, strerror(errno));
+		signature_keyring_free(ring);
 		return 1;
 	}
-	rc = write_pool(out, key, key_len, count, tag, ts, &err);
+	rc = write_pool(out, ring, count, tag, ts, &err);
+	signature_keyring_free(ring);
 	if (fclose(out) != 0 && rc == 0)
 		rc = error_set(&err, "writing %s: %s", path, strerror(errno));
 	if (rc != 0) {

@@ -6,12 +6,13 @@
 #   . "$top_srcdir/tests/e2e/common.sh"
 #   e2e_init                  harness + redis + mariadb + PAYHOOK_* for workers
 #   e2e_table URL             the table; returns non-zero on the first failure
-#   e2e_gone, e2e_start_pool, e2e_start_lighttpd: see below (and
-#   harness_fill of tests/harness.sh for conf/ files)
+#   e2e_gone, e2e_start_pool: see below; the public functions of
+#   tests/harness.sh (harness_start_lighttpd, harness_wait_http, harness_fill
+#   for conf/ files...) for the rest
 #
 # Each assertion prints "ok - ..." or "not ok - ..." (TAP-like, for the log).
 
-# shellcheck source=../harness.sh
+# shellcheck source-path=SCRIPTDIR source=../harness.sh
 . "$top_srcdir/tests/harness.sh"
 
 E2E_SECRET=whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw
@@ -27,9 +28,9 @@ e2e_init() {
 	export PAYHOOK_LOG_LEVEL=${PAYHOOK_LOG_LEVEL:-info}
 	E2E_DIR=$HARNESS_DIR/e2e
 	mkdir -p "$E2E_DIR"
-	PAYHOOK_BIN=$top_builddir/app/payhook
-	PAYHOOK_SIGN=$top_builddir/app/payhook-sign
-	export PAYHOOK_BIN PAYHOOK_SIGN E2E_DIR
+	E2E_PAYHOOK=$top_builddir/app/payhook
+	E2E_SIGN=$top_builddir/app/payhook-sign
+	export E2E_PAYHOOK E2E_SIGN E2E_DIR
 }
 
 e2e_ok() { printf 'ok - %s\n' "$*"; }
@@ -56,7 +57,7 @@ e2e_post() {
 	local req="$E2E_DIR/req.$$.$RANDOM"
 	local -a headers=()
 	printf '%s' "$body" >"$req.in"
-	mapfile -t headers < <("$PAYHOOK_SIGN" --secret "$E2E_SECRET" "$req.in")
+	mapfile -t headers < <("$E2E_SIGN" --secret "$E2E_SECRET" "$req.in")
 	E2E_STATUS=$(curl -sS -m 30 -o "$req.out" -D "$req.hdr" -w '%{http_code}' \
 		-H 'Content-Type: application/json' \
 		-H "${headers[0]}" -H "${headers[1]}" -H "${headers[2]}" \
@@ -147,95 +148,41 @@ e2e_table() {
 	[ "$E2E_FAILED" = 0 ]
 }
 
-# ---- servers and pools ------------------------------------------------------
-
+# ---- workers ----------------------------------------------------------------
 
 # e2e_gone PID [SECONDS]: waits until process PID has exited (a zombie counts:
 # the workers' parent may be a PID 1 that never reaps them).
 e2e_gone() {
-	local deadline=$(($(harness__now_ms) + ${2:-5} * 1000))
-	while harness__starttime "$1" >/dev/null; do
-		[ "$(harness__now_ms)" -lt "$deadline" ] || return 1
+	local deadline=$(($(harness_now_ms) + ${2:-5} * 1000))
+	while harness_starttime "$1" >/dev/null; do
+		[ "$(harness_now_ms)" -lt "$deadline" ] || return 1
 		sleep 0.05
 	done
 }
 
-# e2e_start_pool NAME WORKERS [PAYHOOK ARGS...]: conf/spawn-fcgi.sh with its
-# socket, PID file and log in HARNESS_DIR; sets POOL_PIDS and POOL_SOCKET.
+# e2e_start_pool NAME WORKERS [PAYHOOK ARGS...]: conf/spawn-fcgi.sh, the file
+# under test, with its socket, PID file and log in HARNESS_DIR; each worker
+# recorded by harness_record_pool; sets POOL_PIDS, POOL_SOCKET and POOL_LOG.
 e2e_start_pool() {
-	local name=$1 workers=$2 pid n=0
+	local name=$1 workers=$2 rc
 	shift 2
 	POOL_SOCKET=$HARNESS_DIR/$name.sock
 	POOL_LOG=$HARNESS_DIR/$name.log
+	POOL_PIDS=()
 	harness_fill "$top_srcdir/conf/spawn-fcgi.sh" "$HARNESS_DIR/$name.sh" \
 		SOCKET="$POOL_SOCKET" WORKERS="$workers" \
-		PIDFILE="$HARNESS_DIR/$name.pid" PAYHOOK="$PAYHOOK_BIN" \
+		PIDFILE="$HARNESS_DIR/$name.pid" PAYHOOK="$E2E_PAYHOOK" \
 		CONFIG="$HARNESS_DIR/payhook.conf" LOG="$POOL_LOG" || return 1
 	# The example configuration as it is: every line a comment, so the
 	# workers run on defaults and the PAYHOOK_* of e2e_init.
 	cp "$top_srcdir/conf/payhook.conf.example" "$HARNESS_DIR/payhook.conf"
-	POOL_PIDS=()
+	# A PID file of an earlier pool of this name is not this one's.
+	rm -f "$HARNESS_DIR/$name.pid"
 	sh "$HARNESS_DIR/$name.sh" "$@" </dev/null >"$HARNESS_DIR/$name.out" 2>&1
-	local rc=$?
-	while read -r pid; do
-		POOL_PIDS+=("$pid")
-		harness__record "$name-$n" "$pid"
-		n=$((n + 1))
-	done < <(sed -n 's/^spawn-fcgi: child spawned successfully: PID: \([0-9]*\)$/\1/p' \
-		"$HARNESS_DIR/$name.out")
-	if [ "$rc" != 0 ] || [ "$n" != "$workers" ]; then
-		harness__log_tail "$HARNESS_DIR/$name.out"
-		harness__log_tail "$POOL_LOG"
-		echo "spawn-fcgi started $n of $workers workers (status $rc)" >&2
-		return 1
-	fi
-}
-
-# e2e_start_lighttpd NAME SNIPPET READY [ENV...]: lighttpd -D on 127.0.0.1
-# (a free port, LIGHTTPD_PORT) including SNIPPET, as a background job of this
-# script (LIGHTTPD_PID); with ENV, under env -i with only those variables.
-# READY "webhook" waits until GET /webhook reaches payhook (405); "any" until
-# GET / gets any answer, which sends nothing to a worker (so --max-requests
-# counts only the test's requests).
-e2e_start_lighttpd() {
-	local name=$1 snippet=$2 ready=$3 conf=$HARNESS_DIR/$1.conf status
-	local deadline=$(($(harness__now_ms) + 10000)) path=/webhook
-	local -a envcmd=()
-	shift 3
-	[ "$ready" = webhook ] || path=/
-	[ "$#" = 0 ] || envcmd=(env -i "$@")
-	LIGHTTPD_PORT=$("$top_builddir/tests/freeport") || return 1
-	LIGHTTPD_LOG=$HARNESS_DIR/$name-error.log
-	LIGHTTPD_OUT=$HARNESS_DIR/$name.out
-	mkdir -p "$HARNESS_DIR/www" "$HARNESS_DIR/upload"
-	cat >"$conf" <<-EOF
-	server.document-root = "$HARNESS_DIR/www"
-	server.bind = "127.0.0.1"
-	server.port = $LIGHTTPD_PORT
-	server.errorlog = "$LIGHTTPD_LOG"
-	server.upload-dirs = ( "$HARNESS_DIR/upload" )
-	include "$snippet"
-	EOF
-	"${envcmd[@]}" lighttpd -D -f "$conf" </dev/null >>"$LIGHTTPD_OUT" 2>&1 &
-	LIGHTTPD_PID=$!
-	harness__record "$name" "$LIGHTTPD_PID"
-	while :; do
-		status=$(curl -s -m 2 -o /dev/null -w '%{http_code}' \
-			"http://127.0.0.1:$LIGHTTPD_PORT$path") || status=000
-		if [ "$ready" = webhook ]; then
-			[ "$status" = 405 ] && return 0
-		elif [ "$status" != 000 ]; then
-			return 0
-		fi
-		if ! harness__starttime "$LIGHTTPD_PID" >/dev/null ||
-			[ "$(harness__now_ms)" -ge "$deadline" ]; then
-			harness__log_tail "$LIGHTTPD_LOG"
-			harness__log_tail "$LIGHTTPD_OUT"
-			echo "lighttpd did not come up (last GET status $status)" >&2
-			return 1
-		fi
-		sleep 0.1
-	done
+	rc=$?
+	harness_record_pool "$name" "$workers" "$rc" || return 1
+	# shellcheck disable=SC2034 # for the caller
+	POOL_PIDS=("${HARNESS_POOL_PIDS[@]}")
 }
 
 # e2e_finish: the exit status for the test script.

@@ -3,13 +3,16 @@
  * loaded and cleaned up again. Leaks show up through LeakSanitizer.
  *
  * Lines "#@env PAYHOOK_NAME=value" (comments to payhook) also set that
- * environment variable for the load, so the overrides are fuzzed too. Every
- * other PAYHOOK_* variable is cleared at start-up.
+ * environment variable for the load, so the overrides are fuzzed too (a
+ * name that is no key must be refused). Every other PAYHOOK_* variable is
+ * cleared at start-up; the harness's own switches are named FUZZ_*.
  *
  * Invariants: a loaded configuration obeys the contract's ranges and its
- * secrets make a verifier; a refused one leaves cfg zeroed and says why,
- * never quoting a secret (checked by loading the input again with every
- * secret value scrambled: the message must not change).
+ * secrets make the provider profiles' keyrings; a refused one leaves cfg
+ * zeroed and says why, never quoting a secret (checked by loading the input
+ * again with the value of every *_secret and *_password key scrambled: the
+ * message must not change) nor an unknown key name (checked the same way,
+ * with the capital letters and digits of every unknown name rotated).
  */
 #include "config.h"
 
@@ -22,7 +25,7 @@
 
 #include "configuration.h"
 #include "fuzz.h"
-#include "signature.h"
+#include "provider.h"
 
 extern char **environ;
 
@@ -30,7 +33,7 @@ extern char **environ;
 #define ENV_MAX 4
 #define ENV_NAME_MAX 64
 
-static bool trace_results; /* PAYHOOK_FUZZ_TRACE set: one line per input */
+static bool trace_results; /* FUZZ_TRACE set: one line per input */
 static int config_fd = -1;
 static char config_path[64];
 
@@ -68,7 +71,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
 	(void)argc;
 	(void)argv;
-	trace_results = getenv("PAYHOOK_FUZZ_TRACE") != NULL;
+	trace_results = getenv("FUZZ_TRACE") != NULL;
 	clear_payhook_env();
 	log_init("payhook-fuzz", LOG_LEVEL_ERROR);
 	/* A memfd leaves nothing behind, even when the fuzzer stops on a
@@ -175,6 +178,47 @@ static void unset_env(struct env_set *env)
 	env->count = 0;
 }
 
+/* Every key of configuration.h, as the file spells it. */
+static const char *const known_keys[] = {
+	"redis_host", "redis_port", "redis_socket", "redis_password",
+	"redis_db", "redis_timeout_ms", "mysql_host", "mysql_port",
+	"mysql_socket", "mysql_user", "mysql_password", "mysql_database",
+	"mysql_connect_timeout_s", "mysql_read_timeout_s",
+	"mysql_write_timeout_s", "lock_ttl_ms", "lock_key_prefix",
+	"redis_unavailable", "max_body_bytes", "default_currency",
+	"trim_transaction_id", "signature_scheme", "webhook_secret",
+	"signature_tolerance_s", "providers", "stripe_secret",
+	"stripe_tolerance_s", "paddle_secret", "paddle_tolerance_s",
+	"razorpay_secret", "komoju_secret", "payjp_secret", "square_secret",
+	"square_notification_url", "shopify_secret", "adyen_secret",
+	"generic_secret", "generic_tolerance_s", "generic_signature_header",
+	"generic_signature_encoding", "generic_signature_prefix",
+	"generic_signed_payload", "generic_timestamp_header", "generic_url",
+	"generic_secret_encoding", "generic_event_path",
+	"generic_event_values", "generic_event_id_path",
+	"generic_transaction_id_path", "generic_amount_path",
+	"generic_amount_format", "generic_currency_path",
+	"in_progress_status", "retry_after_s", "log_level", "log_file",
+};
+#define KNOWN_KEYS (sizeof(known_keys) / sizeof(known_keys[0]))
+
+/* The keys whose values are secrets: never to be quoted. */
+static const char *const secret_keys[] = {
+	"webhook_secret", "stripe_secret", "paddle_secret", "razorpay_secret",
+	"komoju_secret", "payjp_secret", "square_secret", "shopify_secret",
+	"adyen_secret", "generic_secret", "redis_password", "mysql_password",
+};
+#define SECRET_KEYS (sizeof(secret_keys) / sizeof(secret_keys[0]))
+
+static bool in_list(const char *const *list, size_t count, const char *name,
+		    size_t len)
+{
+	for (size_t i = 0; i < count; i++)
+		if (strlen(list[i]) == len && memcmp(list[i], name, len) == 0)
+			return true;
+	return false;
+}
+
 static bool no_control(const char *s)
 {
 	for (; *s != '\0'; s++)
@@ -183,25 +227,117 @@ static bool no_control(const char *s)
 	return true;
 }
 
+/* A value as config_load keeps it: not empty, no control character, trimmed,
+ * not wrapped in quotes, no '#' after white space. */
+static void check_value(const char *name, const char *s)
+{
+	size_t n = strlen(s);
+
+	FUZZ_CHECK(n > 0, "%s is set but empty", name);
+	FUZZ_CHECK(no_control(s), "%s holds a control character", name);
+	FUZZ_CHECK(!isspace((unsigned char)s[0]) &&
+		   !isspace((unsigned char)s[n - 1]),
+		   "%s is not trimmed", name);
+	FUZZ_CHECK(n < 2 || !((s[0] == '"' || s[0] == '\'') && s[n - 1] == s[0]),
+		   "%s is wrapped in quotes", name);
+	for (size_t i = 1; i < n; i++)
+		FUZZ_CHECK(!(s[i] == '#' && (s[i - 1] == ' ' || s[i - 1] == '\t')),
+			   "%s has a '#' after white space", name);
+}
+
 static void check_string(const char *name, const char *s, bool required)
 {
 	if (s == NULL) {
 		FUZZ_CHECK(!required, "%s is NULL", name);
 		return;
 	}
-	FUZZ_CHECK(s[0] != '\0', "%s is set but empty", name);
-	FUZZ_CHECK(no_control(s), "%s holds a control character", name);
-	FUZZ_CHECK(!isspace((unsigned char)s[0]) &&
-		   !isspace((unsigned char)s[strlen(s) - 1]),
-		   "%s is not trimmed", name);
+	check_value(name, s);
+}
+
+/* The provider profiles' settings of a loaded configuration. */
+static void check_providers(const struct config *cfg)
+{
+	const struct config_generic *g = &cfg->generic;
+	struct provider_set *set;
+	struct error err;
+
+	FUZZ_CHECK(cfg->providers != 0 &&
+		   (cfg->providers >> CONFIG_PROVIDER_COUNT) == 0,
+		   "providers 0x%x", cfg->providers);
+	for (unsigned p = 0; p < CONFIG_PROVIDER_COUNT; p++) {
+		const struct config_secrets *sec = &cfg->secrets[p];
+		bool enabled = config_provider_enabled(cfg, p);
+
+		FUZZ_CHECK((sec->items != NULL) == (sec->count > 0),
+			   "%s: secrets array/count", config_provider_name(p));
+		/* Secrets from PAYHOOK_<PROFILE>_SECRET are the white-space
+		 * separated words of the variable, taken as they are: only
+		 * those from the file pass check_value's rules. */
+		for (size_t i = 0; i < sec->count; i++) {
+			const char *t = sec->items[i];
+
+			FUZZ_CHECK(t != NULL && t[0] != '\0' &&
+				   !isspace((unsigned char)t[0]) &&
+				   !isspace((unsigned char)t[strlen(t) - 1]),
+				   "%s secret %zu empty or not trimmed",
+				   config_provider_name(p), i);
+		}
+		if (enabled && p != CONFIG_PROVIDER_STANDARD)
+			FUZZ_CHECK(sec->count > 0, "%s enabled without a secret",
+				   config_provider_name(p));
+		FUZZ_CHECK(cfg->tolerance_s[p] == 0 ||
+			   (cfg->tolerance_s[p] >= 1 &&
+			    cfg->tolerance_s[p] <= 31536000),
+			   "%s tolerance %ld", config_provider_name(p),
+			   cfg->tolerance_s[p]);
+		FUZZ_CHECK(config_tolerance_s(cfg, p) >= 1,
+			   "%s tolerance below 1", config_provider_name(p));
+	}
+	FUZZ_CHECK(!config_provider_enabled(cfg, CONFIG_PROVIDER_STANDARD) ||
+		   cfg->signature_scheme != CONFIG_SIGNATURE_STANDARD ||
+		   cfg->secrets[CONFIG_PROVIDER_STANDARD].count > 0,
+		   "standard scheme without a secret");
+	check_string("square_notification_url", cfg->square_notification_url,
+		     config_provider_enabled(cfg, CONFIG_PROVIDER_SQUARE));
+	check_string("generic_signature_header", g->signature_header,
+		     config_provider_enabled(cfg, CONFIG_PROVIDER_GENERIC));
+	check_string("generic_signature_prefix", g->signature_prefix, false);
+	check_string("generic_signed_payload", g->signed_payload, true);
+	check_string("generic_timestamp_header", g->timestamp_header, false);
+	check_string("generic_url", g->url, false);
+	check_string("generic_event_path", g->event_path, false);
+	check_string("generic_event_values", g->event_values, false);
+	check_string("generic_event_id_path", g->event_id_path, false);
+	check_string("generic_transaction_id_path", g->transaction_id_path,
+		     config_provider_enabled(cfg, CONFIG_PROVIDER_GENERIC));
+	check_string("generic_amount_path", g->amount_path,
+		     config_provider_enabled(cfg, CONFIG_PROVIDER_GENERIC));
+	check_string("generic_currency_path", g->currency_path,
+		     config_provider_enabled(cfg, CONFIG_PROVIDER_GENERIC) &&
+			     cfg->default_currency == NULL);
+	FUZZ_CHECK(g->signature_encoding == CONFIG_ENCODING_HEX ||
+		   g->signature_encoding == CONFIG_ENCODING_BASE64,
+		   "generic_signature_encoding %d", (int)g->signature_encoding);
+	FUZZ_CHECK((unsigned)g->secret_encoding <= CONFIG_ENCODING_TEXT,
+		   "generic_secret_encoding %d", (int)g->secret_encoding);
+	FUZZ_CHECK((unsigned)g->amount_format <= CONFIG_AMOUNT_DECIMAL,
+		   "generic_amount_format %d", (int)g->amount_format);
+	if (config_provider_enabled(cfg, CONFIG_PROVIDER_GENERIC)) {
+		const char *body = strstr(g->signed_payload, "{body}");
+
+		FUZZ_CHECK(body != NULL && strstr(body + 1, "{body}") == NULL,
+			   "generic_signed_payload without exactly one {body}");
+	}
+	/* The worker builds this next: a loaded config must let it. */
+	set = provider_set_new(cfg, &err);
+	FUZZ_CHECK(set != NULL, "loaded configuration refused by the "
+		   "provider profiles: %s", err.message);
+	provider_set_free(set);
 }
 
 /* What every configuration that loads must satisfy (SPEC.md, config.h). */
 static void check_loaded(const struct config *cfg)
 {
-	struct signature_verifier *v;
-	struct error err;
-
 	check_string("redis_host", cfg->redis_host, true);
 	check_string("redis_socket", cfg->redis_socket, false);
 	check_string("redis_password", cfg->redis_password, false);
@@ -211,6 +347,9 @@ static void check_loaded(const struct config *cfg)
 	check_string("mysql_password", cfg->mysql_password, false);
 	check_string("mysql_database", cfg->mysql_database, true);
 	check_string("lock_key_prefix", cfg->lock_key_prefix, true);
+	check_string("log_file", cfg->log_file, false);
+	FUZZ_CHECK(strlen(cfg->lock_key_prefix) <= CONFIG_LOCK_KEY_PREFIX_MAX,
+		   "lock_key_prefix of %zu bytes", strlen(cfg->lock_key_prefix));
 	FUZZ_CHECK(cfg->redis_port >= 1 && cfg->redis_port <= 65535,
 		   "redis_port %d", cfg->redis_port);
 	FUZZ_CHECK(cfg->mysql_port >= 1 && cfg->mysql_port <= 65535,
@@ -229,7 +368,7 @@ static void check_loaded(const struct config *cfg)
 		   cfg->redis_unavailable == CONFIG_REDIS_UNAVAILABLE_FAIL,
 		   "redis_unavailable %d", (int)cfg->redis_unavailable);
 	FUZZ_CHECK(cfg->max_body_bytes >= 1 &&
-		   cfg->max_body_bytes <= 64u * 1024 * 1024,
+		   cfg->max_body_bytes <= (size_t)CONFIG_MAX_BODY_BYTES_MAX,
 		   "max_body_bytes %zu", cfg->max_body_bytes);
 	if (cfg->default_currency != NULL)
 		FUZZ_CHECK(strlen(cfg->default_currency) == 3 &&
@@ -243,11 +382,6 @@ static void check_loaded(const struct config *cfg)
 	FUZZ_CHECK(cfg->signature_scheme == CONFIG_SIGNATURE_STANDARD ||
 		   cfg->signature_scheme == CONFIG_SIGNATURE_NONE,
 		   "signature_scheme %d", (int)cfg->signature_scheme);
-	FUZZ_CHECK(cfg->signature_scheme != CONFIG_SIGNATURE_STANDARD ||
-		   cfg->webhook_secret_count > 0,
-		   "standard scheme without a secret");
-	FUZZ_CHECK((cfg->webhook_secrets != NULL) ==
-		   (cfg->webhook_secret_count > 0), "secrets array/count");
 	FUZZ_CHECK(cfg->signature_tolerance_s >= 1, "signature_tolerance_s %ld",
 		   cfg->signature_tolerance_s);
 	FUZZ_CHECK(cfg->in_progress_status == 409 ||
@@ -258,18 +392,7 @@ static void check_loaded(const struct config *cfg)
 	FUZZ_CHECK((int)cfg->log_level >= LOG_LEVEL_ERROR &&
 		   cfg->log_level <= LOG_LEVEL_DEBUG, "log_level %d",
 		   (int)cfg->log_level);
-	if (cfg->webhook_secret_count > 0) {
-		for (size_t i = 0; i < cfg->webhook_secret_count; i++)
-			FUZZ_CHECK(cfg->webhook_secrets[i] != NULL &&
-				   cfg->webhook_secrets[i][0] != '\0',
-				   "secret %zu empty", i);
-		/* The worker builds this next: a loaded config must let it. */
-		v = signature_verifier_new(cfg->webhook_secrets,
-					   cfg->webhook_secret_count, &err);
-		FUZZ_CHECK(v != NULL, "loaded secrets refused: %s",
-			   err.message);
-		signature_verifier_free(v);
-	}
+	check_providers(cfg);
 }
 
 static bool all_zero(const void *p, size_t n)
@@ -282,6 +405,22 @@ static bool all_zero(const void *p, size_t n)
 	return true;
 }
 
+/* Whether an environment entry "PAYHOOK_NAME=..." names no key (and is not
+ * PAYHOOK_CONFIG, the file's path): config_load must refuse it. */
+static bool names_no_key(const char *entry)
+{
+	char lower[ENV_NAME_MAX];
+	size_t n = strcspn(entry, "=");
+
+	if (n == strlen("PAYHOOK_CONFIG") && memcmp(entry, "PAYHOOK_CONFIG", n) == 0)
+		return false;
+	if (n <= 8 || n - 8 >= sizeof(lower))
+		return true;
+	for (size_t i = 8; i < n; i++)
+		lower[i - 8] = (char)tolower((unsigned char)entry[i]);
+	return !in_list(known_keys, KNOWN_KEYS, lower, n - 8);
+}
+
 /* Loads data (file and env directives). Returns config_load's result;
  * *cfg is checked and cleaned up, err keeps the message. */
 static int load(const uint8_t *data, size_t size, struct error *err,
@@ -289,14 +428,19 @@ static int load(const uint8_t *data, size_t size, struct error *err,
 {
 	struct env_set env;
 	struct config cfg;
+	bool unknown_env = false;
 	int rc;
 
 	write_config(data, size);
 	set_env(data, size, &env);
+	for (size_t i = 0; i < env.count; i++)
+		unknown_env |= names_no_key(env.entries[i]);
 	memset(&cfg, 0xA5, sizeof(cfg)); /* config_load must not trust it */
 	rc = config_load(&cfg, config_path, err);
 	unset_env(&env);
 	FUZZ_CHECK(rc == 0 || rc == -1, "config_load returned %d", rc);
+	FUZZ_CHECK(rc == -1 || !unknown_env,
+		   "loaded with a PAYHOOK_ variable that names no key");
 	FUZZ_CHECK(memchr(err->message, '\0', sizeof(err->message)) != NULL,
 		   "error message not NUL-terminated");
 	if (rc == 0) {
@@ -312,25 +456,34 @@ static int load(const uint8_t *data, size_t size, struct error *err,
 
 static bool is_secret_key(const char *name, size_t len)
 {
-	static const char *const secret_keys[] = {
-		"webhook_secret", "redis_password", "mysql_password",
-	};
-
-	for (size_t i = 0; i < 3; i++)
-		if (strlen(secret_keys[i]) == len &&
-		    memcmp(secret_keys[i], name, len) == 0)
-			return true;
-	return false;
+	return in_list(secret_keys, SECRET_KEYS, name, len);
 }
 
-/* Rotates letters and digits within their class by k, so base64 stays
- * base64 and every length, space and control byte stays where it was. */
+/* Whether name[0..len) is PAYHOOK_ and a secret key upper-cased. */
+static bool is_secret_env(const char *name, size_t len)
+{
+	char lower[ENV_NAME_MAX];
+
+	if (len <= 8 || len >= sizeof(lower) || memcmp(name, "PAYHOOK_", 8) != 0)
+		return false;
+	for (size_t i = 8; i < len; i++)
+		lower[i - 8] = (char)tolower((unsigned char)name[i]);
+	return is_secret_key(lower, len - 8);
+}
+
+/* Rotates letters and digits within their class by k: digits, a-f, g-z,
+ * A-F and G-Z apart, so hex stays hex, base64 stays base64 and every
+ * length, space, sign and control byte stays where it was. */
 static unsigned char rotate(unsigned char c, int k)
 {
-	if (c >= 'A' && c <= 'Z')
-		return (unsigned char)('A' + (c - 'A' + k) % 26);
-	if (c >= 'a' && c <= 'z')
-		return (unsigned char)('a' + (c - 'a' + k) % 26);
+	if (c >= 'A' && c <= 'F')
+		return (unsigned char)('A' + (c - 'A' + k) % 6);
+	if (c >= 'G' && c <= 'Z')
+		return (unsigned char)('G' + (c - 'G' + k) % 20);
+	if (c >= 'a' && c <= 'f')
+		return (unsigned char)('a' + (c - 'a' + k) % 6);
+	if (c >= 'g' && c <= 'z')
+		return (unsigned char)('g' + (c - 'g' + k) % 20);
 	if (c >= '0' && c <= '9')
 		return (unsigned char)('0' + (c - '0' + k) % 10);
 	return c;
@@ -392,9 +545,7 @@ static uint8_t *scrambled_copy(const uint8_t *data, size_t size)
 			const char *n = (const char *)line + dlen;
 			size_t nlen = (size_t)(eq - line) - dlen;
 
-			if ((nlen == 22 && memcmp(n, "PAYHOOK_WEBHOOK_SECRET", 22) == 0) ||
-			    (nlen == 22 && memcmp(n, "PAYHOOK_REDIS_PASSWORD", 22) == 0) ||
-			    (nlen == 22 && memcmp(n, "PAYHOOK_MYSQL_PASSWORD", 22) == 0)) {
+			if (is_secret_env(n, nlen)) {
 				scramble_value(eq + 1, len - (size_t)(eq + 1 - line));
 				any = true;
 			}
@@ -404,8 +555,11 @@ static uint8_t *scrambled_copy(const uint8_t *data, size_t size)
 			b = (size_t)(eq - line);
 			while (b > a && isspace(line[b - 1]))
 				b--;
-			if (pos == 0 && len >= 3 && memcmp(line, "\xEF\xBB\xBF", 3) == 0)
-				a = len; /* BOM lines: leave alone */
+			/* config_load skips a byte-order mark on line 1. */
+			if (pos == 0 && len >= 3 &&
+			    memcmp(line, "\xEF\xBB\xBF", 3) == 0)
+				for (a = 3; a < len && isspace(line[a]); a++)
+					;
 			if (a < b && is_secret_key((const char *)line + a, b - a)) {
 				scramble_value(eq + 1, len - (size_t)(eq + 1 - line));
 				any = true;
@@ -418,6 +572,89 @@ static uint8_t *scrambled_copy(const uint8_t *data, size_t size)
 		return NULL;
 	}
 	return copy;
+}
+
+/* The key names of the file's lines as config_load reads them: up to the
+ * first line holding a NUL byte (config_load stops there), line 1 without a
+ * byte-order mark, comment and blank lines skipped, the name trimmed before
+ * the first '='. Calls visit with each name's bounds in data. */
+static void each_key_name(uint8_t *data, size_t size,
+			  void (*visit)(uint8_t *name, size_t len, void *ctx),
+			  void *ctx)
+{
+	size_t pos = 0;
+
+	while (pos < size) {
+		uint8_t *line = data + pos;
+		const uint8_t *nl = memchr(line, '\n', size - pos);
+		size_t len = nl != NULL ? (size_t)(nl - line) : size - pos;
+		size_t a = 0, b;
+		uint8_t *eq;
+
+		if (memchr(line, '\0', len) != NULL)
+			return;
+		if (pos == 0 && len >= 3 && memcmp(line, "\xEF\xBB\xBF", 3) == 0)
+			a = 3;
+		while (a < len && isspace(line[a]))
+			a++;
+		eq = memchr(line, '=', len);
+		if (a < len && line[a] != '#' && eq != NULL) {
+			b = (size_t)(eq - line);
+			while (b > a && isspace(line[b - 1]))
+				b--;
+			if (b > a)
+				visit(line + a, b - a, ctx);
+		}
+		pos = nl != NULL ? (size_t)(nl - data) + 1 : size;
+	}
+}
+
+/* Rotates the capital letters and digits of an unknown key name. Key names
+ * are made of a-z and '_' alone, so such a character matches no key's: the
+ * name stays unknown and as far from every key as it was (the same
+ * suggestion, if any), while a message that quoted it would change. */
+static void rotate_unknown(uint8_t *name, size_t len, void *ctx)
+{
+	bool *any = ctx;
+
+	if (in_list(known_keys, KNOWN_KEYS, (const char *)name, len))
+		return;
+	for (size_t i = 0; i < len; i++) {
+		if (name[i] >= 'A' && name[i] <= 'Z') {
+			name[i] = (uint8_t)('A' + (name[i] - 'A' + 1) % 26);
+			*any = true;
+		} else if (name[i] >= '0' && name[i] <= '9') {
+			name[i] = (uint8_t)('0' + (name[i] - '0' + 1) % 10);
+			*any = true;
+		}
+	}
+}
+
+/* For a refused input: an unknown key name is never quoted (it may be a
+ * pasted secret), so the message must not change when the names change. */
+static void check_unknown_keys(const uint8_t *data, size_t size, int rc,
+			       const struct error *err)
+{
+	struct error err2 = { "" };
+	struct config cfg2;
+	uint8_t *rotated;
+	bool any = false;
+	int rc2;
+
+	rotated = malloc(size > 0 ? size : 1);
+	if (rotated == NULL)
+		FUZZ_FATAL("out of memory");
+	if (size > 0)
+		memcpy(rotated, data, size);
+	each_key_name(rotated, size, rotate_unknown, &any);
+	if (any) {
+		rc2 = load(rotated, size, &err2, &cfg2);
+		config_cleanup(&cfg2);
+		FUZZ_CHECK(rc2 == rc && strcmp(err->message, err2.message) == 0,
+			   "the message depends on an unknown key's name:\n"
+			   "  %s\n  %s", err->message, err2.message);
+	}
+	free(rotated);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -440,14 +677,22 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		FUZZ_CHECK(strcmp(err.message, err2.message) == 0,
 			   "the message depends on a secret's value:\n  %s\n  %s",
 			   err.message, err2.message);
-		if (rc == 0)
-			FUZZ_CHECK(cfg.webhook_secret_count ==
-				   cfg2.webhook_secret_count &&
-				   cfg.max_body_bytes == cfg2.max_body_bytes,
+		if (rc == 0) {
+			for (unsigned p = 0; p < CONFIG_PROVIDER_COUNT; p++)
+				FUZZ_CHECK(cfg.secrets[p].count ==
+					   cfg2.secrets[p].count,
+					   "scrambling changed the number of "
+					   "%s secrets",
+					   config_provider_name(p));
+			FUZZ_CHECK(cfg.max_body_bytes == cfg2.max_body_bytes &&
+				   cfg.providers == cfg2.providers,
 				   "scrambling a secret changed other keys");
+		}
 		config_cleanup(&cfg2);
 		free(scrambled);
 	}
+	if (rc != 0)
+		check_unknown_keys(data, size, rc, &err);
 	config_cleanup(&cfg);
 	FUZZ_CHECK(all_zero(&cfg, sizeof(cfg)), "config_cleanup left data");
 	config_cleanup(&cfg); /* twice is fine, says the header */

@@ -1,13 +1,17 @@
 /* fuzz_request.c - libFuzzer target for the whole request handler:
  * pipeline_handle from CGI variables and body to outcome, rendered with
- * response_render, with the backends replaced by stub_backends.c.
+ * response_render, with the backends replaced by stub_backends.c. The
+ * configuration is the default one (providers = standard only) with the
+ * variations below.
  *
  * Input: six header bytes, then the NUL-terminated text fields the header
  * asks for (in this order: content-type, content-length, webhook-id,
- * webhook-timestamp, webhook-signature), then the body.
+ * webhook-timestamp, webhook-signature, request path), then the body.
  *   b0 bits 0-2 method: POST x4, GET, absent, "post", PUT
  *      bits 3-4 reading: all at once, 1 byte, 7 bytes, 7 bytes failing
  *      from half the body on
+ *      bits 5-7 path (see paths): the profile it routes to, standard or
+ *      none (404); 5: REQUEST_URI is a field
  *   b1 bits 0-3 content-type (see content_types; 15: a field)
  *      bit 4 trim_transaction_id, bit 5 default_currency EUR,
  *      bit 6 in_progress_status 503, bit 7 redis_unavailable = fail
@@ -21,15 +25,18 @@
  * Input holding the marker 00 FF 00 is two requests, handled one after the
  * other by the same pipeline (each checked), so state carried from one
  * request to the next can be found and reproduced from one file.
- * Correct signatures are computed here (signature_sign) with a fresh
- * timestamp, so the fuzzer gets past the signature check.
+ * Correct signatures are computed here (signature_sign_standard) with a
+ * fresh timestamp, so the fuzzer gets past the signature check.
  *
  * Asserted: the outcome is what SPEC.md's check order and outcome table
- * give for these inputs and backend answers; the rendered status and headers
- * match the table; the body is one JSON object (json-c); a 200 only when a
- * backend said inserted or duplicate; no backend call before the signature
- * and the body passed; every lock taken is released; the raw body stored is
- * the bytes received.
+ * give for these inputs and backend answers (a path whose last segment names
+ * a profile that is not enabled is a 404 before anything else); the
+ * rendered status and headers match the table; the body is one JSON object
+ * (json-c); a 200 only when a backend said inserted or duplicate; no backend
+ * call before the signature and the body passed; every lock taken is
+ * released; the payment stored is the body's, with the standard profile's
+ * name and the webhook-id as its event id; the raw body stored is the bytes
+ * received.
  */
 #include "config.h"
 
@@ -44,6 +51,7 @@
 #include "fuzz.h"
 #include "payload.h"
 #include "pipeline.h"
+#include "request.h"
 #include "response.h"
 #include "signature.h"
 #include "stub_backends.h"
@@ -95,15 +103,40 @@ enum sign_mode {
 	SIGN_A_FIELD_ID,  /* key A, fresh, webhook-id from the input */
 };
 
+/* Where the request is sent: the path variables, and which profile that is
+ * with the default providers = standard (PATH_FIELD: the model decides). */
+enum route { ROUTE_STANDARD, ROUTE_NONE, ROUTE_MODEL };
+
+#define PATH_FIELD 5
+
+static const struct {
+	const char *uri, *script_name, *path_info;
+	enum route route;
+} paths[8] = {
+	{ "/webhook", NULL, NULL, ROUTE_STANDARD },
+	{ "/webhook/standard/", NULL, NULL, ROUTE_STANDARD },
+	{ "/webhook/stripe", NULL, NULL, ROUTE_NONE },
+	{ "/hooks/paddle/?from=standard#x", NULL, NULL, ROUTE_NONE },
+	{ NULL, "/payhook.fcgi", "/generic", ROUTE_NONE },
+	{ NULL, NULL, NULL, ROUTE_MODEL }, /* REQUEST_URI from the input */
+	{ "/stripe/webhook?to=/stripe", NULL, NULL, ROUTE_STANDARD },
+	{ NULL, NULL, NULL, ROUTE_STANDARD }, /* no path at all */
+};
+
+/* Every provider profile's name (the providers key's documentation). */
+static const char *const profile_names[] = {
+	"standard", "stripe", "paddle", "razorpay", "komoju", "payjp",
+	"square", "shopify", "adyen", "generic",
+};
+
 /* Whether a checked step passes, fails, or cannot be told beforehand (then
  * the actual outcome says which, and the rest is checked from there). */
 enum verdict { PASS, FAIL, EITHER };
 
 static struct config configs[VARIANTS];
 static struct pipeline *pipelines[VARIANTS];
-static unsigned char sign_keys[3][SIGNATURE_KEY_MAX];
-static bool trace_outcomes; /* PAYHOOK_FUZZ_TRACE set: one line per input */
-static size_t sign_key_len[3];
+static struct signature_keyring *sign_rings[3]; /* one key each: A, B, C */
+static bool trace_outcomes; /* FUZZ_TRACE set: one line per input */
 
 static void free_all(void)
 {
@@ -111,6 +144,10 @@ static void free_all(void)
 		pipeline_free(pipelines[i]);
 		pipelines[i] = NULL;
 		config_cleanup(&configs[i]);
+	}
+	for (size_t i = 0; i < 3; i++) {
+		signature_keyring_free(sign_rings[i]);
+		sign_rings[i] = NULL;
 	}
 }
 
@@ -139,14 +176,14 @@ static void clear_payhook_env(void)
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
-	const char *secrets[3] = { SECRET_A, SECRET_B, SECRET_C };
-	const char *level = getenv("PAYHOOK_FUZZ_LOG");
+	char *secrets[3] = { SECRET_A, SECRET_B, SECRET_C };
+	const char *level = getenv("FUZZ_LOG");
 	enum log_level threshold = LOG_LEVEL_ERROR;
 	struct error err;
 
 	(void)argc;
 	(void)argv;
-	trace_outcomes = getenv("PAYHOOK_FUZZ_TRACE") != NULL;
+	trace_outcomes = getenv("FUZZ_TRACE") != NULL;
 	clear_payhook_env();
 	/* The pipeline logs a line per request; quiet unless asked. */
 	if (level != NULL)
@@ -154,12 +191,13 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	log_init("payhook-fuzz", threshold);
 	if (setenv("PAYHOOK_WEBHOOK_SECRET", SECRET_A " " SECRET_B, 1) != 0)
 		FUZZ_FATAL("setenv failed");
-	for (size_t i = 0; i < 3; i++)
-		if (signature_secret_decode(secrets[i], sign_keys[i],
-					    sizeof(sign_keys[i]),
-					    &sign_key_len[i], &err) != 0)
-			FUZZ_FATAL("secret %zu: %s", i, err.message);
 	atexit(free_all);
+	for (size_t i = 0; i < 3; i++) {
+		sign_rings[i] = signature_keyring_new(&secrets[i], 1,
+						      SECRET_WHSEC_BASE64, &err);
+		if (sign_rings[i] == NULL)
+			FUZZ_FATAL("secret %zu: %s", i, err.message);
+	}
 	return 0;
 }
 
@@ -288,6 +326,8 @@ static const struct {
 	[OUTCOME_UNSUPPORTED_MEDIA_TYPE] = { "unsupported_media_type", 415 },
 	[OUTCOME_UNAVAILABLE] = { "unavailable", 503 },
 	[OUTCOME_ERROR] = { "error", 500 },
+	[OUTCOME_IGNORED] = { "ignored", 200 },
+	[OUTCOME_NOT_FOUND] = { "not_found", 404 },
 };
 
 static int expected_status(enum outcome o, const struct config *cfg)
@@ -395,6 +435,59 @@ static bool visible_id(const char *id, size_t max)
 	return i > 0;
 }
 
+/* Whether a request to REQUEST_URI uri (no other path variable) reaches the
+ * standard profile with providers = standard: the path's last segment
+ * (before any query or fragment, trailing slashes ignored, "" when longer
+ * than a profile name can be) must not name another profile. */
+static bool routes_to_standard(const char *uri)
+{
+	size_t end = strcspn(uri, "?#"), start;
+
+	while (end > 0 && uri[end - 1] == '/')
+		end--;
+	start = end;
+	while (start > 0 && uri[start - 1] != '/')
+		start--;
+	if (end - start > REQUEST_SEGMENT_MAX)
+		return true;
+	for (size_t i = 0; i < sizeof(profile_names) / sizeof(profile_names[0]);
+	     i++)
+		if (strlen(profile_names[i]) == end - start &&
+		    memcmp(profile_names[i], uri + start, end - start) == 0)
+			return i == 0;
+	return true;
+}
+
+/* The CGI variables of one request, "NAME=value", NULL-terminated. */
+struct params {
+	char *items[16];
+	size_t count;
+};
+
+static void param_set(struct params *ps, const char *name, const char *value)
+{
+	size_t n;
+
+	if (value == NULL)
+		return;
+	if (ps->count + 1 >= sizeof(ps->items) / sizeof(ps->items[0]))
+		FUZZ_FATAL("too many CGI variables");
+	n = strlen(name) + strlen(value) + 2;
+	ps->items[ps->count] = malloc(n);
+	if (ps->items[ps->count] == NULL)
+		FUZZ_FATAL("out of memory");
+	snprintf(ps->items[ps->count], n, "%s=%s", name, value);
+	ps->items[++ps->count] = NULL;
+}
+
+static void params_free(struct params *ps)
+{
+	for (size_t i = 0; i < ps->count; i++)
+		free(ps->items[i]);
+	ps->count = 0;
+	ps->items[0] = NULL;
+}
+
 /* ---- checks on what comes out ---- */
 
 /* The CGI response: status line and headers of the table, JSON body. */
@@ -470,7 +563,8 @@ static void check_rendered(const struct result *r, const struct config *cfg)
 		FUZZ_CHECK(!json_object_object_get_ex(obj, "transaction_id",
 						      NULL),
 			   "transaction_id without one known: %s", body);
-	if (r->outcome != OUTCOME_PROCESSED && r->outcome != OUTCOME_DUPLICATE)
+	if (r->outcome != OUTCOME_PROCESSED && r->outcome != OUTCOME_DUPLICATE &&
+	    r->outcome != OUTCOME_IGNORED)
 		FUZZ_CHECK(json_object_object_get_ex(obj, "reason", &v) &&
 			   json_object_get_string_len(v) > 0,
 			   "error without a reason: %s", body);
@@ -507,15 +601,18 @@ static void run_request(const uint8_t *data, size_t size)
 	};
 	static const long leases[4] = { 30000, NEEDED_MS, -5, 10000 };
 	char *ct_field = NULL, *cl_field = NULL, *id_field = NULL;
-	char *ts_field = NULL, *sig_field = NULL;
+	char *ts_field = NULL, *sig_field = NULL, *uri_field = NULL;
 	char cl_text[48], ts_text[32], sig[SIGNATURE_TEXT_MAX], sig_hdr[160];
-	char reason[PAYLOAD_REASON_MAX];
+	const char *method, *content_type, *content_length;
+	const char *hdr_id = NULL, *hdr_ts = NULL, *hdr_sig = NULL;
+	const char *event_id = "";
 	struct stub_script script;
 	struct body_reader reader;
+	struct params params = { { NULL }, 0 };
 	struct request req;
 	struct result r;
 	struct payment pay;
-	struct error err;
+	struct error err, why;
 	const struct stub_trace *tr;
 	const struct config *cfg;
 	struct payload_parser *parser;
@@ -525,8 +622,9 @@ static void run_request(const uint8_t *data, size_t size)
 	enum payload_status pst = PAYLOAD_INVALID;
 	enum verdict media, sig_ok = PASS;
 	enum outcome expect;
+	enum route route;
 	const char *signed_id = "msg_fuzz";
-	unsigned variant, cl_mode, delta, key = 0;
+	unsigned variant, cl_mode, delta, path, key = 0;
 	size_t declared = 0, signed_len = 0;
 	bool reached_body = false;
 	time_t now;
@@ -542,6 +640,7 @@ static void run_request(const uint8_t *data, size_t size)
 	mode = (enum sign_mode)((data[3] >> 1) & 7u);
 	cl_mode = data[2] & 7u;
 	delta = 1 + (data[2] >> 3);
+	path = (data[0] >> 5) & 7u;
 
 	cur.p = data + HEADER_BYTES;
 	cur.left = size - HEADER_BYTES;
@@ -556,11 +655,12 @@ static void run_request(const uint8_t *data, size_t size)
 	} else if (mode == SIGN_A_FIELD_ID) {
 		id_field = take_field(&cur);
 	}
+	if (path == PATH_FIELD)
+		uri_field = take_field(&cur);
 
-	memset(&req, 0, sizeof(req));
-	req.method = methods[data[0] & 7u];
-	req.content_type = ct_field != NULL ? ct_field :
-					      content_types[data[1] & 15u].text;
+	method = methods[data[0] & 7u];
+	content_type = ct_field != NULL ? ct_field :
+					  content_types[data[1] & 15u].text;
 	switch (cl_mode) {
 	case 0:
 		snprintf(cl_text, sizeof(cl_text), "%zu", cur.left);
@@ -583,12 +683,11 @@ static void run_request(const uint8_t *data, size_t size)
 		cl_text[0] = '\0';
 		break;
 	}
-	req.content_length = cl_mode == 3 ? NULL :
-			     cl_mode == 5 ? cl_field : cl_text;
+	content_length = cl_mode == 3 ? NULL : cl_mode == 5 ? cl_field : cl_text;
 
 	/* What is signed is what the pipeline will read: at most
 	 * CONTENT_LENGTH bytes of the body. */
-	if (expected_length(req.content_length, SIZE_MAX, &signed_len) >= 0 ||
+	if (expected_length(content_length, SIZE_MAX, &signed_len) >= 0 ||
 	    signed_len > cur.left)
 		signed_len = cur.left;
 	now = time(NULL);
@@ -600,36 +699,48 @@ static void run_request(const uint8_t *data, size_t size)
 		sig_ok = FAIL;
 		break;
 	case SIGN_FIELDS:
-		req.webhook_id = id_field;
-		req.webhook_timestamp = ts_field;
-		req.webhook_signature = sig_field;
+		hdr_id = id_field;
+		hdr_ts = ts_field;
+		hdr_sig = sig_field;
 		sig_ok = FAIL; /* nobody can forge HMAC-SHA256 */
 		break;
 	default:
 		key = mode == SIGN_B ? 1 : mode == SIGN_C ? 2 : 0;
 		if (mode == SIGN_A_FIELD_ID)
 			signed_id = id_field;
-		if (signature_sign(sign_keys[key], sign_key_len[key], signed_id,
-				   ts_text, cur.p, signed_len, sig, sizeof(sig),
-				   &err) != 0)
-			FUZZ_FATAL("signature_sign: %s", err.message);
+		if (signature_sign_standard(sign_rings[key], signed_id, ts_text,
+					    cur.p, signed_len, sig, &err) != 0)
+			FUZZ_FATAL("signature_sign_standard: %s", err.message);
 		signature_header(sig_hdr, sizeof(sig_hdr), sig,
 				 (data[3] & 16u) != 0);
-		req.webhook_id = signed_id;
-		req.webhook_timestamp = ts_text;
-		req.webhook_signature = sig_hdr;
+		hdr_id = signed_id;
+		hdr_ts = ts_text;
+		hdr_sig = sig_hdr;
 		sig_ok = (mode == SIGN_C || mode == SIGN_A_STALE) ? FAIL : PASS;
-		if (mode == SIGN_A_FIELD_ID) {
-			/* SPEC bounds nothing past the transaction id's 128. */
-			if (signed_id[0] == '\0' || !visible_id(signed_id, SIZE_MAX))
-				sig_ok = FAIL;
-			else if (!visible_id(signed_id, 128))
-				sig_ok = EITHER;
-		}
+		/* The webhook-id rule: 1-255 visible ASCII bytes. */
+		if (mode == SIGN_A_FIELD_ID &&
+		    !visible_id(signed_id, SIGNATURE_ID_MAX))
+			sig_ok = FAIL;
 		break;
 	}
 	if (cfg->signature_scheme == CONFIG_SIGNATURE_NONE)
 		sig_ok = PASS;
+
+	param_set(&params, "GATEWAY_INTERFACE", "CGI/1.1");
+	param_set(&params, "REQUEST_METHOD", method);
+	param_set(&params, "CONTENT_TYPE", content_type);
+	param_set(&params, "CONTENT_LENGTH", content_length);
+	param_set(&params, "HTTP_WEBHOOK_ID", hdr_id);
+	param_set(&params, "HTTP_WEBHOOK_TIMESTAMP", hdr_ts);
+	param_set(&params, "HTTP_WEBHOOK_SIGNATURE", hdr_sig);
+	param_set(&params, "REQUEST_URI",
+		  path == PATH_FIELD ? uri_field : paths[path].uri);
+	param_set(&params, "SCRIPT_NAME", paths[path].script_name);
+	param_set(&params, "PATH_INFO", paths[path].path_info);
+	route = paths[path].route;
+	if (route == ROUTE_MODEL)
+		route = routes_to_standard(uri_field) ? ROUTE_STANDARD
+						      : ROUTE_NONE;
 
 	memset(&reader, 0, sizeof(reader));
 	reader.data = cur.p;
@@ -637,6 +748,8 @@ static void run_request(const uint8_t *data, size_t size)
 	reader.chunk = ((data[0] >> 3) & 3u) == 1 ? 1 :
 		       ((data[0] >> 3) & 3u) >= 2 ? 7 : 0;
 	reader.fail_at = ((data[0] >> 3) & 3u) == 3 ? cur.left / 2 : SIZE_MAX;
+	memset(&req, 0, sizeof(req));
+	req.params = params.items;
 	req.read_body = read_body;
 	req.read_ctx = &reader;
 
@@ -650,8 +763,7 @@ static void run_request(const uint8_t *data, size_t size)
 	script.needed_ms = NEEDED_MS;
 	stub_reset(&script);
 	reader.declared = SIZE_MAX;
-	if (expected_length(req.content_length, cfg->max_body_bytes,
-			    &declared) < 0)
+	if (expected_length(content_length, cfg->max_body_bytes, &declared) < 0)
 		reader.declared = declared;
 
 	memset(&r, 0x5A, sizeof(r));
@@ -669,6 +781,9 @@ static void run_request(const uint8_t *data, size_t size)
 		   "result strings not NUL-terminated");
 	FUZZ_CHECK(r.outcome != OUTCOME_ERROR,
 		   "500 (a bug, never input or backend): %s", r.reason);
+	/* Only Adyen answers with a body of its own. */
+	FUZZ_CHECK(r.success_body == NULL, "success body for the standard "
+		   "profile");
 	check_rendered(&r, cfg);
 	FUZZ_CHECK(tr->held == 0 && tr->bad_release == 0,
 		   "locks left held %d, bad releases %d", tr->held,
@@ -678,13 +793,16 @@ static void run_request(const uint8_t *data, size_t size)
 			   "2xx (%s) without a committed row",
 			   table[r.outcome].name);
 
-	/* The model, step by step in SPEC.md's order. */
-	if (req.method == NULL || strcmp(req.method, "POST") != 0) {
+	/* The model, step by step in SPEC.md's order: the path first. */
+	if (route == ROUTE_NONE) {
+		expect = OUTCOME_NOT_FOUND;
+		goto compare;
+	}
+	if (method == NULL || strcmp(method, "POST") != 0) {
 		expect = OUTCOME_METHOD_NOT_ALLOWED;
 		goto compare;
 	}
-	st = expected_length(req.content_length, cfg->max_body_bytes,
-			     &declared);
+	st = expected_length(content_length, cfg->max_body_bytes, &declared);
 	if (st >= 0) {
 		expect = (enum outcome)st;
 		goto compare;
@@ -704,8 +822,6 @@ static void run_request(const uint8_t *data, size_t size)
 		expect = OUTCOME_INVALID; /* body shorter than it says */
 		goto compare;
 	}
-	if (sig_ok == EITHER)
-		sig_ok = r.outcome == OUTCOME_UNAUTHORIZED ? FAIL : PASS;
 	if (sig_ok == FAIL) {
 		expect = OUTCOME_UNAUTHORIZED;
 		goto compare;
@@ -719,15 +835,27 @@ static void run_request(const uint8_t *data, size_t size)
 	pst = payload_parse(parser, (const char *)cur.p, declared,
 			    &(struct payload_rules){ cfg->default_currency,
 						     cfg->trim_transaction_id },
-			    &pay, reason, sizeof(reason));
+			    &pay, &why);
 	payload_parser_free(parser);
-	FUZZ_CHECK(pst != PAYLOAD_ERROR, "payload_parse: %s", reason);
+	FUZZ_CHECK(pst != PAYLOAD_ERROR, "payload_parse: %s", why.message);
 	if (pst == PAYLOAD_INVALID) {
 		expect = OUTCOME_INVALID;
 		FUZZ_CHECK(strcmp(r.transaction_id,
 				  pay.transaction_id_len > 0 ?
 					  pay.transaction_id : "") == 0,
 			   "invalid body named \"%s\", want \"%s\"",
+			   r.transaction_id, pay.transaction_id);
+		goto compare;
+	}
+	/* The standard profile's event id is the webhook-id header, when
+	 * there is one: 1-255 visible ASCII bytes (only a request that is not
+	 * signed can carry another). */
+	event_id = hdr_id != NULL ? hdr_id : "";
+	if (event_id[0] != '\0' && !visible_id(event_id, PAYLOAD_EVENT_ID_MAX)) {
+		pst = PAYLOAD_INVALID;
+		expect = OUTCOME_INVALID;
+		FUZZ_CHECK(strcmp(r.transaction_id, pay.transaction_id) == 0,
+			   "bad event id, named \"%s\", want \"%s\"",
 			   r.transaction_id, pay.transaction_id);
 		goto compare;
 	}
@@ -750,10 +878,17 @@ compare:
 			   (script.acquire == LOCK_UNAVAILABLE &&
 			    cfg->redis_unavailable == CONFIG_REDIS_UNAVAILABLE_FAIL),
 			   "valid request never reached the store");
-		if (tr->acquires > 0)
+		if (tr->acquires > 0) {
 			FUZZ_CHECK(strcmp(tr->lock_id, pay.transaction_id) == 0,
 				   "locked \"%s\" for \"%s\"", tr->lock_id,
 				   pay.transaction_id);
+			/* The standard profile locks by transaction id alone
+			 * or scoped by its own name, never another's. */
+			FUZZ_CHECK(tr->lock_scope_null ||
+				   strcmp(tr->lock_scope, "standard") == 0,
+				   "standard request locked in scope \"%s\"",
+				   tr->lock_scope);
+		}
 		if (tr->inserts > 0) {
 			FUZZ_CHECK(tr->inserted.amount == pay.amount &&
 				   strcmp(tr->inserted.transaction_id,
@@ -761,6 +896,12 @@ compare:
 				   strcmp(tr->inserted.currency,
 					  pay.currency) == 0,
 				   "stored another payment than the body's");
+			FUZZ_CHECK(strcmp(tr->inserted.provider, "standard") == 0,
+				   "stored for provider \"%s\"",
+				   tr->inserted.provider);
+			FUZZ_CHECK(strcmp(tr->inserted.event_id, event_id) == 0,
+				   "stored event id \"%s\", webhook-id \"%s\"",
+				   tr->inserted.event_id, event_id);
 			FUZZ_CHECK(tr->payload_len == declared &&
 				   !tr->payload_truncated &&
 				   memcmp(tr->payload, cur.p, declared) == 0,
@@ -772,18 +913,21 @@ compare:
 				   (int)script.acquire);
 		}
 	}
-	if (r.outcome == OUTCOME_METHOD_NOT_ALLOWED ||
+	if (r.outcome == OUTCOME_NOT_FOUND ||
+	    r.outcome == OUTCOME_METHOD_NOT_ALLOWED ||
 	    r.outcome == OUTCOME_LENGTH_REQUIRED ||
 	    r.outcome == OUTCOME_TOO_LARGE ||
 	    r.outcome == OUTCOME_UNSUPPORTED_MEDIA_TYPE)
 		FUZZ_CHECK(reader.calls == 0, "body read for a %s",
 			   table[r.outcome].name);
 
+	params_free(&params);
 	free(ct_field);
 	free(cl_field);
 	free(id_field);
 	free(ts_field);
 	free(sig_field);
+	free(uri_field);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

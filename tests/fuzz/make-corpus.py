@@ -28,7 +28,9 @@ def write(target, name, data):
 
 
 def payload():
-    # byte 0: bit 0 default EUR, bit 1 trim, bits 2-3 reason buffer
+    # byte 0: bit 0 default EUR, bit 1 trim, bits 2-3 how the reason is
+    # asked for (2: a struct error full of junk, 3: none), bits 4-7 the
+    # currency of decimal amounts when the body has none
     seeds = {
         "valid": b"\x00" + VALID,
         "valid-spaces-extra-fields": b"\x00" + b' \r\n{ "event" : "payment.succeeded",\n\t"currency" : "gbp" , "amount" : 7 , "transaction_id" : "A", "meta": {"a": [1, 2.5e-3, null, true, "\\u00e9\\ud83d\\ude00"]} }\n',
@@ -51,13 +53,39 @@ def payload():
         "no-reason-buffer": b"\x0c" + b'{"transaction_id":"tx-1","amount":0}',
         "two-bodies": b"\x00" + VALID + MARKER + VALID,
         "regress-surrogate-state": b"\x00" + SURROGATE_POISON + MARKER + ESCAPED_VICTIM,
+        # A key given twice anywhere, or holding \u0000, is refused.
+        "duplicate-key-nested": b"\x00" + b'{' + FIELDS + b',"meta":{"a":1,"b":[{"a":2,"a":3}]}}',
+        "duplicate-key-escaped": b"\x00" + b'{' + FIELDS + b',"\\u0061":1,"a":2}',
+        "same-key-other-objects": b"\x00" + b'{' + FIELDS + b',"x":{"amount":2},"y":[{"amount":3},{"amount":4}]}',
+        "nul-key": b"\x00" + b'{' + FIELDS + b',"amount\\u0000":2}',
+        "nul-key-alone": b"\x00" + b'{' + FIELDS + b',"note\\u0000":2}',
+        "escaped-backslash-key": b"\x00" + b'{' + FIELDS + b',"a\\\\u0000":1}',
+        # The reason never echoes a value, even one made of its words.
+        "reason-words-in-value": b"\x00" + b'{"transaction_id":"must be a string","amount":1,"currency":"EUR"}',
+        # Amounts as other providers write them: data.object.amount and
+        # the top-level amount are read in every form.
+        "decimal-amounts": b"\x00" + b'{"transaction_id":"tx-3","amount":"19.99","currency":"USD","data":{"object":{"amount":"1000.00","currency":"JPY"}}}',
+        "decimal-three-places": b"\x00" + b'{"transaction_id":"tx-4","amount":1,"currency":"KWD","data":{"object":{"amount":"0.001","currency":"kwd"}}}',
+        "decimal-inexact": b"\x00" + b'{"transaction_id":"tx-5","amount":"10.001","currency":"USD","data":{"object":{"amount":"10.","currency":"USD"}}}',
+        "decimal-max": b"\x00" + b'{"transaction_id":"tx-6","amount":"92233720368547758.07","currency":"EUR","data":{"object":{"amount":"92233720368547758.08","currency":"EUR"}}}',
+        "decimal-unknown-currency": b"\x80" + b'{"transaction_id":"tx-7","amount":"5","data":{"object":{"amount":"5.00"}}}',
+        "decimal-four-places": b"\x30" + b'{"transaction_id":"tx-8","amount":"1.2345","data":{"object":{"amount":"0.0001"}}}',
+        "minor-string": b"\x00" + b'{"transaction_id":"tx-9","amount":"00012","currency":"EUR","data":{"object":{"amount":"9223372036854775807"}}}',
+        "minor-string-over": b"\x00" + b'{"transaction_id":"tx-10","amount":"+1","currency":"EUR","data":{"object":{"amount":"9223372036854775808"}}}',
+        "junk-reason-valid": b"\x08" + VALID,
+        "no-reason-valid": b"\x0c" + VALID,
     }
     for name, data in seeds.items():
         write("payload", name, data)
 
 
+SECRET_A = b"whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
+
+
 def signature():
-    # byte 0 flags; then id \0 timestamp \0 signature header \0 body
+    # byte 0 flags (bits 6-7 the scheme: 0 standard, 1 stripe, 2 paddle,
+    # 3 one header: bits 2-3 then 0 hex digest, 1 base64 digest, 2-3 token);
+    # then three fields \0-separated, the body last (see fuzz_signature.c)
     ida = b"msg_p5jXN8AQM9LWM0D4loKWxJek"
     tsa = b"1614265330"
     body = b'{"test": 2432232314}'
@@ -81,6 +109,36 @@ def signature():
         "now-zero": sig(0x20, b"msg_6", b"0", b"v1,$A", b""),
         "now-negative-tolerance-max": sig(0x33, b"msg_7", b"9999999999999999999", b"v1,$A", body),
         "missing-header": bytes([0]) + ida + b"\0" + tsa,
+        "id-255": sig(0, b"m" * 255, tsa, b"v1,$A", body),
+        "id-256": sig(0, b"m" * 256, tsa, b"v1,$A", body),
+        # whsec_ is required: key A's base64 alone is refused in that form
+        # (and read as plain base64, it is key A again).
+        "secret-no-prefix": sig(0, SECRET_A[6:], tsa, b"v1,$A", body),
+        "secret-hex-as-id": sig(0, b"000102030405060708090a0b0c0d0e0f101112131415161718191A1B1C1D1E1F", tsa, b"v1,$B", body),
+        # Stripe: t=<unix>,v1=<hex> over "<t>.<body>"
+        "stripe-valid-a": sig(0x40, b"", tsa, b"t=1614265330,v1=$A", body),
+        "stripe-rotation": sig(0x40, b"", tsa, b" t=1614265330, v0=$B ,v1=00ff,v1=$b", body),
+        "stripe-stale": sig(0x40, b"", b"1614264000", b"t=1614264000,v1=$A", body),
+        "stripe-two-timestamps": sig(0x40, b"", tsa, b"t=1614265330,t=1614265330,v1=$A", body),
+        "stripe-other-timestamp": sig(0x40, b"", tsa, b"t=1614265331,v1=$A", body),
+        "stripe-no-timestamp": sig(0x40, b"", tsa, b"v1=$A", body),
+        "stripe-too-many-entries": sig(0x40, b"", tsa, b"t=1614265330," + b",".join([b"v0=1"] * 16) + b",v1=$A", body),
+        # Paddle: ts=<unix>;h1=<hex> over "<ts>:<body>"
+        "paddle-valid-b": sig(0x80, b"", tsa, b"ts=1614265330;h1=$B", body),
+        "paddle-comma": sig(0x80, b"", tsa, b"ts=1614265330,h1=$A", body),
+        "paddle-now-negative": sig(0xB3, b"", b"0", b"ts=0;h1=$A", b""),
+        # One digest of "<text><body>", hex or base64, with or without a
+        # prefix (the first field)
+        "digest-hex": sig(0xC0, b"", b"", b"$A", body),
+        "digest-hex-upper-prefix": sig(0xC0, b"sha256=", b"", b"sha256=$a", body),
+        "digest-hex-missing-prefix": sig(0xC0, b"sha256=", b"", b"$A", body),
+        "digest-base64-url": sig(0xC4, b"", b"https://example.com/webhook", b"$B", body),
+        "digest-base64-prefix": sig(0xC4, b"sha256=", b"", b"sha256=$A", b"a\0b"),
+        "digest-missing": bytes([0xC0]) + b"\0",
+        # A static token: one of the secrets, exactly
+        "token-a": sig(0xC8, b"", b"", b"$A", b""),
+        "token-prefix-of-secret": sig(0xC8, b"", b"", SECRET_A[:-1], b""),
+        "token-b-with-space": sig(0xCC, b"", b"", b"$B ", b""),
     }
     for name, data in seeds.items():
         write("signature", name, data)
@@ -120,6 +178,48 @@ def config():
         "file-bad-number": b"signature_scheme = none\nmax_body_bytes = 99999999999\n",
         "env-bad-secret": b"#@env PAYHOOK_WEBHOOK_SECRET=whsec_QUJDREVGR0hJSktMTU5PUFFSU1RVVldYWVo= whsec_QUJD!\n",
         "no-equals": b"signature_scheme none\n",
+        # Quoting and comments after a value are refused, not kept.
+        "quoted-value": b"signature_scheme = none\nredis_host = \"db\"\n",
+        "quoted-secret": b"webhook_secret = '" + a + b"'\n",
+        "inline-comment": b"signature_scheme = none\nredis_port = 6380 # the other one\n",
+        "hash-in-value": b"signature_scheme = none\nredis_password = pa#ss word#1\n",
+        # An unknown key is never quoted: it may be a pasted secret.
+        "pasted-secret-as-key": b"signature_scheme = none\n" + b + b"\n",
+        "unknown-key-near": b"signature_scheme = none\nredis_hots = x\n",
+        # A PAYHOOK_ variable that names no key is refused (PAYHOOK_CONFIG
+        # is the file's path, not a key).
+        "env-unknown-name": b"#@env PAYHOOK_FUZZ_TRACE=1\nsignature_scheme = none\n",
+        "env-config-name": b"#@env PAYHOOK_CONFIG=/nonexistent\nsignature_scheme = none\n",
+        # Provider profiles and their secrets.
+        "providers-all": b"\n".join([
+            b"providers = standard stripe paddle razorpay komoju payjp square shopify adyen generic",
+            b"webhook_secret = " + a, b"stripe_secret = whsec_stripe0123456789",
+            b"stripe_tolerance_s = 600", b"paddle_secret = pdl_ntfset_01abc_secret",
+            b"paddle_tolerance_s = 5", b"razorpay_secret = razorpay-secret",
+            b"komoju_secret = komoju-secret", b"payjp_secret = whook_payjp_token",
+            b"square_secret = square-signature-key",
+            b"square_notification_url = https://example.com/webhook/square",
+            b"shopify_secret = shpss_0123456789abcdef",
+            b"adyen_secret = 44782DEF547AAA06C910C43932B1EB0C71FC68D9D0C057550C48EC2ACF6BA056",
+            b"generic_secret = c2VjcmV0", b"generic_secret_encoding = base64",
+            b"generic_tolerance_s = 120", b"generic_signature_header = X-Signature",
+            b"generic_signature_encoding = base64", b"generic_signature_prefix = sha256=",
+            b"generic_signed_payload = {timestamp}.{url}{body}",
+            b"generic_timestamp_header = X-Timestamp", b"generic_url = https://example.com/w",
+            b"generic_event_path = event.type", b"generic_event_values = paid settled",
+            b"generic_event_id_path = event.id", b"generic_transaction_id_path = data.id",
+            b"generic_amount_path = data.amount", b"generic_amount_format = decimal",
+            b"generic_currency_path = data.currency", b"log_file = /var/log/payhook.log",
+            b""]),
+        "providers-missing-secret": b"providers = standard stripe\nwebhook_secret = " + a + b"\n",
+        "unknown-provider": b"signature_scheme = none\nproviders = standard paypal\n",
+        "adyen-bad-hex": b"providers = adyen\nadyen_secret = 0g12\n",
+        "env-provider-secrets": b"#@env PAYHOOK_STRIPE_SECRET=whsec_test1 whsec_test2\n#@env PAYHOOK_ADYEN_SECRET=00ff00ff\n#@env PAYHOOK_MYSQL_PASSWORD=mysql-pass-123\nproviders = stripe adyen\nstripe_secret = replaced-by-env\n",
+        "generic-bad-secret": b"providers = generic\ngeneric_signature_header = X-Sig\ngeneric_transaction_id_path = id\ngeneric_amount_path = amount\ndefault_currency = usd\ngeneric_secret_encoding = hex\ngeneric_secret = abcdefgh\n",
+        "generic-two-bodies": b"providers = generic\ngeneric_secret = s\ngeneric_signature_header = X-Sig\ngeneric_transaction_id_path = id\ngeneric_amount_path = amount\ngeneric_currency_path = cur\ngeneric_signed_payload = {body}{body}\n",
+        "square-without-url": b"providers = square\nsquare_secret = k\n",
+        "lock-prefix-too-long": b"signature_scheme = none\nlock_key_prefix = " + b"p" * 129 + b"\n",
+        "max-body-over": b"signature_scheme = none\nmax_body_bytes = 16777216\n",
     }
     if os.path.exists(example):
         with open(example, "rb") as f:
@@ -129,10 +229,11 @@ def config():
 
 
 # ---- request: header bytes, fields, body (see fuzz_request.c) ----
-def req(method=0, read=0, ct=0, trim=0, eur=0, ip503=0, rfail=0, cl=0,
-        delta=0, none=0, sign=1, decorate=0, small=0, lock=0, insert=0,
-        find=0, connect_fails=0, release=0, lease=0, fields=(), body=VALID):
-    b0 = method | read << 3
+def req(method=0, read=0, path=0, ct=0, trim=0, eur=0, ip503=0, rfail=0,
+        cl=0, delta=0, none=0, sign=1, decorate=0, small=0, lock=0,
+        insert=0, find=0, connect_fails=0, release=0, lease=0, fields=(),
+        body=VALID):
+    b0 = method | read << 3 | path << 5
     b1 = ct | trim << 4 | eur << 5 | ip503 << 6 | rfail << 7
     b2 = cl | delta << 3
     b3 = none | sign << 1 | decorate << 4 | small << 5
@@ -180,6 +281,25 @@ def request():
         "empty-body": req(cl=0, body=b""),
         "two-requests": req(body=VALID) + MARKER + req(insert=1),
         "regress-surrogate-state": req(none=1, sign=0, body=SURROGATE_POISON) + MARKER + req(none=1, sign=0, body=ESCAPED_VICTIM),
+        # Routing by path (providers = standard): a last segment naming
+        # another profile is a 404, before anything else is looked at.
+        "path-standard": req(path=1),
+        "path-stripe-404": req(path=2),
+        "path-paddle-query-404": req(path=3),
+        "path-info-generic-404": req(path=4),
+        "path-field-adyen-404": req(path=5, fields=[b"/pay/hooks/adyen//"]),
+        "path-field-query": req(path=5, fields=[b"/hooks/payments?to=/stripe"]),
+        "path-field-long-segment": req(path=5, fields=[b"/" + b"s" * 65]),
+        "path-field-empty": req(path=5, fields=[b""]),
+        "path-stripe-not-last": req(path=6),
+        "path-none": req(path=7),
+        "path-stripe-404-get": req(path=2, method=4),
+        "two-requests-404-then-processed": req(path=2) + MARKER + req(path=6),
+        # The standard profile's event id is the webhook-id.
+        "event-id-255": req(sign=7, fields=[b"e" * 255]),
+        "event-id-256": req(sign=7, fields=[b"e" * 256]),
+        "event-id-unsigned-bad": req(none=1, sign=6, fields=[b"msg with space", b"1", b"x"]),
+        "duplicate-key-body": req(body=b'{"transaction_id":"tx-1","amount":1999,"currency":"EUR","amount":1}'),
     }
     for name, data in seeds.items():
         write("request", name, data)

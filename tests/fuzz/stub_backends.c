@@ -16,6 +16,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "configuration.h"
 #include "fuzz.h"
 #include "lock.h"
 #include "store.h"
@@ -41,6 +42,8 @@ void stub_reset(const struct stub_script *s)
 	memset(&trace, 0, offsetof(struct stub_trace, payload));
 	trace.lock_id[0] = '\0';
 	trace.lock_id_len = 0;
+	trace.lock_scope[0] = '\0';
+	trace.lock_scope_null = 0;
 	issued_token[0] = '\0';
 }
 
@@ -49,10 +52,30 @@ const struct stub_trace *stub_trace(void)
 	return &trace;
 }
 
+/* Whether name is one of the provider profiles' names. */
+static int profile_name(const char *name)
+{
+	for (unsigned i = 0; i < CONFIG_PROVIDER_COUNT; i++)
+		if (strcmp(name, config_provider_name((enum config_provider)i)) == 0)
+			return 1;
+	return 0;
+}
+
 /* A payment handed to a backend obeys the field rules. */
 static void check_payment(const struct payment *p)
 {
 	FUZZ_CHECK(p != NULL, "NULL payment");
+	FUZZ_CHECK(p->provider != NULL && profile_name(p->provider),
+		   "provider \"%s\" reached a backend",
+		   p->provider != NULL ? p->provider : "(null)");
+	FUZZ_CHECK(p->event_id_len <= PAYLOAD_EVENT_ID_MAX &&
+		   strlen(p->event_id) == p->event_id_len,
+		   "event_id_len %zu", p->event_id_len);
+	for (size_t i = 0; i < p->event_id_len; i++)
+		FUZZ_CHECK((unsigned char)p->event_id[i] >= 0x21 &&
+			   (unsigned char)p->event_id[i] <= 0x7E,
+			   "event_id byte 0x%02x reached a backend",
+			   (unsigned char)p->event_id[i]);
 	FUZZ_CHECK(p->transaction_id_len >= 1 &&
 		   p->transaction_id_len <= PAYLOAD_TRANSACTION_ID_MAX &&
 		   strlen(p->transaction_id) == p->transaction_id_len,
@@ -98,8 +121,8 @@ int lock_connect(struct lock_client *client, struct error *err)
 	return 0;
 }
 
-enum lock_status lock_acquire(struct lock_client *client, const char *id,
-			      size_t id_len, long ttl_ms,
+enum lock_status lock_acquire(struct lock_client *client, const char *scope,
+			      const char *id, size_t id_len, long ttl_ms,
 			      struct lock_lease *lease, struct error *err)
 {
 	int n;
@@ -108,17 +131,24 @@ enum lock_status lock_acquire(struct lock_client *client, const char *id,
 		   "lock_acquire: NULL argument");
 	FUZZ_CHECK(id_len >= 1 && id_len <= PAYLOAD_TRANSACTION_ID_MAX &&
 		   strlen(id) == id_len, "lock_acquire: id_len %zu", id_len);
+	FUZZ_CHECK(scope == NULL || profile_name(scope),
+		   "lock_acquire: scope \"%s\" is no profile", scope);
 	FUZZ_CHECK(ttl_ms == client->cfg->lock_ttl_ms,
 		   "lock_acquire: ttl %ld, configured %ld", ttl_ms,
 		   client->cfg->lock_ttl_ms);
 	trace.acquires++;
 	memcpy(trace.lock_id, id, id_len + 1);
 	trace.lock_id_len = id_len;
+	trace.lock_scope_null = scope == NULL;
+	snprintf(trace.lock_scope, sizeof(trace.lock_scope), "%s",
+		 scope != NULL ? scope : "");
 	switch (script.acquire) {
 	case LOCK_ACQUIRED:
 		memset(lease, 0, sizeof(*lease));
-		n = snprintf(lease->key, sizeof(lease->key), "%s%s",
-			     client->cfg->lock_key_prefix, id);
+		n = snprintf(lease->key, sizeof(lease->key), "%s%s%s%s",
+			     client->cfg->lock_key_prefix,
+			     scope != NULL ? scope : "",
+			     scope != NULL ? ":" : "", id);
 		lease->key_len = n > 0 && (size_t)n < sizeof(lease->key) ?
 					 (size_t)n : 0;
 		snprintf(lease->token, sizeof(lease->token), "%032x",
@@ -192,6 +222,15 @@ int store_connect(struct store *store, struct error *err)
 int store_check_schema(struct store *store, struct error *err)
 {
 	return store_connect(store, err);
+}
+
+int store_ping(struct store *store, struct error *err)
+{
+	FUZZ_CHECK(store != NULL, "store_ping: NULL store");
+	trace.pings++;
+	if (script.connect_fails)
+		return error_set(err, "stub store: cannot connect");
+	return 0;
 }
 
 enum store_status store_insert_payment(struct store *store,

@@ -13,7 +13,8 @@
 
 /* What the backends answer during one request. */
 struct stub_script {
-	int connect_fails;                 /* store_connect returns -1 */
+	int connect_fails;                 /* store_connect (and store_ping)
+					    * return -1 */
 	enum lock_status acquire;          /* lock_acquire */
 	enum lock_release_status release;  /* lock_release */
 	enum store_status insert;          /* store_insert_payment, once the
@@ -25,7 +26,7 @@ struct stub_script {
 
 /* What the pipeline did with them. */
 struct stub_trace {
-	int connects, acquires, releases, inserts, finds;
+	int connects, acquires, releases, inserts, finds, pings;
 	int held;              /* acquired and not yet released */
 	int bad_release;       /* a release of a lease we did not hand out */
 	int committed;         /* an answer said the row is committed:
@@ -38,6 +39,10 @@ struct stub_trace {
 	unsigned char payload[65536];
 	char lock_id[PAYLOAD_TRANSACTION_ID_MAX + 1];
 	size_t lock_id_len;
+	/* The scope of the last lock_acquire: a provider name, or "" with
+	 * lock_scope_null set when the pipeline passed NULL. */
+	char lock_scope[PAYLOAD_TRANSACTION_ID_MAX + 1];
+	int lock_scope_null;
 };
 
 /* Starts a request: the script to follow and an empty trace. */

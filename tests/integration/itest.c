@@ -9,6 +9,7 @@
 #include <sys/wait.h>
 
 #include "itest.h"
+#include "testreq.h"
 
 const char *itest_ctl(const char *fmt, ...)
 {
@@ -37,33 +38,17 @@ const char *itest_ctl(const char *fmt, ...)
 	return out;
 }
 
-struct body_reader {
-	const char *data;
-	size_t len, pos;
-};
-
-static long read_memory(void *ctx, char *buf, size_t cap)
-{
-	struct body_reader *r = ctx;
-	size_t n = r->len - r->pos < cap ? r->len - r->pos : cap;
-
-	memcpy(buf, r->data + r->pos, n);
-	r->pos += n;
-	return (long)n;
-}
-
 void itest_post(struct pipeline *p, const char *body, struct result *out)
 {
-	char length[32];
-	struct body_reader reader = { body, strlen(body), 0 };
-	struct request req = {
-		.method = "POST",
-		.content_type = "application/json",
-		.content_length = length,
-		.read_body = read_memory,
-		.read_ctx = &reader,
-	};
+	itest_post_to(p, NULL, body, out);
+}
 
-	snprintf(length, sizeof(length), "%zu", reader.len);
-	pipeline_handle(p, &req, out);
+void itest_post_to(struct pipeline *p, const char *uri, const char *body,
+		   struct result *out)
+{
+	struct testreq t;
+
+	testreq_init(&t, "POST", body, strlen(body));
+	testreq_set(&t, "REQUEST_URI", uri);
+	pipeline_handle(p, &t.req, out);
 }

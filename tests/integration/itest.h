@@ -18,4 +18,8 @@ const char *itest_ctl(const char *fmt, ...)
 /* POSTs body (application/json, its exact length) through p and fills *out. */
 void itest_post(struct pipeline *p, const char *body, struct result *out);
 
+/* The same with REQUEST_URI uri (NULL: none, which is the standard profile). */
+void itest_post_to(struct pipeline *p, const char *uri, const char *body,
+		   struct result *out);
+
 #endif

@@ -1022,7 +1022,7 @@ START_TEST(test_lease_measured_before_set)
 	close(go[0]);
 	start = now_us();
 	ck_assert_int_eq(write(go[1], &byte, 1), 1);
-	got = lock_acquire(client, id, strlen(id), ttl, &lease, &err);
+	got = lock_acquire(client, NULL, id, strlen(id), ttl, &lease, &err);
 	took = ms_since(start);
 	remaining = lock_lease_remaining_ms(&lease);
 	close(go[1]);
@@ -1045,7 +1045,7 @@ START_TEST(test_lease_measured_before_set)
 
 	ck_assert_int_eq(lock_release(client, &lease, &err), LOCK_RELEASED);
 	ck_assert_int_eq(lock_key_exists(id), 0);
-	ck_assert_int_eq(lock_acquire(client, id, strlen(id), ttl, &lease, &err),
+	ck_assert_int_eq(lock_acquire(client, NULL, id, strlen(id), ttl, &lease, &err),
 			 LOCK_ACQUIRED);
 	ck_assert_int_ge(lock_lease_remaining_ms(&lease), ttl - 1000);
 	ck_assert_int_eq(lock_release(client, &lease, &err), LOCK_RELEASED);

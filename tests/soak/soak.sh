@@ -24,7 +24,7 @@ conns=${SOAK_CONNECTIONS:-32}
 max_seconds=${SOAK_MAX_SECONDS:-900}
 chunk_seconds=20
 
-# shellcheck source=../e2e/common.sh
+# shellcheck source-path=SCRIPTDIR source=../e2e/common.sh
 . "$SRC_DIR/tests/e2e/common.sh"
 command -v wrk >/dev/null || { echo "soak: wrk is not installed" >&2; exit 2; }
 e2e_init || exit 99
@@ -32,8 +32,9 @@ export PAYHOOK_SIGNATURE_SCHEME=none PAYHOOK_LOG_LEVEL=warn
 harness_fill "$SRC_DIR/conf/lighttpd-spawn-fcgi.conf" "$HARNESS_DIR/soak-lighttpd.conf" \
 	SOCKET="$HARNESS_DIR/soak.sock" || exit 99
 e2e_start_pool soak "$workers" || exit 99
-e2e_start_lighttpd lighttpd "$HARNESS_DIR/soak-lighttpd.conf" webhook || exit 99
+harness_start_lighttpd lighttpd "$HARNESS_DIR/soak-lighttpd.conf" || exit 99
 url=http://127.0.0.1:$LIGHTTPD_PORT/webhook
+harness_wait_http "$url" 405 10 "$LIGHTTPD_PID" || exit 99
 tag="soak$(date +%s)"
 
 # memory: "RSS_KIB FDS" summed over the pool.

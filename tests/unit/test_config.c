@@ -129,7 +129,7 @@ START_TEST(defaults_without_file)
 	ck_assert_ptr_null(cfg.default_currency);
 	ck_assert(!cfg.trim_transaction_id);
 	ck_assert_int_eq(cfg.signature_scheme, CONFIG_SIGNATURE_NONE);
-	ck_assert_uint_eq(cfg.webhook_secret_count, 0);
+	ck_assert_uint_eq(cfg.secrets[CONFIG_PROVIDER_STANDARD].count, 0);
 	ck_assert_int_eq(cfg.signature_tolerance_s, 300);
 	ck_assert_int_eq(cfg.in_progress_status, 409);
 	ck_assert_int_eq(cfg.retry_after_s, 5);
@@ -196,9 +196,9 @@ START_TEST(full_file_every_key)
 	ck_assert_str_eq(cfg.default_currency, "EUR");
 	ck_assert(cfg.trim_transaction_id);
 	ck_assert_int_eq(cfg.signature_scheme, CONFIG_SIGNATURE_STANDARD);
-	ck_assert_uint_eq(cfg.webhook_secret_count, 2);
-	ck_assert_str_eq(cfg.webhook_secrets[0], SECRET_A);
-	ck_assert_str_eq(cfg.webhook_secrets[1], SECRET_B);
+	ck_assert_uint_eq(cfg.secrets[CONFIG_PROVIDER_STANDARD].count, 2);
+	ck_assert_str_eq(cfg.secrets[CONFIG_PROVIDER_STANDARD].items[0], SECRET_A);
+	ck_assert_str_eq(cfg.secrets[CONFIG_PROVIDER_STANDARD].items[1], SECRET_B);
 	ck_assert_int_eq(cfg.signature_tolerance_s, 60);
 	ck_assert_int_eq(cfg.in_progress_status, 503);
 	ck_assert_int_eq(cfg.retry_after_s, 0);
@@ -243,9 +243,180 @@ START_TEST(unknown_key_names_file_line_and_key)
 	char want[256];
 
 	write_conf("signature_scheme = none\n# comment\nredis_prot = 1\n");
-	snprintf(want, sizeof(want), "%s:3: unknown key 'redis_prot'",
-		 conf_path);
+	snprintf(want, sizeof(want), "%s:3: unknown key (not shown, it may be "
+		 "a secret); did you mean 'redis_port'?", conf_path);
 	expect_failure(conf_path, want, &err);
+	write_conf("signature_scheme = none\nsome_other_thing = 1\n");
+	snprintf(want, sizeof(want), "%s:2: unknown key (not shown, it may be "
+		 "a secret); conf/payhook.conf.example lists them all", conf_path);
+	expect_failure(conf_path, want, &err);
+	ck_assert_ptr_null(strstr(err.message, "some_other"));
+}
+END_TEST
+
+/* A secret pasted without its key ("whsec_...=" from a base64 pad) reads as
+ * an unknown key: the message must not quote any of it. */
+START_TEST(unknown_key_never_quoted)
+{
+	struct error err;
+
+	write_conf("signature_scheme = none\n"
+		   "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSwAAAAAA==\n");
+	expect_failure(conf_path, ":2: unknown key", &err);
+	ck_assert_ptr_null(strstr(err.message, "whsec"));
+	ck_assert_ptr_null(strstr(err.message, "MfKQ9r8"));
+	write_conf("signature_scheme = none\nsk_live_51Habc = 1\n");
+	expect_failure(conf_path, ":2: unknown key", &err);
+	ck_assert_ptr_null(strstr(err.message, "sk_live"));
+}
+END_TEST
+
+/* Quotes around a value and a comment after it are mistakes that a lax
+ * reader would keep as part of the value. */
+START_TEST(quotes_and_inline_comments_refused)
+{
+	struct error err;
+
+	write_conf("signature_scheme = none\nmysql_user = \"hooks\"\n");
+	expect_failure(conf_path, ":2: value of key 'mysql_user' is wrapped in "
+		       "quotes", &err);
+	write_conf("signature_scheme = none\nmysql_user = 'hooks'\n");
+	expect_failure(conf_path, "wrapped in quotes", &err);
+	write_conf("signature_scheme = none\nredis_port = 6380 # replica\n");
+	expect_failure(conf_path, ":2: value of key 'redis_port' has a '#' "
+		       "after white space: comments go on their own line", &err);
+	ck_assert_ptr_null(strstr(err.message, "replica"));
+	setenv("PAYHOOK_MYSQL_USER", "\"hooks\"", 1);
+	expect_failure(NULL, "environment PAYHOOK_MYSQL_USER: value of key "
+		       "'mysql_user' is wrapped in quotes", &err);
+	unsetenv("PAYHOOK_MYSQL_USER");
+	/* A '#' inside a value (no white space before it) is the value's. */
+	struct config cfg;
+
+	write_conf("signature_scheme = none\nmysql_password = a#b\n");
+	load_ok(&cfg, conf_path);
+	ck_assert_str_eq(cfg.mysql_password, "a#b");
+	config_cleanup(&cfg);
+}
+END_TEST
+
+/* A PAYHOOK_ variable that names no key is a typo, not to be ignored. */
+START_TEST(unknown_env_variable_refused)
+{
+	struct error err;
+	struct config cfg;
+
+	setenv("PAYHOOK_SIGNATURE_SCHEME", "none", 1);
+	setenv("PAYHOOK_MYSQL_PASWORD", "x", 1);
+	expect_failure(NULL, "environment PAYHOOK_MYSQL_PASWORD names no "
+		       "configuration key", &err);
+	unsetenv("PAYHOOK_MYSQL_PASWORD");
+	/* PAYHOOK_CONFIG names the file, not a key. */
+	setenv("PAYHOOK_CONFIG", "/nonexistent", 1);
+	load_ok(&cfg, NULL);
+	config_cleanup(&cfg);
+}
+END_TEST
+
+/* Bounds that a backend would otherwise enforce too late: every lock of a
+ * long prefix fails, a body larger than a MEDIUMBLOB gets 503 forever. */
+START_TEST(bounds_of_prefix_and_body)
+{
+	struct error err;
+	struct config cfg;
+	char text[512];
+
+	snprintf(text, sizeof(text), "signature_scheme = none\n"
+		 "lock_key_prefix = %0129d\n", 0);
+	write_conf(text);
+	expect_failure(conf_path, "bad value for key 'lock_key_prefix': "
+		       "expected at most 128 bytes", &err);
+	snprintf(text, sizeof(text), "signature_scheme = none\n"
+		 "lock_key_prefix = %0128d\nmax_body_bytes = 16777215\n", 0);
+	write_conf(text);
+	load_ok(&cfg, conf_path);
+	ck_assert_uint_eq(strlen(cfg.lock_key_prefix), 128);
+	ck_assert_uint_eq(cfg.max_body_bytes, 16777215);
+	config_cleanup(&cfg);
+	write_conf("signature_scheme = none\nmax_body_bytes = 16777216\n");
+	expect_failure(conf_path, "bad value for key 'max_body_bytes': expected "
+		       "a whole number from 1 to 16777215", &err);
+}
+END_TEST
+
+/* A Standard Webhooks secret needs its whsec_ prefix: a raw key pasted
+ * without it would silently be decoded into another key. */
+START_TEST(whsec_prefix_required)
+{
+	struct error err;
+
+	write_conf("webhook_secret = MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw\n");
+	expect_failure(conf_path, ":1: bad value for key 'webhook_secret': "
+		       "secret is not valid: expected whsec_ followed by base64",
+		       &err);
+	ck_assert_ptr_null(strstr(err.message, "MfKQ9r8"));
+	write_conf("webhook_secret = 00112233445566778899aabbccddeeff\n");
+	expect_failure(conf_path, "expected whsec_ followed by base64", &err);
+}
+END_TEST
+
+START_TEST(providers_and_their_secrets)
+{
+	struct error err;
+	struct config cfg;
+
+	write_conf("signature_scheme = none\nproviders = standard stripe\n");
+	expect_failure(conf_path, "providers has stripe: set stripe_secret",
+		       &err);
+	write_conf("providers = stripe paddle\n"
+		   "stripe_secret = whsec_test_abc\n"
+		   "paddle_secret = pdl_ntfset_01abc_def\n"
+		   "stripe_tolerance_s = 60\n");
+	load_ok(&cfg, conf_path);
+	ck_assert(!config_provider_enabled(&cfg, CONFIG_PROVIDER_STANDARD));
+	ck_assert(config_provider_enabled(&cfg, CONFIG_PROVIDER_STRIPE));
+	ck_assert(config_provider_enabled(&cfg, CONFIG_PROVIDER_PADDLE));
+	ck_assert_int_eq(config_tolerance_s(&cfg, CONFIG_PROVIDER_STRIPE), 60);
+	ck_assert_int_eq(config_tolerance_s(&cfg, CONFIG_PROVIDER_PADDLE), 300);
+	ck_assert_str_eq(cfg.secrets[CONFIG_PROVIDER_STRIPE].items[0],
+			 "whsec_test_abc");
+	config_cleanup(&cfg);
+	/* Rotation through the environment, as for webhook_secret. */
+	setenv("PAYHOOK_PADDLE_SECRET", "pdl_a pdl_b", 1);
+	load_ok(&cfg, conf_path);
+	ck_assert_uint_eq(cfg.secrets[CONFIG_PROVIDER_PADDLE].count, 2);
+	ck_assert_str_eq(cfg.secrets[CONFIG_PROVIDER_PADDLE].items[1], "pdl_b");
+	config_cleanup(&cfg);
+	unsetenv("PAYHOOK_PADDLE_SECRET");
+
+	write_conf("providers = stripe bogus\nstripe_secret = x\n");
+	expect_failure(conf_path, "bad value for key 'providers'", &err);
+	write_conf("providers =\n");
+	expect_failure(conf_path, "bad value for key 'providers'", &err);
+	/* Adyen's key is hex. */
+	write_conf("providers = adyen\nadyen_secret = not-hex-at-all\n");
+	expect_failure(conf_path, "bad value for key 'adyen_secret': secret is "
+		       "not valid: expected hex digits", &err);
+	ck_assert_ptr_null(strstr(err.message, "not-hex"));
+	write_conf("providers = square\nsquare_secret = sq\n");
+	expect_failure(conf_path, "set square_notification_url", &err);
+	write_conf("providers = generic\ngeneric_secret = g\n");
+	expect_failure(conf_path, "set generic_signature_header", &err);
+	write_conf("providers = generic\ngeneric_secret = g\n"
+		   "generic_signature_header = X-Sig\n"
+		   "generic_transaction_id_path = id\n"
+		   "generic_amount_path = amount\n"
+		   "generic_currency_path = currency\n"
+		   "generic_signed_payload = {timestamp}.{body}\n");
+	expect_failure(conf_path, "set generic_timestamp_header", &err);
+	write_conf("providers = generic\ngeneric_secret = zz\n"
+		   "generic_secret_encoding = hex\n"
+		   "generic_signature_header = X-Sig\n"
+		   "generic_transaction_id_path = id\n"
+		   "generic_amount_path = amount\n"
+		   "generic_currency_path = currency\n");
+	expect_failure(conf_path, "generic_secret 1: secret is not valid: "
+		       "expected hex digits", &err);
 }
 END_TEST
 
@@ -449,16 +620,16 @@ START_TEST(env_secrets_replace_file_lines)
 		   "webhook_secret = " SECRET_C "\n");
 	setenv("PAYHOOK_WEBHOOK_SECRET", " " SECRET_D " \t" SECRET_A "\n", 1);
 	load_ok(&cfg, conf_path);
-	ck_assert_uint_eq(cfg.webhook_secret_count, 2);
-	ck_assert_str_eq(cfg.webhook_secrets[0], SECRET_D);
-	ck_assert_str_eq(cfg.webhook_secrets[1], SECRET_A);
+	ck_assert_uint_eq(cfg.secrets[CONFIG_PROVIDER_STANDARD].count, 2);
+	ck_assert_str_eq(cfg.secrets[CONFIG_PROVIDER_STANDARD].items[0], SECRET_D);
+	ck_assert_str_eq(cfg.secrets[CONFIG_PROVIDER_STANDARD].items[1], SECRET_A);
 	config_cleanup(&cfg);
 
 	/* Set but empty counts as unset: the file lines stay. */
 	setenv("PAYHOOK_WEBHOOK_SECRET", "", 1);
 	load_ok(&cfg, conf_path);
-	ck_assert_uint_eq(cfg.webhook_secret_count, 3);
-	ck_assert_str_eq(cfg.webhook_secrets[2], SECRET_C);
+	ck_assert_uint_eq(cfg.secrets[CONFIG_PROVIDER_STANDARD].count, 3);
+	ck_assert_str_eq(cfg.secrets[CONFIG_PROVIDER_STANDARD].items[2], SECRET_C);
 	config_cleanup(&cfg);
 }
 END_TEST
@@ -591,7 +762,7 @@ START_TEST(cleanup_is_idempotent)
 	config_cleanup(NULL);
 	setenv("PAYHOOK_WEBHOOK_SECRET", SECRET_A, 1);
 	load_ok(&cfg, NULL);
-	ck_assert_uint_eq(cfg.webhook_secret_count, 1);
+	ck_assert_uint_eq(cfg.secrets[CONFIG_PROVIDER_STANDARD].count, 1);
 	config_cleanup(&cfg);
 	ck_assert_int_eq(memcmp(&cfg, &zero, sizeof(cfg)), 0);
 	config_cleanup(&cfg);
@@ -609,6 +780,12 @@ static Suite *config_suite(void)
 	tcase_add_test(tc, full_file_every_key);
 	tcase_add_test(tc, comments_blank_lines_and_spacing);
 	tcase_add_test(tc, unknown_key_names_file_line_and_key);
+	tcase_add_test(tc, unknown_key_never_quoted);
+	tcase_add_test(tc, quotes_and_inline_comments_refused);
+	tcase_add_test(tc, unknown_env_variable_refused);
+	tcase_add_test(tc, bounds_of_prefix_and_body);
+	tcase_add_test(tc, whsec_prefix_required);
+	tcase_add_test(tc, providers_and_their_secrets);
 	tcase_add_test(tc, line_without_equals);
 	tcase_add_test(tc, bad_integers_rejected);
 	tcase_add_test(tc, in_progress_status_only_409_or_503);

@@ -15,27 +15,13 @@
 #include "pipeline.h"
 #include "response.h"
 #include "signature.h"
+#include "testreq.h"
 
 #define SECRET "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
 #define BODY "{\"transaction_id\":\"tx-1\",\"amount\":5,\"currency\":\"EUR\"}"
 
 static struct config cfg;
 static struct pipeline *pipeline;
-
-struct body_reader {
-	const char *data;
-	size_t len, pos;
-};
-
-static long read_memory(void *ctx, char *buf, size_t cap)
-{
-	struct body_reader *r = ctx;
-	size_t n = r->len - r->pos < cap ? r->len - r->pos : cap;
-
-	memcpy(buf, r->data + r->pos, n);
-	r->pos += n;
-	return (long)n;
-}
 
 static void setup(void)
 {
@@ -64,47 +50,50 @@ static void teardown(void)
 /* Signs body at now (offset by skew_s) into the three header buffers. */
 static void sign(const char *body, long skew_s, char *id, char *ts, char *sig)
 {
-	unsigned char key[SIGNATURE_KEY_MAX];
-	size_t key_len;
+	char *secrets[] = { SECRET };
+	struct signature_keyring *ring;
 	struct error err;
 
 	strcpy(id, "msg_test");
 	snprintf(ts, 32, "%lld", (long long)time(NULL) + skew_s);
-	ck_assert_int_eq(signature_secret_decode(SECRET, key, sizeof(key),
-						 &key_len, &err), 0);
-	ck_assert_int_eq(signature_sign(key, key_len, id, ts, body,
-					strlen(body), sig, SIGNATURE_TEXT_MAX,
-					&err), 0);
+	ring = signature_keyring_new(secrets, 1, SECRET_WHSEC_BASE64, &err);
+	ck_assert_ptr_nonnull(ring);
+	ck_assert_int_eq(signature_sign_standard(ring, id, ts, body,
+						 strlen(body), sig, &err), 0);
+	signature_keyring_free(ring);
 }
 
-/* Runs one request; content_length NULL means "the body's length". */
+/* Runs one request to uri (NULL: none); content_length NULL means "the
+ * body's length", content_type NULL means absent. */
+static enum outcome run_at(const char *uri, const char *method,
+			   const char *content_type, const char *content_length,
+			   const char *body, bool signed_request)
+{
+	char id[32], ts[32], sig[SIGNATURE_TEXT_MAX];
+	struct testreq t;
+	struct result r;
+
+	testreq_init(&t, method, body, strlen(body));
+	testreq_set(&t, "CONTENT_TYPE", content_type);
+	if (content_length != NULL)
+		testreq_set(&t, "CONTENT_LENGTH", content_length);
+	testreq_set(&t, "REQUEST_URI", uri);
+	if (signed_request) {
+		sign(body, 0, id, ts, sig);
+		testreq_header(&t, "webhook-id", id);
+		testreq_header(&t, "webhook-timestamp", ts);
+		testreq_header(&t, "webhook-signature", sig);
+	}
+	pipeline_handle(pipeline, &t.req, &r);
+	return r.outcome;
+}
+
 static enum outcome run(const char *method, const char *content_type,
 			const char *content_length, const char *body,
 			bool signed_request)
 {
-	char length[32], id[32], ts[32], sig[SIGNATURE_TEXT_MAX];
-	struct body_reader reader = { body, strlen(body), 0 };
-	struct request req = {
-		.method = method,
-		.content_type = content_type,
-		.content_length = content_length,
-		.read_body = read_memory,
-		.read_ctx = &reader,
-	};
-	struct result r;
-
-	if (content_length == NULL) {
-		snprintf(length, sizeof(length), "%zu", reader.len);
-		req.content_length = length;
-	}
-	if (signed_request) {
-		sign(body, 0, id, ts, sig);
-		req.webhook_id = id;
-		req.webhook_timestamp = ts;
-		req.webhook_signature = sig;
-	}
-	pipeline_handle(pipeline, &req, &r);
-	return r.outcome;
+	return run_at("/webhook", method, content_type, content_length, body,
+		      signed_request);
 }
 
 #define assert_outcome(got, want)                                         \
@@ -195,6 +184,78 @@ START_TEST(test_absent_media_type_refused)
 }
 END_TEST
 
+/* The last path segment picks the profile: any other segment is the
+ * standard profile; a profile that is not enabled is 404, before any other
+ * check (the resource does not exist, whatever the method). */
+START_TEST(test_routing)
+{
+	assert_outcome(run_at("/webhook/stripe", "POST", "application/json",
+			      NULL, BODY, true), OUTCOME_NOT_FOUND);
+	assert_outcome(run_at("/webhook/stripe", "GET", NULL, NULL, "", false),
+		       OUTCOME_NOT_FOUND);
+	assert_outcome(run_at("/webhook/stripe/?x=1", "POST",
+			      "application/json", NULL, BODY, true),
+		       OUTCOME_NOT_FOUND);
+	assert_outcome(run_at("/hooks/standard", "POST", "application/json",
+			      NULL, BODY, true), OUTCOME_UNAVAILABLE);
+	assert_outcome(run_at("/webhook?provider=stripe", "POST",
+			      "application/json", NULL, BODY, true),
+		       OUTCOME_UNAVAILABLE);
+	assert_outcome(run_at(NULL, "POST", "application/json", NULL, BODY,
+			      true), OUTCOME_UNAVAILABLE);
+	/* Case matters: "Stripe" is not a profile name, so standard. */
+	assert_outcome(run_at("/webhook/Stripe", "POST", "application/json",
+			      NULL, BODY, true), OUTCOME_UNAVAILABLE);
+}
+END_TEST
+
+static void assert_segment(const char *uri, const char *script,
+			   const char *info, const char *want)
+{
+	struct testreq t;
+	char out[REQUEST_SEGMENT_MAX + 1];
+
+	testreq_init(&t, "POST", "", 0);
+	testreq_set(&t, "REQUEST_URI", uri);
+	testreq_set(&t, "SCRIPT_NAME", script);
+	testreq_set(&t, "PATH_INFO", info);
+	request_profile_segment(&t.req, out);
+	ck_assert_msg(strcmp(out, want) == 0, "%s|%s|%s: got '%s', want '%s'",
+		      uri ? uri : "-", script ? script : "-",
+		      info ? info : "-", out, want);
+}
+
+START_TEST(test_profile_segment)
+{
+	assert_segment("/webhook/stripe", NULL, NULL, "stripe");
+	assert_segment("/webhook/stripe/", NULL, NULL, "stripe");
+	assert_segment("/webhook/stripe?a=/b/c", NULL, NULL, "stripe");
+	assert_segment("/webhook/stripe#x", NULL, NULL, "stripe");
+	assert_segment("/", NULL, NULL, "");
+	assert_segment("stripe", NULL, NULL, "stripe");
+	/* REQUEST_URI wins; without it SCRIPT_NAME + PATH_INFO. */
+	assert_segment("/a/paddle", "/payhook.fcgi", "/stripe", "paddle");
+	assert_segment(NULL, "/payhook.fcgi", "/stripe", "stripe");
+	assert_segment(NULL, "/webhook/komoju", NULL, "komoju");
+	assert_segment(NULL, "/webhook/komoju", "/", "komoju");
+	/* Longer than any profile name could be: no segment. */
+	assert_segment("/webhook/aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",
+		       NULL, NULL, "");
+}
+END_TEST
+
+START_TEST(test_header_param)
+{
+	char out[32];
+
+	ck_assert_int_eq(request_header_param("Stripe-Signature", out,
+					      sizeof(out)), 0);
+	ck_assert_str_eq(out, "HTTP_STRIPE_SIGNATURE");
+	ck_assert_int_eq(request_header_param("x-square-hmacsha256-signature",
+					      out, sizeof(out)), -1);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("request");
@@ -210,6 +271,9 @@ int main(void)
 	tcase_add_loop_test(tc, test_other_media_types_refused, 0,
 			    (int)(sizeof(other_types) / sizeof(other_types[0])));
 	tcase_add_test(tc, test_absent_media_type_refused);
+	tcase_add_test(tc, test_routing);
+	tcase_add_test(tc, test_profile_segment);
+	tcase_add_test(tc, test_header_param);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);

@@ -1,6 +1,7 @@
-/* test_signature.c - unit tests of lib/signature (Standard Webhooks HMAC
- * signatures) against vectors computed independently with the openssl CLI,
- * and of the payhook-sign program when top_builddir is known.
+/* test_signature.c - unit tests of lib/signature (Standard Webhooks, Stripe,
+ * Paddle, digest and token schemes over HMAC-SHA256) and lib/secret against
+ * vectors computed independently with the openssl CLI, and of the
+ * payhook-sign program when top_builddir is known.
  */
 #include "config.h"
 
@@ -11,6 +12,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "secret.h"
 #include "signature.h"
 
 /*
@@ -52,15 +54,22 @@ static const unsigned char key_a[] = {
 	0x3c, 0x3f, 0x08, 0x2c, 0xf6, 0x48, 0xa3, 0x62, 0xda, 0x2d, 0xa4, 0xb0,
 };
 
-static struct signature_verifier *verifier;
+static struct signature_keyring *verifier;
 
-static struct signature_verifier *verifier_of(char *const *secrets, size_t n)
+static struct signature_keyring *ring_of(char *const *secrets, size_t n,
+					 enum secret_form form)
 {
 	struct error err;
-	struct signature_verifier *v = signature_verifier_new(secrets, n, &err);
+	struct signature_keyring *r = signature_keyring_new(secrets, n, form,
+							    &err);
 
-	ck_assert_msg(v != NULL, "verifier_new: %s", err.message);
-	return v;
+	ck_assert_msg(r != NULL, "keyring_new: %s", err.message);
+	return r;
+}
+
+static struct signature_keyring *verifier_of(char *const *secrets, size_t n)
+{
+	return ring_of(secrets, n, SECRET_WHSEC_BASE64);
 }
 
 static void setup_a(void)
@@ -72,15 +81,28 @@ static void setup_a(void)
 
 static void teardown(void)
 {
-	signature_verifier_free(verifier);
+	signature_keyring_free(verifier);
 	verifier = NULL;
 }
 
 static enum signature_status verify_a(const char *id, const char *ts,
 				      const char *sig, const char **reason)
 {
-	return signature_verify(verifier, id, ts, sig, BODY_A,
-				strlen(BODY_A), NOW_A, 300, reason);
+	return signature_verify_standard(verifier, id, ts, sig, BODY_A,
+					 strlen(BODY_A), NOW_A, 300, reason);
+}
+
+/* Signs with the one secret given, as payhook-sign does. */
+static int sign_with(const char *secret, const char *id, const char *ts,
+		     const void *body, size_t len, char *out)
+{
+	char *secrets[] = { (char *)secret };
+	struct signature_keyring *ring = verifier_of(secrets, 1);
+	struct error err;
+	int rc = signature_sign_standard(ring, id, ts, body, len, out, &err);
+
+	signature_keyring_free(ring);
+	return rc;
 }
 
 /* ---- signing ---- */
@@ -88,52 +110,39 @@ static enum signature_status verify_a(const char *id, const char *ts,
 START_TEST(test_sign_standard_webhooks_vector)
 {
 	char out[SIGNATURE_TEXT_MAX];
-	struct error err;
 
-	ck_assert_int_eq(signature_sign(key_a, sizeof(key_a), ID_A, TS_A,
-					BODY_A, strlen(BODY_A), out,
-					sizeof(out), &err), 0);
+	ck_assert_int_eq(sign_with(SECRET_A, ID_A, TS_A, BODY_A,
+				   strlen(BODY_A), out), 0);
 	ck_assert_str_eq(out, SIG_A_A);
 }
 END_TEST
 
 START_TEST(test_sign_matches_openssl)
 {
-	unsigned char key[SIGNATURE_KEY_MAX];
-	size_t key_len = 0;
 	char out[SIGNATURE_TEXT_MAX];
 	static const char bin[] = "a\0b\xff\n";
 	unsigned char *big;
-	struct error err;
 
-	ck_assert_int_eq(signature_secret_decode(SECRET_B, key, sizeof(key),
-						 &key_len, &err), 0);
-	ck_assert_uint_eq(key_len, 32);
-
-	ck_assert_int_eq(signature_sign(key, key_len, ID_A, TS_A, BODY_A,
-					strlen(BODY_A), out, sizeof(out),
-					&err), 0);
+	ck_assert_int_eq(sign_with(SECRET_B, ID_A, TS_A, BODY_A, strlen(BODY_A),
+				   out), 0);
 	ck_assert_str_eq(out, SIG_B_A);
 
 	/* Binary-safe: the NUL and 0xff bytes are signed, not cut. */
-	ck_assert_int_eq(signature_sign(key, key_len, "msg_1", "1700000000",
-					bin, sizeof(bin) - 1, out,
-					sizeof(out), &err), 0);
+	ck_assert_int_eq(sign_with(SECRET_B, "msg_1", "1700000000", bin,
+				   sizeof(bin) - 1, out), 0);
 	ck_assert_str_eq(out, SIG_B_BIN);
 
 	big = malloc(100000);
 	ck_assert_ptr_nonnull(big);
 	for (size_t i = 0; i < 100000; i++)
 		big[i] = (unsigned char)((i * 7 + 3) & 0xff);
-	ck_assert_int_eq(signature_sign(key, key_len, "msg_big", TS_A, big,
-					100000, out, sizeof(out), &err), 0);
+	ck_assert_int_eq(sign_with(SECRET_B, "msg_big", TS_A, big, 100000, out),
+			 0);
 	free(big);
 	ck_assert_str_eq(out, SIG_B_BIG);
 
 	/* An empty body, passed as NULL. */
-	ck_assert_int_eq(signature_sign(key_a, sizeof(key_a), "msg_empty",
-					"0", NULL, 0, out, sizeof(out), &err),
-			 0);
+	ck_assert_int_eq(sign_with(SECRET_A, "msg_empty", "0", NULL, 0, out), 0);
 	ck_assert_str_eq(out, SIG_A_EMPTY);
 }
 END_TEST
@@ -142,49 +151,61 @@ START_TEST(test_sign_rejects_bad_arguments)
 {
 	char out[SIGNATURE_TEXT_MAX];
 	struct error err;
+	char *secrets[] = { SECRET_A };
+	struct signature_keyring *ring = verifier_of(secrets, 1);
 
 	error_clear(&err);
-	ck_assert_int_eq(signature_sign(key_a, sizeof(key_a), ID_A, TS_A,
-					BODY_A, strlen(BODY_A), out,
-					SIGNATURE_TEXT_MAX - 1, &err), -1);
+	ck_assert_int_eq(signature_sign_standard(ring, ID_A, TS_A, NULL, 5, out,
+						 &err), -1);
 	ck_assert_str_ne(err.message, "");
-	error_clear(&err);
-	ck_assert_int_eq(signature_sign(key_a, 0, ID_A, TS_A, BODY_A,
-					strlen(BODY_A), out, sizeof(out),
-					&err), -1);
-	ck_assert_str_ne(err.message, "");
+	signature_keyring_free(ring);
 }
 END_TEST
 
 /* ---- secrets ---- */
 
-START_TEST(test_secret_decode_prefix_optional)
+START_TEST(test_secret_decode_prefix_required)
 {
-	unsigned char key[SIGNATURE_KEY_MAX];
-	size_t key_len = 0;
+	struct secret_key key;
 	struct error err;
 
-	ck_assert_int_eq(signature_secret_decode(SECRET_A, key, sizeof(key),
-						 &key_len, &err), 0);
-	ck_assert_uint_eq(key_len, sizeof(key_a));
-	ck_assert_mem_eq(key, key_a, sizeof(key_a));
+	ck_assert_int_eq(secret_decode(SECRET_WHSEC_BASE64, SECRET_A, &key,
+				       &err), 0);
+	ck_assert_uint_eq(key.len, sizeof(key_a));
+	ck_assert_mem_eq(key.bytes, key_a, sizeof(key_a));
 
-	memset(key, 0, sizeof(key));
-	key_len = 0;
-	ck_assert_int_eq(signature_secret_decode(SECRET_A + strlen("whsec_"),
-						 key, sizeof(key), &key_len,
-						 &err), 0);
-	ck_assert_uint_eq(key_len, sizeof(key_a));
-	ck_assert_mem_eq(key, key_a, sizeof(key_a));
+	/* Without whsec_ it would silently be another key: refused. */
+	ck_assert_int_eq(secret_decode(SECRET_WHSEC_BASE64,
+				       SECRET_A + strlen("whsec_"), &key, &err),
+			 -1);
+	ck_assert_ptr_nonnull(strstr(err.message, "expected whsec_"));
+	ck_assert_ptr_null(strstr(err.message, "MfKQ"));
 
 	/* Padding is not key material: "AAE=" is 2 bytes, "AA==" is 1. */
-	ck_assert_int_eq(signature_secret_decode("whsec_AAE=", key,
-						 sizeof(key), &key_len, &err),
-			 0);
-	ck_assert_uint_eq(key_len, 2);
-	ck_assert_int_eq(signature_secret_decode("AA==", key, sizeof(key),
-						 &key_len, &err), 0);
-	ck_assert_uint_eq(key_len, 1);
+	ck_assert_int_eq(secret_decode(SECRET_WHSEC_BASE64, "whsec_AAE=", &key,
+				       &err), 0);
+	ck_assert_uint_eq(key.len, 2);
+	ck_assert_int_eq(secret_decode(SECRET_BASE64, "AA==", &key, &err), 0);
+	ck_assert_uint_eq(key.len, 1);
+}
+END_TEST
+
+/* The other forms: text is the key; hex (Adyen) either case. */
+START_TEST(test_secret_forms)
+{
+	struct secret_key key;
+	struct error err;
+
+	ck_assert_int_eq(secret_decode(SECRET_TEXT, "whsec_test", &key, &err), 0);
+	ck_assert_uint_eq(key.len, 10);
+	ck_assert_mem_eq(key.bytes, "whsec_test", 10);
+	ck_assert_int_eq(secret_decode(SECRET_HEX, "00fFa0", &key, &err), 0);
+	ck_assert_uint_eq(key.len, 3);
+	ck_assert_mem_eq(key.bytes, "\x00\xff\xa0", 3);
+	ck_assert_int_eq(secret_decode(SECRET_HEX, "0fa", &key, &err), -1);
+	ck_assert_ptr_nonnull(strstr(err.message, "expected hex digits"));
+	ck_assert_int_eq(secret_decode(SECRET_HEX, "zz", &key, &err), -1);
+	ck_assert_int_eq(secret_decode(SECRET_TEXT, "", &key, &err), -1);
 }
 END_TEST
 
@@ -198,20 +219,20 @@ static const char *const bad_secrets[] = {
 	"whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaS ", /* white space */
 	"whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw\n",
 	"whsec_MfKQ-r8GKYqrTwjUPD8ILPZIo2LaLaSw", /* URL-safe alphabet */
+	"MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw", /* no prefix */
 };
 
 START_TEST(test_secret_decode_rejects)
 {
-	unsigned char key[SIGNATURE_KEY_MAX];
-	size_t key_len = 99;
+	struct secret_key key;
 	struct error err;
 	const char *secret = bad_secrets[_i];
 
 	error_clear(&err);
-	ck_assert_int_eq(signature_secret_decode(secret, key, sizeof(key),
-						 &key_len, &err), -1);
+	ck_assert_int_eq(secret_decode(SECRET_WHSEC_BASE64, secret, &key, &err),
+			 -1);
 	ck_assert_str_ne(err.message, "");
-	ck_assert_uint_eq(key_len, 99);
+	ck_assert_uint_eq(key.len, 0);
 	/* The message never quotes the secret. */
 	if (strlen(secret) > strlen("whsec_"))
 		ck_assert_ptr_null(strstr(err.message,
@@ -221,27 +242,21 @@ END_TEST
 
 START_TEST(test_secret_decode_bounds)
 {
-	unsigned char key[SIGNATURE_KEY_MAX];
-	size_t key_len = 0;
+	struct secret_key key;
 	struct error err;
 	/* 258 bytes of key material (344 base64 chars): too long. */
-	char longer[400];
+	char longer[400] = "whsec_";
 
-	memset(longer, 'A', 344);
-	longer[344] = '\0';
-	ck_assert_int_eq(signature_secret_decode(longer, key, sizeof(key),
-						 &key_len, &err), -1);
-	/* Exactly SIGNATURE_KEY_MAX bytes: 256 = 85*3 + 1 -> "...AA==". */
-	memset(longer, 'A', 344);
-	longer[342] = '=';
-	longer[343] = '=';
-	ck_assert_int_eq(signature_secret_decode(longer, key, sizeof(key),
-						 &key_len, &err), 0);
-	ck_assert_uint_eq(key_len, SIGNATURE_KEY_MAX);
-	/* A key larger than the caller's buffer is refused, not cut. */
-	ck_assert_int_eq(signature_secret_decode(SECRET_A, key, 8, &key_len,
-						 &err), -1);
-	ck_assert_ptr_null(strstr(err.message, "MfKQ"));
+	memset(longer + 6, 'A', 344);
+	longer[350] = '\0';
+	ck_assert_int_eq(secret_decode(SECRET_WHSEC_BASE64, longer, &key, &err),
+			 -1);
+	/* Exactly SECRET_KEY_MAX bytes: 256 = 85*3 + 1 -> "...AA==". */
+	longer[348] = '=';
+	longer[349] = '=';
+	ck_assert_int_eq(secret_decode(SECRET_WHSEC_BASE64, longer, &key, &err),
+			 0);
+	ck_assert_uint_eq(key.len, SECRET_KEY_MAX);
 }
 END_TEST
 
@@ -252,13 +267,15 @@ START_TEST(test_verifier_new_errors)
 	struct error err;
 
 	error_clear(&err);
-	ck_assert_ptr_null(signature_verifier_new(none, 0, &err));
+	ck_assert_ptr_null(signature_keyring_new(none, 0, SECRET_WHSEC_BASE64,
+						 &err));
 	ck_assert_str_ne(err.message, "");
 	error_clear(&err);
-	ck_assert_ptr_null(signature_verifier_new(one_bad, 2, &err));
+	ck_assert_ptr_null(signature_keyring_new(one_bad, 2,
+						 SECRET_WHSEC_BASE64, &err));
 	ck_assert_ptr_nonnull(strstr(err.message, "2"));
 	ck_assert_ptr_null(strstr(err.message, "not base64"));
-	signature_verifier_free(NULL);
+	signature_keyring_free(NULL);
 }
 END_TEST
 
@@ -278,7 +295,7 @@ END_TEST
 
 START_TEST(test_verify_empty_body)
 {
-	ck_assert_int_eq(signature_verify(verifier, "msg_empty", "0",
+	ck_assert_int_eq(signature_verify_standard(verifier, "msg_empty", "0",
 					  SIG_A_EMPTY, NULL, 0, 100, 300,
 					  NULL), SIGNATURE_VALID);
 }
@@ -288,24 +305,24 @@ START_TEST(test_verify_rotation)
 {
 	char *secrets[] = { SECRET_C, SECRET_B };
 	char *both[] = { SECRET_A, SECRET_B };
-	struct signature_verifier *v = verifier_of(secrets, 2);
-	struct signature_verifier *w = verifier_of(both, 2);
+	struct signature_keyring *v = verifier_of(secrets, 2);
+	struct signature_keyring *w = verifier_of(both, 2);
 
 	/* Signed with the second configured secret. */
-	ck_assert_int_eq(signature_verify(v, ID_A, TS_A, SIG_B_A, BODY_A,
+	ck_assert_int_eq(signature_verify_standard(v, ID_A, TS_A, SIG_B_A, BODY_A,
 					  strlen(BODY_A), NOW_A, 300, NULL),
 			 SIGNATURE_VALID);
-	ck_assert_int_eq(signature_verify(v, ID_A, TS_A, SIG_A_A, BODY_A,
+	ck_assert_int_eq(signature_verify_standard(v, ID_A, TS_A, SIG_A_A, BODY_A,
 					  strlen(BODY_A), NOW_A, 300, NULL),
 			 SIGNATURE_MISMATCH);
-	ck_assert_int_eq(signature_verify(w, ID_A, TS_A, SIG_A_A, BODY_A,
+	ck_assert_int_eq(signature_verify_standard(w, ID_A, TS_A, SIG_A_A, BODY_A,
 					  strlen(BODY_A), NOW_A, 300, NULL),
 			 SIGNATURE_VALID);
-	ck_assert_int_eq(signature_verify(w, ID_A, TS_A, SIG_B_A, BODY_A,
+	ck_assert_int_eq(signature_verify_standard(w, ID_A, TS_A, SIG_B_A, BODY_A,
 					  strlen(BODY_A), NOW_A, 300, NULL),
 			 SIGNATURE_VALID);
-	signature_verifier_free(v);
-	signature_verifier_free(w);
+	signature_keyring_free(v);
+	signature_keyring_free(w);
 }
 END_TEST
 
@@ -317,17 +334,17 @@ START_TEST(test_verify_zero_padded_key_is_the_same_key)
 {
 	char *padded[] = { "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSwAA==" };
 	char *changed[] = { "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSwAQ==" };
-	struct signature_verifier *p = verifier_of(padded, 1);
-	struct signature_verifier *c = verifier_of(changed, 1);
+	struct signature_keyring *p = verifier_of(padded, 1);
+	struct signature_keyring *c = verifier_of(changed, 1);
 
-	ck_assert_int_eq(signature_verify(p, ID_A, TS_A, SIG_A_A, BODY_A,
+	ck_assert_int_eq(signature_verify_standard(p, ID_A, TS_A, SIG_A_A, BODY_A,
 					  strlen(BODY_A), NOW_A, 300, NULL),
 			 SIGNATURE_VALID);
-	ck_assert_int_eq(signature_verify(c, ID_A, TS_A, SIG_A_A, BODY_A,
+	ck_assert_int_eq(signature_verify_standard(c, ID_A, TS_A, SIG_A_A, BODY_A,
 					  strlen(BODY_A), NOW_A, 300, NULL),
 			 SIGNATURE_MISMATCH);
-	signature_verifier_free(p);
-	signature_verifier_free(c);
+	signature_keyring_free(p);
+	signature_keyring_free(c);
 }
 END_TEST
 
@@ -363,24 +380,24 @@ END_TEST
 START_TEST(test_verify_mismatch)
 {
 	char *wrong[] = { SECRET_C };
-	struct signature_verifier *v = verifier_of(wrong, 1);
+	struct signature_keyring *v = verifier_of(wrong, 1);
 	const char *reason = NULL;
 	char body[] = BODY_A;
 
-	ck_assert_int_eq(signature_verify(v, ID_A, TS_A, SIG_A_A, BODY_A,
+	ck_assert_int_eq(signature_verify_standard(v, ID_A, TS_A, SIG_A_A, BODY_A,
 					  strlen(BODY_A), NOW_A, 300, &reason),
 			 SIGNATURE_MISMATCH);
 	ck_assert_ptr_nonnull(reason);
 	ck_assert_ptr_null(strstr(reason, "g0hM"));
-	signature_verifier_free(v);
+	signature_keyring_free(v);
 
 	/* One byte of the body changed. */
 	body[10] ^= 1;
-	ck_assert_int_eq(signature_verify(verifier, ID_A, TS_A, SIG_A_A, body,
+	ck_assert_int_eq(signature_verify_standard(verifier, ID_A, TS_A, SIG_A_A, body,
 					  strlen(body), NOW_A, 300, NULL),
 			 SIGNATURE_MISMATCH);
 	/* One byte fewer. */
-	ck_assert_int_eq(signature_verify(verifier, ID_A, TS_A, SIG_A_A,
+	ck_assert_int_eq(signature_verify_standard(verifier, ID_A, TS_A, SIG_A_A,
 					  BODY_A, strlen(BODY_A) - 1, NOW_A,
 					  300, NULL),
 			 SIGNATURE_MISMATCH);
@@ -428,30 +445,30 @@ START_TEST(test_verify_tolerance)
 {
 	const char *reason = NULL;
 
-	ck_assert_int_eq(signature_verify(verifier, ID_A, TS_A, SIG_A_A,
+	ck_assert_int_eq(signature_verify_standard(verifier, ID_A, TS_A, SIG_A_A,
 					  BODY_A, strlen(BODY_A), NOW_A + 300,
 					  300, NULL), SIGNATURE_VALID);
-	ck_assert_int_eq(signature_verify(verifier, ID_A, TS_A, SIG_A_A,
+	ck_assert_int_eq(signature_verify_standard(verifier, ID_A, TS_A, SIG_A_A,
 					  BODY_A, strlen(BODY_A), NOW_A - 300,
 					  300, NULL), SIGNATURE_VALID);
 	/* 301 s old. */
-	ck_assert_int_eq(signature_verify(verifier, ID_A, TS_A, SIG_A_A,
+	ck_assert_int_eq(signature_verify_standard(verifier, ID_A, TS_A, SIG_A_A,
 					  BODY_A, strlen(BODY_A), NOW_A + 301,
 					  300, &reason), SIGNATURE_STALE);
 	ck_assert_str_eq(reason, "webhook-timestamp outside the tolerance");
 	/* 301 s in the future. */
-	ck_assert_int_eq(signature_verify(verifier, ID_A, TS_A, SIG_A_A,
+	ck_assert_int_eq(signature_verify_standard(verifier, ID_A, TS_A, SIG_A_A,
 					  BODY_A, strlen(BODY_A), NOW_A - 301,
 					  300, NULL), SIGNATURE_STALE);
 	/* Tolerance 0 means the same second only. */
-	ck_assert_int_eq(signature_verify(verifier, ID_A, TS_A, SIG_A_A,
+	ck_assert_int_eq(signature_verify_standard(verifier, ID_A, TS_A, SIG_A_A,
 					  BODY_A, strlen(BODY_A), NOW_A, 0,
 					  NULL), SIGNATURE_VALID);
-	ck_assert_int_eq(signature_verify(verifier, ID_A, TS_A, SIG_A_A,
+	ck_assert_int_eq(signature_verify_standard(verifier, ID_A, TS_A, SIG_A_A,
 					  BODY_A, strlen(BODY_A), NOW_A + 1, 0,
 					  NULL), SIGNATURE_STALE);
 	/* Staleness is reported before a mismatch. */
-	ck_assert_int_eq(signature_verify(verifier, ID_A, TS_A, SIG_OTHER,
+	ck_assert_int_eq(signature_verify_standard(verifier, ID_A, TS_A, SIG_OTHER,
 					  BODY_A, strlen(BODY_A), NOW_A + 301,
 					  300, NULL), SIGNATURE_STALE);
 	/* The largest well-formed timestamp is stale, not an overflow. */
@@ -488,12 +505,13 @@ START_TEST(test_verify_bad_id)
 			 SIGNATURE_MALFORMED);
 	ck_assert_int_eq(verify_a("msg_\xc3\xa9", TS_A, SIG_A_A, NULL),
 			 SIGNATURE_MALFORMED);
-	memset(long_id, 'a', 257);
-	long_id[257] = '\0';
+	/* The id becomes the row's event_id, a VARBINARY(255). */
+	memset(long_id, 'a', 256);
+	long_id[256] = '\0';
 	ck_assert_int_eq(verify_a(long_id, TS_A, SIG_A_A, NULL),
 			 SIGNATURE_MALFORMED);
-	/* 256 bytes is still well formed: it just does not match. */
-	long_id[256] = '\0';
+	/* 255 bytes is still well formed: it just does not match. */
+	long_id[255] = '\0';
 	ck_assert_int_eq(verify_a(long_id, TS_A, SIG_A_A, NULL),
 			 SIGNATURE_MISMATCH);
 }
@@ -713,6 +731,164 @@ START_TEST(test_program_usage)
 }
 END_TEST
 
+/* ---- the other schemes (vectors from the openssl CLI, e.g.
+ *   printf '%s' "1614265330.$BODY_E" | openssl dgst -sha256 -hmac whsec_test_secret
+ * and -binary | base64 for the base64 ones) ---- */
+
+#define BODY_E "{\"id\":\"evt_1\",\"type\":\"payment_intent.succeeded\"}"
+#define STRIPE_HEX "f60156f07d9fcede64d2d4c42b7e1f12f459a2e0c0c293d0bd7f817fbc59ecf6"
+#define PADDLE_HEX "61379d765b9d699687e7299e2d484ca70ad0301bb883337681661b14691af5dc"
+#define RAZORPAY_HEX "703e4068b5737db92ced6bd48ce801a9120dfe4aa93d3038aaded28af51df0b6"
+#define SHOPIFY_B64 "uGw8Y/Q6BtDDN9WdYLXza56oFRTueNwE9y59aA8hDsg="
+#define SQUARE_URL "https://example.com/webhook/square"
+#define SQUARE_B64 "v8zEGYj481yFZ8/zzBiUCEAnZ+Vi54QleB33cssdZnw="
+#define ADYEN_KEY "44782DEF547AAA06C910C43932B1EB0C71FC68D9D0C057550C48EC2ACF6BA056"
+#define ADYEN_B64 "8xPPMAXS3BIGcMjxBaUDESnHOMl9b7WezsxOA5u4xxQ="
+
+static struct signature_keyring *text_ring(const char *secret)
+{
+	char *secrets[] = { "another-secret", (char *)secret };
+
+	return ring_of(secrets, 2, SECRET_TEXT);
+}
+
+START_TEST(test_verify_stripe)
+{
+	struct signature_keyring *ring = text_ring("whsec_test_secret");
+	const char *reason = NULL;
+
+#define STRIPE(header, now)                                                   \
+	signature_verify_stripe(ring, header, BODY_E, strlen(BODY_E), now, 300, \
+				&reason)
+	ck_assert_int_eq(STRIPE("t=1614265330,v1=" STRIPE_HEX, NOW_A),
+			 SIGNATURE_VALID);
+	/* Several v1 (rotation), a v0 skipped, any order, upper-case hex. */
+	ck_assert_int_eq(STRIPE("v0=abc,v1=" RAZORPAY_HEX ",t=1614265330,v1="
+				STRIPE_HEX, NOW_A), SIGNATURE_VALID);
+	ck_assert_int_eq(STRIPE("t=1614265330,v1=F60156F07D9FCEDE64D2D4C42B7E1F12"
+				"F459A2E0C0C293D0BD7F817FBC59ECF6", NOW_A),
+			 SIGNATURE_VALID);
+	/* The timestamp is signed: another t does not verify. */
+	ck_assert_int_eq(STRIPE("t=1614265331,v1=" STRIPE_HEX, NOW_A),
+			 SIGNATURE_MISMATCH);
+	ck_assert_int_eq(STRIPE("t=1614265330,v1=" STRIPE_HEX, NOW_A + 301),
+			 SIGNATURE_STALE);
+	ck_assert_ptr_nonnull(strstr(reason, "tolerance"));
+	ck_assert_int_eq(STRIPE("t=1614265330,v1=" STRIPE_HEX, NOW_A - 301),
+			 SIGNATURE_STALE);
+	ck_assert_int_eq(STRIPE(NULL, NOW_A), SIGNATURE_MISSING);
+	ck_assert_str_eq(reason, "Stripe-Signature header missing");
+	ck_assert_int_eq(STRIPE("v1=" STRIPE_HEX, NOW_A), SIGNATURE_MALFORMED);
+	ck_assert_int_eq(STRIPE("t=1614265330", NOW_A), SIGNATURE_MALFORMED);
+	ck_assert_int_eq(STRIPE("t=1614265330,t=1614265330,v1=" STRIPE_HEX,
+				NOW_A), SIGNATURE_MALFORMED);
+	ck_assert_int_eq(STRIPE("t=-5,v1=" STRIPE_HEX, NOW_A),
+			 SIGNATURE_MALFORMED);
+	ck_assert_int_eq(STRIPE("garbage", NOW_A), SIGNATURE_MALFORMED);
+#undef STRIPE
+	signature_keyring_free(ring);
+}
+END_TEST
+
+START_TEST(test_verify_paddle)
+{
+	struct signature_keyring *ring = text_ring("pdl_ntfset_01abc_secret");
+
+#define PADDLE(header) signature_verify_paddle(ring, header, BODY_E,    \
+					       strlen(BODY_E), NOW_A, 5, NULL)
+	ck_assert_int_eq(PADDLE("ts=1614265330;h1=" PADDLE_HEX), SIGNATURE_VALID);
+	ck_assert_int_eq(PADDLE("ts=1614265330; h1=" STRIPE_HEX "; h1="
+				PADDLE_HEX), SIGNATURE_VALID);
+	/* Stripe's separators are not Paddle's. */
+	ck_assert_int_eq(PADDLE("ts=1614265330,h1=" PADDLE_HEX),
+			 SIGNATURE_MALFORMED);
+	ck_assert_int_eq(PADDLE("ts=1614265330;h1=" STRIPE_HEX),
+			 SIGNATURE_MISMATCH);
+#undef PADDLE
+	ck_assert_int_eq(signature_verify_paddle(ring,
+						 "ts=1614265330;h1=" PADDLE_HEX,
+						 BODY_E, strlen(BODY_E),
+						 NOW_A + 6, 5, NULL),
+			 SIGNATURE_STALE);
+	signature_keyring_free(ring);
+}
+END_TEST
+
+START_TEST(test_verify_digest)
+{
+	struct signature_keyring *rzp = text_ring("rzp_secret");
+	struct signature_keyring *shop = text_ring("shpss_secret");
+	struct signature_keyring *sq = text_ring("sq_key");
+	char *adyen_keys[] = { ADYEN_KEY };
+	struct signature_keyring *adyen = ring_of(adyen_keys, 1, SECRET_HEX);
+	struct signature_part body[] = { { BODY_E, strlen(BODY_E) } };
+	struct signature_part url_body[] = {
+		{ SQUARE_URL, strlen(SQUARE_URL) }, { BODY_E, strlen(BODY_E) },
+	};
+	const char *reason = NULL;
+
+	ck_assert_int_eq(signature_verify_digest(rzp, RAZORPAY_HEX, NULL,
+						 SIGNATURE_HEX, body, 1, "m",
+						 &reason), SIGNATURE_VALID);
+	ck_assert_int_eq(signature_verify_digest(rzp, "sha256=" RAZORPAY_HEX,
+						 "sha256=", SIGNATURE_HEX, body,
+						 1, "m", &reason),
+			 SIGNATURE_VALID);
+	ck_assert_int_eq(signature_verify_digest(rzp, RAZORPAY_HEX, "sha256=",
+						 SIGNATURE_HEX, body, 1, "m",
+						 &reason), SIGNATURE_MALFORMED);
+	ck_assert_int_eq(signature_verify_digest(rzp, STRIPE_HEX, NULL,
+						 SIGNATURE_HEX, body, 1, "m",
+						 &reason), SIGNATURE_MISMATCH);
+	ck_assert_int_eq(signature_verify_digest(rzp, "", NULL, SIGNATURE_HEX,
+						 body, 1, "X-Sig missing",
+						 &reason), SIGNATURE_MISSING);
+	ck_assert_str_eq(reason, "X-Sig missing");
+	ck_assert_int_eq(signature_verify_digest(shop, SHOPIFY_B64, NULL,
+						 SIGNATURE_BASE64, body, 1, "m",
+						 &reason), SIGNATURE_VALID);
+	/* Hex where base64 is expected, and the reverse, never match. */
+	ck_assert_int_eq(signature_verify_digest(rzp, RAZORPAY_HEX, NULL,
+						 SIGNATURE_BASE64, body, 1, "m",
+						 &reason), SIGNATURE_MISMATCH);
+	ck_assert_int_eq(signature_verify_digest(sq, SQUARE_B64, NULL,
+						 SIGNATURE_BASE64, url_body, 2,
+						 "m", &reason), SIGNATURE_VALID);
+	/* Square signs the URL too: the body alone does not verify. */
+	ck_assert_int_eq(signature_verify_digest(sq, SQUARE_B64, NULL,
+						 SIGNATURE_BASE64, body, 1, "m",
+						 &reason), SIGNATURE_MISMATCH);
+	ck_assert_int_eq(signature_verify_digest(adyen, ADYEN_B64, NULL,
+						 SIGNATURE_BASE64, body, 1, "m",
+						 &reason), SIGNATURE_VALID);
+	signature_keyring_free(rzp);
+	signature_keyring_free(shop);
+	signature_keyring_free(sq);
+	signature_keyring_free(adyen);
+}
+END_TEST
+
+START_TEST(test_verify_token)
+{
+	struct signature_keyring *ring = text_ring("whook_payjp_token");
+	const char *reason = NULL;
+
+	ck_assert_int_eq(signature_verify_token(ring, "whook_payjp_token", "m",
+						&reason), SIGNATURE_VALID);
+	ck_assert_int_eq(signature_verify_token(ring, "another-secret", "m",
+						&reason), SIGNATURE_VALID);
+	ck_assert_int_eq(signature_verify_token(ring, "whook_payjp_toke", "m",
+						&reason), SIGNATURE_MISMATCH);
+	ck_assert_int_eq(signature_verify_token(ring, "whook_payjp_tokenx",
+						"m", &reason),
+			 SIGNATURE_MISMATCH);
+	ck_assert_int_eq(signature_verify_token(ring, NULL, "token missing",
+						&reason), SIGNATURE_MISSING);
+	ck_assert_str_eq(reason, "token missing");
+	signature_keyring_free(ring);
+}
+END_TEST
+
 static Suite *signature_suite(void)
 {
 	Suite *s = suite_create("signature");
@@ -726,7 +902,8 @@ static Suite *signature_suite(void)
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("secret");
-	tcase_add_test(tc, test_secret_decode_prefix_optional);
+	tcase_add_test(tc, test_secret_decode_prefix_required);
+	tcase_add_test(tc, test_secret_forms);
 	tcase_add_loop_test(tc, test_secret_decode_rejects, 0,
 			    (int)(sizeof(bad_secrets) / sizeof(bad_secrets[0])));
 	tcase_add_test(tc, test_secret_decode_bounds);
@@ -749,6 +926,10 @@ static Suite *signature_suite(void)
 	tcase_add_test(tc, test_verify_bad_id);
 	tcase_add_test(tc, test_verify_missing);
 	tcase_add_test(tc, test_verify_malformed_signature_header);
+	tcase_add_test(tc, test_verify_stripe);
+	tcase_add_test(tc, test_verify_paddle);
+	tcase_add_test(tc, test_verify_digest);
+	tcase_add_test(tc, test_verify_token);
 	suite_add_tcase(s, tc);
 
 	top = getenv("top_builddir");

@@ -1,0 +1,99 @@
+/* provider.h - provider profiles: for each payment provider payhook speaks
+ * to, how it signs a webhook, which of its events records a payment, and
+ * where the transaction id, amount, currency and event id are. It sits
+ * between the pipeline and the parsers (signature, payload): the pipeline
+ * asks it which profile a request is for and what the request carries.
+ */
+#ifndef PAYHOOK_PROVIDER_H
+#define PAYHOOK_PROVIDER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <time.h>
+
+#include "configuration.h"
+#include "error.h"
+#include "payload.h"
+#include "request.h"
+
+/* Adyen may batch notification items; more than this in one request is
+ * refused as invalid rather than half recorded. */
+#define PROVIDER_PAYMENTS_MAX 64
+#define PROVIDER_EVENT_TYPE_MAX 64
+
+/* The enabled profiles with their keys. Opaque. */
+struct provider_set;
+
+/* One profile. Opaque; valid while its set lives. */
+struct provider;
+
+enum provider_status {
+	PROVIDER_PAYMENTS = 0, /* signed, and carries 1 or more payments */
+	PROVIDER_IGNORED,      /* signed, but not the profile's payment event */
+	PROVIDER_UNAUTHORIZED, /* signature missing, malformed, stale or wrong */
+	PROVIDER_INVALID,      /* a payment event that breaks a field rule, or a
+				* body that is no event of this provider */
+	PROVIDER_ERROR,        /* libcrypto or memory failed: ours, not theirs */
+};
+
+/* What a request carries. */
+struct provider_batch {
+	size_t count;                         /* payments[0..count) */
+	struct payment payments[PROVIDER_PAYMENTS_MAX];
+	char event_type[PROVIDER_EVENT_TYPE_MAX + 1]; /* for the log; "" if none */
+	/* The body to send for a 2xx instead of payhook's JSON, as the
+	 * provider requires (Adyen: "[accepted]"); NULL for the JSON. */
+	const char *success_body;
+};
+
+/* Where a provider puts what payhook reads, for the side that writes such
+ * events (payhook-sign's samples). Paths are dotted JSON paths; NULL when the
+ * provider has no such field or it travels in a header. The generic
+ * profile's come from its configuration, so they are all NULL here. */
+struct provider_fields {
+	const char *event_path;     /* the event type */
+	const char *payment_event;  /* its value for a payment */
+	const char *status_path, *status_value; /* a second condition */
+	const char *event_id_path;
+	const char *id_path, *amount_path, *currency_path;
+	enum payload_amount_form amount_form;
+	bool id_integer;
+};
+
+/* The fields of a built-in profile. Can't fail. */
+void provider_fields(enum config_provider provider,
+		     struct provider_fields *out);
+
+/* Builds the enabled profiles of cfg (which must outlive the set) with their
+ * keyrings. Returns the set, or NULL with err set (a bad secret, out of
+ * memory). */
+struct provider_set *provider_set_new(const struct config *cfg,
+				      struct error *err);
+
+/* Frees the set; NULL is fine. */
+void provider_set_free(struct provider_set *set);
+
+/* The profile the request's path names: its last segment when that is an
+ * enabled profile's name; any other segment goes to standard when standard
+ * is enabled. NULL when no enabled profile takes the request (404). */
+const struct provider *provider_route(const struct provider_set *set,
+				      const struct request *req);
+
+/* The profile's name ("stripe"). */
+const char *provider_name(const struct provider *provider);
+
+/* Checks the signature of body[0..len) as the profile's provider signs it
+ * (at time now), parses the body strictly and classifies the event: on
+ * PROVIDER_PAYMENTS, out holds the payments to record; on PROVIDER_IGNORED,
+ * out->event_type says what came. On any other status why holds a short
+ * reason for the response (never quoting the body or a secret). When a
+ * payment event's transaction id was valid before another field broke a
+ * rule, out->payments[0] keeps it so the answer can name it. */
+enum provider_status provider_read(const struct provider *provider,
+				   const struct request *req,
+				   struct payload_parser *parser,
+				   const char *body, size_t len, time_t now,
+				   struct provider_batch *out,
+				   struct error *why);
+
+#endif

@@ -1,0 +1,176 @@
+/* request.c - the checks before the body and the request's variables (see
+ * request.h). */
+#include "config.h"
+
+#include <ctype.h>
+#include <stdint.h>
+#include <string.h>
+#include <strings.h>
+
+#include "number.h"
+#include "request.h"
+
+const char *request_param(const struct request *req, const char *name)
+{
+	size_t len = strlen(name);
+
+	if (req->params == NULL)
+		return NULL;
+	for (char *const *p = req->params; *p != NULL; p++) {
+		if (strncmp(*p, name, len) == 0 && (*p)[len] == '=')
+			return *p + len + 1;
+	}
+	return NULL;
+}
+
+static const char *skip_ows(const char *s)
+{
+	while (*s == ' ' || *s == '\t')
+		s++;
+	return s;
+}
+
+bool request_is_json_media_type(const char *text)
+{
+	static const char type[] = "application/json";
+	static const char charset[] = "charset";
+	static const char utf8[] = "utf-8";
+	const char *s;
+
+	if (text == NULL)
+		return false;
+	s = skip_ows(text);
+	if (strncasecmp(s, type, sizeof(type) - 1) != 0)
+		return false;
+	s = skip_ows(s + sizeof(type) - 1);
+	if (*s == '\0')
+		return true;
+	if (*s != ';')
+		return false;
+	s = skip_ows(s + 1);
+	if (strncasecmp(s, charset, sizeof(charset) - 1) != 0)
+		return false;
+	s = skip_ows(s + sizeof(charset) - 1);
+	if (*s != '=')
+		return false;
+	s = skip_ows(s + 1);
+	if (*s == '"') {
+		if (strncasecmp(s + 1, utf8, sizeof(utf8) - 1) != 0 ||
+		    s[sizeof(utf8)] != '"')
+			return false;
+		s += sizeof(utf8) + 1;
+	} else {
+		if (strncasecmp(s, utf8, sizeof(utf8) - 1) != 0)
+			return false;
+		s += sizeof(utf8) - 1;
+	}
+	return *skip_ows(s) == '\0';
+}
+
+static enum request_status fail(enum request_status status, const char *text,
+				const char **reason)
+{
+	*reason = text;
+	return status;
+}
+
+enum request_status request_check(const struct request *req, size_t max_body,
+				  size_t *body_len, const char **reason)
+{
+	const char *method = request_param(req, "REQUEST_METHOD");
+	uint64_t length;
+
+	*reason = NULL;
+	if (method == NULL || strcmp(method, "POST") != 0)
+		return fail(REQUEST_BAD_METHOD, "only POST is allowed", reason);
+	switch (number_parse(request_param(req, "CONTENT_LENGTH"), max_body,
+			     &length)) {
+	case NUMBER_OK:
+		break;
+	case NUMBER_TOO_LARGE:
+		return fail(REQUEST_TOO_LARGE, "body larger than max_body_bytes",
+			    reason);
+	case NUMBER_INVALID:
+	default:
+		return fail(REQUEST_NO_LENGTH, "Content-Length is required",
+			    reason);
+	}
+	if (!request_is_json_media_type(request_param(req, "CONTENT_TYPE")))
+		return fail(REQUEST_BAD_MEDIA_TYPE,
+			    "Content-Type must be application/json", reason);
+	*body_len = (size_t)length;
+	return REQUEST_OK;
+}
+
+enum request_status request_read_body(const struct request *req, char *buf,
+				      size_t len, const char **reason)
+{
+	size_t got = 0;
+
+	*reason = NULL;
+	while (got < len) {
+		long n = req->read_body(req->read_ctx, buf + got, len - got);
+
+		if (n <= 0)
+			return fail(REQUEST_SHORT_BODY,
+				    "body shorter than Content-Length", reason);
+		got += (size_t)n;
+	}
+	return REQUEST_OK;
+}
+
+/* Copies the last '/'-separated segment of path[0..len) into out; "" when
+ * it is longer than REQUEST_SEGMENT_MAX. */
+static void last_segment(const char *path, size_t len, char *out)
+{
+	const char *end = path + len;
+	const char *start;
+
+	/* "/webhook/stripe/" names the same resource as "/webhook/stripe". */
+	while (end > path && end[-1] == '/')
+		end--;
+	start = end;
+	while (start > path && start[-1] != '/')
+		start--;
+	out[0] = '\0';
+	if ((size_t)(end - start) <= REQUEST_SEGMENT_MAX) {
+		memcpy(out, start, (size_t)(end - start));
+		out[end - start] = '\0';
+	}
+}
+
+void request_profile_segment(const struct request *req, char *out)
+{
+	const char *uri = request_param(req, "REQUEST_URI");
+	const char *script, *info;
+
+	out[0] = '\0';
+	if (uri != NULL && uri[0] != '\0') {
+		last_segment(uri, strcspn(uri, "?#"), out);
+		return;
+	}
+	info = request_param(req, "PATH_INFO");
+	if (info != NULL && info[0] != '\0' && strcmp(info, "/") != 0) {
+		last_segment(info, strlen(info), out);
+		return;
+	}
+	script = request_param(req, "SCRIPT_NAME");
+	if (script != NULL)
+		last_segment(script, strlen(script), out);
+}
+
+int request_header_param(const char *header, char *out, size_t cap)
+{
+	size_t len = strlen(header);
+
+	if (len + sizeof("HTTP_") > cap)
+		return -1;
+	memcpy(out, "HTTP_", 5);
+	for (size_t i = 0; i < len; i++) {
+		unsigned char c = (unsigned char)header[i];
+
+		out[5 + i] = c == '-' ? '_' : (char)toupper(c);
+	}
+	out[5 + len] = '\0';
+	return 0;
+}

@@ -1,0 +1,870 @@
+/* test_provider.c - unit tests of lib/provider.c (every profile: signature,
+ * payment event, fields, event id) and lib/sender.c (what payhook-sign
+ * writes), with the documented example events in tests/fixtures/providers/
+ * and signatures computed by the openssl command line, never by payhook.
+ */
+#include "config.h"
+
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "configuration.h"
+#include "payload.h"
+#include "provider.h"
+#include "sender.h"
+#include "testreq.h"
+
+#define STANDARD_SECRET "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
+#define STANDARD_HEXKEY "31f290f6bf06298aab4f08d43c3f082cf648a362da2da4b0"
+#define STRIPE_SECRET "whsec_test_stripe_secret"
+#define PADDLE_SECRET "pdl_ntfset_01test_secret"
+#define RAZORPAY_SECRET "rzp_test_secret"
+#define KOMOJU_SECRET "komoju_test_token"
+#define PAYJP_SECRET "whook_test_payjp_token"
+#define SQUARE_SECRET "sq_test_signature_key"
+#define SQUARE_URL "https://example.com/webhook/square"
+#define SHOPIFY_SECRET "shpss_test_secret"
+/* Adyen's documented example key. */
+#define ADYEN_KEY "44782DEF547AAA06C910C43932B1EB0C71FC68D9D0C057550C48EC2ACF6BA056"
+#define GENERIC_SECRET "gen_test_secret"
+
+static struct config cfg;
+static struct provider_set *set;
+static struct payload_parser *parser;
+static struct provider_batch batch;
+static struct error why;
+static char tmp_dir[64];
+
+static void setup(void)
+{
+	struct error err;
+
+	setenv("PAYHOOK_PROVIDERS", "standard stripe paddle razorpay komoju "
+	       "payjp square shopify adyen generic", 1);
+	setenv("PAYHOOK_WEBHOOK_SECRET", STANDARD_SECRET, 1);
+	setenv("PAYHOOK_STRIPE_SECRET", "whsec_old " STRIPE_SECRET, 1);
+	setenv("PAYHOOK_PADDLE_SECRET", PADDLE_SECRET, 1);
+	setenv("PAYHOOK_RAZORPAY_SECRET", RAZORPAY_SECRET, 1);
+	setenv("PAYHOOK_KOMOJU_SECRET", KOMOJU_SECRET, 1);
+	setenv("PAYHOOK_PAYJP_SECRET", PAYJP_SECRET, 1);
+	setenv("PAYHOOK_SQUARE_SECRET", SQUARE_SECRET, 1);
+	setenv("PAYHOOK_SQUARE_NOTIFICATION_URL", SQUARE_URL, 1);
+	setenv("PAYHOOK_SHOPIFY_SECRET", SHOPIFY_SECRET, 1);
+	setenv("PAYHOOK_ADYEN_SECRET", ADYEN_KEY, 1);
+	setenv("PAYHOOK_GENERIC_SECRET", GENERIC_SECRET, 1);
+	setenv("PAYHOOK_GENERIC_SIGNATURE_HEADER", "X-Signature", 1);
+	setenv("PAYHOOK_GENERIC_SIGNATURE_PREFIX", "sha256=", 1);
+	setenv("PAYHOOK_GENERIC_SIGNED_PAYLOAD", "{timestamp}.{body}", 1);
+	setenv("PAYHOOK_GENERIC_TIMESTAMP_HEADER", "X-Timestamp", 1);
+	setenv("PAYHOOK_GENERIC_EVENT_PATH", "event", 1);
+	setenv("PAYHOOK_GENERIC_EVENT_VALUES", "order.paid charge.paid", 1);
+	setenv("PAYHOOK_GENERIC_EVENT_ID_PATH", "id", 1);
+	setenv("PAYHOOK_GENERIC_TRANSACTION_ID_PATH", "data.id", 1);
+	setenv("PAYHOOK_GENERIC_AMOUNT_PATH", "data.total", 1);
+	setenv("PAYHOOK_GENERIC_AMOUNT_FORMAT", "decimal", 1);
+	setenv("PAYHOOK_GENERIC_CURRENCY_PATH", "data.currency", 1);
+	ck_assert_msg(config_load(&cfg, NULL, &err) == 0, "%s", err.message);
+	set = provider_set_new(&cfg, &err);
+	ck_assert_msg(set != NULL, "%s", err.message);
+	parser = payload_parser_new();
+	ck_assert_ptr_nonnull(parser);
+	strcpy(tmp_dir, "/tmp/test_provider.XXXXXX");
+	ck_assert_ptr_nonnull(mkdtemp(tmp_dir));
+}
+
+static void teardown(void)
+{
+	char cmd[128];
+
+	payload_parser_free(parser);
+	provider_set_free(set);
+	config_cleanup(&cfg);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmp_dir);
+	ck_assert_int_eq(system(cmd), 0);
+}
+
+/* ---- fixtures and openssl ---- */
+
+/* The fixture's bytes (no trailing newline in the files), NUL-terminated;
+ * the caller frees. */
+static char *fixture(const char *name)
+{
+	const char *srcdir = getenv("top_srcdir");
+	char path[512];
+	FILE *f;
+	long len;
+	char *text;
+
+	snprintf(path, sizeof(path), "%s/tests/fixtures/providers/%s",
+		 srcdir != NULL ? srcdir : ".", name);
+	f = fopen(path, "rb");
+	ck_assert_msg(f != NULL, "fixture %s", path);
+	ck_assert_int_eq(fseek(f, 0, SEEK_END), 0);
+	len = ftell(f);
+	ck_assert_int_ge(len, 0);
+	rewind(f);
+	text = malloc((size_t)len + 1);
+	ck_assert_ptr_nonnull(text);
+	ck_assert_uint_eq(fread(text, 1, (size_t)len, f), (size_t)len);
+	text[len] = '\0';
+	fclose(f);
+	return text;
+}
+
+/* HMAC-SHA256 of prefix + text, computed by the openssl command line:
+ * keyopt is "-hmac KEY" or "-mac HMAC -macopt hexkey:KEY"; base64 or hex. */
+static void openssl_mac(const char *keyopt, const char *prefix,
+			const char *text, int base64, char *out, size_t cap)
+{
+	char path[128], cmd[1024];
+	FILE *f, *p;
+	size_t n;
+
+	snprintf(path, sizeof(path), "%s/signed", tmp_dir);
+	f = fopen(path, "wb");
+	ck_assert_ptr_nonnull(f);
+	fputs(prefix, f);
+	fputs(text, f);
+	ck_assert_int_eq(fclose(f), 0);
+	snprintf(cmd, sizeof(cmd),
+		 base64 ? "openssl dgst -sha256 %s -binary '%s' | base64"
+			: "openssl dgst -sha256 %s -r '%s' | cut -d' ' -f1",
+		 keyopt, path);
+	p = popen(cmd, "r");
+	ck_assert_ptr_nonnull(p);
+	n = fread(out, 1, cap - 1, p);
+	ck_assert_int_eq(pclose(p), 0);
+	while (n > 0 && (out[n - 1] == '\n' || out[n - 1] == '\r'))
+		n--;
+	out[n] = '\0';
+	ck_assert_uint_gt(n, 0);
+}
+
+static void hmac_hex(const char *key, const char *prefix, const char *text,
+		     char *out, size_t cap)
+{
+	char opt[256];
+
+	snprintf(opt, sizeof(opt), "-hmac '%s'", key);
+	openssl_mac(opt, prefix, text, 0, out, cap);
+}
+
+static void hmac_b64(const char *key, const char *prefix, const char *text,
+		     char *out, size_t cap)
+{
+	char opt[256];
+
+	snprintf(opt, sizeof(opt), "-hmac '%s'", key);
+	openssl_mac(opt, prefix, text, 1, out, cap);
+}
+
+/* ---- requests ---- */
+
+static struct testreq req;
+
+static void start(const char *provider, const char *body)
+{
+	char uri[96];
+
+	testreq_init(&req, "POST", body, strlen(body));
+	snprintf(uri, sizeof(uri), "/webhook/%s", provider);
+	testreq_set(&req, "REQUEST_URI", uri);
+}
+
+static enum provider_status read_as(const char *provider, const char *body,
+				    time_t now)
+{
+	const struct provider *p = provider_route(set, &req.req);
+
+	ck_assert_ptr_nonnull(p);
+	ck_assert_str_eq(provider_name(p), provider);
+	error_clear(&why);
+	return provider_read(p, &req.req, parser, body, strlen(body), now,
+			     &batch, &why);
+}
+
+#define assert_status(got, want)                                         \
+	ck_assert_msg((got) == (want), "status %d, expected %d (%s)",       \
+		      (int)(got), (int)(want), why.message)
+
+static void assert_payment(size_t i, const char *provider, const char *id,
+			   long long amount, const char *currency,
+			   const char *event_id)
+{
+	const struct payment *p = &batch.payments[i];
+
+	ck_assert_uint_gt(batch.count, i);
+	ck_assert_str_eq(p->provider, provider);
+	ck_assert_str_eq(p->transaction_id, id);
+	ck_assert_uint_eq(p->transaction_id_len, strlen(id));
+	ck_assert_int_eq(p->amount, amount);
+	ck_assert_str_eq(p->currency, currency);
+	ck_assert_str_eq(p->event_id, event_id != NULL ? event_id : "");
+	ck_assert_uint_eq(p->event_id_len, event_id != NULL ? strlen(event_id) : 0);
+}
+
+/* ---- standard ---- */
+
+START_TEST(test_standard)
+{
+	char *body = fixture("standard/payment.json");
+	char sig[128], header[160], opt[128];
+	char ts[32];
+	time_t now = time(NULL);
+
+	snprintf(ts, sizeof(ts), "%lld", (long long)now);
+	snprintf(opt, sizeof(opt), "-mac HMAC -macopt hexkey:%s", STANDARD_HEXKEY);
+	{
+		char prefix[96];
+
+		snprintf(prefix, sizeof(prefix), "msg_2KWPBgLlAfxdpx2AI54pPJ85f4W.%s.",
+			 ts);
+		openssl_mac(opt, prefix, body, 1, sig, sizeof(sig));
+	}
+	snprintf(header, sizeof(header), "v1,%s", sig);
+	start("standard", body);
+	testreq_header(&req, "webhook-id", "msg_2KWPBgLlAfxdpx2AI54pPJ85f4W");
+	testreq_header(&req, "webhook-timestamp", ts);
+	testreq_header(&req, "webhook-signature", header);
+	assert_status(read_as("standard", body, now), PROVIDER_PAYMENTS);
+	assert_payment(0, "standard", "tx_1001", 1999, "EUR",
+		       "msg_2KWPBgLlAfxdpx2AI54pPJ85f4W");
+	ck_assert_ptr_null(batch.success_body);
+	/* Any path whose last segment names no profile is standard. */
+	testreq_set(&req, "REQUEST_URI", "/hooks/incoming");
+	assert_status(read_as("standard", body, now), PROVIDER_PAYMENTS);
+	testreq_header(&req, "webhook-signature", "v1,AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=");
+	assert_status(read_as("standard", body, now), PROVIDER_UNAUTHORIZED);
+	free(body);
+}
+END_TEST
+
+/* ---- stripe ---- */
+
+static void stripe_sign(const char *body, const char *secret, time_t t)
+{
+	char hex[128], prefix[32], header[256];
+
+	snprintf(prefix, sizeof(prefix), "%lld.", (long long)t);
+	hmac_hex(secret, prefix, body, hex, sizeof(hex));
+	snprintf(header, sizeof(header), "t=%lld,v1=%s", (long long)t, hex);
+	testreq_header(&req, "Stripe-Signature", header);
+}
+
+START_TEST(test_stripe)
+{
+	char *pay = fixture("stripe/payment.json");
+	char *other = fixture("stripe/other.json");
+	char *second = fixture("stripe/second-success.json");
+	time_t now = time(NULL);
+
+	start("stripe", pay);
+	stripe_sign(pay, STRIPE_SECRET, now);
+	assert_status(read_as("stripe", pay, now), PROVIDER_PAYMENTS);
+	/* currency "usd" stored upper-case */
+	assert_payment(0, "stripe", "pi_3MtwBwLkdIwHu7ix28a3tqPa", 2000, "USD",
+		       "evt_3MtwBwLkdIwHu7ix2Jy0ZHIh");
+	ck_assert_uint_eq(batch.count, 1);
+	/* The first secret of a rotation verifies too. */
+	stripe_sign(pay, "whsec_old", now);
+	assert_status(read_as("stripe", pay, now), PROVIDER_PAYMENTS);
+
+	/* A signed event that is not the payment event: ignored. */
+	start("stripe", other);
+	stripe_sign(other, STRIPE_SECRET, now);
+	assert_status(read_as("stripe", other, now), PROVIDER_IGNORED);
+	ck_assert_str_eq(batch.event_type, "payment_intent.created");
+	ck_assert_uint_eq(batch.count, 0);
+	/* charge.succeeded for the same payment: one event type records. */
+	start("stripe", second);
+	stripe_sign(second, STRIPE_SECRET, now);
+	assert_status(read_as("stripe", second, now), PROVIDER_IGNORED);
+	ck_assert_str_eq(batch.event_type, "charge.succeeded");
+
+	/* Signatures: another secret, stale, absent, a Standard Webhooks one. */
+	start("stripe", pay);
+	stripe_sign(pay, "whsec_someone_else", now);
+	assert_status(read_as("stripe", pay, now), PROVIDER_UNAUTHORIZED);
+	stripe_sign(pay, STRIPE_SECRET, now - 301);
+	assert_status(read_as("stripe", pay, now), PROVIDER_UNAUTHORIZED);
+	ck_assert_ptr_nonnull(strstr(why.message, "tolerance"));
+	start("stripe", pay);
+	assert_status(read_as("stripe", pay, now), PROVIDER_UNAUTHORIZED);
+	ck_assert_str_eq(why.message, "Stripe-Signature header missing");
+	free(pay);
+	free(other);
+	free(second);
+}
+END_TEST
+
+/* A payment event that breaks a field rule is 400, naming the field (and
+ * the transaction id when that was valid). */
+START_TEST(test_stripe_field_rules)
+{
+	time_t now = time(NULL);
+	const char *bad_amount =
+		"{\"id\":\"evt_1\",\"type\":\"payment_intent.succeeded\",\"data\":"
+		"{\"object\":{\"id\":\"pi_1\",\"amount_received\":\"2000\","
+		"\"currency\":\"usd\"}}}";
+	const char *no_type = "{\"id\":\"evt_1\",\"data\":{\"object\":{}}}";
+	const char *type_nul =
+		"{\"id\":\"evt_1\",\"type\":\"payment_intent.succeeded\\u0000x\","
+		"\"data\":{\"object\":{\"id\":\"pi_1\",\"amount_received\":5,"
+		"\"currency\":\"usd\"}}}";
+	const char *dup_key =
+		"{\"id\":\"evt_1\",\"type\":\"payment_intent.succeeded\",\"data\":"
+		"{\"object\":{\"id\":\"pi_1\",\"amount_received\":5,"
+		"\"amount_received\":7,\"currency\":\"usd\"}}}";
+
+	start("stripe", bad_amount);
+	stripe_sign(bad_amount, STRIPE_SECRET, now);
+	assert_status(read_as("stripe", bad_amount, now), PROVIDER_INVALID);
+	ck_assert_str_eq(why.message,
+			 "data.object.amount_received: must be an integer");
+	ck_assert_str_eq(batch.payments[0].transaction_id, "pi_1");
+	start("stripe", no_type);
+	stripe_sign(no_type, STRIPE_SECRET, now);
+	assert_status(read_as("stripe", no_type, now), PROVIDER_INVALID);
+	ck_assert_str_eq(why.message, "type: must be a string naming the event");
+	/* A type that only starts like the payment event is another type. */
+	start("stripe", type_nul);
+	stripe_sign(type_nul, STRIPE_SECRET, now);
+	assert_status(read_as("stripe", type_nul, now), PROVIDER_IGNORED);
+	start("stripe", dup_key);
+	stripe_sign(dup_key, STRIPE_SECRET, now);
+	assert_status(read_as("stripe", dup_key, now), PROVIDER_INVALID);
+	ck_assert_str_eq(why.message, "body: a key is given twice");
+}
+END_TEST
+
+/* ---- paddle ---- */
+
+static void paddle_sign(const char *body, time_t t)
+{
+	char hex[128], prefix[32], header[256];
+
+	snprintf(prefix, sizeof(prefix), "%lld:", (long long)t);
+	hmac_hex(PADDLE_SECRET, prefix, body, hex, sizeof(hex));
+	snprintf(header, sizeof(header), "ts=%lld;h1=%s", (long long)t, hex);
+	testreq_header(&req, "Paddle-Signature", header);
+}
+
+START_TEST(test_paddle)
+{
+	char *pay = fixture("paddle/payment.json");
+	char *other = fixture("paddle/other.json");
+	char *second = fixture("paddle/second-success.json");
+	time_t now = time(NULL);
+
+	start("paddle", pay);
+	paddle_sign(pay, now);
+	assert_status(read_as("paddle", pay, now), PROVIDER_PAYMENTS);
+	/* grand_total is a string of minor units */
+	assert_payment(0, "paddle", "txn_01h8dzxgkvdwemdhbpcapj2tbj", 65215,
+		       "USD", "evt_01h8e1jxjnw9ra6zarhnz1a7y1");
+	start("paddle", other);
+	paddle_sign(other, now);
+	assert_status(read_as("paddle", other, now), PROVIDER_IGNORED);
+	ck_assert_str_eq(batch.event_type, "transaction.created");
+	start("paddle", second);
+	paddle_sign(second, now);
+	assert_status(read_as("paddle", second, now), PROVIDER_IGNORED);
+	ck_assert_str_eq(batch.event_type, "transaction.paid");
+	/* Stripe's header on a Paddle path proves nothing. */
+	start("paddle", pay);
+	stripe_sign(pay, PADDLE_SECRET, now);
+	assert_status(read_as("paddle", pay, now), PROVIDER_UNAUTHORIZED);
+	free(pay);
+	free(other);
+	free(second);
+}
+END_TEST
+
+/* ---- razorpay and komoju: hex HMAC of the body ---- */
+
+START_TEST(test_razorpay)
+{
+	char *pay = fixture("razorpay/payment.json");
+	char *other = fixture("razorpay/other.json");
+	char *second = fixture("razorpay/second-success.json");
+	char hex[128];
+	time_t now = time(NULL);
+
+	start("razorpay", pay);
+	hmac_hex(RAZORPAY_SECRET, "", pay, hex, sizeof(hex));
+	testreq_header(&req, "X-Razorpay-Signature", hex);
+	testreq_header(&req, "X-Razorpay-Event-Id", "KxJr6nS1p3ZlnE");
+	assert_status(read_as("razorpay", pay, now), PROVIDER_PAYMENTS);
+	assert_payment(0, "razorpay", "pay_DESlfW9H8K9uqM", 100, "INR",
+		       "KxJr6nS1p3ZlnE");
+	/* no event id header: NULL in the row */
+	testreq_header(&req, "X-Razorpay-Event-Id", NULL);
+	assert_status(read_as("razorpay", pay, now), PROVIDER_PAYMENTS);
+	assert_payment(0, "razorpay", "pay_DESlfW9H8K9uqM", 100, "INR", NULL);
+	start("razorpay", other);
+	hmac_hex(RAZORPAY_SECRET, "", other, hex, sizeof(hex));
+	testreq_header(&req, "X-Razorpay-Signature", hex);
+	assert_status(read_as("razorpay", other, now), PROVIDER_IGNORED);
+	ck_assert_str_eq(batch.event_type, "payment.authorized");
+	start("razorpay", second);
+	hmac_hex(RAZORPAY_SECRET, "", second, hex, sizeof(hex));
+	testreq_header(&req, "X-Razorpay-Signature", hex);
+	assert_status(read_as("razorpay", second, now), PROVIDER_IGNORED);
+	ck_assert_str_eq(batch.event_type, "order.paid");
+	/* the other body's signature */
+	start("razorpay", pay);
+	testreq_header(&req, "X-Razorpay-Signature", hex);
+	assert_status(read_as("razorpay", pay, now), PROVIDER_UNAUTHORIZED);
+	free(pay);
+	free(other);
+	free(second);
+}
+END_TEST
+
+START_TEST(test_komoju)
+{
+	char *pay = fixture("komoju/payment.json");
+	char *other = fixture("komoju/other.json");
+	char hex[128];
+	time_t now = time(NULL);
+
+	start("komoju", pay);
+	hmac_hex(KOMOJU_SECRET, "", pay, hex, sizeof(hex));
+	testreq_header(&req, "X-Komoju-Signature", hex);
+	assert_status(read_as("komoju", pay, now), PROVIDER_PAYMENTS);
+	assert_payment(0, "komoju", "a5n6xysxyk4svqfc4yy18ouo6", 1000, "JPY",
+		       "b2lhvm8e6pny4sz4xz9l1qh7c");
+	start("komoju", other);
+	hmac_hex(KOMOJU_SECRET, "", other, hex, sizeof(hex));
+	testreq_header(&req, "X-Komoju-Signature", hex);
+	assert_status(read_as("komoju", other, now), PROVIDER_IGNORED);
+	ck_assert_str_eq(batch.event_type, "payment.authorized");
+	free(pay);
+	free(other);
+}
+END_TEST
+
+/* ---- payjp: a static token ---- */
+
+START_TEST(test_payjp)
+{
+	char *pay = fixture("payjp/payment.json");
+	char *other = fixture("payjp/other.json");
+	time_t now = time(NULL);
+
+	start("payjp", pay);
+	testreq_header(&req, "X-Payjp-Webhook-Token", PAYJP_SECRET);
+	assert_status(read_as("payjp", pay, now), PROVIDER_PAYMENTS);
+	assert_payment(0, "payjp", "ch_fa990a4c10672a93053a774730b0a", 3500,
+		       "JPY", "evnt_54db4d63c7886256acdbc784ccf");
+	testreq_header(&req, "X-Payjp-Webhook-Token", "whook_test_payjp_tokeN");
+	assert_status(read_as("payjp", pay, now), PROVIDER_UNAUTHORIZED);
+	start("payjp", other);
+	testreq_header(&req, "X-Payjp-Webhook-Token", PAYJP_SECRET);
+	assert_status(read_as("payjp", other, now), PROVIDER_IGNORED);
+	ck_assert_str_eq(batch.event_type, "charge.refunded");
+	free(pay);
+	free(other);
+}
+END_TEST
+
+/* ---- square: base64 HMAC of the notification URL and the body ---- */
+
+START_TEST(test_square)
+{
+	char *pay = fixture("square/payment.json");
+	char *other = fixture("square/other.json");
+	char *second = fixture("square/second-success.json");
+	char b64[128];
+	time_t now = time(NULL);
+
+	start("square", pay);
+	hmac_b64(SQUARE_SECRET, SQUARE_URL, pay, b64, sizeof(b64));
+	testreq_header(&req, "x-square-hmacsha256-signature", b64);
+	assert_status(read_as("square", pay, now), PROVIDER_PAYMENTS);
+	assert_payment(0, "square", "hYy9pRFVxpDsO1FB05SunFWUe9JZY", 100, "USD",
+		       "6a8f5f28-54a1-4eb0-a98a-3111513fd4fc");
+	/* signed for another URL */
+	hmac_b64(SQUARE_SECRET, "https://example.com/other", pay, b64,
+		 sizeof(b64));
+	testreq_header(&req, "x-square-hmacsha256-signature", b64);
+	assert_status(read_as("square", pay, now), PROVIDER_UNAUTHORIZED);
+	/* payment.updated, but APPROVED: not yet a payment */
+	start("square", other);
+	hmac_b64(SQUARE_SECRET, SQUARE_URL, other, b64, sizeof(b64));
+	testreq_header(&req, "x-square-hmacsha256-signature", b64);
+	assert_status(read_as("square", other, now), PROVIDER_IGNORED);
+	ck_assert_str_eq(batch.event_type, "payment.updated");
+	/* a second COMPLETED update of the same payment: the same payment
+	 * again (the unique key makes it a duplicate) */
+	start("square", second);
+	hmac_b64(SQUARE_SECRET, SQUARE_URL, second, b64, sizeof(b64));
+	testreq_header(&req, "x-square-hmacsha256-signature", b64);
+	assert_status(read_as("square", second, now), PROVIDER_PAYMENTS);
+	ck_assert_str_eq(batch.payments[0].transaction_id,
+			 "hYy9pRFVxpDsO1FB05SunFWUe9JZY");
+	free(pay);
+	free(other);
+	free(second);
+}
+END_TEST
+
+/* ---- shopify: base64 HMAC of the body, the topic in a header ---- */
+
+static void shopify_start(const char *body, const char *topic)
+{
+	char b64[128];
+
+	start("shopify", body);
+	hmac_b64(SHOPIFY_SECRET, "", body, b64, sizeof(b64));
+	testreq_header(&req, "X-Shopify-Hmac-Sha256", b64);
+	testreq_header(&req, "X-Shopify-Topic", topic);
+	testreq_header(&req, "X-Shopify-Event-Id",
+		       "98880550-7158-44d4-b7cd-2c97c8a091b5");
+}
+
+START_TEST(test_shopify)
+{
+	char *pay = fixture("shopify/payment.json");
+	char *jpy = fixture("shopify/jpy.json");
+	char *inexact = fixture("shopify/not-exact.json");
+	time_t now = time(NULL);
+
+	shopify_start(pay, "orders/paid");
+	assert_status(read_as("shopify", pay, now), PROVIDER_PAYMENTS);
+	/* an id above 2^53, kept exact; "403.00" USD = 40300 cents */
+	assert_payment(0, "shopify", "820982911946154508", 40300, "USD",
+		       "98880550-7158-44d4-b7cd-2c97c8a091b5");
+	shopify_start(jpy, "orders/paid");
+	assert_status(read_as("shopify", jpy, now), PROVIDER_PAYMENTS);
+	ck_assert_int_eq(batch.payments[0].amount, 1000);
+	ck_assert_str_eq(batch.payments[0].currency, "JPY");
+	shopify_start(inexact, "orders/paid");
+	assert_status(read_as("shopify", inexact, now), PROVIDER_INVALID);
+	ck_assert_str_eq(why.message, "total_price: more decimals than the "
+			 "currency has: not an exact amount");
+	/* another topic: ignored; no topic: not an event we can read */
+	shopify_start(pay, "orders/create");
+	assert_status(read_as("shopify", pay, now), PROVIDER_IGNORED);
+	ck_assert_str_eq(batch.event_type, "orders/create");
+	shopify_start(pay, NULL);
+	assert_status(read_as("shopify", pay, now), PROVIDER_INVALID);
+	free(pay);
+	free(jpy);
+	free(inexact);
+}
+END_TEST
+
+/* Decimal amounts: exact or refused, with the currency's exponent. */
+START_TEST(test_decimal_amounts)
+{
+	static const struct {
+		const char *total, *currency;
+		long long want; /* -1: refused */
+	} cases[] = {
+		{ "19.99", "USD", 1999 }, { "0.01", "USD", 1 },
+		{ "19.9", "USD", 1990 }, { "19", "USD", 1900 },
+		{ "19.990", "USD", 1999 }, { "1000", "JPY", 1000 },
+		{ "1000.00", "JPY", 1000 }, { "1000.5", "JPY", -1 },
+		{ "1.234", "KWD", 1234 }, { "1.2345", "KWD", -1 },
+		{ "10.001", "USD", -1 }, { "0.00", "USD", -1 },
+		{ "-1.00", "USD", -1 }, { "1e2", "USD", -1 },
+		{ " 1.00", "USD", -1 }, { "1.", "USD", -1 }, { ".5", "USD", -1 },
+		{ "1.00", "XAU", -1 }, { "1.00", "ZZZ", -1 },
+		{ "92233720368547758.07", "USD", 9223372036854775807LL },
+		{ "92233720368547758.08", "USD", -1 },
+	};
+	char body[256];
+	time_t now = time(NULL);
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		snprintf(body, sizeof(body),
+			 "{\"id\":42,\"total_price\":\"%s\",\"currency\":\"%s\"}",
+			 cases[i].total, cases[i].currency);
+		shopify_start(body, "orders/paid");
+		if (cases[i].want < 0) {
+			ck_assert_msg(read_as("shopify", body, now) ==
+					      PROVIDER_INVALID,
+				      "%s %s accepted", cases[i].total,
+				      cases[i].currency);
+		} else {
+			assert_status(read_as("shopify", body, now),
+				      PROVIDER_PAYMENTS);
+			ck_assert_int_eq(batch.payments[0].amount,
+					 cases[i].want);
+		}
+	}
+}
+END_TEST
+
+/* ---- adyen: a signature per item, inside the body ---- */
+
+/* Replaces the first "HMAC" placeholder of body with the signature of
+ * signing, computed by openssl with Adyen's hex key. */
+static void adyen_fill(char *body, const char *signing)
+{
+	char sig[128], opt[160], *at = strstr(body, "\"HMAC\"");
+	char *rest;
+
+	ck_assert_ptr_nonnull(at);
+	snprintf(opt, sizeof(opt), "-mac HMAC -macopt hexkey:%s", ADYEN_KEY);
+	openssl_mac(opt, "", signing, 1, sig, sizeof(sig));
+	ck_assert_uint_eq(strlen(sig), 44);
+	rest = strdup(at + 6);
+	ck_assert_ptr_nonnull(rest);
+	/* The fixture has room: "HMAC" grows by 40 bytes, realloc'd below. */
+	sprintf(at, "\"%s\"%s", sig, rest);
+	free(rest);
+}
+
+static char *adyen_fixture(const char *name)
+{
+	char *text = fixture(name);
+	char *bigger = realloc(text, strlen(text) + 3 * 64 + 1);
+
+	ck_assert_ptr_nonnull(bigger);
+	return bigger;
+}
+
+START_TEST(test_adyen)
+{
+	char *pay = adyen_fixture("adyen/payment.json");
+	char *three = adyen_fixture("adyen/three-items.json");
+	char *forged = adyen_fixture("adyen/three-items.json");
+	char *failed = adyen_fixture("adyen/failed-auth.json");
+	char *other = adyen_fixture("adyen/other.json");
+	time_t now = time(NULL);
+
+	/* Adyen's documented example: signs to coqCmt/IZ4E3CzPvMY8zTjQVL5h... */
+	adyen_fill(pay, "7914073381342284::TestMerchant:"
+			"TestPayment-1407325143704:1130:EUR:AUTHORISATION:true");
+	ck_assert_ptr_nonnull(strstr(pay, "coqCmt/IZ4E3CzPvMY8zTjQVL5hYJUiBRg8UU+iCWo0="));
+	start("adyen", pay);
+	assert_status(read_as("adyen", pay, now), PROVIDER_PAYMENTS);
+	assert_payment(0, "adyen", "7914073381342284", 1130, "EUR", NULL);
+	ck_assert_str_eq(batch.success_body, "[accepted]");
+
+	/* Three items, each signed on its own, each its own payment. */
+	adyen_fill(three, "QFQTPCQ8HXSKGK82::TestMerchant:order-1001:1999:EUR:"
+			  "AUTHORISATION:true");
+	adyen_fill(three, "V4HZ4RBFJGXXGN82::TestMerchant:order-1002:500:EUR:"
+			  "AUTHORISATION:true");
+	adyen_fill(three, "NC6HT9CRT65ZGN82::TestMerchant:order-1003:12000:JPY:"
+			  "AUTHORISATION:true");
+	start("adyen", three);
+	assert_status(read_as("adyen", three, now), PROVIDER_PAYMENTS);
+	ck_assert_uint_eq(batch.count, 3);
+	assert_payment(0, "adyen", "QFQTPCQ8HXSKGK82", 1999, "EUR", NULL);
+	assert_payment(1, "adyen", "V4HZ4RBFJGXXGN82", 500, "EUR", NULL);
+	assert_payment(2, "adyen", "NC6HT9CRT65ZGN82", 12000, "JPY", NULL);
+
+	/* One of three fails its HMAC (signed for another amount): the whole
+	 * request is refused and nothing is recorded. */
+	adyen_fill(forged, "QFQTPCQ8HXSKGK82::TestMerchant:order-1001:1999:EUR:"
+			   "AUTHORISATION:true");
+	adyen_fill(forged, "V4HZ4RBFJGXXGN82::TestMerchant:order-1002:50000:EUR:"
+			   "AUTHORISATION:true");
+	adyen_fill(forged, "NC6HT9CRT65ZGN82::TestMerchant:order-1003:12000:JPY:"
+			   "AUTHORISATION:true");
+	start("adyen", forged);
+	assert_status(read_as("adyen", forged, now), PROVIDER_UNAUTHORIZED);
+	ck_assert_uint_eq(batch.count, 0);
+
+	/* A refused authorisation and a capture: signed, not payments. */
+	{
+		/* Build its signing string from the fixture's own fields. */
+		struct json_object *root = json_tokener_parse(failed);
+		struct json_object *item = payload_lookup(
+			json_object_array_get_idx(
+				payload_lookup(root, "notificationItems"), 0),
+			"NotificationRequestItem");
+		char signing[512];
+
+		ck_assert_ptr_nonnull(item);
+		snprintf(signing, sizeof(signing), "%s::%s:%s:%lld:%s:%s:%s",
+			 json_object_get_string(payload_lookup(item, "pspReference")),
+			 json_object_get_string(payload_lookup(item, "merchantAccountCode")),
+			 json_object_get_string(payload_lookup(item, "merchantReference")),
+			 (long long)json_object_get_int64(payload_lookup(item, "amount.value")),
+			 json_object_get_string(payload_lookup(item, "amount.currency")),
+			 json_object_get_string(payload_lookup(item, "eventCode")),
+			 json_object_get_string(payload_lookup(item, "success")));
+		json_object_put(root);
+		adyen_fill(failed, signing);
+	}
+	start("adyen", failed);
+	assert_status(read_as("adyen", failed, now), PROVIDER_IGNORED);
+	ck_assert_str_eq(batch.success_body, "[accepted]");
+	adyen_fill(other, "8825408195409505:7914073381342284:TestMerchant:"
+			  "TestPayment-1407325143704:1130:EUR:CAPTURE:true");
+	start("adyen", other);
+	assert_status(read_as("adyen", other, now), PROVIDER_IGNORED);
+	ck_assert_str_eq(batch.event_type, "CAPTURE");
+	free(pay);
+	free(three);
+	free(forged);
+	free(failed);
+	free(other);
+}
+END_TEST
+
+/* ---- generic: everything from the generic_ keys ---- */
+
+START_TEST(test_generic)
+{
+	const char *pay = "{\"id\":\"ev_9\",\"event\":\"charge.paid\",\"data\":"
+			  "{\"id\":\"ord_77\",\"total\":\"12.50\",\"currency\":"
+			  "\"eur\"}}";
+	const char *other = "{\"id\":\"ev_10\",\"event\":\"charge.failed\","
+			    "\"data\":{}}";
+	char hex[128], prefix[40], header[160], ts[32];
+	time_t now = time(NULL);
+
+	snprintf(ts, sizeof(ts), "%lld", (long long)now);
+	snprintf(prefix, sizeof(prefix), "%s.", ts);
+	hmac_hex(GENERIC_SECRET, prefix, pay, hex, sizeof(hex));
+	snprintf(header, sizeof(header), "sha256=%s", hex);
+	start("generic", pay);
+	testreq_header(&req, "X-Signature", header);
+	testreq_header(&req, "X-Timestamp", ts);
+	assert_status(read_as("generic", pay, now), PROVIDER_PAYMENTS);
+	assert_payment(0, "generic", "ord_77", 1250, "EUR", "ev_9");
+	/* the prefix is part of the form */
+	testreq_header(&req, "X-Signature", hex);
+	assert_status(read_as("generic", pay, now), PROVIDER_UNAUTHORIZED);
+	/* the timestamp is signed and bounded */
+	testreq_header(&req, "X-Signature", header);
+	assert_status(read_as("generic", pay, now + 301), PROVIDER_UNAUTHORIZED);
+	start("generic", other);
+	hmac_hex(GENERIC_SECRET, prefix, other, hex, sizeof(hex));
+	snprintf(header, sizeof(header), "sha256=%s", hex);
+	testreq_header(&req, "X-Signature", header);
+	testreq_header(&req, "X-Timestamp", ts);
+	assert_status(read_as("generic", other, now), PROVIDER_IGNORED);
+	ck_assert_str_eq(batch.event_type, "charge.failed");
+}
+END_TEST
+
+/* ---- payhook-sign's side: what it signs, payhook accepts; its samples
+ * read back as the payment they describe ---- */
+
+static const char *const secrets_of[CONFIG_PROVIDER_COUNT] = {
+	STANDARD_SECRET, STRIPE_SECRET, PADDLE_SECRET, RAZORPAY_SECRET,
+	KOMOJU_SECRET, PAYJP_SECRET, SQUARE_SECRET, SHOPIFY_SECRET, ADYEN_KEY,
+	GENERIC_SECRET,
+};
+
+START_TEST(test_sender_round_trip)
+{
+	enum config_provider p = (enum config_provider)_i;
+	const char *name = config_provider_name(p);
+	struct sender_sample_input sample = {
+		.provider = p, .transaction_id = p == CONFIG_PROVIDER_SHOPIFY ?
+							 "5551234" : "tx_round_1",
+		.amount = 4321, .currency = "EUR", .event_id = "evt_round",
+	};
+	struct sender_input in = {
+		.provider = p, .secret = secrets_of[p], .id = "evt_header_1",
+		.url = SQUARE_URL, .cfg = &cfg,
+	};
+	struct sender_headers h;
+	char ts[32], *body, *signed_body = NULL;
+	const char *sent;
+	struct error err;
+	time_t now = time(NULL);
+
+	snprintf(ts, sizeof(ts), "%lld", (long long)now);
+	in.timestamp = ts;
+	if (p == CONFIG_PROVIDER_GENERIC)
+		body = strdup("{\"id\":\"evt_round\",\"event\":\"order.paid\","
+			      "\"data\":{\"id\":\"tx_round_1\",\"total\":"
+			      "\"43.21\",\"currency\":\"EUR\"}}");
+	else
+		body = sender_sample(&sample, &err);
+	ck_assert_msg(body != NULL, "%s", err.message);
+	ck_assert_msg(sender_sign(&in, body, strlen(body), &h, &signed_body,
+				  &err) == 0, "%s: %s", name, err.message);
+	sent = signed_body != NULL ? signed_body : body;
+	start(name, sent);
+	for (size_t i = 0; i < h.count; i++)
+		testreq_header(&req, h.items[i].name, h.items[i].value);
+	assert_status(read_as(name, sent, now), PROVIDER_PAYMENTS);
+	assert_payment(0, name, p == CONFIG_PROVIDER_SHOPIFY ? "5551234"
+							     : "tx_round_1",
+		       4321, "EUR",
+		       p == CONFIG_PROVIDER_ADYEN ? NULL :
+		       p == CONFIG_PROVIDER_STANDARD ||
+				       p == CONFIG_PROVIDER_RAZORPAY ||
+				       p == CONFIG_PROVIDER_SHOPIFY ?
+			       "evt_header_1" : "evt_round");
+	/* The same headers over another body never verify. */
+	if (p != CONFIG_PROVIDER_PAYJP && p != CONFIG_PROVIDER_ADYEN) {
+		const char *tampered = "{\"transaction_id\":\"x\"}";
+
+		start(name, tampered);
+		for (size_t i = 0; i < h.count; i++)
+			testreq_header(&req, h.items[i].name, h.items[i].value);
+		assert_status(read_as(name, tampered, now),
+			      PROVIDER_UNAUTHORIZED);
+	}
+	free(signed_body);
+	free(body);
+}
+END_TEST
+
+/* Routing: a profile that is not enabled is no profile (404), and the
+ * standard profile only takes other paths when it is enabled. */
+START_TEST(test_routing_without_standard)
+{
+	struct config only;
+	struct provider_set *s;
+	struct error err;
+
+	setenv("PAYHOOK_PROVIDERS", "stripe", 1);
+	ck_assert_msg(config_load(&only, NULL, &err) == 0, "%s", err.message);
+	s = provider_set_new(&only, &err);
+	ck_assert_ptr_nonnull(s);
+	start("stripe", "{}");
+	ck_assert_ptr_nonnull(provider_route(s, &req.req));
+	testreq_set(&req, "REQUEST_URI", "/webhook");
+	ck_assert_ptr_null(provider_route(s, &req.req));
+	testreq_set(&req, "REQUEST_URI", "/webhook/paddle");
+	ck_assert_ptr_null(provider_route(s, &req.req));
+	provider_set_free(s);
+	config_cleanup(&only);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("provider");
+	TCase *tc = tcase_create("profiles");
+	SRunner *sr;
+	int failed;
+
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, test_standard);
+	tcase_add_test(tc, test_stripe);
+	tcase_add_test(tc, test_stripe_field_rules);
+	tcase_add_test(tc, test_paddle);
+	tcase_add_test(tc, test_razorpay);
+	tcase_add_test(tc, test_komoju);
+	tcase_add_test(tc, test_payjp);
+	tcase_add_test(tc, test_square);
+	tcase_add_test(tc, test_shopify);
+	tcase_add_test(tc, test_decimal_amounts);
+	tcase_add_test(tc, test_adyen);
+	tcase_add_test(tc, test_generic);
+	tcase_add_loop_test(tc, test_sender_round_trip, 0, CONFIG_PROVIDER_COUNT);
+	tcase_add_test(tc, test_routing_without_standard);
+	suite_add_tcase(s, tc);
+	sr = srunner_create(s);
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}
