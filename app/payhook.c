@@ -1,200 +1,49 @@
-/* payhook.c - the FastCGI worker: a libfcgi accept loop that hands each
- * request to the pipeline and writes the answer. Run as plain CGI it serves
- * the one request in its environment and exits.
- *
- * SIGTERM and SIGINT ask for a clean stop: the request in hand is finished
- * (its lock released, its answer written), an idle worker leaves accept() at
- * once, and the process exits 0. SIGHUP reopens log_file (for logrotate)
- * before the next request; a stopped worker would never come back under
- * spawn-fcgi, which does not replace workers.
+/* payhook.c - the program: a FastCGI worker (app/worker.c) by default, the
+ * master of a pool of workers with --workers N (app/master.c), or one of the
+ * operator's commands: --check-config, --stats, --version.
  */
 #include "config.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <getopt.h>
 #include <limits.h>
 #include <stdint.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
-
-#include <fcgiapp.h>
 
 #include "configuration.h"
 #include "log.h"
+#include "master.h"
+#include "metrics.h"
 #include "number.h"
 #include "pipeline.h"
-#include "response.h"
+#include "worker.h"
 
-extern char **environ;
-
-/* The FastCGI spec hands a worker its listening socket as descriptor 0. */
-#define LISTEN_FD 0
-
-static volatile sig_atomic_t stop_requested;
-static volatile sig_atomic_t stop_signal;
-static volatile sig_atomic_t reopen_log;
-static int devnull_fd = -1;
-
-/* Stops accepting: the listening socket's descriptor is replaced by /dev/null,
- * so an accept() that is blocked (restarted after this handler) or about to
- * start fails at once, while the connection of a request in hand stays open. */
-static void on_stop_signal(int signo)
-{
-	int saved_errno = errno;
-
-	stop_requested = 1;
-	stop_signal = signo;
-	if (devnull_fd >= 0)
-		dup2(devnull_fd, LISTEN_FD);
-	errno = saved_errno;
-}
-
-static void on_hangup(int signo)
-{
-	(void)signo;
-	reopen_log = 1;
-}
-
-static int install_signals(void)
-{
-	struct sigaction sa;
-	const int stop_signals[] = { SIGTERM, SIGINT };
-
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = SIG_IGN;
-	/* A client that went away must not kill the worker. */
-	if (sigaction(SIGPIPE, &sa, NULL) != 0)
-		return -1;
-	sa.sa_handler = on_stop_signal;
-	sa.sa_flags = SA_RESTART; /* backend I/O of the request in hand goes on */
-	sigemptyset(&sa.sa_mask);
-	for (size_t i = 0; i < sizeof(stop_signals) / sizeof(stop_signals[0]); i++) {
-		if (sigaction(stop_signals[i], &sa, NULL) != 0)
-			return -1;
-	}
-	sa.sa_handler = on_hangup;
-	return sigaction(SIGHUP, &sa, NULL);
-}
-
-/* ---- body readers for the two ways a request arrives ---- */
-
-static long read_fcgi_body(void *ctx, char *buf, size_t cap)
-{
-	FCGX_Stream *in = ctx;
-	int want = cap > 65536 ? 65536 : (int)cap;
-
-	return FCGX_GetStr(buf, want, in);
-}
-
-static long read_stdin_body(void *ctx, char *buf, size_t cap)
-{
-	size_t n;
-
-	(void)ctx;
-	n = fread(buf, 1, cap, stdin);
-	if (n == 0 && ferror(stdin))
-		return -1;
-	return (long)n;
-}
-
-/* Renders result; on a rendering failure (a bug) falls back to a fixed 500. */
-static long render(const struct result *result, const struct config *cfg,
-		   char *buf, size_t cap)
-{
-	static const char fallback[] =
-		"Status: 500 Internal Server Error\r\n"
-		"Content-Type: application/json\r\n\r\n"
-		"{\"result\":\"error\",\"reason\":\"response rendering failed\"}\n";
-	struct error err;
-	long len = response_render(result, cfg, buf, cap, &err);
-
-	if (len < 0) {
-		log_error("%s", err.message);
-		memcpy(buf, fallback, sizeof(fallback));
-		len = (long)sizeof(fallback) - 1;
-	}
-	return len;
-}
-
-static int serve_cgi(struct pipeline *pipeline, const struct config *cfg)
-{
-	struct request req = { .read_body = read_stdin_body };
-	struct result result;
-	char out[RESPONSE_BUFFER_SIZE];
-	long len;
-
-	req.params = environ;
-	pipeline_handle(pipeline, &req, &result);
-	len = render(&result, cfg, out, sizeof(out));
-	if (fwrite(out, 1, (size_t)len, stdout) != (size_t)len || fflush(stdout) != 0)
-		log_warn("writing the CGI response failed: %s", strerror(errno));
-	return 0;
-}
-
-static int serve_fastcgi(struct pipeline *pipeline, const struct config *cfg,
-			 unsigned long max_requests)
-{
-	FCGX_Request fcgi;
-	struct result result;
-	char out[RESPONSE_BUFFER_SIZE];
-	unsigned long served = 0;
-
-	if (FCGX_InitRequest(&fcgi, LISTEN_FD, 0) != 0) {
-		log_error("FCGX_InitRequest failed");
-		return 1;
-	}
-	while (!stop_requested && (max_requests == 0 || served < max_requests)) {
-		struct request req = { .read_body = read_fcgi_body };
-		long len;
-
-		if (FCGX_Accept_r(&fcgi) < 0)
-			break;
-		if (reopen_log) {
-			struct error err;
-
-			reopen_log = 0;
-			if (cfg->log_file != NULL &&
-			    log_open_file(cfg->log_file, &err) != 0)
-				log_error("%s", err.message);
-		}
-		req.read_ctx = fcgi.in;
-		req.params = fcgi.envp;
-		pipeline_handle(pipeline, &req, &result);
-		len = render(&result, cfg, out, sizeof(out));
-		/* A client that went away is its loss; the outcome is committed
-		 * or not regardless, and the worker goes on. */
-		if (FCGX_PutStr(out, (int)len, fcgi.out) != (int)len)
-			log_info("client went away before the response for %s",
-				 result.transaction_id[0] ? result.transaction_id : "-");
-		FCGX_Finish_r(&fcgi);
-		served++;
-	}
-	FCGX_Free(&fcgi, 1);
-	if (stop_requested)
-		log_info("worker exits after %lu requests: signal %d",
-			 served, (int)stop_signal);
-	else if (max_requests != 0 && served >= max_requests)
-		log_info("worker exits after %lu requests: --max-requests",
-			 served);
-	else
-		log_info("worker exits after %lu requests: the listening "
-			 "socket closed", served);
-	return 0;
-}
+#define MAX_WORKERS 1024
 
 /* --check-config: one line per check. Redis being down is a warning when
- * the configuration records without it (db_only), an error under fail. */
-static int check_config(const struct config *cfg, const char *path,
-			struct pipeline *pipeline)
+ * the configuration records without it (db_only), an error under fail.
+ * Nothing is created: the log file is not opened (run as root, it would be
+ * root's, and the workers could not write it). */
+static int check_config(const struct config *cfg, const char *path)
 {
 	struct error err = { "" };
+	struct pipeline *pipeline;
+	struct stat st;
 	int rc = 0;
 
 	printf("config: ok (%s)\n", path != NULL ? path : "defaults and environment");
+	if (path != NULL && stat(path, &st) == 0 && (st.st_mode & S_IROTH) != 0)
+		printf("config: WARNING: %s is readable by every user; it "
+		       "holds secrets: chmod o-r\n", path);
+	pipeline = pipeline_new(cfg, &err);
+	if (pipeline == NULL) {
+		printf("config: FAILED: %s\n", err.message);
+		return 1;
+	}
 	if (pipeline_check_redis(pipeline, &err) != 0) {
 		if (cfg->redis_unavailable == CONFIG_REDIS_UNAVAILABLE_DB_ONLY) {
 			printf("redis: WARNING: %s (redis_unavailable = db_only: "
@@ -211,26 +60,87 @@ static int check_config(const struct config *cfg, const char *path,
 	}
 	if (pipeline_check_mysql(pipeline, &err) != 0) {
 		printf("mysql: FAILED: %s\n", err.message);
+		rc = 1;
+	} else {
+		printf("mysql: ok (%s, table payments with "
+		       "uq_payments_provider_transaction_id)\n",
+		       cfg->mysql_socket != NULL ? cfg->mysql_socket
+						 : cfg->mysql_host);
+	}
+	pipeline_free(pipeline);
+	return rc;
+}
+
+/* --stats: the counters in metrics_file, as metrics_path serves them. */
+static int print_stats(const struct config *cfg)
+{
+	struct error err;
+	struct metrics *m;
+	char *text;
+	long len;
+
+	if (cfg->metrics_file == NULL) {
+		fprintf(stderr, "payhook: --stats reads metrics_file: set it "
+			"(the pool's workers then count there)\n");
 		return 1;
 	}
-	printf("mysql: ok (%s, table payments with "
-	       "uq_payments_provider_transaction_id)\n",
-	       cfg->mysql_socket != NULL ? cfg->mysql_socket : cfg->mysql_host);
-	return rc;
+	m = metrics_open_file(cfg->metrics_file, &err);
+	if (m == NULL) {
+		fprintf(stderr, "payhook: %s\n", err.message);
+		return 1;
+	}
+	text = malloc(METRICS_RENDER_MAX);
+	len = text != NULL ? metrics_render(m, cfg, text, METRICS_RENDER_MAX) : -1;
+	if (len >= 0)
+		fwrite(text, 1, (size_t)len, stdout);
+	free(text);
+	metrics_free(m);
+	return len >= 0 && fflush(stdout) == 0 ? 0 : 1;
+}
+
+/* Log lines go where the configuration says; a file that cannot be opened
+ * is said on standard error (where spawn-fcgi or systemd shows it). */
+static int setup_logging(const struct config *cfg)
+{
+	struct error err;
+
+	log_init("payhook", cfg->log_level);
+	log_set_format(cfg->log_format);
+	if (cfg->log_target == CONFIG_LOG_TARGET_SYSLOG) {
+		log_open_syslog();
+	} else if (cfg->log_file != NULL && log_open_file(cfg->log_file, &err) != 0) {
+		fprintf(stderr, "payhook: cannot start: %s\n", err.message);
+		return -1;
+	}
+	return 0;
 }
 
 static void usage(FILE *to)
 {
 	fprintf(to,
 		"usage: payhook [-c FILE] [--max-requests N]\n"
+		"       payhook --workers N [--listen PATH|HOST:PORT] "
+		"[--socket-mode MODE]\n"
+		"               [-c FILE] [--max-requests N]\n"
 		"       payhook --check-config [-c FILE]\n"
+		"       payhook --stats [-c FILE]\n"
 		"       payhook --version | --help\n"
 		"\n"
 		"A FastCGI worker that records each payment webhook exactly once.\n"
 		"Started by spawn-fcgi, lighttpd (bin-path) or mod_fcgid; run as\n"
-		"plain CGI it serves one request. The configuration file comes\n"
-		"from -c, else $PAYHOOK_CONFIG; every key can be overridden by\n"
-		"PAYHOOK_<KEY>.\n");
+		"plain CGI it serves one request. With --workers N it is a master\n"
+		"that keeps N workers on the listening socket (descriptor 0, a\n"
+		"systemd socket, or --listen): SIGHUP reloads the configuration,\n"
+		"SIGUSR2 re-executes the program file, SIGTERM stops the pool.\n"
+		"The configuration file comes from -c, else $PAYHOOK_CONFIG; every\n"
+		"key can be overridden by PAYHOOK_<KEY>.\n");
+}
+
+static int usage_error(const char *message)
+{
+	fprintf(stderr, "payhook: %s\n", message);
+	usage(stderr);
+	return 2;
 }
 
 int main(int argc, char **argv)
@@ -238,35 +148,66 @@ int main(int argc, char **argv)
 	static const struct option options[] = {
 		{ "config", required_argument, NULL, 'c' },
 		{ "check-config", no_argument, NULL, 'C' },
+		{ "test-config", no_argument, NULL, 'T' },
+		{ "stats", no_argument, NULL, 'S' },
 		{ "max-requests", required_argument, NULL, 'm' },
+		{ "workers", required_argument, NULL, 'w' },
+		{ "listen", required_argument, NULL, 'l' },
+		{ "socket-mode", required_argument, NULL, 'M' },
 		{ "version", no_argument, NULL, 'V' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
+	struct master_options master = { .socket_mode = 0660 };
 	const char *path = NULL;
-	int want_check = 0, opt, rc;
+	char program[PATH_MAX];
+	char **saved_argv;
+	int mode = 0, opt, rc;
 	unsigned long max_requests = 0;
 	struct config cfg;
 	struct error err = { "" };
-	struct pipeline *pipeline;
 	uint64_t count;
+	ssize_t n;
 
+	/* getopt reorders argv; an upgrade re-executes the original. */
+	saved_argv = calloc((size_t)argc + 1, sizeof(char *));
+	if (saved_argv == NULL)
+		return 1;
+	memcpy(saved_argv, argv, (size_t)argc * sizeof(char *));
 	while ((opt = getopt_long(argc, argv, "c:h", options, NULL)) != -1) {
 		switch (opt) {
 		case 'c':
 			path = optarg;
 			break;
 		case 'C':
-			want_check = 1;
+		case 'T':
+		case 'S':
+			mode = opt;
 			break;
 		case 'm':
 			if (number_parse(optarg, ULONG_MAX, &count) != NUMBER_OK ||
-			    count == 0) {
-				fprintf(stderr, "payhook: --max-requests needs a "
-						"positive number\n");
-				return 2;
-			}
+			    count == 0)
+				return usage_error("--max-requests needs a "
+						   "positive number");
 			max_requests = (unsigned long)count;
+			break;
+		case 'w':
+			if (number_parse(optarg, MAX_WORKERS, &count) != NUMBER_OK ||
+			    count == 0)
+				return usage_error("--workers needs a number "
+						   "from 1 to 1024");
+			master.workers = (unsigned)count;
+			break;
+		case 'l':
+			master.listen = optarg;
+			break;
+		case 'M':
+			if (strlen(optarg) > 4 ||
+			    strspn(optarg, "01234567") != strlen(optarg) ||
+			    optarg[0] == '\0')
+				return usage_error("--socket-mode needs an octal "
+						   "mode such as 0660");
+			master.socket_mode = (unsigned)strtoul(optarg, NULL, 8);
 			break;
 		case 'V':
 			printf("payhook %s\n", PACKAGE_VERSION);
@@ -279,48 +220,67 @@ int main(int argc, char **argv)
 			return 2;
 		}
 	}
-	if (optind != argc) {
-		usage(stderr);
-		return 2;
-	}
+	if (optind != argc)
+		return usage_error("unexpected argument");
+	if (master.listen != NULL && master.workers == 0)
+		return usage_error("--listen needs --workers");
 	if (path == NULL)
 		path = config_default_path();
 	if (config_load(&cfg, path, &err) != 0) {
 		fprintf(stderr, "payhook: %s\n", err.message);
+		free(saved_argv);
 		return 1;
 	}
-	log_init("payhook", cfg.log_level);
-	if (cfg.log_file != NULL && log_open_file(cfg.log_file, &err) != 0) {
-		fprintf(stderr, "payhook: %s\n", err.message);
+	if (mode == 'T') {
+		/* The master's upgrade asks this of the new binary. */
 		config_cleanup(&cfg);
-		return 1;
+		free(saved_argv);
+		return 0;
 	}
-	pipeline = pipeline_new(&cfg, &err);
-	if (pipeline == NULL) {
-		fprintf(stderr, "payhook: %s\n", err.message);
+	if (mode == 'C' || mode == 'S') {
+		log_init("payhook", cfg.log_level);
+		rc = mode == 'C' ? check_config(&cfg, path) : print_stats(&cfg);
 		config_cleanup(&cfg);
+		free(saved_argv);
+		return rc;
+	}
+	if (setup_logging(&cfg) != 0) {
+		config_cleanup(&cfg);
+		free(saved_argv);
 		return 1;
 	}
-	if (want_check) {
-		rc = check_config(&cfg, path, pipeline);
-	} else if (FCGX_Init() != 0) {
-		log_error("FCGX_Init failed");
-		rc = 1;
-	} else if (FCGX_IsCGI()) {
-		rc = serve_cgi(pipeline, &cfg);
-	} else {
-		devnull_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
-		if (devnull_fd < 0 || install_signals() != 0) {
-			log_error("cannot set up signal handling: %s",
-				  strerror(errno));
-			rc = 1;
-		} else {
-			rc = serve_fastcgi(pipeline, &cfg, max_requests);
+	if (master.workers > 0) {
+		n = readlink("/proc/self/exe", program, sizeof(program) - 1);
+		if (n <= 0) {
+			fprintf(stderr, "payhook: cannot find the program file: "
+				"%s\n", strerror(errno));
+			config_cleanup(&cfg);
+			free(saved_argv);
+			return 1;
 		}
+		program[n] = '\0';
+		master.config_path = path;
+		master.max_requests = max_requests;
+		master.argv = saved_argv;
+		master.program = program;
+		/* The master takes cfg over (and frees it). */
+		rc = master_run(&master, &cfg);
+		free(saved_argv);
+		return rc;
 	}
-	pipeline_free(pipeline);
+	free(saved_argv);
+	{
+		struct metrics *metrics = NULL;
+
+		/* Independent workers share counters only through a file. */
+		if (cfg.metrics_file != NULL) {
+			metrics = metrics_open_file(cfg.metrics_file, &err);
+			if (metrics == NULL)
+				log_warn("metrics: %s", err.message);
+		}
+		rc = worker_run(&cfg, metrics, max_requests);
+		metrics_free(metrics);
+	}
 	config_cleanup(&cfg);
-	if (devnull_fd >= 0)
-		close(devnull_fd);
 	return rc;
 }

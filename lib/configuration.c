@@ -80,6 +80,13 @@ static const struct choice secret_encoding_choices[] = {
 	{ "text", CONFIG_ENCODING_TEXT }, { "hex", CONFIG_ENCODING_HEX },
 	{ "base64", CONFIG_ENCODING_BASE64 }, { NULL, 0 },
 };
+static const struct choice log_format_choices[] = {
+	{ "text", LOG_FORMAT_TEXT }, { "json", LOG_FORMAT_JSON }, { NULL, 0 },
+};
+static const struct choice log_target_choices[] = {
+	{ "stderr", CONFIG_LOG_TARGET_STDERR },
+	{ "syslog", CONFIG_LOG_TARGET_SYSLOG }, { NULL, 0 },
+};
 static const struct choice amount_format_choices[] = {
 	{ "integer", CONFIG_AMOUNT_INTEGER },
 	{ "minor_string", CONFIG_AMOUNT_MINOR_STRING },
@@ -191,6 +198,12 @@ static const struct key_def keys[] = {
 	NUMBER("retry_after_s", KIND_INT, retry_after_s, 0, 86400, "5"),
 	CHOICE("log_level", log_level, log_level_choices, "info"),
 	STRING("log_file", log_file, NULL, 0),
+	CHOICE("log_format", log_format, log_format_choices, "text"),
+	CHOICE("log_target", log_target, log_target_choices, "stderr"),
+	STRING("health_path", health_path, NULL, 0),
+	STRING("metrics_path", metrics_path, NULL, 0),
+	STRING("metrics_token", metrics_token, NULL, FLAG_SECRET),
+	STRING("metrics_file", metrics_file, NULL, 0),
 };
 
 #define KEY_COUNT (sizeof(keys) / sizeof(keys[0]))
@@ -200,7 +213,9 @@ _Static_assert(sizeof(enum config_redis_unavailable) == sizeof(int) &&
 	       sizeof(enum config_signature_scheme) == sizeof(int) &&
 	       sizeof(enum config_encoding) == sizeof(int) &&
 	       sizeof(enum config_amount_format) == sizeof(int) &&
-	       sizeof(enum log_level) == sizeof(int),
+	       sizeof(enum log_level) == sizeof(int) &&
+	       sizeof(enum log_format) == sizeof(int) &&
+	       sizeof(enum config_log_target) == sizeof(int),
 	       "choice fields are int-sized");
 
 /* Room for "PAYHOOK_" and the longest key name. */
@@ -874,6 +889,16 @@ static int check_config(const struct config *cfg, struct error *err)
 		return error_set(err, "providers has %s: set %s_secret",
 				 provider_names[p], provider_names[p]);
 	}
+	if (cfg->log_target == CONFIG_LOG_TARGET_SYSLOG && cfg->log_file != NULL)
+		return error_set(err, "log_target = syslog and log_file are both "
+				 "set: choose one");
+	if ((cfg->health_path != NULL && cfg->health_path[0] != '/') ||
+	    (cfg->metrics_path != NULL && cfg->metrics_path[0] != '/'))
+		return error_set(err, "health_path and metrics_path are request "
+				 "paths: they start with /");
+	if (cfg->metrics_token != NULL && cfg->metrics_path == NULL)
+		return error_set(err, "metrics_token is set but metrics_path is "
+				 "not");
 	if (config_provider_enabled(cfg, CONFIG_PROVIDER_SQUARE) &&
 	    cfg->square_notification_url == NULL)
 		return error_set(err, "providers has square: set "

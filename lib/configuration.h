@@ -54,6 +54,12 @@ enum config_amount_format {
 	CONFIG_AMOUNT_DECIMAL,      /* a decimal string in major units, "19.99" */
 };
 
+/* Where log lines go. */
+enum config_log_target {
+	CONFIG_LOG_TARGET_STDERR = 0, /* standard error, or log_file when set */
+	CONFIG_LOG_TARGET_SYSLOG,     /* syslog(3), facility daemon */
+};
+
 /* The secrets of one profile, in the order given (rotation: any may match). */
 struct config_secrets {
 	char **items;
@@ -137,6 +143,14 @@ struct config {
 	enum log_level log_level;   /* default info */
 	char *log_file;             /* append log lines here instead of stderr
 				     * (spawn-fcgi sends stderr to /dev/null) */
+	enum log_format log_format; /* text (default) or json */
+	enum config_log_target log_target; /* stderr (or log_file), syslog */
+
+	/* Operations: paths of the same FastCGI application, off when NULL. */
+	char *health_path;          /* e.g. /webhook/health */
+	char *metrics_path;         /* e.g. /webhook/metrics */
+	char *metrics_token;        /* Authorization: Bearer <token> */
+	char *metrics_file;         /* the shared counter segment's file */
 };
 
 /* Loads the configuration: defaults, then the file at path (NULL: no file),

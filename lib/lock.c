@@ -2,6 +2,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,8 +29,14 @@ static const char release_script[] =
 struct lock_client {
 	const struct config *cfg;
 	redisContext *redis;
+	enum lock_fault fault;   /* of the last call */
 	char script_sha[41]; /* SHA1 of release_script, for EVALSHA */
 };
+
+enum lock_fault lock_last_fault(const struct lock_client *client)
+{
+	return client->fault;
+}
 
 long lock_lease_remaining_ms(const struct lock_lease *lease)
 {
@@ -118,6 +125,8 @@ int lock_connect(struct lock_client *client, struct error *err)
 	if (client->redis != NULL && client->redis->err == 0)
 		return 0;
 	lock_disconnect(client);
+	/* Whatever fails from here on is the connection's set-up. */
+	client->fault = LOCK_FAULT_CONNECT;
 
 	if (cfg->redis_socket != NULL)
 		client->redis = redisConnectUnixWithTimeout(cfg->redis_socket, tv);
@@ -154,7 +163,38 @@ int lock_connect(struct lock_client *client, struct error *err)
 		if (command_expect_ok(client, "SELECT", 2, argv, err) != 0)
 			return -1;
 	}
+	client->fault = LOCK_FAULT_NONE;
 	return 0;
+}
+
+int lock_ping(struct lock_client *client, struct error *err)
+{
+	const char *argv[] = { "PING" };
+	redisReply *reply;
+	int rc = 0;
+
+	/* A kept connection the server closed (a restart) says nothing of
+	 * the server now: one fresh connection decides. */
+	for (int attempt = 0; attempt < 2; attempt++) {
+		bool kept = client->redis != NULL;
+
+		if (lock_connect(client, err) != 0)
+			return -1;
+		reply = redisCommandArgv(client->redis, 1, argv, NULL);
+		if (reply == NULL)
+			rc = error_set(err, "redis PING: %s", client->redis->errstr);
+		else if (reply->type == REDIS_REPLY_ERROR)
+			rc = error_set(err, "redis PING: %s", reply->str);
+		else
+			rc = 0;
+		freeReplyObject(reply);
+		if (rc == 0)
+			return 0;
+		lock_disconnect(client);
+		if (!kept)
+			break;
+	}
+	return rc;
 }
 
 static int random_token(char out[LOCK_TOKEN_HEX + 1], struct error *err)
@@ -207,6 +247,7 @@ enum lock_status lock_acquire(struct lock_client *client, const char *scope,
 		return LOCK_UNAVAILABLE;
 	if (lock_connect(client, err) != 0)
 		return LOCK_UNAVAILABLE;
+	client->fault = LOCK_FAULT_NONE;
 
 	snprintf(ttl, sizeof(ttl), "%ld", ttl_ms);
 	argv[0] = "SET";  argl[0] = 3;
@@ -221,6 +262,7 @@ enum lock_status lock_acquire(struct lock_client *client, const char *scope,
 	reply = redisCommandArgv(client->redis, 6, argv, argl);
 	if (reply == NULL) {
 		error_set(err, "redis SET NX: %s", client->redis->errstr);
+		client->fault = LOCK_FAULT_IO;
 		lock_disconnect(client);
 		return LOCK_UNAVAILABLE;
 	}
@@ -238,8 +280,10 @@ enum lock_status lock_acquire(struct lock_client *client, const char *scope,
 	/* An error reply means a wrong or unready server (READONLY after a
 	 * failover, LOADING, NOAUTH, OOM...): the next request reconnects,
 	 * which may reach the new master, instead of asking this one again. */
-	if (status == LOCK_UNAVAILABLE)
+	if (status == LOCK_UNAVAILABLE) {
+		client->fault = LOCK_FAULT_REPLY;
 		lock_disconnect(client);
+	}
 	return status;
 }
 
@@ -270,6 +314,7 @@ enum lock_release_status lock_release(struct lock_client *client,
 
 	if (lock_connect(client, err) != 0)
 		return LOCK_RELEASE_FAILED;
+	client->fault = LOCK_FAULT_NONE;
 	reply = release_call(client, lease, 0);
 	if (reply != NULL && reply->type == REDIS_REPLY_ERROR &&
 	    strncmp(reply->str, "NOSCRIPT", 8) == 0) {
@@ -279,6 +324,7 @@ enum lock_release_status lock_release(struct lock_client *client,
 	}
 	if (reply == NULL) {
 		error_set(err, "redis release: %s", client->redis->errstr);
+		client->fault = LOCK_FAULT_IO;
 		lock_disconnect(client);
 		return LOCK_RELEASE_FAILED;
 	}
@@ -288,6 +334,7 @@ enum lock_release_status lock_release(struct lock_client *client,
 			  reply->type == REDIS_REPLY_ERROR ? reply->str : "");
 		status = LOCK_RELEASE_FAILED;
 		/* As for SET: reconnect rather than trust this server. */
+		client->fault = LOCK_FAULT_REPLY;
 		freeReplyObject(reply);
 		lock_disconnect(client);
 		return status;

@@ -71,6 +71,22 @@ enum lock_release_status lock_release(struct lock_client *client,
 				      const struct lock_lease *lease,
 				      struct error *err);
 
+/* Connects when needed and sends PING (for the health check). Returns 0, or
+ * -1 with err set (the connection is dropped). */
+int lock_ping(struct lock_client *client, struct error *err);
+
+/* What went wrong last, for the metrics. */
+enum lock_fault {
+	LOCK_FAULT_NONE = 0,
+	LOCK_FAULT_CONNECT, /* connect, AUTH or SELECT failed */
+	LOCK_FAULT_IO,      /* timeout or connection lost */
+	LOCK_FAULT_REPLY,   /* an error reply (READONLY, LOADING, ...) */
+};
+
+/* The fault of the last failed call of acquire or release; LOCK_FAULT_NONE
+ * after a success. Can't fail. */
+enum lock_fault lock_last_fault(const struct lock_client *client);
+
 /* Milliseconds left on the lease now (negative once it ran out). */
 long lock_lease_remaining_ms(const struct lock_lease *lease);
 

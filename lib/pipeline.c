@@ -26,6 +26,7 @@ struct pipeline {
 	struct store *store;
 	struct provider_batch *batch;        /* allocated once */
 	char *body;                          /* max_body_bytes, allocated once */
+	struct metrics *metrics;             /* NULL: nothing counted */
 };
 
 struct pipeline *pipeline_new(const struct config *cfg, struct error *err)
@@ -72,6 +73,22 @@ void pipeline_free(struct pipeline *p)
 	free(p->batch);
 	free(p->body);
 	free(p);
+}
+
+void pipeline_set_metrics(struct pipeline *p, struct metrics *metrics)
+{
+	p->metrics = metrics;
+}
+
+int pipeline_health(struct pipeline *p, struct pipeline_health *h)
+{
+	error_clear(&h->mysql_err);
+	error_clear(&h->redis_err);
+	h->redis_required =
+		p->cfg->redis_unavailable == CONFIG_REDIS_UNAVAILABLE_FAIL;
+	h->mysql_ok = store_ping(p->store, &h->mysql_err) == 0;
+	h->redis_ok = lock_ping(p->lock, &h->redis_err) == 0;
+	return h->mysql_ok && (h->redis_ok || !h->redis_required) ? 0 : -1;
 }
 
 int pipeline_check_redis(struct pipeline *p, struct error *err)
@@ -128,6 +145,33 @@ static void store_outcome(enum store_status status, struct result *r)
 	}
 }
 
+/* Counts the MySQL error behind a store result that is a failure (a 1062
+ * that was a duplicate is none). */
+static void count_store_error(struct pipeline *p, enum store_status status)
+{
+	if (status != STORE_INSERTED && status != STORE_DUPLICATE &&
+	    status != STORE_CONFLICT && status != STORE_NOT_FOUND &&
+	    status != STORE_LEASE_EXPIRED)
+		metrics_mysql_error(p->metrics, store_last_error(p->store));
+}
+
+static void count_lock_fault(struct pipeline *p)
+{
+	switch (lock_last_fault(p->lock)) {
+	case LOCK_FAULT_CONNECT:
+		metrics_redis_error(p->metrics, METRICS_REDIS_CONNECT);
+		break;
+	case LOCK_FAULT_IO:
+		metrics_redis_error(p->metrics, METRICS_REDIS_IO);
+		break;
+	case LOCK_FAULT_REPLY:
+		metrics_redis_error(p->metrics, METRICS_REDIS_REPLY);
+		break;
+	case LOCK_FAULT_NONE:
+		break;
+	}
+}
+
 /* The backend part for one payment: lock, write, release. Fills r; detail
  * gets what failed, note what went wrong without changing the outcome (a lost
  * lease, Redis down under db_only), for the request's log line. */
@@ -146,6 +190,7 @@ static void record_payment(struct pipeline *p, const struct payment *payment,
 
 	/* Connect first, so the lease is not spent on connecting. */
 	if (store_connect(p->store, detail) != 0) {
+		metrics_mysql_error(p->metrics, store_last_error(p->store));
 		result_set(r, OUTCOME_UNAVAILABLE, "database unavailable: retry");
 		return;
 	}
@@ -158,18 +203,22 @@ static void record_payment(struct pipeline *p, const struct payment *payment,
 		stored = store_insert_payment(p->store, payment, p->body,
 					      body_len, &guard, detail);
 		store_outcome(stored, r);
+		count_store_error(p, stored);
 		switch (lock_release(p->lock, &lease, &lock_err)) {
 		case LOCK_RELEASED:
 			break;
 		case LOCK_RELEASE_EXPIRED:
+			metrics_lost_lease(p->metrics);
 			error_set(note, "lost lease: the lock expired before "
 					"release");
 			break;
 		case LOCK_RELEASE_STOLEN:
+			metrics_lost_lease(p->metrics);
 			error_set(note, "lost lease: the lock is held by another "
 					"worker, left alone");
 			break;
 		case LOCK_RELEASE_FAILED:
+			count_lock_fault(p);
 			error_set(note, "lock release failed (%s); it expires "
 					"by itself", lock_err.message);
 			break;
@@ -178,6 +227,7 @@ static void record_payment(struct pipeline *p, const struct payment *payment,
 	case LOCK_BUSY:
 		/* Busy is not done: only a committed row justifies a 2xx. */
 		stored = store_find_payment(p->store, payment, detail);
+		count_store_error(p, stored);
 		if (stored == STORE_NOT_FOUND)
 			result_set(r, OUTCOME_IN_PROGRESS,
 				   "another delivery of this transaction is "
@@ -186,6 +236,7 @@ static void record_payment(struct pipeline *p, const struct payment *payment,
 			store_outcome(stored, r);
 		return;
 	case LOCK_UNAVAILABLE:
+		count_lock_fault(p);
 		if (p->cfg->redis_unavailable == CONFIG_REDIS_UNAVAILABLE_FAIL) {
 			error_set(detail, "%s", lock_err.message);
 			result_set(r, OUTCOME_UNAVAILABLE,
@@ -197,6 +248,7 @@ static void record_payment(struct pipeline *p, const struct payment *payment,
 				"lock: %s", lock_err.message);
 		stored = store_insert_payment(p->store, payment, p->body,
 					      body_len, NULL, detail);
+		count_store_error(p, stored);
 		store_outcome(stored, r);
 		return;
 	}
@@ -251,39 +303,46 @@ static void record_batch(struct pipeline *p, size_t body_len, struct result *r,
 
 /* The one log line of a request: info for an answer that went as it
  * should, warn for 5xx answers (with the backend's error) and for answers
- * that came with a note. */
+ * that came with a note (a lost lease, Redis down under db_only). The
+ * webhook's own id (the provider's event id, Standard Webhooks' webhook-id)
+ * is on it, so an operator can follow one delivery. */
 static void log_request(const struct config *cfg, const char *provider,
 			const struct provider_batch *batch,
 			const struct result *r, int64_t elapsed_us,
 			const struct error *detail, const struct error *note)
 {
-	const char *id = r->transaction_id[0] != '\0' ? r->transaction_id : "-";
-	const char *event_id = batch->count > 0 &&
-				       batch->payments[0].event_id_len > 0 ?
-				       batch->payments[0].event_id : "-";
 	bool fault = r->outcome == OUTCOME_UNAVAILABLE ||
 		     r->outcome == OUTCOME_ERROR;
+	enum log_level level = fault || note->message[0] != '\0' ?
+				       LOG_LEVEL_WARN : LOG_LEVEL_INFO;
+	struct log_field fields[10];
+	size_t n = 0;
 
-	if (fault || note->message[0] != '\0')
-		log_warn("outcome=%s status=%d provider=%s transaction_id=%s "
-			 "event_id=%s elapsed_us=%lld reason=\"%s\" "
-			 "detail=\"%s%s%s\"",
-			 outcome_name(r->outcome),
-			 outcome_status(r->outcome, cfg), provider, id, event_id,
-			 (long long)elapsed_us, r->reason,
-			 fault ? detail->message : "",
-			 fault && note->message[0] != '\0' ? "; " : "",
-			 note->message);
-	else
-		log_info("outcome=%s status=%d provider=%s transaction_id=%s "
-			 "event_id=%s elapsed_us=%lld%s%s%s%s%s",
-			 outcome_name(r->outcome),
-			 outcome_status(r->outcome, cfg), provider, id, event_id,
-			 (long long)elapsed_us,
-			 batch->event_type[0] != '\0' ? " event_type=" : "",
-			 batch->event_type,
-			 r->reason[0] != '\0' ? " reason=\"" : "", r->reason,
-			 r->reason[0] != '\0' ? "\"" : "");
+	if (level > log_threshold)
+		return;
+	fields[n++] = (struct log_field)LOG_TEXT("outcome",
+						 outcome_name(r->outcome));
+	fields[n++] = (struct log_field)LOG_NUMBER(
+		"status", outcome_status(r->outcome, cfg));
+	fields[n++] = (struct log_field)LOG_TEXT("provider", provider);
+	fields[n++] = (struct log_field)LOG_TEXT(
+		"transaction_id",
+		r->transaction_id[0] != '\0' ? r->transaction_id : "-");
+	fields[n++] = (struct log_field)LOG_TEXT(
+		"event_id", batch->count > 0 && batch->payments[0].event_id_len > 0 ?
+				    batch->payments[0].event_id : "-");
+	fields[n++] = (struct log_field)LOG_NUMBER("elapsed_us", elapsed_us);
+	if (batch->event_type[0] != '\0')
+		fields[n++] = (struct log_field)LOG_TEXT("event_type",
+							 batch->event_type);
+	if (r->reason[0] != '\0')
+		fields[n++] = (struct log_field)LOG_TEXT("reason", r->reason);
+	if (fault && detail->message[0] != '\0')
+		fields[n++] = (struct log_field)LOG_TEXT("detail",
+							 detail->message);
+	if (note->message[0] != '\0')
+		fields[n++] = (struct log_field)LOG_TEXT("note", note->message);
+	log_fields_at(level, fields, n);
 }
 
 /* Maps the checks before the body to their outcome. */
@@ -316,6 +375,7 @@ void pipeline_handle(struct pipeline *p, const struct request *req,
 	const char *reason = NULL;
 	enum request_status checked;
 	size_t body_len = 0;
+	int64_t elapsed_us;
 
 	r->transaction_id[0] = '\0';
 	r->success_body = NULL;
@@ -367,6 +427,11 @@ void pipeline_handle(struct pipeline *p, const struct request *req,
 		break;
 	}
 out:
+	elapsed_us = timing_now_us() - started_us;
+	metrics_request(p->metrics,
+			provider != NULL ? (unsigned)provider_id(provider)
+					 : CONFIG_PROVIDER_COUNT,
+			r->outcome, elapsed_us);
 	log_request(cfg, provider != NULL ? provider_name(provider) : "-",
-		    p->batch, r, timing_now_us() - started_us, &detail, &note);
+		    p->batch, r, elapsed_us, &detail, &note);
 }

@@ -10,10 +10,12 @@
 #ifndef PAYHOOK_PIPELINE_H
 #define PAYHOOK_PIPELINE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "configuration.h"
 #include "error.h"
+#include "metrics.h"
 #include "request.h"
 #include "response.h"
 
@@ -25,6 +27,23 @@ struct pipeline *pipeline_new(const struct config *cfg, struct error *err);
 
 /* Frees everything; NULL is fine. */
 void pipeline_free(struct pipeline *pipeline);
+
+/* Counts every request, backend error and lost lease in metrics from now on
+ * (NULL: none). metrics must outlive the pipeline. Can't fail. */
+void pipeline_set_metrics(struct pipeline *pipeline, struct metrics *metrics);
+
+/* What the health check found. */
+struct pipeline_health {
+	bool mysql_ok, redis_ok;
+	bool redis_required;      /* false under redis_unavailable = db_only */
+	struct error mysql_err, redis_err;
+};
+
+/* Asks both backends over the pipeline's own connections (connecting when
+ * needed, within the configured timeouts) and fills *health. Returns 0 when
+ * the worker can record a payment now (MySQL, and Redis unless db_only),
+ * else -1. */
+int pipeline_health(struct pipeline *pipeline, struct pipeline_health *health);
 
 /* Runs one request and fills *result with its outcome; logs one line for it.
  * Can't fail: every fault becomes an outcome. A lock taken is released before

@@ -313,6 +313,11 @@ const char *provider_name(const struct provider *provider)
 	return config_provider_name(provider->profile.id);
 }
 
+enum config_provider provider_id(const struct provider *provider)
+{
+	return provider->profile.id;
+}
+
 /* ---- signatures ---- */
 
 static enum provider_status signature_outcome(enum signature_status status,

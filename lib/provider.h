@@ -79,8 +79,9 @@ void provider_set_free(struct provider_set *set);
 const struct provider *provider_route(const struct provider_set *set,
 				      const struct request *req);
 
-/* The profile's name ("stripe"). */
+/* The profile's name ("stripe") and its place in enum config_provider. */
 const char *provider_name(const struct provider *provider);
+enum config_provider provider_id(const struct provider *provider);
 
 /* Checks the signature of body[0..len) as the profile's provider signs it
  * (at time now), parses the body strictly and classifies the event: on

@@ -4,6 +4,7 @@
 
 #include <ctype.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 #include <strings.h>
 
@@ -157,6 +158,29 @@ void request_profile_segment(const struct request *req, char *out)
 	script = request_param(req, "SCRIPT_NAME");
 	if (script != NULL)
 		last_segment(script, strlen(script), out);
+}
+
+void request_path(const struct request *req, char *out, size_t cap)
+{
+	const char *uri = request_param(req, "REQUEST_URI");
+	const char *script = request_param(req, "SCRIPT_NAME");
+	const char *info = request_param(req, "PATH_INFO");
+	size_t len;
+	int n;
+
+	out[0] = '\0';
+	if (uri != NULL && uri[0] != '\0') {
+		len = strcspn(uri, "?#");
+		if (len < cap) {
+			memcpy(out, uri, len);
+			out[len] = '\0';
+		}
+		return;
+	}
+	n = snprintf(out, cap, "%s%s", script != NULL ? script : "",
+		     info != NULL ? info : "");
+	if (n < 0 || (size_t)n >= cap)
+		out[0] = '\0';
 }
 
 int request_header_param(const char *header, char *out, size_t cap)

@@ -53,6 +53,11 @@ enum request_status request_check(const struct request *req, size_t max_body,
 enum request_status request_read_body(const struct request *req, char *buf,
 				      size_t len, const char **reason);
 
+/* Copies the request path into out (cap bytes): REQUEST_URI without its
+ * query, else SCRIPT_NAME followed by PATH_INFO; "" when it does not fit or
+ * there is none. Can't fail. */
+void request_path(const struct request *req, char *out, size_t cap);
+
 /* Copies the last segment of the request path into out (REQUEST_SEGMENT_MAX
  * + 1 bytes): from REQUEST_URI without its query, else SCRIPT_NAME followed
  * by PATH_INFO. "" when there is no path or the segment is too long to be a

@@ -250,16 +250,21 @@ int store_connect(struct store *store, struct error *err)
 
 int store_ping(struct store *store, struct error *err)
 {
-	store->fresh = false;
-	if (store_connect(store, err) != 0)
-		return -1;
-	if (mysql_ping(store->mysql) != 0) {
+	for (int attempt = 0; attempt < 2; attempt++) {
+		store->fresh = false;
+		if (store_connect(store, err) != 0)
+			return -1;
+		if (mysql_ping(store->mysql) == 0)
+			return 0;
 		error_set(err, "mysql ping: %u %s", mysql_errno(store->mysql),
 			  mysql_error(store->mysql));
 		store_disconnect(store);
-		return -1;
+		/* A kept connection the server closed (a restart) says nothing
+		 * of the server now: one fresh connection decides. */
+		if (store->fresh)
+			break;
 	}
-	return 0;
+	return -1;
 }
 
 int store_check_schema(struct store *store, struct error *err)

@@ -984,6 +984,57 @@ harness_record_pool() {
 	fi
 }
 
+# harness_children PID: the PIDs of process PID's children, one per line
+# (from /proc: procps may not be installed).
+harness_children() {
+	local stat f
+	local -a fields
+	for f in /proc/[0-9]*/stat; do
+		read -r stat 2>/dev/null <"$f" || continue
+		read -r -a fields <<<"${stat##*) }"
+		[ "${fields[1]:-}" = "$1" ] && printf '%s\n' "${f//[!0-9]/}"
+	done
+	return 0
+}
+
+# harness_record_master NAME WORKERS [STATUS]: a payhook master (payhook
+# --workers) started by spawn-fcgi -F 1, whose PID is in $HARNESS_DIR/NAME.pid:
+# records it as NAME-master and waits (10 s at most) until it runs WORKERS
+# workers, recorded as NAME-0...; sets HARNESS_MASTER_PID and
+# HARNESS_POOL_PIDS (the workers).
+harness_record_master() {
+	local -
+	set +e
+	local name=${1:-} workers=${2:-} rc=${3:-0} pid=
+	local deadline=$(($(harness_now_ms) + 10000)) n
+	HARNESS_POOL_PIDS=()
+	HARNESS_MASTER_PID=
+	harness__need_dir || return 1
+	[ -f "$HARNESS_DIR/$name.pid" ] && read -r pid <"$HARNESS_DIR/$name.pid"
+	if [ "$rc" != 0 ] || [ -z "$pid" ]; then
+		harness_log_tail "$HARNESS_DIR/$name.out"
+		harness_log_tail "$HARNESS_DIR/$name.log"
+		harness__error "spawn-fcgi did not start the master of pool $name (status $rc)"
+		return 1
+	fi
+	harness_record "$name-master" "$pid"
+	HARNESS_MASTER_PID=$pid
+	while mapfile -t HARNESS_POOL_PIDS < <(harness_children "$pid");
+		[ "${#HARNESS_POOL_PIDS[@]}" -lt "$workers" ]; do
+		if [ "$(harness_now_ms)" -ge "$deadline" ] || ! harness_running "$name-master"; then
+			harness_log_tail "$HARNESS_DIR/$name.log"
+			harness__error "master $pid of pool $name runs ${#HARNESS_POOL_PIDS[@]} of $workers workers"
+			return 1
+		fi
+		sleep 0.05
+	done
+	n=0
+	for pid in "${HARNESS_POOL_PIDS[@]}"; do
+		harness_record "$name-$n" "$pid"
+		n=$((n + 1))
+	done
+}
+
 # harness_spawn_pool NAME WORKERS SOCKET [SPAWN-FCGI OPTIONS...] -- COMMAND...
 # A pool of WORKERS FastCGI processes running COMMAND on the unix socket
 # SOCKET: spawn-fcgi binds it, forks them and exits (its output in

@@ -7,7 +7,8 @@ set -eu
 packages="build-essential autoconf automake pkg-config
   libfcgi-dev libhiredis-dev libjson-c-dev libssl-dev libmariadb-dev check
   redis-server mariadb-server mariadb-client lighttpd spawn-fcgi
-  apache2 libapache2-mod-fcgid nginx-light curl valgrind wrk gnuplot-nox"
+  apache2 libapache2-mod-fcgid nginx-light curl valgrind wrk gnuplot-nox
+  libcurl4-openssl-dev jq socat openssl"
 
 policy=/usr/sbin/policy-rc.d
 own_policy=no

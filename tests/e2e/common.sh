@@ -161,8 +161,11 @@ e2e_gone() {
 }
 
 # e2e_start_pool NAME WORKERS [PAYHOOK ARGS...]: conf/spawn-fcgi.sh, the file
-# under test, with its socket, PID file and log in HARNESS_DIR; each worker
-# recorded by harness_record_pool; sets POOL_PIDS, POOL_SOCKET and POOL_LOG.
+# under test (spawn-fcgi starts a payhook master with --workers WORKERS),
+# with its socket, PID file and log in HARNESS_DIR; the master and its
+# workers recorded by harness_record_master; sets POOL_MASTER, POOL_PIDS (the
+# workers), POOL_SOCKET and POOL_LOG. The configuration file is E2E_CONFIG
+# when set, else a copy of conf/payhook.conf.example.
 e2e_start_pool() {
 	local name=$1 workers=$2 rc
 	shift 2
@@ -172,17 +175,42 @@ e2e_start_pool() {
 	harness_fill "$top_srcdir/conf/spawn-fcgi.sh" "$HARNESS_DIR/$name.sh" \
 		SOCKET="$POOL_SOCKET" WORKERS="$workers" \
 		PIDFILE="$HARNESS_DIR/$name.pid" PAYHOOK="$E2E_PAYHOOK" \
-		CONFIG="$HARNESS_DIR/payhook.conf" LOG="$POOL_LOG" || return 1
+		CONFIG="${E2E_CONFIG:-$HARNESS_DIR/payhook.conf}" \
+		LOG="$POOL_LOG" || return 1
 	# The example configuration as it is: every line a comment, so the
 	# workers run on defaults and the PAYHOOK_* of e2e_init.
-	cp "$top_srcdir/conf/payhook.conf.example" "$HARNESS_DIR/payhook.conf"
+	if [ -z "${E2E_CONFIG:-}" ]; then
+		cp "$top_srcdir/conf/payhook.conf.example" "$HARNESS_DIR/payhook.conf"
+	fi
 	# A PID file of an earlier pool of this name is not this one's.
 	rm -f "$HARNESS_DIR/$name.pid"
 	sh "$HARNESS_DIR/$name.sh" "$@" </dev/null >"$HARNESS_DIR/$name.out" 2>&1
 	rc=$?
-	harness_record_pool "$name" "$workers" "$rc" || return 1
+	harness_record_master "$name" "$workers" "$rc" || return 1
+	# shellcheck disable=SC2034 # for the caller
+	POOL_MASTER=$HARNESS_MASTER_PID
 	# shellcheck disable=SC2034 # for the caller
 	POOL_PIDS=("${HARNESS_POOL_PIDS[@]}")
+}
+
+# e2e_start_workers NAME WORKERS [PAYHOOK ARGS...]: workers without a master,
+# as spawn-fcgi -F WORKERS starts them (nothing replaces one that exits), on
+# $HARNESS_DIR/NAME.sock, their log appended to $HARNESS_DIR/NAME.log; sets
+# POOL_PIDS, POOL_SOCKET and POOL_LOG.
+e2e_start_workers() {
+	local name=$1 workers=$2
+	shift 2
+	POOL_SOCKET=$HARNESS_DIR/$name.sock
+	POOL_LOG=$HARNESS_DIR/$name.log
+	harness_spawn_pool "$name" "$workers" "$POOL_SOCKET" -- \
+		"$E2E_PAYHOOK" "$@" || return 1
+	# shellcheck disable=SC2034 # for the caller
+	POOL_PIDS=("${HARNESS_POOL_PIDS[@]}")
+}
+
+# e2e_workers NAME: the current workers of pool NAME's master, one per line.
+e2e_workers() {
+	harness_children "$POOL_MASTER"
 }
 
 # e2e_finish: the exit status for the test script.

@@ -183,6 +183,20 @@ enum lock_release_status lock_release(struct lock_client *client,
 	return script.release;
 }
 
+int lock_ping(struct lock_client *client, struct error *err)
+{
+	FUZZ_CHECK(client != NULL, "lock_ping: NULL client");
+	if (script.acquire == LOCK_UNAVAILABLE)
+		return error_set(err, "stub lock: unavailable");
+	return 0;
+}
+
+enum lock_fault lock_last_fault(const struct lock_client *client)
+{
+	FUZZ_CHECK(client != NULL, "lock_last_fault: NULL client");
+	return script.acquire == LOCK_UNAVAILABLE ? LOCK_FAULT_IO : LOCK_FAULT_NONE;
+}
+
 long lock_lease_remaining_ms(const struct lock_lease *lease)
 {
 	FUZZ_CHECK(lease != NULL, "lock_lease_remaining_ms: NULL lease");
@@ -231,6 +245,13 @@ int store_ping(struct store *store, struct error *err)
 	if (script.connect_fails)
 		return error_set(err, "stub store: cannot connect");
 	return 0;
+}
+
+unsigned store_last_error(const struct store *store)
+{
+	FUZZ_CHECK(store != NULL, "store_last_error: NULL store");
+	/* A stand-in error number for any failure the script plays. */
+	return script.connect_fails ? 2003 : 0;
 }
 
 enum store_status store_insert_payment(struct store *store,

@@ -1,0 +1,249 @@
+/* worker.c - the FastCGI worker loop (see worker.h). Run as plain CGI it
+ * serves the one request in its environment and returns.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <fcgiapp.h>
+
+#include "log.h"
+#include "ops.h"
+#include "pipeline.h"
+#include "response.h"
+#include "worker.h"
+
+extern char **environ;
+
+/* The FastCGI spec hands a worker its listening socket as descriptor 0. */
+#define LISTEN_FD 0
+
+static volatile sig_atomic_t stop_requested;
+static volatile sig_atomic_t stop_signal;
+static volatile sig_atomic_t reopen_log;
+static int devnull_fd = -1;
+
+/* Stops accepting: the listening socket's descriptor is replaced by /dev/null,
+ * so an accept() that is blocked (restarted after this handler) or about to
+ * start fails at once, while the connection of a request in hand stays open. */
+static void on_stop_signal(int signo)
+{
+	int saved_errno = errno;
+
+	stop_requested = 1;
+	stop_signal = signo;
+	if (devnull_fd >= 0)
+		dup2(devnull_fd, LISTEN_FD);
+	errno = saved_errno;
+}
+
+static void on_hangup(int signo)
+{
+	(void)signo;
+	reopen_log = 1;
+}
+
+static int install_signals(void)
+{
+	struct sigaction sa;
+	const int stop_signals[] = { SIGTERM, SIGINT };
+	sigset_t none;
+
+	/* A master forks workers with its signals blocked. */
+	sigemptyset(&none);
+	if (sigprocmask(SIG_SETMASK, &none, NULL) != 0)
+		return -1;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = SIG_IGN;
+	/* A client that went away must not kill the worker. */
+	if (sigaction(SIGPIPE, &sa, NULL) != 0)
+		return -1;
+	sa.sa_handler = SIG_DFL;
+	if (sigaction(SIGCHLD, &sa, NULL) != 0 ||
+	    sigaction(SIGUSR2, &sa, NULL) != 0)
+		return -1;
+	sa.sa_handler = on_stop_signal;
+	sa.sa_flags = SA_RESTART; /* backend I/O of the request in hand goes on */
+	sigemptyset(&sa.sa_mask);
+	for (size_t i = 0; i < sizeof(stop_signals) / sizeof(stop_signals[0]); i++) {
+		if (sigaction(stop_signals[i], &sa, NULL) != 0)
+			return -1;
+	}
+	sa.sa_handler = on_hangup;
+	return sigaction(SIGHUP, &sa, NULL);
+}
+
+/* ---- body readers for the two ways a request arrives ---- */
+
+static long read_fcgi_body(void *ctx, char *buf, size_t cap)
+{
+	FCGX_Stream *in = ctx;
+	int want = cap > 65536 ? 65536 : (int)cap;
+
+	return FCGX_GetStr(buf, want, in);
+}
+
+static long read_stdin_body(void *ctx, char *buf, size_t cap)
+{
+	size_t n;
+
+	(void)ctx;
+	n = fread(buf, 1, cap, stdin);
+	if (n == 0 && ferror(stdin))
+		return -1;
+	return (long)n;
+}
+
+/* Renders result; on a rendering failure (a bug) falls back to a fixed 500. */
+static long render(const struct result *result, const struct config *cfg,
+		   char *buf, size_t cap)
+{
+	static const char fallback[] =
+		"Status: 500 Internal Server Error\r\n"
+		"Content-Type: application/json\r\n\r\n"
+		"{\"result\":\"error\",\"reason\":\"response rendering failed\"}\n";
+	struct error err;
+	long len = response_render(result, cfg, buf, cap, &err);
+
+	if (len < 0) {
+		log_error("%s", err.message);
+		memcpy(buf, fallback, sizeof(fallback));
+		len = (long)sizeof(fallback) - 1;
+	}
+	return len;
+}
+
+/* One request: the operator's paths, else the pipeline. Sets *text and *len to
+ * the whole CGI response and, for a webhook, *result. */
+static void answer(struct ops *ops, struct pipeline *pipeline,
+		   const struct config *cfg, const struct request *req,
+		   struct result *result, char *out, size_t cap,
+		   const char **text, size_t *len)
+{
+	*text = ops_handle(ops, req, len);
+	result->transaction_id[0] = '\0';
+	if (*text != NULL)
+		return;
+	pipeline_handle(pipeline, req, result);
+	*len = (size_t)render(result, cfg, out, cap);
+	*text = out;
+}
+
+static int serve_cgi(struct ops *ops, struct pipeline *pipeline,
+		     const struct config *cfg)
+{
+	struct request req = { .params = environ, .read_body = read_stdin_body };
+	struct result result;
+	char out[RESPONSE_BUFFER_SIZE];
+	const char *text;
+	size_t len;
+
+	answer(ops, pipeline, cfg, &req, &result, out, sizeof(out), &text, &len);
+	if (fwrite(text, 1, len, stdout) != len || fflush(stdout) != 0)
+		log_warn("writing the CGI response failed: %s", strerror(errno));
+	return 0;
+}
+
+static int serve_fastcgi(struct ops *ops, struct pipeline *pipeline,
+			 const struct config *cfg, unsigned long max_requests)
+{
+	FCGX_Request fcgi;
+	struct result result;
+	char out[RESPONSE_BUFFER_SIZE];
+	unsigned long served = 0;
+
+	if (FCGX_InitRequest(&fcgi, LISTEN_FD, 0) != 0) {
+		log_error("FCGX_InitRequest failed");
+		return 1;
+	}
+	while (!stop_requested && (max_requests == 0 || served < max_requests)) {
+		struct request req = { .read_body = read_fcgi_body };
+		const char *text;
+		size_t len;
+
+		if (FCGX_Accept_r(&fcgi) < 0)
+			break;
+		if (reopen_log) {
+			struct error err;
+
+			reopen_log = 0;
+			if (log_reopen(&err) != 0)
+				log_error("%s", err.message);
+		}
+		req.read_ctx = fcgi.in;
+		req.params = fcgi.envp;
+		answer(ops, pipeline, cfg, &req, &result, out, sizeof(out),
+		       &text, &len);
+		/* A client that went away is its loss; the outcome is committed
+		 * or not regardless, and the worker goes on. */
+		if (FCGX_PutStr(text, (int)len, fcgi.out) != (int)len)
+			log_info("client went away before the response for %s",
+				 result.transaction_id[0] ? result.transaction_id : "-");
+		FCGX_Finish_r(&fcgi);
+		served++;
+	}
+	FCGX_Free(&fcgi, 1);
+	if (stop_requested)
+		log_info("worker exits after %lu requests: signal %d",
+			 served, (int)stop_signal);
+	else if (max_requests != 0 && served >= max_requests)
+		log_info("worker exits after %lu requests: --max-requests",
+			 served);
+	else
+		log_info("worker exits after %lu requests: the listening "
+			 "socket closed", served);
+	return 0;
+}
+
+/* A worker that cannot start says why where an operator looks: on standard
+ * error (spawn-fcgi's or the master's) and in the log. */
+static int cannot_start(const char *why)
+{
+	fprintf(stderr, "payhook: worker cannot start: %s\n", why);
+	log_error("worker cannot start: %s", why);
+	return 1;
+}
+
+int worker_run(const struct config *cfg, struct metrics *metrics,
+	       unsigned long max_requests)
+{
+	struct pipeline *pipeline;
+	struct ops *ops = NULL;
+	struct error err = { "" };
+	int rc;
+
+	pipeline = pipeline_new(cfg, &err);
+	if (pipeline == NULL)
+		return cannot_start(err.message);
+	pipeline_set_metrics(pipeline, metrics);
+	ops = ops_new(cfg, pipeline, metrics, &err);
+	if (ops == NULL) {
+		pipeline_free(pipeline);
+		return cannot_start(err.message);
+	}
+	if (FCGX_Init() != 0) {
+		rc = cannot_start("FCGX_Init failed");
+	} else if (FCGX_IsCGI()) {
+		rc = serve_cgi(ops, pipeline, cfg);
+	} else {
+		devnull_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+		if (devnull_fd < 0 || install_signals() != 0) {
+			rc = cannot_start(strerror(errno));
+		} else {
+			metrics_worker_started(metrics, getpid());
+			rc = serve_fastcgi(ops, pipeline, cfg, max_requests);
+			metrics_worker_gone(metrics, getpid());
+		}
+	}
+	ops_free(ops);
+	pipeline_free(pipeline);
+	if (devnull_fd >= 0)
+		close(devnull_fd);
+	return rc;
+}

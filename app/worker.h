@@ -1,0 +1,22 @@
+/* worker.h - one payhook worker: the libfcgi accept loop on descriptor 0
+ * (or, run as plain CGI, the one request in its environment), answering the
+ * operator's paths and handing every other request to the pipeline.
+ *
+ * Signals: SIGTERM and SIGINT finish the request in hand and stop accepting;
+ * SIGHUP reopens the log before the next request.
+ */
+#ifndef PAYHOOK_WORKER_H
+#define PAYHOOK_WORKER_H
+
+#include "configuration.h"
+#include "metrics.h"
+
+/* Serves requests until stopped (a signal, max_requests when not 0, the
+ * listening socket closed), counting them in metrics (NULL: a private
+ * segment is made, or none when that fails). Logs why it stops. Returns the
+ * process exit status: 0 after a clean stop, 1 when the worker could not
+ * start (said on stderr and in the log). */
+int worker_run(const struct config *cfg, struct metrics *metrics,
+	       unsigned long max_requests);
+
+#endif

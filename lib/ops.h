@@ -1,0 +1,41 @@
+/* ops.h - the operator's paths of the FastCGI application: health_path (for
+ * load balancers and uptime checks: 200 when this worker reaches its
+ * backends, else 503, with a JSON body saying which) and metrics_path (the
+ * pool's counters in the Prometheus text format, behind a bearer token when
+ * metrics_token is set). Both are off until their key is set.
+ *
+ * It sits above the pipeline: the health check uses the pipeline's own
+ * backend connections, so it tells whether this worker could record a
+ * payment now.
+ */
+#ifndef PAYHOOK_OPS_H
+#define PAYHOOK_OPS_H
+
+#include <stddef.h>
+
+#include "configuration.h"
+#include "error.h"
+#include "metrics.h"
+#include "pipeline.h"
+#include "request.h"
+
+struct ops; /* opaque */
+
+/* Returns the operator's paths for cfg, answering health from pipeline and
+ * metrics from metrics (either may be NULL: that path then answers 503), or
+ * NULL with err set. cfg, pipeline and metrics must outlive it. */
+struct ops *ops_new(const struct config *cfg, struct pipeline *pipeline,
+		    const struct metrics *metrics, struct error *err);
+
+/* Frees it; NULL is fine. */
+void ops_free(struct ops *ops);
+
+/* When req's path is health_path or metrics_path, answers it: returns the
+ * whole CGI response (status line, headers, body) in a buffer owned by ops,
+ * valid until the next call, and its length in *len. Returns NULL when the
+ * request is not for these paths (the pipeline answers it). Can't fail
+ * otherwise: every fault is an answer. */
+const char *ops_handle(struct ops *ops, const struct request *req,
+		       size_t *len);
+
+#endif
