@@ -143,7 +143,11 @@ static int usage_error(const char *message)
 	return 2;
 }
 
-int main(int argc, char **argv)
+/* Parses the command line. Returns -1 to go on, or the exit status (after
+ * --version, --help or a usage error). */
+static int parse_options(int argc, char **argv, const char **path, int *mode,
+			 unsigned long *max_requests,
+			 struct master_options *master)
 {
 	static const struct option options[] = {
 		{ "config", required_argument, NULL, 'c' },
@@ -158,48 +162,35 @@ int main(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	struct master_options master = { .socket_mode = 0660 };
-	const char *path = NULL;
-	char program[PATH_MAX];
-	char **saved_argv;
-	int mode = 0, opt, rc;
-	unsigned long max_requests = 0;
-	struct config cfg;
-	struct error err = { "" };
 	uint64_t count;
-	ssize_t n;
+	int opt;
 
-	/* getopt reorders argv; an upgrade re-executes the original. */
-	saved_argv = calloc((size_t)argc + 1, sizeof(char *));
-	if (saved_argv == NULL)
-		return 1;
-	memcpy(saved_argv, argv, (size_t)argc * sizeof(char *));
 	while ((opt = getopt_long(argc, argv, "c:h", options, NULL)) != -1) {
 		switch (opt) {
 		case 'c':
-			path = optarg;
+			*path = optarg;
 			break;
 		case 'C':
 		case 'T':
 		case 'S':
-			mode = opt;
+			*mode = opt;
 			break;
 		case 'm':
 			if (number_parse(optarg, ULONG_MAX, &count) != NUMBER_OK ||
 			    count == 0)
 				return usage_error("--max-requests needs a "
 						   "positive number");
-			max_requests = (unsigned long)count;
+			*max_requests = (unsigned long)count;
 			break;
 		case 'w':
 			if (number_parse(optarg, MAX_WORKERS, &count) != NUMBER_OK ||
 			    count == 0)
 				return usage_error("--workers needs a number "
 						   "from 1 to 1024");
-			master.workers = (unsigned)count;
+			master->workers = (unsigned)count;
 			break;
 		case 'l':
-			master.listen = optarg;
+			master->listen = optarg;
 			break;
 		case 'M':
 			if (strlen(optarg) > 4 ||
@@ -207,7 +198,7 @@ int main(int argc, char **argv)
 			    optarg[0] == '\0')
 				return usage_error("--socket-mode needs an octal "
 						   "mode such as 0660");
-			master.socket_mode = (unsigned)strtoul(optarg, NULL, 8);
+			master->socket_mode = (unsigned)strtoul(optarg, NULL, 8);
 			break;
 		case 'V':
 			printf("payhook %s\n", PACKAGE_VERSION);
@@ -222,8 +213,33 @@ int main(int argc, char **argv)
 	}
 	if (optind != argc)
 		return usage_error("unexpected argument");
-	if (master.listen != NULL && master.workers == 0)
+	if (master->listen != NULL && master->workers == 0)
 		return usage_error("--listen needs --workers");
+	return -1;
+}
+
+int main(int argc, char **argv)
+{
+	struct master_options master = { .socket_mode = 0660 };
+	const char *path = NULL;
+	char program[PATH_MAX];
+	char **saved_argv;
+	int mode = 0, rc;
+	unsigned long max_requests = 0;
+	struct config cfg;
+	struct error err = { "" };
+	ssize_t n;
+
+	/* getopt reorders argv; an upgrade re-executes the original. */
+	saved_argv = calloc((size_t)argc + 1, sizeof(char *));
+	if (saved_argv == NULL)
+		return 1;
+	memcpy(saved_argv, argv, (size_t)argc * sizeof(char *));
+	rc = parse_options(argc, argv, &path, &mode, &max_requests, &master);
+	if (rc >= 0) {
+		free(saved_argv);
+		return rc;
+	}
 	if (path == NULL)
 		path = config_default_path();
 	if (config_load(&cfg, path, &err) != 0) {

@@ -23,5 +23,10 @@ cleanup() {
 trap cleanup EXIT
 export DEBIAN_FRONTEND=noninteractive
 apt-get update -qq
+# The interop tests run the payment providers' own npm libraries: Node.js
+# from Debian when the machine has none.
+if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
+	packages="$packages nodejs npm"
+fi
 # shellcheck disable=SC2086 # the package list is split on purpose
 apt-get install -y -qq --no-install-recommends $packages >/dev/null

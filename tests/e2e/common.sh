@@ -16,6 +16,8 @@
 . "$top_srcdir/tests/harness.sh"
 
 E2E_SECRET=whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw
+# Stripe's endpoint secrets are whsec_ strings used as the key as they are.
+E2E_STRIPE_SECRET=whsec_e2e_stripe_endpoint_secret
 E2E_FAILED=0
 
 e2e_init() {
@@ -25,6 +27,9 @@ e2e_init() {
 	harness_export_env || return 1
 	export PAYHOOK_WEBHOOK_SECRET=$E2E_SECRET
 	export PAYHOOK_SIGNATURE_SCHEME=standard
+	# Two profiles on one pool: /webhook is standard, /webhook/stripe Stripe.
+	export PAYHOOK_PROVIDERS="standard stripe"
+	export PAYHOOK_STRIPE_SECRET=$E2E_STRIPE_SECRET
 	export PAYHOOK_LOG_LEVEL=${PAYHOOK_LOG_LEVEL:-info}
 	E2E_DIR=$HARNESS_DIR/e2e
 	mkdir -p "$E2E_DIR"
@@ -144,6 +149,83 @@ e2e_table() {
 		e2e_fail "$tag storm: no 5xx or lost request ($codes)"
 	else
 		e2e_ok "$tag storm: no 5xx ($codes)"
+	fi
+	[ "$E2E_FAILED" = 0 ]
+}
+
+# e2e_post_provider URL PROVIDER BODY [payhook-sign args...]: POSTs BODY to
+# URL signed as PROVIDER signs (payhook-sign --provider); sets E2E_STATUS and
+# E2E_BODY.
+e2e_post_provider() {
+	local url=$1 provider=$2 body=$3 h
+	local req="$E2E_DIR/preq.$$.$RANDOM"
+	local -a args=()
+	shift 3
+	printf '%s' "$body" >"$req.in"
+	while IFS= read -r h; do
+		args+=(-H "$h")
+	done < <("$E2E_SIGN" --provider "$provider" "$@" "$req.in")
+	E2E_STATUS=$(curl -sS -m 30 -o "$req.out" -w '%{http_code}' \
+		-H 'Content-Type: application/json' "${args[@]}" \
+		--data-binary "@$req.in" "$url") || E2E_STATUS=000
+	E2E_BODY=$(cat "$req.out" 2>/dev/null)
+	rm -f "$req.in" "$req.out"
+}
+
+# e2e_provider_table URL [TAG]: the provider routes through the web server:
+# a Stripe payment at URL/stripe (the row is Stripe's), its redelivery, the
+# same id from the standard profile (a second row), a Stripe event that
+# records nothing (ignored), another secret (401), a profile that is not
+# enabled (404), and one Stripe event from 16 processes at once (one row).
+e2e_provider_table() {
+	local url=$1 tag=${2:-e2e} id evt body i codes
+	local -a pids=()
+	id="pi_$tag-$(date +%s)-$$"
+	evt="evt_$tag-$(date +%s)-$$"
+	body=$("$E2E_SIGN" --provider stripe --sample payment_intent.succeeded \
+		--transaction-id "$id" --amount 2599 --currency usd --event-id "$evt")
+	e2e_post_provider "$url/stripe" stripe "$body" --secret "$E2E_STRIPE_SECRET"
+	e2e_expect "$tag stripe payment" "200 processed" "$E2E_STATUS $(e2e_result "$E2E_BODY")"
+	e2e_expect "$tag stripe row: provider, amount, currency, event id" \
+		"stripe 2599 USD $evt" \
+		"$(harness_sql "SELECT provider, amount, currency, event_id FROM payments WHERE transaction_id = '$id'" | tr '\t' ' ')"
+	e2e_post_provider "$url/stripe" stripe "$body" --secret "$E2E_STRIPE_SECRET"
+	e2e_expect "$tag stripe redelivery" "200 duplicate" "$E2E_STATUS $(e2e_result "$E2E_BODY")"
+	e2e_post "$url" "$(e2e_body "$id" 2599 USD)"
+	e2e_expect "$tag the same id from the standard profile" "200 processed" \
+		"$E2E_STATUS $(e2e_result "$E2E_BODY")"
+	e2e_expect "$tag two rows for one id from two providers" "standard stripe" \
+		"$(harness_sql "SELECT provider FROM payments WHERE transaction_id = '$id' ORDER BY provider" | tr '\n' ' ' | sed 's/ $//')"
+	body=$("$E2E_SIGN" --provider stripe --sample payment_intent.created \
+		--transaction-id "$id-created" --amount 2599 --currency usd)
+	e2e_post_provider "$url/stripe" stripe "$body" --secret "$E2E_STRIPE_SECRET"
+	e2e_expect "$tag stripe event that records nothing" "200 ignored 0" \
+		"$E2E_STATUS $(e2e_result "$E2E_BODY") $(e2e_rows "$id-created")"
+	e2e_post_provider "$url/stripe" stripe "$body" --secret whsec_someone_else
+	e2e_expect "$tag stripe event signed with another secret" 401 "$E2E_STATUS"
+	e2e_post_provider "$url/paddle" paddle "$body" --secret pdl_x
+	e2e_expect "$tag a profile that is not enabled" "404 not_found" \
+		"$E2E_STATUS $(e2e_result "$E2E_BODY")"
+
+	id="pi_$tag-storm-$(date +%s)-$$"
+	body=$("$E2E_SIGN" --provider stripe --sample payment_intent.succeeded \
+		--transaction-id "$id" --amount 700 --currency eur)
+	for i in $(seq 1 16); do
+		(e2e_post_provider "$url/stripe" stripe "$body" --secret "$E2E_STRIPE_SECRET"
+		 printf '%s %s\n' "$E2E_STATUS" "$(e2e_result "$E2E_BODY")" \
+			>"$E2E_DIR/pstorm.$i") &
+		pids+=($!)
+	done
+	wait "${pids[@]}"
+	codes=$(cat "$E2E_DIR"/pstorm.* | sort | uniq -c | tr -s ' ' | tr '\n' ';')
+	rm -f "$E2E_DIR"/pstorm.*
+	e2e_expect "$tag stripe storm: one row ($codes)" 1 "$(e2e_rows "$id")"
+	e2e_expect "$tag stripe storm: exactly one processed" 1 \
+		"$(grep -o '[0-9]* 200 processed' <<<"$codes" | cut -d' ' -f1)"
+	if grep -Eq ' (5[0-9][0-9]|000) ' <<<"$codes"; then
+		e2e_fail "$tag stripe storm: no 5xx or lost request ($codes)"
+	else
+		e2e_ok "$tag stripe storm: no 5xx"
 	fi
 	[ "$E2E_FAILED" = 0 ]
 }
