@@ -1,6 +1,6 @@
 #!/bin/bash
 # demo.sh - payhook end to end on your machine: throwaway redis-server and
-# mariadbd, 4 payhook workers started by spawn-fcgi (conf/spawn-fcgi.sh) and
+# mariadbd, a payhook pool of 4 workers started by spawn-fcgi (conf/spawn-fcgi.sh) and
 # lighttpd on 127.0.0.1:8080 (conf/lighttpd-spawn-fcgi.conf). It sends four
 # signed webhooks, shows the answers and the rows, then serves until Ctrl-C.
 #
@@ -87,10 +87,11 @@ harness_fill "$srcdir/conf/spawn-fcgi.sh" "$state/spawn-fcgi.sh" \
 # The PID file of an earlier run is not this one's.
 rm -f "$state/payhook.pid"
 sh "$state/spawn-fcgi.sh" </dev/null >"$state/payhook.out" 2>&1
-# Each worker recorded (payhook-0...), so that cleanup stops it.
-harness_record_pool payhook 4 "$?" ||
-	die "the workers did not start (log: $state/payhook.log)"
-echo "demo: 4 payhook workers on $state/payhook.sock (log: $state/payhook.log)"
+# The master (payhook-master) and each worker recorded, so that cleanup
+# stops them.
+harness_record_master payhook 4 "$?" ||
+	die "the pool did not start (log: $state/payhook.log)"
+echo "demo: a payhook master ($HARNESS_MASTER_PID) keeping 4 workers on $state/payhook.sock (log: $state/payhook.log)"
 
 # ---- lighttpd in the foreground, as a background job of this script ---------
 
