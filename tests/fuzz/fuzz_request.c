@@ -28,7 +28,7 @@
  * Correct signatures are computed here (signature_sign_standard) with a
  * fresh timestamp, so the fuzzer gets past the signature check.
  *
- * Asserted: the outcome is what SPEC.md's check order and outcome table
+ * Asserted: the outcome is what the README's check order and outcome table
  * give for these inputs and backend answers (a path whose last segment names
  * a profile that is not enabled is a 404 before anything else); the
  * rendered status and headers match the table; the body is one JSON object
@@ -290,7 +290,7 @@ static long read_body(void *ctx, char *buf, size_t cap)
 	return (long)n;
 }
 
-/* ---- the model: SPEC.md, written apart from lib/ ---- */
+/* ---- the model: the README's contract, written apart from lib/ ---- */
 
 /* Whether reading want (<= r->len) bytes hits the reader's failure, given
  * that each call asks for exactly what is still missing. */
@@ -380,7 +380,7 @@ static enum outcome expected_backend(const struct stub_script *s,
 	return from_store(s->insert);
 }
 
-/* CONTENT_LENGTH per SPEC: absent, empty or not decimal -> 411; above the
+/* CONTENT_LENGTH per the contract: absent, empty or not decimal -> 411; above the
  * cap -> 413. Returns the outcome, or -1 with *len set. */
 static int expected_length(const char *text, size_t max, size_t *len)
 {
@@ -793,7 +793,7 @@ static void run_request(const uint8_t *data, size_t size)
 			   "2xx (%s) without a committed row",
 			   table[r.outcome].name);
 
-	/* The model, step by step in SPEC.md's order: the path first. */
+	/* The model, step by step in the contract's order: the path first. */
 	if (route == ROUTE_NONE) {
 		expect = OUTCOME_NOT_FOUND;
 		goto compare;
@@ -865,7 +865,7 @@ static void run_request(const uint8_t *data, size_t size)
 		   pay.transaction_id);
 compare:
 	FUZZ_CHECK(r.outcome == expect,
-		   "outcome %s (%s), SPEC says %s", table[r.outcome].name,
+		   "outcome %s (%s), the contract says %s", table[r.outcome].name,
 		   r.reason, table[expect].name);
 
 	/* Nothing reaches a backend before the signature and body passed. */

@@ -70,7 +70,7 @@ compile() { # source object
 # sending side). As an archive, each
 # target pulls in only what it calls.
 LIB_MODULES="error log timing number encoding secret currency configuration
-	request signature payload response provider pipeline"
+	request signature payload response metrics provider pipeline"
 echo "run-fuzz.sh: building with $("$CLANG" --version | head -n 1)"
 lib_objs=
 for m in $LIB_MODULES; do

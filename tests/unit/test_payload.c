@@ -1,5 +1,5 @@
 /* test_payload.c - unit tests of lib/payload.c: the body and field rules of
- * SPEC.md "Request", and what json-c 0.16 STRICT lets through on its own.
+ * the README's body rules, and what json-c 0.16 STRICT lets through on its own.
  */
 #include "config.h"
 

@@ -103,7 +103,7 @@ static enum outcome run(const char *method, const char *content_type,
 START_TEST(test_order_of_checks)
 {
 	/* Each line breaks one more rule than the next: the first rule in
-	 * SPEC.md's order decides. */
+	 * README's order of checks decides. */
 	assert_outcome(run("GET", "text/plain", "abc", "", false),
 		       OUTCOME_METHOD_NOT_ALLOWED);
 	assert_outcome(run("POST", "text/plain", "abc", "", false),

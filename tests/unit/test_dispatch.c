@@ -1,0 +1,357 @@
+/* test_dispatch.c - unit tests of the parts of payhook-dispatch that need no
+ * server: the back-off and its jitter (lib/dispatch.c), the start-up checks,
+ * the idempotency key and the JSON handed on (lib/handoff.c). The database
+ * and delivery paths are tests/integration/dispatch.test's. */
+#include "config.h"
+
+#include <check.h>
+#include <limits.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <json-c/json.h>
+
+#include "configuration.h"
+#include "dispatch.h"
+#include "handoff.h"
+
+/* The defaults of the dispatch keys and MySQL timeouts that matter here. */
+static void config_defaults(struct config *cfg)
+{
+	memset(cfg, 0, sizeof(*cfg));
+	cfg->mysql_read_timeout_s = 2;
+	cfg->mysql_write_timeout_s = 2;
+	cfg->dispatch_timeout_ms = 10000;
+	cfg->dispatch_backoff_ms = 1000;
+	cfg->dispatch_backoff_max_ms = 3600000;
+	cfg->dispatch_max_attempts = 20;
+	cfg->dispatch_lease_ms = 60000;
+}
+
+static const struct handoff_payment sample = {
+	.provider = "standard",
+	.transaction_id = "tx_123",
+	.transaction_id_len = 6,
+	.event_id = "evt_1",
+	.event_id_len = 5,
+	.amount = 1999,
+	.currency = "EUR",
+	.received_at = "2026-11-30T14:00:00.123456Z",
+	.payload = "{\"transaction_id\":\"tx_123\"}",
+	.payload_len = 27,
+};
+
+/* ---- back-off ---- */
+
+START_TEST(test_backoff_doubles_with_equal_jitter)
+{
+	struct config cfg;
+
+	config_defaults(&cfg);
+	/* random 0 gives the lower end (d / 2), d - d / 2 the upper (d). */
+	ck_assert_int_eq(dispatch_backoff_ms(&cfg, 1, 0), 500);
+	ck_assert_int_eq(dispatch_backoff_ms(&cfg, 1, 500), 1000);
+	ck_assert_int_eq(dispatch_backoff_ms(&cfg, 2, 0), 1000);
+	ck_assert_int_eq(dispatch_backoff_ms(&cfg, 2, 1000), 2000);
+	ck_assert_int_eq(dispatch_backoff_ms(&cfg, 3, 0), 2000);
+	ck_assert_int_eq(dispatch_backoff_ms(&cfg, 3, 2000), 4000);
+	/* attempts 0 is treated as the first. */
+	ck_assert_int_eq(dispatch_backoff_ms(&cfg, 0, 0), 500);
+}
+END_TEST
+
+START_TEST(test_backoff_capped_never_overflows)
+{
+	struct config cfg;
+
+	config_defaults(&cfg);
+	for (unsigned long attempts = 1; attempts < 100; attempts++) {
+		long d = dispatch_backoff_ms(&cfg, attempts, UINT64_MAX);
+
+		ck_assert_int_ge(d, 1);
+		ck_assert_int_le(d, cfg.dispatch_backoff_max_ms);
+	}
+	ck_assert_int_eq(dispatch_backoff_ms(&cfg, ULONG_MAX, 0), 1800000);
+	ck_assert_int_eq(dispatch_backoff_ms(&cfg, 1000000, 1800000), 3600000);
+	/* A first delay above the cap is the cap. */
+	cfg.dispatch_backoff_ms = 5000;
+	cfg.dispatch_backoff_max_ms = 3000;
+	ck_assert_int_eq(dispatch_backoff_ms(&cfg, 1, 1500), 3000);
+	/* 1 ms: 0 or 1, never below. */
+	cfg.dispatch_backoff_ms = 1;
+	cfg.dispatch_backoff_max_ms = 1;
+	ck_assert_int_le(dispatch_backoff_ms(&cfg, 7, 12345), 1);
+}
+END_TEST
+
+START_TEST(test_backoff_jitter_spreads)
+{
+	struct config cfg;
+	long lo = LONG_MAX, hi = 0;
+
+	config_defaults(&cfg);
+	for (uint64_t r = 0; r < 5000; r += 7) {
+		long d = dispatch_backoff_ms(&cfg, 4, r * 2654435761u);
+
+		lo = d < lo ? d : lo;
+		hi = d > hi ? d : hi;
+	}
+	ck_assert_int_ge(lo, 4000);
+	ck_assert_int_le(hi, 8000);
+	ck_assert_int_gt(hi - lo, 2000);
+}
+END_TEST
+
+/* ---- start-up checks ---- */
+
+START_TEST(test_lease_bound)
+{
+	struct config cfg;
+	struct error err;
+
+	config_defaults(&cfg);
+	/* 10000 + 2 x (2 + 3 x 2) s + 1000 = 27000 */
+	cfg.dispatch_lease_ms = 27000;
+	ck_assert_int_eq(dispatch_check_config(&cfg, &err), -1);
+	ck_assert_msg(strstr(err.message, "dispatch_lease_ms = 27000 is too "
+					  "short: set it above 27000") != NULL,
+		      "%s", err.message);
+	cfg.dispatch_lease_ms = 27001;
+	ck_assert_int_eq(dispatch_check_config(&cfg, &err), 0);
+	cfg.mysql_read_timeout_s = 3;
+	ck_assert_int_eq(dispatch_check_config(&cfg, &err), -1);
+}
+END_TEST
+
+START_TEST(test_target_keys)
+{
+	struct config cfg;
+	struct error err;
+	char url[] = "https://shop.example/hook", ftp[] = "ftp://x/",
+	     command[] = "/usr/local/bin/fulfil", secret[] = "whsec_x";
+	char *secrets[] = { secret };
+
+	config_defaults(&cfg);
+	ck_assert_int_eq(handoff_check_config(&cfg, &err), -1);
+	ck_assert_msg(strstr(err.message, "neither dispatch_url nor "
+					  "dispatch_command") != NULL, "%s",
+		      err.message);
+	cfg.dispatch_url = url;
+	cfg.dispatch_command = command;
+	ck_assert_int_eq(handoff_check_config(&cfg, &err), -1);
+	ck_assert_msg(strstr(err.message, "set exactly one") != NULL, "%s",
+		      err.message);
+	cfg.dispatch_command = NULL;
+	ck_assert_int_eq(handoff_check_config(&cfg, &err), 0);
+	cfg.dispatch_url = ftp;
+	ck_assert_int_eq(handoff_check_config(&cfg, &err), -1);
+	ck_assert_ptr_null(strstr(err.message, "ftp"));
+	cfg.dispatch_url = NULL;
+	cfg.dispatch_command = command;
+	cfg.dispatch_secret.items = secrets;
+	cfg.dispatch_secret.count = 1;
+	ck_assert_int_eq(handoff_check_config(&cfg, &err), -1);
+	ck_assert_msg(strstr(err.message, "dispatch_secret") != NULL, "%s",
+		      err.message);
+}
+END_TEST
+
+/* ---- the idempotency key ---- */
+
+START_TEST(test_key)
+{
+	struct handoff_payment p = sample;
+	struct error err;
+	char key[HANDOFF_KEY_MAX], small[10];
+	char longest[129];
+
+	ck_assert_int_eq(handoff_idempotency_key(&p, key, sizeof(key), &err), 0);
+	ck_assert_str_eq(key, "payhook:standard:tx_123");
+	/* The longest provider and transaction id fit. */
+	memset(longest, '!', 128);
+	longest[128] = '\0';
+	p.provider = "12345678901234567890123456789012";
+	p.transaction_id = longest;
+	p.transaction_id_len = 128;
+	ck_assert_int_eq(handoff_idempotency_key(&p, key, sizeof(key), &err), 0);
+	ck_assert_uint_eq(strlen(key), 8 + 32 + 1 + 128);
+	ck_assert_int_eq(handoff_idempotency_key(&p, small, sizeof(small), &err),
+			 -1);
+	ck_assert_str_eq(small, "");
+}
+END_TEST
+
+START_TEST(test_key_refuses_what_no_header_can_carry)
+{
+	static const char *const bad[] = { "tx 1", "tx\r\nX-Evil: 1", "tx\x7f",
+					   "t\xc3\xa9" };
+	struct handoff_payment p = sample;
+	struct error err;
+	char key[HANDOFF_KEY_MAX];
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		p.transaction_id = bad[i];
+		p.transaction_id_len = strlen(bad[i]);
+		ck_assert_int_eq(handoff_idempotency_key(&p, key, sizeof(key),
+							 &err), -1);
+	}
+	/* A NUL inside the id would cut the key short. */
+	p.transaction_id = "tx\0tail";
+	p.transaction_id_len = 7;
+	ck_assert_int_eq(handoff_idempotency_key(&p, key, sizeof(key), &err), -1);
+}
+END_TEST
+
+/* ---- the JSON handed on ---- */
+
+static json_object *parse(const char *text, size_t len)
+{
+	json_tokener *tok = json_tokener_new();
+	json_object *obj;
+
+	ck_assert_ptr_nonnull(tok);
+	obj = json_tokener_parse_ex(tok, text, (int)len);
+	ck_assert_int_eq(json_tokener_get_error(tok), json_tokener_success);
+	ck_assert_int_eq((int)json_tokener_get_parse_end(tok), (int)len);
+	json_tokener_free(tok);
+	return obj;
+}
+
+static const char *get_string(json_object *obj, const char *key)
+{
+	json_object *value = NULL;
+
+	ck_assert(json_object_object_get_ex(obj, key, &value));
+	ck_assert(json_object_is_type(value, json_type_string));
+	return json_object_get_string(value);
+}
+
+START_TEST(test_body_fields)
+{
+	struct error err;
+	size_t len = 0;
+	char *body = handoff_body_new(&sample, &len, &err);
+	json_object *obj, *amount = NULL;
+
+	ck_assert_ptr_nonnull(body);
+	ck_assert_uint_eq(strlen(body), len);
+	obj = parse(body, len);
+	ck_assert_int_eq(json_object_object_length(obj), 7);
+	ck_assert_str_eq(get_string(obj, "provider"), "standard");
+	ck_assert_str_eq(get_string(obj, "transaction_id"), "tx_123");
+	ck_assert_str_eq(get_string(obj, "currency"), "EUR");
+	ck_assert_str_eq(get_string(obj, "event_id"), "evt_1");
+	ck_assert_str_eq(get_string(obj, "received_at"),
+			 "2026-11-30T14:00:00.123456Z");
+	ck_assert_str_eq(get_string(obj, "payload"), sample.payload);
+	ck_assert(json_object_object_get_ex(obj, "amount", &amount));
+	ck_assert(json_object_is_type(amount, json_type_int));
+	ck_assert_int_eq(json_object_get_int64(amount), 1999);
+	json_object_put(obj);
+	free(body);
+
+	{
+		struct handoff_payment p = sample;
+
+		p.event_id = NULL;
+		p.event_id_len = 0;
+		p.amount = 9223372036854775807ULL;
+		body = handoff_body_new(&p, &len, &err);
+		ck_assert_ptr_nonnull(body);
+		ck_assert_ptr_nonnull(strstr(body, "\"event_id\":null"));
+		ck_assert_ptr_nonnull(strstr(body, "\"amount\":9223372036854775807,"));
+		free(body);
+	}
+}
+END_TEST
+
+START_TEST(test_body_escapes_the_payload)
+{
+	/* Quotes, backslashes, control bytes, a raw newline between tokens,
+	 * "</script>", UTF-8 of 2, 3 and 4 bytes, and a NUL: the string that
+	 * comes back out of the JSON is the payload, byte for byte. */
+	static const char raw[] = "{\"a\": \"q\\\" b\\\\ </script>\",\n"
+				  "\t\"b\": \"\xc3\xa9\xe2\x9c\x93\xf0\x9f\x92\xb3\"}"
+				  "\x01\x1f\x00z";
+	struct handoff_payment p = sample;
+	struct error err;
+	size_t len = 0;
+	char *body;
+	json_object *obj, *payload = NULL;
+
+	p.payload = raw;
+	p.payload_len = sizeof(raw) - 1;
+	body = handoff_body_new(&p, &len, &err);
+	ck_assert_ptr_nonnull(body);
+	for (size_t i = 0; i < len; i++)
+		ck_assert_int_ge((unsigned char)body[i], 0x20);
+	obj = parse(body, len);
+	ck_assert(json_object_object_get_ex(obj, "payload", &payload));
+	ck_assert_int_eq(json_object_get_string_len(payload), (int)sizeof(raw) - 1);
+	ck_assert_mem_eq(json_object_get_string(payload), raw, sizeof(raw) - 1);
+	json_object_put(obj);
+	free(body);
+}
+END_TEST
+
+START_TEST(test_body_refuses_what_is_not_utf8)
+{
+	static const char *const bad[] = {
+		"\xff", "\xc3", "\xc0\xaf", "\xe0\x80\xaf", "\xed\xa0\x80",
+		"\xf4\x90\x80\x80", "a\x80", "\xf0\x9f\x92",
+	};
+	struct handoff_payment p = sample;
+	struct error err;
+	size_t len;
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		p.payload = bad[i];
+		p.payload_len = strlen(bad[i]);
+		ck_assert_ptr_null(handoff_body_new(&p, &len, &err));
+		ck_assert_msg(strstr(err.message, "UTF-8") != NULL, "%s",
+			      err.message);
+	}
+	p = sample;
+	p.event_id = "\xfe";
+	p.event_id_len = 1;
+	ck_assert_ptr_null(handoff_body_new(&p, &len, &err));
+}
+END_TEST
+
+static Suite *dispatch_suite(void)
+{
+	Suite *s = suite_create("dispatch");
+	TCase *tc;
+
+	tc = tcase_create("backoff");
+	tcase_add_test(tc, test_backoff_doubles_with_equal_jitter);
+	tcase_add_test(tc, test_backoff_capped_never_overflows);
+	tcase_add_test(tc, test_backoff_jitter_spreads);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("config");
+	tcase_add_test(tc, test_lease_bound);
+	tcase_add_test(tc, test_target_keys);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("handoff");
+	tcase_add_test(tc, test_key);
+	tcase_add_test(tc, test_key_refuses_what_no_header_can_carry);
+	tcase_add_test(tc, test_body_fields);
+	tcase_add_test(tc, test_body_escapes_the_payload);
+	tcase_add_test(tc, test_body_refuses_what_is_not_utf8);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	SRunner *sr = srunner_create(dispatch_suite());
+	int failed;
+
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}
