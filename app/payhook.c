@@ -15,19 +15,83 @@
 #include <unistd.h>
 
 #include "configuration.h"
+#include "lock.h"
 #include "log.h"
 #include "master.h"
 #include "metrics.h"
 #include "number.h"
 #include "pipeline.h"
+#include "store.h"
 #include "worker.h"
 
 #define MAX_WORKERS 1024
 
-/* --check-config: one line per check. Redis being down is a warning when
- * the configuration records without it (db_only), an error under fail.
- * Nothing is created: the log file is not opened (run as root, it would be
- * root's, and the workers could not write it). */
+/* Redis for --check-config: each sentinel's answer, then the server in use
+ * (with its ROLE when found through the sentinels). Down is a warning when
+ * the configuration records without it (db_only), an error under fail. */
+static int check_redis(const struct config *cfg)
+{
+	struct error err = { "" };
+	struct lock_client *lock;
+	char line[ERROR_MESSAGE_MAX + 128];
+	int rc = 0;
+
+	if (cfg->lock_backend == CONFIG_LOCK_NONE) {
+		printf("redis: not used (lock_backend = none: the unique key "
+		       "alone keeps each payment once)\n");
+		return 0;
+	}
+	lock = lock_client_new(cfg, &err);
+	if (lock == NULL) {
+		printf("redis: FAILED: %s\n", err.message);
+		return 1;
+	}
+	for (size_t i = 0; i < lock_sentinel_count(lock); i++) {
+		int ok = lock_probe_sentinel(lock, i, line, sizeof(line)) == 0;
+
+		printf("redis: %s%s\n", ok ? "" : "WARNING: ", line);
+	}
+	if (lock_describe(lock, line, sizeof(line)) == 0) {
+		printf("redis: ok (%s)\n", line);
+	} else if (cfg->redis_unavailable == CONFIG_REDIS_UNAVAILABLE_DB_ONLY) {
+		printf("redis: WARNING: %s (redis_unavailable = db_only: "
+		       "payments are recorded without the lock)\n", line);
+	} else {
+		printf("redis: FAILED: %s\n", line);
+		rc = 1;
+	}
+	lock_client_free(lock);
+	return rc;
+}
+
+/* With mysql_nodes, one line per node: reachable, and a Galera node's state.
+ * A node that is down is a warning (the workers move on to the next); the
+ * schema check below fails when none takes writes. */
+static void report_mysql_nodes(const struct config *cfg)
+{
+	struct error err = { "" };
+	struct store *store;
+	char line[ERROR_MESSAGE_MAX + 128];
+
+	if (cfg->mysql_nodes == NULL)
+		return;
+	store = store_new(cfg, &err);
+	if (store == NULL) {
+		printf("mysql: WARNING: %s\n", err.message);
+		return;
+	}
+	for (size_t i = 0; i < store_node_count(store); i++) {
+		int ok = store_probe_node(store, i, line, sizeof(line)) == 0;
+
+		printf("mysql: node %zu: %s%s\n", i + 1, ok ? "" : "WARNING: ",
+		       line);
+	}
+	store_free(store);
+}
+
+/* --check-config: one line per check. Nothing is created: the log file is
+ * not opened (run as root, it would be root's, and the workers could not
+ * write it). */
 static int check_config(const struct config *cfg, const char *path)
 {
 	struct error err = { "" };
@@ -44,28 +108,17 @@ static int check_config(const struct config *cfg, const char *path)
 		printf("config: FAILED: %s\n", err.message);
 		return 1;
 	}
-	if (pipeline_check_redis(pipeline, &err) != 0) {
-		if (cfg->redis_unavailable == CONFIG_REDIS_UNAVAILABLE_DB_ONLY) {
-			printf("redis: WARNING: %s (redis_unavailable = db_only: "
-			       "payments are recorded without the lock)\n",
-			       err.message);
-		} else {
-			printf("redis: FAILED: %s\n", err.message);
-			rc = 1;
-		}
-	} else if (cfg->redis_socket != NULL) {
-		printf("redis: ok (%s)\n", cfg->redis_socket);
-	} else {
-		printf("redis: ok (%s:%d)\n", cfg->redis_host, cfg->redis_port);
-	}
+	rc |= check_redis(cfg);
+	report_mysql_nodes(cfg);
 	if (pipeline_check_mysql(pipeline, &err) != 0) {
 		printf("mysql: FAILED: %s\n", err.message);
 		rc = 1;
 	} else {
 		printf("mysql: ok (%s, table payments with "
 		       "uq_payments_provider_transaction_id)\n",
-		       cfg->mysql_socket != NULL ? cfg->mysql_socket
-						 : cfg->mysql_host);
+		       cfg->mysql_nodes != NULL ? cfg->mysql_nodes :
+		       cfg->mysql_socket != NULL ? cfg->mysql_socket :
+		       cfg->mysql_host);
 	}
 	pipeline_free(pipeline);
 	return rc;

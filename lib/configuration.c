@@ -13,6 +13,7 @@
 #include <openssl/crypto.h>
 
 #include "configuration.h"
+#include "endpoint.h"
 #include "number.h"
 #include "secret.h"
 
@@ -60,6 +61,9 @@ static const struct choice bool_choices[] = {
 static const struct choice redis_unavailable_choices[] = {
 	{ "db_only", CONFIG_REDIS_UNAVAILABLE_DB_ONLY },
 	{ "fail", CONFIG_REDIS_UNAVAILABLE_FAIL }, { NULL, 0 },
+};
+static const struct choice lock_backend_choices[] = {
+	{ "redis", CONFIG_LOCK_REDIS }, { "none", CONFIG_LOCK_NONE }, { NULL, 0 },
 };
 static const struct choice scheme_choices[] = {
 	{ "standard", CONFIG_SIGNATURE_STANDARD },
@@ -131,6 +135,8 @@ static const struct key_def keys[] = {
 	STRING("redis_password", redis_password, NULL, FLAG_SECRET),
 	NUMBER("redis_db", KIND_INT, redis_db, 0, 1000000, "0"),
 	NUMBER("redis_timeout_ms", KIND_INT, redis_timeout_ms, 1, 600000, "500"),
+	STRING("redis_sentinels", redis_sentinels, NULL, 0),
+	STRING("redis_master_name", redis_master_name, "mymaster", FLAG_NONEMPTY),
 	STRING("mysql_host", mysql_host, "127.0.0.1", FLAG_NONEMPTY),
 	NUMBER("mysql_port", KIND_INT, mysql_port, 1, 65535, "3306"),
 	STRING("mysql_socket", mysql_socket, NULL, 0),
@@ -140,10 +146,12 @@ static const struct key_def keys[] = {
 	NUMBER("mysql_connect_timeout_s", KIND_INT, mysql_connect_timeout_s, 1, 3600, "2"),
 	NUMBER("mysql_read_timeout_s", KIND_INT, mysql_read_timeout_s, 1, 3600, "2"),
 	NUMBER("mysql_write_timeout_s", KIND_INT, mysql_write_timeout_s, 1, 3600, "2"),
+	STRING("mysql_nodes", mysql_nodes, NULL, 0),
 	NUMBER("lock_ttl_ms", KIND_LONG, lock_ttl_ms, 1, 86400000, "30000"),
 	BOUNDED_STRING("lock_key_prefix", lock_key_prefix,
 		       CONFIG_LOCK_KEY_PREFIX_MAX, "lock:webhook:tx:", FLAG_NONEMPTY),
 	CHOICE("redis_unavailable", redis_unavailable, redis_unavailable_choices, "db_only"),
+	CHOICE("lock_backend", lock_backend, lock_backend_choices, "redis"),
 	NUMBER("max_body_bytes", KIND_SIZE, max_body_bytes, 1,
 	       CONFIG_MAX_BODY_BYTES_MAX, "65536"),
 	{ "default_currency", KIND_CURRENCY, FIELD(default_currency), 0, 0, NULL, 0, NULL, 0 },
@@ -210,6 +218,7 @@ static const struct key_def keys[] = {
 
 /* KIND_CHOICE writes an int: every field it serves must be int-sized. */
 _Static_assert(sizeof(enum config_redis_unavailable) == sizeof(int) &&
+	       sizeof(enum config_lock_backend) == sizeof(int) &&
 	       sizeof(enum config_signature_scheme) == sizeof(int) &&
 	       sizeof(enum config_encoding) == sizeof(int) &&
 	       sizeof(enum config_amount_format) == sizeof(int) &&
@@ -874,6 +883,9 @@ static int check_generic(const struct config *cfg, struct error *err)
 static int check_config(const struct config *cfg, struct error *err)
 {
 	long bound = config_write_bound_ms(cfg);
+	struct endpoint list[ENDPOINT_LIST_MAX];
+	struct error inner;
+	size_t n;
 
 	for (unsigned p = 0; p < CONFIG_PROVIDER_COUNT; p++) {
 		if (!config_provider_enabled(cfg, p) || cfg->secrets[p].count > 0)
@@ -889,6 +901,25 @@ static int check_config(const struct config *cfg, struct error *err)
 		return error_set(err, "providers has %s: set %s_secret",
 				 provider_names[p], provider_names[p]);
 	}
+	if (cfg->mysql_nodes != NULL &&
+	    endpoint_list_parse(cfg->mysql_nodes, cfg->mysql_port, list, &n,
+				&inner) != 0)
+		return error_set(err, "mysql_nodes: %s", inner.message);
+	if (cfg->redis_sentinels != NULL &&
+	    endpoint_list_parse(cfg->redis_sentinels, 26379, list, &n,
+				&inner) != 0)
+		return error_set(err, "redis_sentinels: %s", inner.message);
+	if (cfg->mysql_nodes != NULL && cfg->mysql_socket != NULL)
+		return error_set(err, "mysql_nodes and mysql_socket are both set: "
+				 "a cluster's nodes are reached over TCP");
+	if (cfg->redis_sentinels != NULL && cfg->redis_socket != NULL)
+		return error_set(err, "redis_sentinels and redis_socket are both "
+				 "set: choose one");
+	if (cfg->lock_backend == CONFIG_LOCK_NONE &&
+	    cfg->redis_unavailable == CONFIG_REDIS_UNAVAILABLE_FAIL)
+		return error_set(err, "lock_backend = none and redis_unavailable "
+				 "= fail contradict each other: without Redis "
+				 "every request would get 503");
 	if (cfg->log_target == CONFIG_LOG_TARGET_SYSLOG && cfg->log_file != NULL)
 		return error_set(err, "log_target = syslog and log_file are both "
 				 "set: choose one");

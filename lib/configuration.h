@@ -18,6 +18,13 @@ enum config_redis_unavailable {
 	CONFIG_REDIS_UNAVAILABLE_FAIL,    /* answer 503 */
 };
 
+/* What guards a transaction while it is written. */
+enum config_lock_backend {
+	CONFIG_LOCK_REDIS = 0, /* the Redis lock (default) */
+	CONFIG_LOCK_NONE,      /* no lock: the unique key alone, no Redis at
+				* all (a shared host has none) */
+};
+
 enum config_signature_scheme {
 	CONFIG_SIGNATURE_STANDARD, /* Standard Webhooks, the default */
 	CONFIG_SIGNATURE_NONE,     /* no signature check: must be chosen */
@@ -94,6 +101,11 @@ struct config {
 	char *redis_password;       /* AUTH when set */
 	int redis_db;               /* SELECT when not 0 */
 	int redis_timeout_ms;       /* connect and command timeout, default 500 */
+	char *redis_sentinels;      /* "host:port ..." of Redis Sentinels: the
+				     * master is asked of them (redis_host and
+				     * redis_port are then not used) */
+	char *redis_master_name;    /* the master's name in Sentinel, default
+				     * "mymaster" */
 
 	char *mysql_host;           /* default "127.0.0.1" */
 	int mysql_port;             /* default 3306 */
@@ -104,10 +116,13 @@ struct config {
 	int mysql_connect_timeout_s; /* default 2 */
 	int mysql_read_timeout_s;    /* default 2 */
 	int mysql_write_timeout_s;   /* default 2 */
+	char *mysql_nodes;           /* "host[:port] ..." of a cluster's nodes
+				      * (Galera): replaces mysql_host/port */
 
 	long lock_ttl_ms;           /* default 30000 */
 	char *lock_key_prefix;      /* default "lock:webhook:tx:" */
 	enum config_redis_unavailable redis_unavailable; /* default db_only */
+	enum config_lock_backend lock_backend; /* default redis */
 
 	size_t max_body_bytes;      /* default 65536 */
 	char *default_currency;     /* NULL, or 3 upper-case letters */

@@ -16,7 +16,10 @@
 #include <openssl/evp.h>
 
 #include "encoding.h"
+#include "endpoint.h"
 #include "lock.h"
+#include "log.h"
+#include "sentinel.h"
 #include "timing.h"
 
 /* 1: deleted our key; 0: no key (lease ran out); -1: someone else's key. */
@@ -29,6 +32,12 @@ static const char release_script[] =
 struct lock_client {
 	const struct config *cfg;
 	redisContext *redis;
+	/* redis_sentinels: asked in turn, starting with the one that answered
+	 * last; the master found, for logs and --check-config. */
+	struct endpoint sentinels[ENDPOINT_LIST_MAX];
+	size_t sentinel_count;
+	size_t sentinel;
+	struct endpoint master;
 	enum lock_fault fault;   /* of the last call */
 	char script_sha[41]; /* SHA1 of release_script, for EVALSHA */
 };
@@ -68,7 +77,10 @@ struct lock_client *lock_client_new(const struct config *cfg, struct error *err)
 		return NULL;
 	}
 	client->cfg = cfg;
-	if (script_sha1(client->script_sha, err) != 0) {
+	if (script_sha1(client->script_sha, err) != 0 ||
+	    (cfg->redis_sentinels != NULL &&
+	     endpoint_list_parse(cfg->redis_sentinels, 26379, client->sentinels,
+				 &client->sentinel_count, err) != 0)) {
 		free(client);
 		return NULL;
 	}
@@ -116,32 +128,28 @@ static int command_expect_ok(struct lock_client *client, const char *what,
 	return rc;
 }
 
-int lock_connect(struct lock_client *client, struct error *err)
+/* Opens the connection to one server (the socket when host is NULL) with
+ * AUTH and SELECT as configured. Returns 0, or -1 with err set and nothing
+ * left open. */
+static int open_server(struct lock_client *client, const char *host, int port,
+		       struct error *err)
 {
 	const struct config *cfg = client->cfg;
 	struct timeval tv = ms_to_timeval(cfg->redis_timeout_ms);
 	char db[16];
 
-	if (client->redis != NULL && client->redis->err == 0)
-		return 0;
-	lock_disconnect(client);
-	/* Whatever fails from here on is the connection's set-up. */
-	client->fault = LOCK_FAULT_CONNECT;
-
-	if (cfg->redis_socket != NULL)
+	if (host == NULL)
 		client->redis = redisConnectUnixWithTimeout(cfg->redis_socket, tv);
 	else
-		client->redis = redisConnectWithTimeout(cfg->redis_host,
-							cfg->redis_port, tv);
+		client->redis = redisConnectWithTimeout(host, port, tv);
 	if (client->redis == NULL)
 		return error_set(err, "redis connect: out of memory");
 	if (client->redis->err != 0) {
-		if (cfg->redis_socket != NULL)
+		if (host == NULL)
 			error_set(err, "redis connect to %s: %s",
 				  cfg->redis_socket, client->redis->errstr);
 		else
-			error_set(err, "redis connect to %s:%d: %s",
-				  cfg->redis_host, cfg->redis_port,
+			error_set(err, "redis connect to %s:%d: %s", host, port,
 				  client->redis->errstr);
 		lock_disconnect(client);
 		return -1;
@@ -163,7 +171,134 @@ int lock_connect(struct lock_client *client, struct error *err)
 		if (command_expect_ok(client, "SELECT", 2, argv, err) != 0)
 			return -1;
 	}
+	return 0;
+}
+
+/* A sentinel's answer may be stale (it has not yet seen a failover): only a
+ * server that says it is the master is used. Drops the connection when it
+ * is not. */
+static int check_master_role(struct lock_client *client, struct error *err)
+{
+	const char *argv[] = { "ROLE" };
+	redisReply *reply = redisCommandArgv(client->redis, 1, argv, NULL);
+	int rc = 0;
+
+	if (reply == NULL)
+		rc = error_set(err, "redis ROLE at %s:%d: %s", client->master.host,
+			       client->master.port, client->redis->errstr);
+	else if (reply->type != REDIS_REPLY_ARRAY || reply->elements < 1 ||
+		 reply->element[0]->type != REDIS_REPLY_STRING ||
+		 strcmp(reply->element[0]->str, "master") != 0)
+		rc = error_set(err, "redis %s:%d is not the master (ROLE: %s)",
+			       client->master.host, client->master.port,
+			       reply->type == REDIS_REPLY_ERROR ? reply->str :
+			       reply->type == REDIS_REPLY_ARRAY &&
+			       reply->elements >= 1 &&
+			       reply->element[0]->type == REDIS_REPLY_STRING ?
+			       reply->element[0]->str : "?");
+	freeReplyObject(reply);
+	if (rc != 0)
+		lock_disconnect(client);
+	return rc;
+}
+
+/* Asks the sentinels in turn for the master and connects to it. Every
+ * connection fault drops the connection, so the master is found again after
+ * any error, timeout or READONLY. */
+static int connect_via_sentinels(struct lock_client *client, struct error *err)
+{
+	const struct config *cfg = client->cfg;
+	struct endpoint before = client->master;
+
+	for (size_t tried = 0; tried < client->sentinel_count; tried++) {
+		const struct endpoint *sentinel =
+			&client->sentinels[client->sentinel];
+
+		if (sentinel_ask_master(sentinel, cfg->redis_master_name,
+					cfg->redis_timeout_ms, &client->master,
+					err) == 0 &&
+		    open_server(client, client->master.host,
+				client->master.port, err) == 0 &&
+		    check_master_role(client, err) == 0) {
+			if (before.port != 0 &&
+			    (before.port != client->master.port ||
+			     strcmp(before.host, client->master.host) != 0))
+				log_warn("redis: the master is now %s:%d "
+					 "(was %s:%d)", client->master.host,
+					 client->master.port, before.host,
+					 before.port);
+			return 0;
+		}
+		client->sentinel = (client->sentinel + 1) % client->sentinel_count;
+	}
+	return -1;
+}
+
+int lock_connect(struct lock_client *client, struct error *err)
+{
+	const struct config *cfg = client->cfg;
+
+	if (client->redis != NULL && client->redis->err == 0)
+		return 0;
+	lock_disconnect(client);
+	/* Whatever fails from here on is the connection's set-up. */
+	client->fault = LOCK_FAULT_CONNECT;
+	if (client->sentinel_count > 0) {
+		if (connect_via_sentinels(client, err) != 0)
+			return -1;
+	} else if (open_server(client,
+			       cfg->redis_socket != NULL ? NULL : cfg->redis_host,
+			       cfg->redis_port, err) != 0) {
+		return -1;
+	}
 	client->fault = LOCK_FAULT_NONE;
+	return 0;
+}
+
+int lock_describe(struct lock_client *client, char *out, size_t out_size)
+{
+	const struct config *cfg = client->cfg;
+	struct error err;
+
+	if (lock_ping(client, &err) != 0) {
+		snprintf(out, out_size, "%s", err.message);
+		return -1;
+	}
+	if (client->sentinel_count > 0)
+		snprintf(out, out_size, "master %s:%d (named %s by sentinel "
+			 "%s:%d, ROLE master)", client->master.host,
+			 client->master.port, cfg->redis_master_name,
+			 client->sentinels[client->sentinel].host,
+			 client->sentinels[client->sentinel].port);
+	else if (cfg->redis_socket != NULL)
+		snprintf(out, out_size, "%s", cfg->redis_socket);
+	else
+		snprintf(out, out_size, "%s:%d", cfg->redis_host,
+			 cfg->redis_port);
+	return 0;
+}
+
+size_t lock_sentinel_count(const struct lock_client *client)
+{
+	return client->sentinel_count;
+}
+
+int lock_probe_sentinel(const struct lock_client *client, size_t index,
+			char *out, size_t out_size)
+{
+	const struct endpoint *sentinel = &client->sentinels[index];
+	struct endpoint master;
+	struct error err;
+
+	if (sentinel_ask_master(sentinel, client->cfg->redis_master_name,
+				client->cfg->redis_timeout_ms, &master,
+				&err) != 0) {
+		snprintf(out, out_size, "%s", err.message);
+		return -1;
+	}
+	snprintf(out, out_size, "sentinel %s:%d: master %s is %s:%d",
+		 sentinel->host, sentinel->port, client->cfg->redis_master_name,
+		 master.host, master.port);
 	return 0;
 }
 

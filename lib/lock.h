@@ -51,8 +51,10 @@ struct lock_client *lock_client_new(const struct config *cfg, struct error *err)
 /* Closes the connection and frees the client; NULL is fine. */
 void lock_client_free(struct lock_client *client);
 
-/* Connects (when not connected) with AUTH and SELECT as configured. Returns 0,
- * or -1 with err naming what failed; the next call tries again. */
+/* Connects (when not connected) with AUTH and SELECT as configured. With
+ * redis_sentinels, the master is asked of the sentinels in turn on every
+ * new connection, and used only when its ROLE says master. Returns 0, or -1
+ * with err naming what failed; the next call tries again. */
 int lock_connect(struct lock_client *client, struct error *err);
 
 /* Tries to take the lock for transaction id[0..id_len) for ttl_ms; the key
@@ -74,6 +76,19 @@ enum lock_release_status lock_release(struct lock_client *client,
 /* Connects when needed and sends PING (for the health check). Returns 0, or
  * -1 with err set (the connection is dropped). */
 int lock_ping(struct lock_client *client, struct error *err);
+
+/* For --check-config: connects (through the sentinels when configured) and
+ * writes one line to out: the server in use and, with sentinels, which one
+ * named it; or what failed. Returns 0, or -1 when Redis is not usable. */
+int lock_describe(struct lock_client *client, char *out, size_t out_size);
+
+/* The number of sentinels of redis_sentinels (0 without). */
+size_t lock_sentinel_count(const struct lock_client *client);
+
+/* For --check-config: asks sentinel index for the master and writes one
+ * line on its answer to out. Returns 0, or -1 when it has none. */
+int lock_probe_sentinel(const struct lock_client *client, size_t index,
+			char *out, size_t out_size);
 
 /* What went wrong last, for the metrics. */
 enum lock_fault {

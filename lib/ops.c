@@ -122,6 +122,7 @@ static const char *health(struct ops *ops, bool head, size_t *len)
 	json_object_object_add(body, "mysql", json_object_new_string(
 					       h.mysql_ok ? "ok" : "unavailable"));
 	json_object_object_add(body, "redis", json_object_new_string(
+		!h.redis_used ? "not used (lock_backend = none)" :
 		h.redis_ok ? "ok" :
 		h.redis_required ? "unavailable" :
 		"unavailable (not needed: redis_unavailable = db_only)"));
@@ -129,7 +130,7 @@ static const char *health(struct ops *ops, bool head, size_t *len)
 	 * asks the health path. */
 	if (!h.mysql_ok)
 		log_warn("health: mysql: %s", h.mysql_err.message);
-	if (!h.redis_ok)
+	if (h.redis_used && !h.redis_ok)
 		log_warn("health: redis: %s", h.redis_err.message);
 	return answer_json(ops, ok ? 200 : 503,
 			   ok ? "OK" : "Service Unavailable", "", body, head,

@@ -86,14 +86,10 @@ int pipeline_health(struct pipeline *p, struct pipeline_health *h)
 	error_clear(&h->redis_err);
 	h->redis_required =
 		p->cfg->redis_unavailable == CONFIG_REDIS_UNAVAILABLE_FAIL;
+	h->redis_used = p->cfg->lock_backend == CONFIG_LOCK_REDIS;
 	h->mysql_ok = store_ping(p->store, &h->mysql_err) == 0;
-	h->redis_ok = lock_ping(p->lock, &h->redis_err) == 0;
+	h->redis_ok = h->redis_used && lock_ping(p->lock, &h->redis_err) == 0;
 	return h->mysql_ok && (h->redis_ok || !h->redis_required) ? 0 : -1;
-}
-
-int pipeline_check_redis(struct pipeline *p, struct error *err)
-{
-	return lock_connect(p->lock, err);
 }
 
 int pipeline_check_mysql(struct pipeline *p, struct error *err)
@@ -192,6 +188,14 @@ static void record_payment(struct pipeline *p, const struct payment *payment,
 	if (store_connect(p->store, detail) != 0) {
 		metrics_mysql_error(p->metrics, store_last_error(p->store));
 		result_set(r, OUTCOME_UNAVAILABLE, "database unavailable: retry");
+		return;
+	}
+	/* No lock at all (lock_backend = none): the unique key alone. */
+	if (p->cfg->lock_backend == CONFIG_LOCK_NONE) {
+		stored = store_insert_payment(p->store, payment, p->body,
+					      body_len, NULL, detail);
+		count_store_error(p, stored);
+		store_outcome(stored, r);
 		return;
 	}
 

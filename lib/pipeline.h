@@ -36,6 +36,7 @@ void pipeline_set_metrics(struct pipeline *pipeline, struct metrics *metrics);
 struct pipeline_health {
 	bool mysql_ok, redis_ok;
 	bool redis_required;      /* false under redis_unavailable = db_only */
+	bool redis_used;          /* false under lock_backend = none */
 	struct error mysql_err, redis_err;
 };
 
@@ -51,10 +52,8 @@ int pipeline_health(struct pipeline *pipeline, struct pipeline_health *health);
 void pipeline_handle(struct pipeline *pipeline, const struct request *request,
 		     struct result *result);
 
-/* Connects to a backend (Redis; MySQL with the schema check) for
- * --check-config, logging nothing. Returns 0, or -1 with err naming what
- * failed. */
-int pipeline_check_redis(struct pipeline *pipeline, struct error *err);
+/* Connects to MySQL and checks the schema, for --check-config, logging
+ * nothing. Returns 0, or -1 with err naming what failed. */
 int pipeline_check_mysql(struct pipeline *pipeline, struct error *err);
 
 #endif

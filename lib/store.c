@@ -7,8 +7,10 @@
 #include <string.h>
 #include <time.h>
 
+#include <errmsg.h>
 #include <mysql.h>
 
+#include "endpoint.h"
 #include "log.h"
 #include "store.h"
 #include "timing.h"
@@ -17,6 +19,9 @@
 #define STORE_ER_DUP_ENTRY 1062
 #define STORE_ER_LOCK_WAIT_TIMEOUT 1205
 #define STORE_ER_LOCK_DEADLOCK 1213
+#define STORE_ER_UNKNOWN_COM 1047             /* Galera: node not ready */
+#define STORE_ER_SERVER_SHUTDOWN 1053
+#define STORE_ER_OPTION_PREVENTS 1290         /* read_only */
 #define STORE_ER_CONNECTION_KILLED 1927       /* MariaDB: KILL, shutdown */
 #define STORE_ER_CLIENT_INTERACTION_TIMEOUT 4031 /* MySQL 8.0.24+: wait_timeout */
 
@@ -33,6 +38,13 @@ static const char select_sql[] =
 
 struct store {
 	const struct config *cfg;
+	/* The servers, in the order of preference: mysql_nodes, or the one
+	 * of mysql_host/mysql_port (or mysql_socket). A worker stays on the
+	 * node it writes to until that node fails, then moves to the next. */
+	struct endpoint nodes[ENDPOINT_LIST_MAX];
+	size_t node_count;
+	size_t node;           /* index of the node in use or tried next */
+	bool galera;           /* the connected server runs wsrep */
 	MYSQL *mysql;          /* NULL while not connected */
 	MYSQL_STMT *insert;
 	MYSQL_STMT *select;
@@ -73,7 +85,23 @@ struct store *store_new(const struct config *cfg, struct error *err)
 		return NULL;
 	}
 	store->cfg = cfg;
+	if (cfg->mysql_nodes == NULL) {
+		snprintf(store->nodes[0].host, sizeof(store->nodes[0].host),
+			 "%s", cfg->mysql_host);
+		store->nodes[0].port = cfg->mysql_port;
+		store->node_count = 1;
+	} else if (endpoint_list_parse(cfg->mysql_nodes, cfg->mysql_port,
+				       store->nodes, &store->node_count,
+				       err) != 0) {
+		free(store);
+		return NULL;
+	}
 	return store;
+}
+
+size_t store_node_count(const struct store *store)
+{
+	return store->node_count;
 }
 
 static void store_disconnect(struct store *store)
@@ -172,58 +200,182 @@ static int check_packet_size(struct store *store, struct error *err)
 	return 0;
 }
 
-int store_connect(struct store *store, struct error *err)
+/* Errors that say a node is gone or does not serve writes (down, killed,
+ * shutting down, read-only, or a Galera node outside the primary component):
+ * the next connection goes to the next node of mysql_nodes. */
+static bool is_node_failure(unsigned int code)
 {
-	const struct config *cfg = store->cfg;
+	return code == CR_CONNECTION_ERROR || code == CR_CONN_HOST_ERROR ||
+	       code == CR_SERVER_GONE_ERROR || code == CR_SERVER_LOST ||
+	       code == STORE_ER_UNKNOWN_COM || code == STORE_ER_SERVER_SHUTDOWN ||
+	       code == STORE_ER_OPTION_PREVENTS ||
+	       code == STORE_ER_CONNECTION_KILLED;
+}
+
+static void next_node(struct store *store)
+{
+	store->node = (store->node + 1) % store->node_count;
+}
+
+/* What a node says of itself: Galera or not, and if so whether it takes
+ * writes. */
+struct node_state {
+	bool galera;
+	char state[32];   /* wsrep_local_state_comment: Synced, Donor/Desynced, ... */
+	char cluster[32]; /* wsrep_cluster_status: Primary, non-Primary */
+	char ready[8];    /* wsrep_ready: ON, OFF */
+};
+
+static bool node_writable(const struct node_state *st)
+{
+	return !st->galera || (strcmp(st->state, "Synced") == 0 &&
+			       strcmp(st->cluster, "Primary") == 0 &&
+			       strcmp(st->ready, "ON") == 0);
+}
+
+/* Runs a SHOW statement and copies the second column of each row into the
+ * field of st its first column names. Returns 0, or -1 with err set. */
+static int read_show(MYSQL *mysql, const char *sql, struct node_state *st,
+		     struct error *err)
+{
+	MYSQL_RES *res;
+	MYSQL_ROW row;
+
+	if (mysql_query(mysql, sql) != 0 ||
+	    (res = mysql_store_result(mysql)) == NULL)
+		return error_set(err, "mysql: %u %s", mysql_errno(mysql),
+				 mysql_error(mysql));
+	while ((row = mysql_fetch_row(res)) != NULL) {
+		char *field = NULL;
+		size_t size = 0;
+
+		if (row[0] == NULL || row[1] == NULL)
+			continue;
+		if (strcmp(row[0], "wsrep_on") == 0) {
+			st->galera = strcmp(row[1], "ON") == 0;
+		} else if (strcmp(row[0], "wsrep_local_state_comment") == 0) {
+			field = st->state;
+			size = sizeof(st->state);
+		} else if (strcmp(row[0], "wsrep_cluster_status") == 0) {
+			field = st->cluster;
+			size = sizeof(st->cluster);
+		} else if (strcmp(row[0], "wsrep_ready") == 0) {
+			field = st->ready;
+			size = sizeof(st->ready);
+		}
+		if (field != NULL)
+			snprintf(field, size, "%s", row[1]);
+	}
+	mysql_free_result(res);
+	return 0;
+}
+
+/* Reads whether the server runs Galera (a MySQL or a MariaDB without wsrep
+ * has no wsrep_on = ON) and, if so, its node's state. */
+static int read_node_state(MYSQL *mysql, struct node_state *st,
+			   struct error *err)
+{
+	memset(st, 0, sizeof(*st));
+	if (read_show(mysql, "SHOW VARIABLES LIKE 'wsrep_on'", st, err) != 0)
+		return -1;
+	if (!st->galera)
+		return 0;
+	return read_show(mysql, "SHOW STATUS WHERE Variable_name IN ("
+			 "'wsrep_local_state_comment', 'wsrep_cluster_status', "
+			 "'wsrep_ready')", st, err);
+}
+
+/* Opens a connection to node with payhook's session settings. Returns it,
+ * or NULL with err set and *code the MySQL error. */
+static MYSQL *open_node(const struct config *cfg, const struct endpoint *node,
+			unsigned int *code, struct error *err)
+{
 	unsigned int connect_s = (unsigned int)cfg->mysql_connect_timeout_s;
 	unsigned int read_s = (unsigned int)cfg->mysql_read_timeout_s;
 	unsigned int write_s = (unsigned int)cfg->mysql_write_timeout_s;
 	unsigned long packet = (unsigned long)cfg->max_body_bytes +
 			       PACKET_OVERHEAD;
 	my_bool reconnect = 0;
-	const char *where;
+	bool socket = cfg->mysql_socket != NULL && cfg->mysql_nodes == NULL;
+	MYSQL *mysql = mysql_init(NULL);
 
-	if (store->mysql != NULL)
-		return 0;
-	store->fresh = true;
-	store->mysql = mysql_init(NULL);
-	if (store->mysql == NULL)
-		return error_set(err, "mysql: out of memory");
-	mysql_options(store->mysql, MYSQL_OPT_CONNECT_TIMEOUT, &connect_s);
-	mysql_options(store->mysql, MYSQL_OPT_READ_TIMEOUT, &read_s);
-	mysql_options(store->mysql, MYSQL_OPT_WRITE_TIMEOUT, &write_s);
+	*code = 0;
+	if (mysql == NULL) {
+		error_set(err, "mysql: out of memory");
+		return NULL;
+	}
+	mysql_options(mysql, MYSQL_OPT_CONNECT_TIMEOUT, &connect_s);
+	mysql_options(mysql, MYSQL_OPT_READ_TIMEOUT, &read_s);
+	mysql_options(mysql, MYSQL_OPT_WRITE_TIMEOUT, &write_s);
 	/* The client has a packet limit of its own. */
-	mysql_options(store->mysql, MYSQL_OPT_MAX_ALLOWED_PACKET, &packet);
+	mysql_options(mysql, MYSQL_OPT_MAX_ALLOWED_PACKET, &packet);
 	/* A silent reconnect would lose the transaction and the session settings. */
-	mysql_options(store->mysql, MYSQL_OPT_RECONNECT, &reconnect);
-	mysql_options(store->mysql, MYSQL_SET_CHARSET_NAME, "utf8mb4");
+	mysql_options(mysql, MYSQL_OPT_RECONNECT, &reconnect);
+	mysql_options(mysql, MYSQL_SET_CHARSET_NAME, "utf8mb4");
 	/* A lock wait far shorter than the lease: never stuck behind a row.
 	 * English messages make the log readable whatever lc_messages the
 	 * server has; nothing is decided on a message's text. UTC, so that
 	 * received_at and the hand-off's due times mean the same on every
 	 * host. */
-	mysql_options(store->mysql, MYSQL_INIT_COMMAND,
+	mysql_options(mysql, MYSQL_INIT_COMMAND,
 		      "SET SESSION innodb_lock_wait_timeout = 1, "
 		      "lc_messages = 'en_US', time_zone = '+00:00'");
-
-	where = cfg->mysql_socket != NULL ? cfg->mysql_socket : cfg->mysql_host;
-	if (mysql_real_connect(store->mysql,
-			       cfg->mysql_socket != NULL ? "localhost"
-							 : cfg->mysql_host,
+	if (mysql_real_connect(mysql, socket ? "localhost" : node->host,
 			       cfg->mysql_user, cfg->mysql_password,
-			       cfg->mysql_database,
-			       (unsigned int)cfg->mysql_port, cfg->mysql_socket,
-			       0) == NULL) {
-		store->last_error = mysql_errno(store->mysql);
-		error_set(err, "mysql connect to %s: %u %s", where,
-			  mysql_errno(store->mysql), mysql_error(store->mysql));
-		store_disconnect(store);
+			       cfg->mysql_database, (unsigned int)node->port,
+			       socket ? cfg->mysql_socket : NULL, 0) == NULL) {
+		*code = mysql_errno(mysql);
+		if (socket)
+			error_set(err, "mysql connect to %s: %u %s",
+				  cfg->mysql_socket, *code, mysql_error(mysql));
+		else
+			error_set(err, "mysql connect to %s:%d: %u %s",
+				  node->host, node->port, *code,
+				  mysql_error(mysql));
+		mysql_close(mysql);
+		return NULL;
+	}
+	return mysql;
+}
+
+/* Connects to the current node and readies the session: autocommit off,
+ * the node's Galera state checked, wsrep_sync_wait set, statements
+ * prepared. Returns 0, or -1 with err set (nothing left open). */
+static int connect_node(struct store *store, struct error *err)
+{
+	const struct endpoint *node = &store->nodes[store->node];
+	struct node_state st;
+	unsigned int code;
+
+	store->mysql = open_node(store->cfg, node, &code, err);
+	if (store->mysql == NULL) {
+		store->last_error = code;
 		return -1;
 	}
 	if (mysql_autocommit(store->mysql, 0) != 0) {
 		error_set(err, "mysql autocommit off: %s", mysql_error(store->mysql));
-		store_disconnect(store);
-		return -1;
+		goto fail;
+	}
+	if (read_node_state(store->mysql, &st, err) != 0)
+		goto fail;
+	if (!node_writable(&st)) {
+		store->last_error = STORE_ER_UNKNOWN_COM;
+		error_set(err, "mysql node %s:%d does not take writes: "
+			  "wsrep_local_state_comment %s, wsrep_cluster_status "
+			  "%s, wsrep_ready %s", node->host, node->port,
+			  st.state, st.cluster, st.ready);
+		goto fail;
+	}
+	store->galera = st.galera;
+	/* Every read and every START TRANSACTION first waits for what the
+	 * cluster has committed: the duplicate look-up finds a row just
+	 * committed on another node, and the loser of a race on two nodes
+	 * gets a clean 1062 rather than a certification failure. */
+	if (store->galera && mysql_query(store->mysql,
+					 "SET SESSION wsrep_sync_wait = 1") != 0) {
+		error_set(err, "mysql SET wsrep_sync_wait: %u %s",
+			  mysql_errno(store->mysql), mysql_error(store->mysql));
+		goto fail;
 	}
 	if (!store->packet_checked) {
 		struct error packet_err;
@@ -236,16 +388,77 @@ int store_connect(struct store *store, struct error *err)
 		mysql_rollback(store->mysql);
 	}
 	store->insert = prepare(store, insert_sql, err);
-	if (store->insert == NULL) {
-		store_disconnect(store);
-		return -1;
-	}
+	if (store->insert == NULL)
+		goto fail;
 	store->select = prepare(store, select_sql, err);
-	if (store->select == NULL) {
-		store_disconnect(store);
+	if (store->select == NULL)
+		goto fail;
+	return 0;
+fail:
+	if (store->last_error == 0)
+		store->last_error = mysql_errno(store->mysql);
+	store_disconnect(store);
+	return -1;
+}
+
+int store_connect(struct store *store, struct error *err)
+{
+	size_t first = store->node;
+
+	if (store->mysql != NULL)
+		return 0;
+	store->fresh = true;
+	for (size_t tried = 0; tried < store->node_count; tried++) {
+		store->last_error = 0;
+		if (connect_node(store, err) == 0) {
+			if (store->node != first)
+				log_warn("mysql: now writing to node %s:%d "
+					 "(%s:%d does not take writes)",
+					 store->nodes[store->node].host,
+					 store->nodes[store->node].port,
+					 store->nodes[first].host,
+					 store->nodes[first].port);
+			return 0;
+		}
+		next_node(store);
+	}
+	/* Back where this call started: the preferred order is kept. */
+	store->node = first;
+	return -1;
+}
+
+int store_probe_node(struct store *store, size_t index, char *out,
+		     size_t out_size)
+{
+	const struct endpoint *node = &store->nodes[index];
+	struct node_state st;
+	struct error err;
+	unsigned int code;
+	MYSQL *mysql;
+	int rc;
+
+	mysql = open_node(store->cfg, node, &code, &err);
+	if (mysql == NULL) {
+		snprintf(out, out_size, "%s:%d unreachable: %s", node->host,
+			 node->port, err.message);
 		return -1;
 	}
-	return 0;
+	if (read_node_state(mysql, &st, &err) != 0) {
+		snprintf(out, out_size, "%s:%d reachable, state unknown: %s",
+			 node->host, node->port, err.message);
+		rc = -1;
+	} else if (!st.galera) {
+		snprintf(out, out_size, "%s:%d reachable (not Galera)",
+			 node->host, node->port);
+		rc = 0;
+	} else {
+		rc = node_writable(&st) ? 0 : -1;
+		snprintf(out, out_size, "%s:%d reachable, Galera %s, %s, ready "
+			 "%s%s", node->host, node->port, st.state, st.cluster,
+			 st.ready, rc == 0 ? "" : ": does not take writes");
+	}
+	mysql_close(mysql);
+	return rc;
 }
 
 int store_ping(struct store *store, struct error *err)
@@ -326,24 +539,32 @@ static void store_rollback(struct store *store)
 }
 
 /* After a failed call: a lost connection is dropped (status client_status);
- * a server error rolls back and is retryable for deadlocks and lock wait
- * timeouts. Any other server error (read-only after a failover, a missing
- * table, a node not ready) also drops the connection: the next request
- * reconnects, which may reach the server that now takes writes. */
+ * a server error rolls back and is retryable for deadlocks (on Galera also
+ * a certification failure) and lock wait timeouts. Any other server error
+ * (read-only after a failover, a missing table, a node not ready) also
+ * drops the connection: the next request reconnects, which may reach the
+ * server that now takes writes. A failure of the node itself sends the next
+ * connection to the next node. */
 static enum store_status classify_failure(struct store *store,
 					  unsigned int code,
 					  enum store_status client_status)
 {
+	enum store_status status = STORE_UNAVAILABLE;
+
 	store->last_error = code;
 	if (is_connection_lost(code)) {
 		store_disconnect(store);
-		return client_status;
+		status = client_status;
+	} else {
+		store_rollback(store);
+		if (code == STORE_ER_LOCK_DEADLOCK ||
+		    code == STORE_ER_LOCK_WAIT_TIMEOUT)
+			return STORE_RETRYABLE;
+		store_disconnect(store);
 	}
-	store_rollback(store);
-	if (code == STORE_ER_LOCK_DEADLOCK || code == STORE_ER_LOCK_WAIT_TIMEOUT)
-		return STORE_RETRYABLE;
-	store_disconnect(store);
-	return STORE_UNAVAILABLE;
+	if (is_node_failure(code))
+		next_node(store);
+	return status;
 }
 
 /* Maps a failed statement to a status, fills err, and cleans up. */
@@ -356,14 +577,15 @@ static enum store_status statement_failed(struct store *store, MYSQL_STMT *stmt,
 	return classify_failure(store, code, STORE_UNAVAILABLE);
 }
 
-/* True when stmt failed at once on a connection kept from an earlier request:
- * the signature of a server that restarted or closed an idle session in
- * between. A failure that took longer may be a timeout, and is not retried
- * (the time is already spent). Drops the connection in that case. */
-static bool stale_connection_failed(struct store *store, MYSQL_STMT *stmt,
+/* True when a statement failed at once with code on a connection kept from
+ * an earlier request: the signature of a server that restarted or closed an
+ * idle session in between. A failure that took longer may be a timeout, and
+ * is not retried (the time is already spent). Drops the connection in that
+ * case. */
+static bool stale_connection_failed(struct store *store, unsigned int code,
 				    int64_t started_us)
 {
-	if (store->fresh || !is_connection_lost(mysql_stmt_errno(stmt)) ||
+	if (store->fresh || !is_connection_lost(code) ||
 	    timing_now_us() - started_us > 500000)
 		return false;
 	store_disconnect(store);
@@ -433,7 +655,9 @@ enum store_status store_find_payment(struct store *store,
 		    mysql_stmt_store_result(store->select) == 0)
 			break;
 		if (attempt > 0 ||
-		    !stale_connection_failed(store, store->select, started_us))
+		    !stale_connection_failed(store,
+					     mysql_stmt_errno(store->select),
+					     started_us))
 			return statement_failed(store, store->select, "select",
 						err);
 		if (store_connect(store, err) != 0)
@@ -491,30 +715,101 @@ static enum store_status duplicate_entry(struct store *store,
 	return status;
 }
 
+/* On Galera the transaction is opened explicitly, so that wsrep_sync_wait
+ * makes it wait for every row committed anywhere in the cluster. Returns 0
+ * or the MySQL error. */
+static unsigned int begin_write(struct store *store)
+{
+	static const char begin_sql[] = "START TRANSACTION";
+
+	if (!store->galera ||
+	    mysql_real_query(store->mysql, begin_sql, sizeof(begin_sql) - 1) == 0)
+		return 0;
+	return mysql_errno(store->mysql);
+}
+
+/* One attempt at the write: INSERT and COMMIT under the guard. */
+static enum store_status write_once(struct store *store,
+				    const struct payment *payment,
+				    MYSQL_BIND *param,
+				    const struct store_guard *guard,
+				    struct error *err)
+{
+	long round_trip_ms = config_round_trip_bound_ms(store->cfg);
+	unsigned int code;
+
+	for (int attempt = 0;; attempt++) {
+		int64_t started_us;
+		bool at_insert = false;
+
+		/* The INSERT and the COMMIT must both fit in what is left of
+		 * the lease. */
+		if (guard_refuses(guard, 2 * round_trip_ms)) {
+			error_set(err, "lease too short to start the write");
+			return STORE_LEASE_EXPIRED;
+		}
+		started_us = timing_now_us();
+		code = begin_write(store);
+		if (code == 0) {
+			at_insert = true;
+			if (mysql_stmt_bind_param(store->insert, param) != 0)
+				return statement_failed(store, store->insert,
+							"insert bind", err);
+			if (mysql_stmt_execute(store->insert) == 0)
+				break;
+			code = mysql_stmt_errno(store->insert);
+		}
+		if (attempt == 0 &&
+		    stale_connection_failed(store, code, started_us)) {
+			/* The kept connection was dead: this is the first
+			 * statement of its transaction and autocommit is off,
+			 * so nothing of it can have been committed; the old
+			 * connection is closed, so nothing of it ever will be.
+			 * One fresh attempt is safe. */
+			if (store_connect(store, err) != 0)
+				return STORE_UNAVAILABLE;
+			continue;
+		}
+		if (code == STORE_ER_DUP_ENTRY)
+			return duplicate_entry(store, payment, err);
+		error_set(err, "mysql %s: %u %s",
+			  at_insert ? "insert" : "start transaction", code,
+			  at_insert ? mysql_stmt_error(store->insert)
+				    : mysql_error(store->mysql));
+		return classify_failure(store, code, STORE_UNAVAILABLE);
+	}
+	if (guard_refuses(guard, round_trip_ms)) {
+		store_rollback(store);
+		error_set(err, "lease ran out before COMMIT: rolled back");
+		return STORE_LEASE_EXPIRED;
+	}
+	if (mysql_commit(store->mysql) != 0) {
+		code = mysql_errno(store->mysql);
+		error_set(err, "mysql commit: %u %s", code, mysql_error(store->mysql));
+		/* A broken connection during COMMIT: the server may or may not
+		 * have committed, and nobody can know. */
+		return classify_failure(store, code, STORE_UNKNOWN_OUTCOME);
+	}
+	return STORE_INSERTED;
+}
+
 enum store_status store_insert_payment(struct store *store,
 				       const struct payment *payment,
 				       const void *payload, size_t payload_len,
 				       const struct store_guard *guard,
 				       struct error *err)
 {
-	long round_trip_ms = config_round_trip_bound_ms(store->cfg);
 	MYSQL_BIND param[6];
 	unsigned long key_len[2], event_len, currency_len = 3;
 	unsigned long payload_len_ul = payload_len;
 	unsigned long long amount = (unsigned long long)payment->amount;
 	my_bool no_event = payment->event_id_len == 0;
-	unsigned int code;
-	int64_t started_us;
+	enum store_status status;
 
 	store->fresh = false;
 	store->last_error = 0;
 	if (store_connect(store, err) != 0)
 		return STORE_UNAVAILABLE;
-	/* The INSERT and the COMMIT must both fit in what is left of the lease. */
-	if (guard_refuses(guard, 2 * round_trip_ms)) {
-		error_set(err, "lease too short to start the write");
-		return STORE_LEASE_EXPIRED;
-	}
 
 	memset(param, 0, sizeof(param));
 	bind_key(param, payment, key_len);
@@ -536,46 +831,17 @@ enum store_status store_insert_payment(struct store *store,
 	param[5].buffer_length = payload_len_ul;
 	param[5].length = &payload_len_ul;
 
-	if (mysql_stmt_bind_param(store->insert, param) != 0)
-		return statement_failed(store, store->insert, "insert bind", err);
-	started_us = timing_now_us();
-	if (mysql_stmt_execute(store->insert) != 0 &&
-	    stale_connection_failed(store, store->insert, started_us)) {
-		/* The kept connection was dead: this INSERT is the first
-		 * statement of its transaction and autocommit is off, so
-		 * nothing of it can have been committed; the old connection
-		 * is closed, so nothing of it ever will be. One fresh attempt
-		 * is safe. */
+	status = write_once(store, payment, param, guard, err);
+	if (status == STORE_RETRYABLE &&
+	    store->last_error == STORE_ER_LOCK_DEADLOCK) {
+		/* A deadlock, or on Galera the loser of a race between two
+		 * nodes (1213 at INSERT or at COMMIT): rolled back, nothing
+		 * written. One re-run within the lease normally finds the
+		 * winner's row and answers a clean duplicate. */
+		log_info("mysql: %s: running the write once more", err->message);
 		if (store_connect(store, err) != 0)
 			return STORE_UNAVAILABLE;
-		if (guard_refuses(guard, 2 * round_trip_ms)) {
-			error_set(err, "lease too short to start the write");
-			return STORE_LEASE_EXPIRED;
-		}
-		if (mysql_stmt_bind_param(store->insert, param) != 0)
-			return statement_failed(store, store->insert,
-						"insert bind", err);
-		if (mysql_stmt_execute(store->insert) == 0)
-			goto inserted;
+		status = write_once(store, payment, param, guard, err);
 	}
-	if (mysql_stmt_errno(store->insert) != 0) {
-		code = mysql_stmt_errno(store->insert);
-		if (code == STORE_ER_DUP_ENTRY)
-			return duplicate_entry(store, payment, err);
-		return statement_failed(store, store->insert, "insert", err);
-	}
-inserted:
-	if (guard_refuses(guard, round_trip_ms)) {
-		store_rollback(store);
-		error_set(err, "lease ran out before COMMIT: rolled back");
-		return STORE_LEASE_EXPIRED;
-	}
-	if (mysql_commit(store->mysql) != 0) {
-		code = mysql_errno(store->mysql);
-		error_set(err, "mysql commit: %u %s", code, mysql_error(store->mysql));
-		/* A broken connection during COMMIT: the server may or may not
-		 * have committed, and nobody can know. */
-		return classify_failure(store, code, STORE_UNKNOWN_OUTCOME);
-	}
-	return STORE_INSERTED;
+	return status;
 }

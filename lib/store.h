@@ -7,6 +7,8 @@
  * means "already recorded" - whatever the language of the server's messages.
  * Auto-reconnect stays off: after a connection fault the next call reconnects
  * explicitly, between requests, never in the middle of a transaction.
+ * Several servers (mysql_nodes, a Galera cluster) are tried in the order
+ * given: every worker of a host writes to the same node until it fails.
  */
 #ifndef PAYHOOK_STORE_H
 #define PAYHOOK_STORE_H
@@ -46,8 +48,21 @@ void store_free(struct store *store);
 
 /* Connects when not connected: timeouts, auto-reconnect off, autocommit off,
  * English messages, a 1-second innodb_lock_wait_timeout, statements
- * prepared. Returns 0, or -1 with err naming what failed. */
+ * prepared. With mysql_nodes, to the node in use, or when it fails to the
+ * next one that takes writes; a Galera node must be Synced, in the Primary
+ * component and ready, and its session gets wsrep_sync_wait = 1. Returns 0,
+ * or -1 with err naming what failed (the last node tried). */
 int store_connect(struct store *store, struct error *err);
+
+/* The number of database servers: those of mysql_nodes, or 1. */
+size_t store_node_count(const struct store *store);
+
+/* For --check-config: connects to node index (< store_node_count) on a
+ * connection of its own and writes one line on it to out: reachable or
+ * not, and for Galera its wsrep_local_state_comment, wsrep_cluster_status
+ * and wsrep_ready. Returns 0 when payhook would write there, -1 when not. */
+int store_probe_node(struct store *store, size_t index, char *out,
+		     size_t out_size);
 
 /* For --check-config: the payments table has the columns payhook writes,
  * transaction_id is VARBINARY, the unique key uq_payments_provider_transaction_id
@@ -58,6 +73,8 @@ int store_check_schema(struct store *store, struct error *err);
 
 /* Inserts payment (its provider, transaction id, event id, amount, currency)
  * with the raw body as payload and commits, asking guard (may be NULL) first.
+ * After a 1213 (a deadlock, or the loser of a Galera certification race) it
+ * runs the write once more when the guard allows.
  * On STORE_INSERTED the row is committed. On a 1062 it rolls back and reads
  * the committed row: STORE_DUPLICATE or STORE_CONFLICT, or STORE_UNAVAILABLE
  * when there is none (the duplicate was on another key). Every other result

@@ -594,6 +594,67 @@ START_TEST(test_same_id_two_providers)
 }
 END_TEST
 
+/* lock_backend = none (a shared host without Redis): no connection to
+ * Redis is ever tried, no fault counted, and the unique key alone still
+ * keeps one row. */
+START_TEST(test_lock_backend_none)
+{
+	char id[96];
+	struct pipeline *nolock;
+	struct metrics *m;
+	struct error err;
+
+	snprintf(id, sizeof(id), "%s", fresh_id("nolockbackend"));
+	cfg.lock_backend = CONFIG_LOCK_NONE;
+	cfg.redis_port = 1; /* nothing listens there */
+	nolock = pipeline_new(&cfg, &err);
+	ck_assert_ptr_nonnull(nolock);
+	m = metrics_new_shared(&err);
+	ck_assert_ptr_nonnull(m);
+	pipeline_set_metrics(nolock, m);
+	assert_outcome(post_with(nolock, body_of(id, 9, "EUR"), NULL),
+		       OUTCOME_PROCESSED);
+	assert_outcome(post_with(nolock, body_of(id, 9, "EUR"), NULL),
+		       OUTCOME_DUPLICATE);
+	assert_outcome(post_with(nolock, body_of(id, 10, "EUR"), NULL),
+		       OUTCOME_CONFLICT);
+	ck_assert_int_eq(rows_for(id), 1);
+	ck_assert_int_eq(metrics_value(m, &cfg, "payhook_backend_errors_total"
+				       "{backend=\"redis\",code=\"connect\"}"), 0);
+	ck_assert_int_eq(metrics_value(m, &cfg, "payhook_requests_total"
+				       "{provider=\"standard\",outcome=\"processed\","
+				       "status=\"200\"}"), 1);
+	pipeline_free(nolock);
+	metrics_free(m);
+}
+END_TEST
+
+/* mysql_nodes: a node that is down is passed over, and the worker stays on
+ * the node that answers (the second payment never waits on the dead one). */
+START_TEST(test_mysql_nodes_skip_a_dead_node)
+{
+	char id[96], nodes[300];
+	struct pipeline *p;
+	struct error err;
+
+	snprintf(id, sizeof(id), "%s", fresh_id("nodes"));
+	snprintf(nodes, sizeof(nodes), "127.0.0.1:1 %s:%d", cfg.mysql_host,
+		 cfg.mysql_port);
+	cfg.mysql_nodes = strdup(nodes);
+	ck_assert_ptr_nonnull(cfg.mysql_nodes);
+	free(cfg.mysql_socket);
+	cfg.mysql_socket = NULL;
+	p = pipeline_new(&cfg, &err);
+	ck_assert_ptr_nonnull(p);
+	assert_outcome(post_with(p, body_of(id, 5, "EUR"), NULL),
+		       OUTCOME_PROCESSED);
+	assert_outcome(post_with(p, body_of(id, 5, "EUR"), NULL),
+		       OUTCOME_DUPLICATE);
+	ck_assert_int_eq(rows_for(id), 1);
+	pipeline_free(p);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("pipeline");
@@ -616,6 +677,8 @@ int main(void)
 	tcase_add_test(core, test_duplicate_in_another_language);
 	tcase_add_test(core, test_check_schema);
 	tcase_add_test(core, test_same_id_two_providers);
+	tcase_add_test(core, test_lock_backend_none);
+	tcase_add_test(core, test_mysql_nodes_skip_a_dead_node);
 	suite_add_tcase(s, core);
 
 	tcase_add_checked_fixture(faults, setup, teardown);

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "configuration.h"
+#include "endpoint.h"
 
 extern char **environ;
 
@@ -540,6 +541,58 @@ START_TEST(booleans_and_choices)
 }
 END_TEST
 
+/* Node lists: host, host:port, [IPv6]:port; every malformed item refused
+ * with what is wrong; combinations that cannot work refused. */
+START_TEST(node_lists)
+{
+	struct config cfg;
+	struct error err;
+	struct endpoint list[ENDPOINT_LIST_MAX];
+	size_t n = 0;
+
+	write_conf("signature_scheme = none\nmysql_port = 3310\n"
+		   "mysql_nodes = db1 db2:3307  [::1]:3308\n"
+		   "redis_sentinels = s1 s2:26380\nredis_master_name = pay\n");
+	load_ok(&cfg, conf_path);
+	ck_assert_int_eq(endpoint_list_parse(cfg.mysql_nodes, cfg.mysql_port,
+					     list, &n, &err), 0);
+	ck_assert_uint_eq(n, 3);
+	ck_assert_str_eq(list[0].host, "db1");
+	ck_assert_int_eq(list[0].port, 3310);
+	ck_assert_str_eq(list[1].host, "db2");
+	ck_assert_int_eq(list[1].port, 3307);
+	ck_assert_str_eq(list[2].host, "::1");
+	ck_assert_int_eq(list[2].port, 3308);
+	ck_assert_str_eq(cfg.redis_master_name, "pay");
+	config_cleanup(&cfg);
+
+	write_conf("signature_scheme = none\nmysql_nodes = db1:0\n");
+	expect_failure(conf_path, "mysql_nodes: a port is not a number", &err);
+	write_conf("signature_scheme = none\nmysql_nodes = db1:x\n");
+	expect_failure(conf_path, "mysql_nodes: a port is not a number", &err);
+	write_conf("signature_scheme = none\nredis_sentinels = :26379\n");
+	expect_failure(conf_path, "redis_sentinels: a host is empty", &err);
+	write_conf("signature_scheme = none\nmysql_nodes = [::1\n");
+	expect_failure(conf_path, "mysql_nodes: an IPv6 address lacks", &err);
+	write_conf("signature_scheme = none\nmysql_nodes = a b c d e f g h i j "
+		   "k l m n o p q\n");
+	expect_failure(conf_path, "mysql_nodes: more than 16 servers", &err);
+	write_conf("signature_scheme = none\nmysql_nodes = db1\n"
+		   "mysql_socket = /run/mysqld/mysqld.sock\n");
+	expect_failure(conf_path, "mysql_nodes and mysql_socket", &err);
+	write_conf("signature_scheme = none\nredis_sentinels = s1\n"
+		   "redis_socket = /run/redis.sock\n");
+	expect_failure(conf_path, "redis_sentinels and redis_socket", &err);
+	write_conf("signature_scheme = none\nlock_backend = none\n"
+		   "redis_unavailable = fail\n");
+	expect_failure(conf_path, "lock_backend = none and redis_unavailable",
+		       &err);
+	write_conf("signature_scheme = none\nlock_backend = memcached\n");
+	expect_failure(conf_path, "'lock_backend': expected redis or none",
+		       &err);
+}
+END_TEST
+
 START_TEST(empty_values)
 {
 	struct config cfg;
@@ -791,6 +844,7 @@ static Suite *config_suite(void)
 	tcase_add_test(tc, in_progress_status_only_409_or_503);
 	tcase_add_test(tc, default_currency_rules);
 	tcase_add_test(tc, booleans_and_choices);
+	tcase_add_test(tc, node_lists);
 	tcase_add_test(tc, empty_values);
 	tcase_add_test(tc, duplicate_key_refused);
 	tcase_add_test(tc, env_overrides_file);
