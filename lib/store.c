@@ -347,6 +347,14 @@ static int connect_node(struct store *store, struct error *err)
 	struct node_state st;
 	unsigned int code;
 
+	/* One server: as the configuration says now (cfg may be changed
+	 * between calls, e.g. by a test moving the port). */
+	if (store->cfg->mysql_nodes == NULL) {
+		snprintf(store->nodes[0].host, sizeof(store->nodes[0].host),
+			 "%s", store->cfg->mysql_host);
+		store->nodes[0].port = store->cfg->mysql_port;
+	}
+
 	store->mysql = open_node(store->cfg, node, &code, err);
 	if (store->mysql == NULL) {
 		store->last_error = code;
@@ -832,12 +840,14 @@ enum store_status store_insert_payment(struct store *store,
 	param[5].length = &payload_len_ul;
 
 	status = write_once(store, payment, param, guard, err);
-	if (status == STORE_RETRYABLE &&
+	if (status == STORE_RETRYABLE && store->galera &&
 	    store->last_error == STORE_ER_LOCK_DEADLOCK) {
-		/* A deadlock, or on Galera the loser of a race between two
-		 * nodes (1213 at INSERT or at COMMIT): rolled back, nothing
-		 * written. One re-run within the lease normally finds the
-		 * winner's row and answers a clean duplicate. */
+		/* On Galera the loser of a race between two nodes gets 1213
+		 * (at INSERT or at COMMIT): rolled back, nothing written. One
+		 * re-run within the lease normally finds the winner's row and
+		 * answers a clean duplicate. (On a single server a 1213 is a
+		 * deadlock with the merchant's own work, e.g. a trigger: 503,
+		 * and the provider's retry comes later.) */
 		log_info("mysql: %s: running the write once more", err->message);
 		if (store_connect(store, err) != 0)
 			return STORE_UNAVAILABLE;

@@ -73,8 +73,8 @@ int store_check_schema(struct store *store, struct error *err);
 
 /* Inserts payment (its provider, transaction id, event id, amount, currency)
  * with the raw body as payload and commits, asking guard (may be NULL) first.
- * After a 1213 (a deadlock, or the loser of a Galera certification race) it
- * runs the write once more when the guard allows.
+ * On Galera, after a 1213 (the loser of a certification race) it runs the
+ * write once more when the guard allows.
  * On STORE_INSERTED the row is committed. On a 1062 it rolls back and reads
  * the committed row: STORE_DUPLICATE or STORE_CONFLICT, or STORE_UNAVAILABLE
  * when there is none (the duplicate was on another key). Every other result
