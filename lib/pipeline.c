@@ -121,7 +121,8 @@ static void store_outcome(enum store_status status, struct result *r)
 		break;
 	case STORE_RETRYABLE:
 		result_set(r, OUTCOME_UNAVAILABLE,
-			   "database busy (deadlock or lock wait): retry");
+			   "database busy (deadlock, lock wait or slow "
+			   "statement): retry");
 		break;
 	case STORE_UNKNOWN_OUTCOME:
 		result_set(r, OUTCOME_UNAVAILABLE,

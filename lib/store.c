@@ -23,15 +23,21 @@
 #define STORE_ER_SERVER_SHUTDOWN 1053
 #define STORE_ER_OPTION_PREVENTS 1290         /* read_only */
 #define STORE_ER_CONNECTION_KILLED 1927       /* MariaDB: KILL, shutdown */
+#define STORE_ER_STATEMENT_TIMEOUT 1969       /* MariaDB: max_statement_time */
 #define STORE_ER_CLIENT_INTERACTION_TIMEOUT 4031 /* MySQL 8.0.24+: wait_timeout */
 
 #define UNIQUE_KEY "uq_payments_provider_transaction_id"
 /* What a body needs beside itself in the INSERT's packet. */
 #define PACKET_OVERHEAD 4096UL
 
-static const char insert_sql[] =
-	"INSERT INTO payments (provider, transaction_id, event_id, amount, "
-	"currency, payload) VALUES (?, ?, ?, ?, ?, ?)";
+#define INSERT_SQL                                                             \
+	"INSERT INTO payments (provider, transaction_id, event_id, amount, "   \
+	"currency, payload) VALUES (?, ?, ?, ?, ?, ?)"
+static const char insert_sql[] = INSERT_SQL;
+/* The one-round-trip write (see write_once): MariaDB ends the statement,
+ * and rolls it back, once it has run this many seconds. */
+static const char bounded_insert_format[] =
+	"SET STATEMENT max_statement_time = %.3f FOR " INSERT_SQL;
 static const char select_sql[] =
 	"SELECT amount, currency FROM payments "
 	"WHERE provider = ? AND transaction_id = ?";
@@ -45,6 +51,11 @@ struct store {
 	size_t node_count;
 	size_t node;           /* index of the node in use or tried next */
 	bool galera;           /* the connected server runs wsrep */
+	/* The INSERT commits by itself in one round trip, bounded on the
+	 * server (MariaDB, not Galera); otherwise START TRANSACTION, INSERT,
+	 * COMMIT. */
+	bool one_round_trip;
+	bool in_transaction;   /* between START TRANSACTION and its end */
 	MYSQL *mysql;          /* NULL while not connected */
 	MYSQL_STMT *insert;
 	MYSQL_STMT *select;
@@ -115,6 +126,7 @@ static void store_disconnect(struct store *store)
 	store->insert = NULL;
 	store->select = NULL;
 	store->mysql = NULL;
+	store->in_transaction = false;
 }
 
 void store_free(struct store *store)
@@ -338,7 +350,36 @@ static MYSQL *open_node(const struct config *cfg, const struct endpoint *node,
 	return mysql;
 }
 
-/* Connects to the current node and readies the session: autocommit off,
+/* Prepares the INSERT: bounded by max_statement_time where the server has
+ * it (MariaDB) and the write is one statement (not on Galera, whose writes
+ * go in an explicit transaction); a server without it (MySQL answers 1064
+ * to SET STATEMENT) gets the plain one, in a transaction. The bound is a
+ * little under the client's read timeout, so that the server, not the
+ * client, gives up on a slow INSERT: a definite rollback instead of an
+ * unknown outcome. */
+static int prepare_insert(struct store *store, struct error *err)
+{
+	char sql[sizeof(bounded_insert_format) + 32];
+	double bound_s = store->cfg->mysql_read_timeout_s - 0.25;
+
+	store->one_round_trip = false;
+	if (!store->galera) {
+		snprintf(sql, sizeof(sql), bounded_insert_format, bound_s);
+		store->insert = mysql_stmt_init(store->mysql);
+		if (store->insert == NULL)
+			return error_set(err, "mysql: out of memory preparing "
+					 "a statement");
+		if (mysql_stmt_prepare(store->insert, sql, strlen(sql)) == 0) {
+			store->one_round_trip = true;
+			return 0;
+		}
+		mysql_stmt_close(store->insert);
+	}
+	store->insert = prepare(store, insert_sql, err);
+	return store->insert != NULL ? 0 : -1;
+}
+
+/* Connects to the current node and readies the session: autocommit on,
  * the node's Galera state checked, wsrep_sync_wait set, statements
  * prepared. Returns 0, or -1 with err set (nothing left open). */
 static int connect_node(struct store *store, struct error *err)
@@ -360,8 +401,11 @@ static int connect_node(struct store *store, struct error *err)
 		store->last_error = code;
 		return -1;
 	}
-	if (mysql_autocommit(store->mysql, 0) != 0) {
-		error_set(err, "mysql autocommit off: %s", mysql_error(store->mysql));
+	/* Every statement outside an explicit transaction commits by itself:
+	 * a look-up holds no snapshot, and the one-statement write commits
+	 * in its own round trip. */
+	if (mysql_autocommit(store->mysql, 1) != 0) {
+		error_set(err, "mysql autocommit on: %s", mysql_error(store->mysql));
 		goto fail;
 	}
 	if (read_node_state(store->mysql, &st, err) != 0)
@@ -393,10 +437,8 @@ static int connect_node(struct store *store, struct error *err)
 		store->packet_checked = true;
 		if (check_packet_size(store, &packet_err) != 0)
 			log_warn("%s", packet_err.message);
-		mysql_rollback(store->mysql);
 	}
-	store->insert = prepare(store, insert_sql, err);
-	if (store->insert == NULL)
+	if (prepare_insert(store, err) != 0)
 		goto fail;
 	store->select = prepare(store, select_sql, err);
 	if (store->select == NULL)
@@ -538,11 +580,15 @@ int store_check_schema(struct store *store, struct error *err)
 	return rc;
 }
 
-/* Ends the current transaction without effect; a connection that can't even
- * do that is dropped, to be reopened by the next request. */
+/* Ends the current transaction, if one is open, without effect; a
+ * connection that can't even do that is dropped, to be reopened by the next
+ * request. (Outside one, a failed statement has already been rolled back.) */
 static void store_rollback(struct store *store)
 {
-	if (store->mysql != NULL && mysql_rollback(store->mysql) != 0)
+	if (store->mysql == NULL || !store->in_transaction)
+		return;
+	store->in_transaction = false;
+	if (mysql_rollback(store->mysql) != 0)
 		store_disconnect(store);
 }
 
@@ -566,7 +612,8 @@ static enum store_status classify_failure(struct store *store,
 	} else {
 		store_rollback(store);
 		if (code == STORE_ER_LOCK_DEADLOCK ||
-		    code == STORE_ER_LOCK_WAIT_TIMEOUT)
+		    code == STORE_ER_LOCK_WAIT_TIMEOUT ||
+		    code == STORE_ER_STATEMENT_TIMEOUT)
 			return STORE_RETRYABLE;
 		store_disconnect(store);
 	}
@@ -686,12 +733,6 @@ enum store_status store_find_payment(struct store *store,
 		return statement_failed(store, store->select, "fetch", err);
 	}
 	mysql_stmt_free_result(store->select);
-	/* End the read transaction: a snapshot kept open would hide later rows. */
-	store_rollback(store);
-	if (store->mysql == NULL) {
-		error_set(err, "mysql: rollback after select failed");
-		return STORE_UNAVAILABLE;
-	}
 	return status;
 }
 
@@ -723,20 +764,27 @@ static enum store_status duplicate_entry(struct store *store,
 	return status;
 }
 
-/* On Galera the transaction is opened explicitly, so that wsrep_sync_wait
- * makes it wait for every row committed anywhere in the cluster. Returns 0
- * or the MySQL error. */
+/* The transaction of a write in more than one round trip. On Galera,
+ * wsrep_sync_wait makes START TRANSACTION wait for every row committed
+ * anywhere in the cluster. Returns 0 or the MySQL error. */
 static unsigned int begin_write(struct store *store)
 {
 	static const char begin_sql[] = "START TRANSACTION";
 
-	if (!store->galera ||
-	    mysql_real_query(store->mysql, begin_sql, sizeof(begin_sql) - 1) == 0)
+	if (store->one_round_trip)
 		return 0;
-	return mysql_errno(store->mysql);
+	if (mysql_real_query(store->mysql, begin_sql, sizeof(begin_sql) - 1) != 0)
+		return mysql_errno(store->mysql);
+	store->in_transaction = true;
+	return 0;
 }
 
-/* One attempt at the write: INSERT and COMMIT under the guard. */
+/* One attempt at the write under the guard. Where the server allows it the
+ * INSERT commits by itself in one round trip: the guard asks for one round
+ * trip of lease before it is sent, and the server ends it within
+ * max_statement_time (less than that round trip) of starting it, so no
+ * commit lands after the lease. Otherwise START TRANSACTION, INSERT, and a
+ * COMMIT sent only while the lease still covers it. */
 static enum store_status write_once(struct store *store,
 				    const struct payment *payment,
 				    MYSQL_BIND *param,
@@ -750,9 +798,8 @@ static enum store_status write_once(struct store *store,
 		int64_t started_us;
 		bool at_insert = false;
 
-		/* The INSERT and the COMMIT must both fit in what is left of
-		 * the lease. */
-		if (guard_refuses(guard, 2 * round_trip_ms)) {
+		if (guard_refuses(guard, (store->one_round_trip ? 1 : 2) *
+					 round_trip_ms)) {
 			error_set(err, "lease too short to start the write");
 			return STORE_LEASE_EXPIRED;
 		}
@@ -769,11 +816,11 @@ static enum store_status write_once(struct store *store,
 		}
 		if (attempt == 0 &&
 		    stale_connection_failed(store, code, started_us)) {
-			/* The kept connection was dead: this is the first
-			 * statement of its transaction and autocommit is off,
-			 * so nothing of it can have been committed; the old
-			 * connection is closed, so nothing of it ever will be.
-			 * One fresh attempt is safe. */
+			/* The kept connection was dead before this request: a
+			 * server that restarted or closed it. One fresh
+			 * attempt is safe: had the write reached the server
+			 * and committed after all, the attempt gets 1062 and
+			 * the look-up finds the row. */
 			if (store_connect(store, err) != 0)
 				return STORE_UNAVAILABLE;
 			continue;
@@ -784,13 +831,21 @@ static enum store_status write_once(struct store *store,
 			  at_insert ? "insert" : "start transaction", code,
 			  at_insert ? mysql_stmt_error(store->insert)
 				    : mysql_error(store->mysql));
-		return classify_failure(store, code, STORE_UNAVAILABLE);
+		/* A connection lost during a self-committing INSERT leaves its
+		 * outcome as unknown as one lost during COMMIT. */
+		return classify_failure(store, code,
+					at_insert && store->one_round_trip ?
+						STORE_UNKNOWN_OUTCOME :
+						STORE_UNAVAILABLE);
 	}
+	if (store->one_round_trip)
+		return STORE_INSERTED;
 	if (guard_refuses(guard, round_trip_ms)) {
 		store_rollback(store);
 		error_set(err, "lease ran out before COMMIT: rolled back");
 		return STORE_LEASE_EXPIRED;
 	}
+	store->in_transaction = false;
 	if (mysql_commit(store->mysql) != 0) {
 		code = mysql_errno(store->mysql);
 		error_set(err, "mysql commit: %u %s", code, mysql_error(store->mysql));

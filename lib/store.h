@@ -26,7 +26,8 @@ enum store_status {
 	STORE_DUPLICATE,      /* a committed row with the same amount and currency */
 	STORE_CONFLICT,       /* a committed row with another amount or currency */
 	STORE_NOT_FOUND,      /* (store_find_payment) no committed row */
-	STORE_RETRYABLE,      /* deadlock (1213) or lock wait timeout (1205) */
+	STORE_RETRYABLE,      /* deadlock (1213), lock wait timeout (1205) or
+			       * statement timeout (1969): rolled back */
 	STORE_UNKNOWN_OUTCOME, /* the connection broke during COMMIT */
 	STORE_LEASE_EXPIRED,  /* the guard refused: not written, or rolled back */
 	STORE_UNAVAILABLE,    /* anything else: down, timed out, schema, ... */
@@ -46,7 +47,7 @@ struct store *store_new(const struct config *cfg, struct error *err);
 /* Closes the connection and frees the store; NULL is fine. */
 void store_free(struct store *store);
 
-/* Connects when not connected: timeouts, auto-reconnect off, autocommit off,
+/* Connects when not connected: timeouts, auto-reconnect off, autocommit on,
  * English messages, a 1-second innodb_lock_wait_timeout, statements
  * prepared. With mysql_nodes, to the node in use, or when it fails to the
  * next one that takes writes; a Galera node must be Synced, in the Primary
@@ -72,7 +73,10 @@ int store_probe_node(struct store *store, size_t index, char *out,
 int store_check_schema(struct store *store, struct error *err);
 
 /* Inserts payment (its provider, transaction id, event id, amount, currency)
- * with the raw body as payload and commits, asking guard (may be NULL) first.
+ * with the raw body as payload and commits, asking guard (may be NULL) first:
+ * on MariaDB in one round trip (an INSERT that commits by itself, ended by
+ * the server after max_statement_time), elsewhere in a transaction whose
+ * COMMIT is sent only while the guard allows.
  * On Galera, after a 1213 (the loser of a certification race) it runs the
  * write once more when the guard allows.
  * On STORE_INSERTED the row is committed. On a 1062 it rolls back and reads
