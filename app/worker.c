@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -120,8 +121,9 @@ static long render(const struct result *result, const struct config *cfg,
 }
 
 /* One request: the operator's paths, else the pipeline. Sets *text and *len to
- * the whole CGI response and, for a webhook, *result. */
-static void answer(struct ops *ops, struct pipeline *pipeline,
+ * the whole CGI response and, for a webhook, *result. Returns true for a
+ * webhook: pipeline_finish is then due once the response is out. */
+static bool answer(struct ops *ops, struct pipeline *pipeline,
 		   const struct config *cfg, const struct request *req,
 		   struct result *result, char *out, size_t cap,
 		   const char **text, size_t *len)
@@ -129,10 +131,11 @@ static void answer(struct ops *ops, struct pipeline *pipeline,
 	*text = ops_handle(ops, req, len);
 	result->transaction_id[0] = '\0';
 	if (*text != NULL)
-		return;
-	pipeline_handle(pipeline, req, result);
+		return false;
+	pipeline_answer(pipeline, req, result);
 	*len = (size_t)render(result, cfg, out, cap);
 	*text = out;
+	return true;
 }
 
 static int serve_cgi(struct ops *ops, struct pipeline *pipeline,
@@ -144,9 +147,13 @@ static int serve_cgi(struct ops *ops, struct pipeline *pipeline,
 	const char *text;
 	size_t len;
 
-	answer(ops, pipeline, cfg, &req, &result, out, sizeof(out), &text, &len);
+	bool webhook = answer(ops, pipeline, cfg, &req, &result, out,
+			      sizeof(out), &text, &len);
+
 	if (fwrite(text, 1, len, stdout) != len || fflush(stdout) != 0)
 		log_warn("writing the CGI response failed: %s", strerror(errno));
+	if (webhook)
+		pipeline_finish(pipeline, &result);
 	return 0;
 }
 
@@ -166,6 +173,7 @@ static int serve_fastcgi(struct ops *ops, struct pipeline *pipeline,
 		struct request req = { .read_body = read_fcgi_body };
 		const char *text;
 		size_t len;
+		bool webhook;
 
 		if (FCGX_Accept_r(&fcgi) < 0)
 			break;
@@ -178,14 +186,17 @@ static int serve_fastcgi(struct ops *ops, struct pipeline *pipeline,
 		}
 		req.read_ctx = fcgi.in;
 		req.params = fcgi.envp;
-		answer(ops, pipeline, cfg, &req, &result, out, sizeof(out),
-		       &text, &len);
+		webhook = answer(ops, pipeline, cfg, &req, &result, out,
+				 sizeof(out), &text, &len);
 		/* A client that went away is its loss; the outcome is committed
 		 * or not regardless, and the worker goes on. */
 		if (FCGX_PutStr(text, (int)len, fcgi.out) != (int)len)
 			log_info("client went away before the response for %s",
 				 result.transaction_id[0] ? result.transaction_id : "-");
+		/* The answer goes out first; the locks are released after. */
 		FCGX_Finish_r(&fcgi);
+		if (webhook)
+			pipeline_finish(pipeline, &result);
 		served++;
 	}
 	FCGX_Free(&fcgi, 1);

@@ -27,6 +27,13 @@ struct pipeline {
 	struct provider_batch *batch;        /* allocated once */
 	char *body;                          /* max_body_bytes, allocated once */
 	struct metrics *metrics;             /* NULL: nothing counted */
+	/* The request between pipeline_answer and pipeline_finish: the locks
+	 * it still holds, and what its log line needs. */
+	struct lock_lease *held;             /* PROVIDER_PAYMENTS_MAX, once */
+	size_t held_count;
+	const struct provider *provider;
+	int64_t elapsed_us;
+	struct error detail, note;
 };
 
 struct pipeline *pipeline_new(const struct config *cfg, struct error *err)
@@ -43,9 +50,11 @@ struct pipeline *pipeline_new(const struct config *cfg, struct error *err)
 		goto fail;
 	p->parser = payload_parser_new();
 	p->batch = malloc(sizeof(*p->batch));
+	p->held = malloc(PROVIDER_PAYMENTS_MAX * sizeof(*p->held));
 	/* +1 so a zero max never means malloc(0). */
 	p->body = malloc(cfg->max_body_bytes + 1);
-	if (p->parser == NULL || p->batch == NULL || p->body == NULL) {
+	if (p->parser == NULL || p->batch == NULL || p->body == NULL ||
+	    p->held == NULL) {
 		error_set(err, "pipeline: out of memory for a %zu-byte body",
 			  cfg->max_body_bytes);
 		goto fail;
@@ -72,6 +81,7 @@ void pipeline_free(struct pipeline *p)
 	store_free(p->store);
 	free(p->batch);
 	free(p->body);
+	free(p->held);
 	free(p);
 }
 
@@ -169,9 +179,41 @@ static void count_lock_fault(struct pipeline *p)
 	}
 }
 
-/* The backend part for one payment: lock, write, release. Fills r; detail
- * gets what failed, note what went wrong without changing the outcome (a lost
- * lease, Redis down under db_only), for the request's log line. */
+/* Releases the locks the request still holds (after its answer went out).
+ * A lease that ran out, or a release that failed, is a note for the log
+ * line: the outcome stands, it was decided by the row. */
+static void release_held(struct pipeline *p, struct error *note)
+{
+	struct error lock_err = { "" };
+
+	for (size_t i = 0; i < p->held_count; i++) {
+		switch (lock_release(p->lock, &p->held[i], &lock_err)) {
+		case LOCK_RELEASED:
+			break;
+		case LOCK_RELEASE_EXPIRED:
+			metrics_lost_lease(p->metrics);
+			error_set(note, "lost lease: the lock expired before "
+					"release");
+			break;
+		case LOCK_RELEASE_STOLEN:
+			metrics_lost_lease(p->metrics);
+			error_set(note, "lost lease: the lock is held by another "
+					"worker, left alone");
+			break;
+		case LOCK_RELEASE_FAILED:
+			count_lock_fault(p);
+			error_set(note, "lock release failed (%s); it expires "
+					"by itself", lock_err.message);
+			break;
+		}
+	}
+	p->held_count = 0;
+}
+
+/* The backend part for one payment: lock and write; the lock is kept in
+ * p->held, released once the answer is out. Fills r; detail gets what
+ * failed, note what went wrong without changing the outcome (Redis down
+ * under db_only), for the request's log line. */
 static void record_payment(struct pipeline *p, const struct payment *payment,
 			   size_t body_len, struct result *r,
 			   struct error *detail, struct error *note)
@@ -179,8 +221,8 @@ static void record_payment(struct pipeline *p, const struct payment *payment,
 	/* The standard profile's lock key is what it was before providers. */
 	const char *scope = strcmp(payment->provider, "standard") == 0 ?
 				    NULL : payment->provider;
-	struct lock_lease lease;
-	struct store_guard guard = { enough_lease, &lease };
+	struct lock_lease *lease = &p->held[p->held_count];
+	struct store_guard guard = { enough_lease, lease };
 	struct error lock_err = { "" };
 	enum lock_status locked;
 	enum store_status stored;
@@ -202,32 +244,14 @@ static void record_payment(struct pipeline *p, const struct payment *payment,
 
 	locked = lock_acquire(p->lock, scope, payment->transaction_id,
 			      payment->transaction_id_len, p->cfg->lock_ttl_ms,
-			      &lease, &lock_err);
+			      lease, &lock_err);
 	switch (locked) {
 	case LOCK_ACQUIRED:
+		p->held_count++;
 		stored = store_insert_payment(p->store, payment, p->body,
 					      body_len, &guard, detail);
 		store_outcome(stored, r);
 		count_store_error(p, stored);
-		switch (lock_release(p->lock, &lease, &lock_err)) {
-		case LOCK_RELEASED:
-			break;
-		case LOCK_RELEASE_EXPIRED:
-			metrics_lost_lease(p->metrics);
-			error_set(note, "lost lease: the lock expired before "
-					"release");
-			break;
-		case LOCK_RELEASE_STOLEN:
-			metrics_lost_lease(p->metrics);
-			error_set(note, "lost lease: the lock is held by another "
-					"worker, left alone");
-			break;
-		case LOCK_RELEASE_FAILED:
-			count_lock_fault(p);
-			error_set(note, "lock release failed (%s); it expires "
-					"by itself", lock_err.message);
-			break;
-		}
 		return;
 	case LOCK_BUSY:
 		/* Busy is not done: only a committed row justifies a 2xx. */
@@ -370,25 +394,27 @@ static enum outcome request_outcome(enum request_status status)
 	}
 }
 
-void pipeline_handle(struct pipeline *p, const struct request *req,
+void pipeline_answer(struct pipeline *p, const struct request *req,
 		     struct result *r)
 {
 	const struct config *cfg = p->cfg;
 	int64_t started_us = timing_now_us();
-	struct error detail = { "" }, note = { "" }, why = { "" };
+	struct error *detail = &p->detail, *note = &p->note, why = { "" };
 	const struct provider *provider;
 	const char *reason = NULL;
 	enum request_status checked;
 	size_t body_len = 0;
-	int64_t elapsed_us;
 
+	error_clear(detail);
+	error_clear(note);
+	p->held_count = 0;
 	r->transaction_id[0] = '\0';
 	r->success_body = NULL;
 	p->batch->count = 0;
 	p->batch->event_type[0] = '\0';
 	result_set(r, OUTCOME_ERROR, "internal error");
 
-	provider = provider_route(p->providers, req);
+	provider = p->provider = provider_route(p->providers, req);
 	if (provider == NULL) {
 		result_set(r, OUTCOME_NOT_FOUND,
 			   "no enabled provider profile at this path");
@@ -409,7 +435,7 @@ void pipeline_handle(struct pipeline *p, const struct request *req,
 	switch (provider_read(provider, req, p->parser, p->body, body_len,
 			      time(NULL), p->batch, &why)) {
 	case PROVIDER_PAYMENTS:
-		record_batch(p, body_len, r, &detail, &note);
+		record_batch(p, body_len, r, detail, note);
 		break;
 	case PROVIDER_IGNORED:
 		result_set(r, OUTCOME_IGNORED, NULL);
@@ -428,15 +454,29 @@ void pipeline_handle(struct pipeline *p, const struct request *req,
 	case PROVIDER_ERROR:
 	default:
 		/* 500: ours, not the sender's, so the provider retries. */
-		error_set(&detail, "%s", why.message);
+		error_set(detail, "%s", why.message);
 		break;
 	}
 out:
-	elapsed_us = timing_now_us() - started_us;
+	p->elapsed_us = timing_now_us() - started_us;
+}
+
+void pipeline_finish(struct pipeline *p, const struct result *r)
+{
+	const struct provider *provider = p->provider;
+
+	release_held(p, &p->note);
 	metrics_request(p->metrics,
 			provider != NULL ? (unsigned)provider_id(provider)
 					 : CONFIG_PROVIDER_COUNT,
-			r->outcome, elapsed_us);
-	log_request(cfg, provider != NULL ? provider_name(provider) : "-",
-		    p->batch, r, elapsed_us, &detail, &note);
+			r->outcome, p->elapsed_us);
+	log_request(p->cfg, provider != NULL ? provider_name(provider) : "-",
+		    p->batch, r, p->elapsed_us, &p->detail, &p->note);
+}
+
+void pipeline_handle(struct pipeline *p, const struct request *req,
+		     struct result *r)
+{
+	pipeline_answer(p, req, r);
+	pipeline_finish(p, r);
 }

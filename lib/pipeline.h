@@ -46,9 +46,19 @@ struct pipeline_health {
  * else -1. */
 int pipeline_health(struct pipeline *pipeline, struct pipeline_health *health);
 
-/* Runs one request and fills *result with its outcome; logs one line for it.
- * Can't fail: every fault becomes an outcome. A lock taken is released before
- * it returns. */
+/* Runs one request up to its answer and fills *result with its outcome.
+ * Can't fail: every fault becomes an outcome. The locks it took are still
+ * held: the caller sends the answer, then must call pipeline_finish before
+ * the next request (the provider waits one Redis round trip less). */
+void pipeline_answer(struct pipeline *pipeline, const struct request *request,
+		     struct result *result);
+
+/* After the answer to the request of the last pipeline_answer went out:
+ * releases its locks, counts it and logs its one line. Can't fail. */
+void pipeline_finish(struct pipeline *pipeline, const struct result *result);
+
+/* pipeline_answer then pipeline_finish, for a caller with nothing to send
+ * in between (the tests). */
 void pipeline_handle(struct pipeline *pipeline, const struct request *request,
 		     struct result *result);
 
