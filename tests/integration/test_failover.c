@@ -142,9 +142,9 @@ START_TEST(test_mysql_failover)
 END_TEST
 
 /* A connection the server closed under a kept session (KILL, as an idle
- * timeout does) is reopened and the request goes through: the insert is
- * the first statement of its transaction, so trying it once more on a new
- * connection is safe. */
+ * timeout does) is reopened and the request goes through: trying the insert
+ * once more on a new connection is safe, since had the first reached the
+ * server and committed, the second gets 1062 and the look-up finds it. */
 START_TEST(test_killed_session_reopened)
 {
 	struct pipeline *p;
