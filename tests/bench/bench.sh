@@ -1,6 +1,6 @@
 #!/bin/bash
-# bench.sh - payhook's benchmark suite: `make bench` (full, under 10 minutes)
-# and `make bench-quick` (under 2 minutes, concurrency 32 only).
+# bench.sh - payhook's benchmark suite: `make bench` (full, about 12 minutes)
+# and `make bench-quick` (about 2 minutes, concurrency 32 only).
 #
 #   BUILD_DIR=... SRC_DIR=... bash tests/bench/bench.sh full|quick
 #
@@ -11,12 +11,21 @@
 #   /info     payhook, the same with the default log_level info
 #   /signed   payhook, signature_scheme standard
 #   /floor    fcgi_floor, an empty FastCGI responder: HTTP + FastCGI alone
+#   /php/     the PHP-FPM peer: tests/bench/php/webhook.php, the same
+#             lock-and-unique-key recipe in PHP 8.2 (phpredis pconnect,
+#             mysqli persistent, prepared INSERT in autocommit, EVAL unlock),
+#             php-fpm with a static pool of 8 (tests/bench/php/php-fpm.conf)
 # and measures, interleaved round by round so that machine drift cancels:
-# payhook, raw_limit (payhook's backend work without HTTP, 8 processes) and
-# the floor at each concurrency; log_level info and signed requests against
-# unsigned at 32; a duplicate storm (10 ids) at 32; then payhook with Redis
-# stopped (redis_unavailable = db_only) in one block; the workers' memory
-# (smaps_rollup); and instructions per request of one worker under callgrind.
+# payhook, raw_limit (the least backend work of payhook's design without
+# HTTP: SET NX PX, one autocommitted INSERT, the release; 8 processes), the
+# floor and the PHP-FPM peer at each concurrency; log_level info and signed
+# requests against unsigned at 32; a duplicate storm (10 ids) at 32; then a
+# block with the other innodb_flush_log_at_trx_commit (1, or 2 under
+# BENCH_FLUSH=1; SET GLOBAL, then back), payhook, raw_limit and PHP at 8 and
+# 32 (32 in quick mode) interleaved for the same rounds; then payhook with Redis
+# stopped (redis_unavailable = db_only) in one block; the memory of the
+# payhook, floor and PHP-FPM pools (smaps_rollup); and instructions per
+# request of one worker under callgrind.
 #
 # It writes every figure to $BUILD_DIR/tests/bench/measurements.tsv (one row
 # per measurement, plus the run's settings, memory and failed checks: see
@@ -32,13 +41,23 @@
 #
 # raw_limit runs with --queue shared (one FIFO of clients for its 8
 # processes, as spawn-fcgi's workers share one listening socket) and the
-# same coordinated-omission correction as wrk (--window-ms).
+# same coordinated-omission correction as wrk (--window-ms). The PHP peer
+# gets the same wrk script (new_id.lua) and the same check as payhook (every
+# 200 has its row); its CPU per request is that of the php-fpm children.
+#
+# The PHP peer needs php-fpm 8.2 with mysqli, redis and OPcache, which the
+# test suite does not: "make bench-deps" (tests/bench/install-bench-deps.sh)
+# installs them. Without them the bench stops at once with status 99 and
+# says so; BENCH_PHP=0 runs it without the PHP peer (its rows and ratios are
+# then "-").
 #
 # Settings (environment): BENCH_FLUSH=1 runs MariaDB with
-# innodb_flush_log_at_trx_commit=1 (SET GLOBAL; the harness starts it with 2);
-# BENCH_ROUNDS and BENCH_SECONDS (whole seconds: wrk -d) override the mode's
-# rounds and seconds per measurement; HARNESS_KEEP=1 keeps the folder with
-# every log.
+# innodb_flush_log_at_trx_commit=1 (SET GLOBAL; the harness starts it with 2)
+# and the other-flush block with 2; BENCH_ROUNDS and BENCH_SECONDS (whole
+# seconds: wrk -d) override the mode's rounds and seconds per measurement;
+# BENCH_PHP=0 leaves out the PHP peer; BENCH_PHP_FPM=PATH names the php-fpm
+# binary (default php-fpm8.2, then php-fpm, on PATH or in /usr/sbin);
+# HARNESS_KEEP=1 keeps the folder with every log.
 
 set -u
 mode=${1:-quick}
@@ -49,11 +68,12 @@ top_srcdir=$SRC_DIR
 top_builddir=$BUILD_DIR
 export top_srcdir top_builddir
 
+# ALT_CONCS: the concurrencies of the other-flush block.
 case $mode in
 full)
-	CONCS=(8 32 128) ROUNDS=3 SECS=8 DRAIN_MS=500 CG_N1=500 CG_N2=1500 ;;
+	CONCS=(8 32 128) ALT_CONCS=(8 32) ROUNDS=3 SECS=8 DRAIN_MS=500 CG_N1=500 CG_N2=1500 ;;
 quick)
-	CONCS=(32) ROUNDS=3 SECS=2 DRAIN_MS=400 CG_N1=100 CG_N2=300 ;;
+	CONCS=(32) ALT_CONCS=(32) ROUNDS=3 SECS=2 DRAIN_MS=400 CG_N1=100 CG_N2=300 ;;
 *)
 	echo "usage: bench.sh full|quick" >&2
 	exit 2 ;;
@@ -80,6 +100,29 @@ for prog in "$E2E_PAYHOOK" "$BENCH_BIN/raw_limit" "$BENCH_BIN/fcgi_floor" \
 		exit 99
 	fi
 done
+
+# The PHP-FPM peer: php-fpm 8.2 with mysqli, redis and OPcache.
+PHP=${BENCH_PHP:-1}
+PHP_FPM=
+if [ "$PHP" != 0 ]; then
+	PHP_FPM=${BENCH_PHP_FPM:-}
+	for cand in php-fpm8.2 php-fpm /usr/sbin/php-fpm8.2 /usr/sbin/php-fpm; do
+		[ -n "$PHP_FPM" ] && break
+		PHP_FPM=$(command -v "$cand" 2>/dev/null)
+	done
+	php_modules=$("${PHP_FPM:-false}" -m 2>/dev/null)
+	for m in mysqli redis 'Zend OPcache'; do
+		if [ -z "$PHP_FPM" ] || ! grep -qixF "$m" <<<"$php_modules"; then
+			{
+				echo "bench: the PHP-FPM peer needs php-fpm 8.2 with mysqli, redis and OPcache"
+				echo "bench: (${PHP_FPM:-no php-fpm found}${PHP_FPM:+: no $m})."
+				echo "bench: install them with 'make bench-deps' (sh tests/bench/install-bench-deps.sh, as root),"
+				echo "bench: or run without the PHP peer: BENCH_PHP=0 make bench"
+			} >&2
+			exit 99
+		fi
+	done
+fi
 
 # shellcheck source-path=SCRIPTDIR source=../harness.sh
 . "$SRC_DIR/tests/harness.sh"
@@ -118,6 +161,11 @@ meta lighttpd_version "$(lighttpd -v 2>&1 | head -n 1 | cut -d' ' -f1)"
 meta src_dir "$SRC_DIR"
 meta cg_n1 "$CG_N1"
 meta cg_n2 "$CG_N2"
+meta alt_concs "${ALT_CONCS[*]}"
+meta php "$PHP"
+if [ "$PHP" != 0 ]; then
+	meta php_version "$("$PHP_FPM" -v 2>/dev/null | head -n 1 | cut -d' ' -f1-2), phpredis $("$PHP_FPM" -i 2>/dev/null | sed -n 's/^Redis Version => //p' | head -n 1), mysqlnd $("$PHP_FPM" -i 2>/dev/null | sed -n 's/^Version => mysqlnd \([^ ]*\).*/\1/p' | head -n 1)"
+fi
 
 # ---- MariaDB settings ------------------------------------------------------
 
@@ -126,6 +174,10 @@ meta cg_n2 "$CG_N2"
 # to keep checkpoint stalls of a too-small redo log out of the figures.
 flush=2
 [ "${BENCH_FLUSH:-0}" = 1 ] && flush=1
+# The other setting, measured in a block of its own.
+alt_flush=$((3 - flush))
+meta flush "$flush"
+meta alt_flush "$alt_flush"
 harness_sql "SET GLOBAL innodb_flush_log_at_trx_commit = $flush" || exit 99
 harness_sql "SET GLOBAL innodb_buffer_pool_size = 268435456" ||
 	log "could not resize the buffer pool; going on"
@@ -170,6 +222,48 @@ SIG_PIDS=("${POOL_PIDS[@]}")
 start_pool floor "$BENCH_BIN/fcgi_floor" || exit 99
 FLOOR_PIDS=("${POOL_PIDS[@]}")
 
+# The PHP-FPM peer: php-fpm in the foreground (-F) with the pool of
+# tests/bench/php/php-fpm.conf on $W/php.sock, as a background job of this
+# script; the master recorded as php-fpm, its children as php-0...; sets
+# PHP_PIDS (the children).
+PHP_PIDS=()
+start_php() {
+	local conf=$W/php-fpm.conf user_line master deadline pid n=0
+	local -a opts=()
+	# As root php-fpm wants -R and a user for the pool; otherwise it runs
+	# as whoever starts it.
+	user_line="; runs as the user who starts it"
+	if [ "$(id -u)" = 0 ]; then
+		user_line="user = $(id -un)"
+		opts=(-R)
+	fi
+	harness_fill "$here/php/php-fpm.conf" "$conf" DIR="$W" \
+		SOCKET="$W/php.sock" CHILDREN="$POOL" USER_LINE="$user_line" ||
+		return 1
+	"$PHP_FPM" -F -y "$conf" -c "$here/php/php.ini" "${opts[@]}" \
+		</dev/null >>"$HARNESS_DIR/php-fpm.out" 2>&1 &
+	master=$!
+	harness_record php-fpm "$master"
+	deadline=$(($(harness_now_ms) + 10000))
+	while mapfile -t PHP_PIDS < <(harness_children "$master")
+		[ "${#PHP_PIDS[@]}" -lt "$POOL" ] || [ ! -S "$W/php.sock" ]; do
+		if [ "$(harness_now_ms)" -ge "$deadline" ] || ! harness_running php-fpm; then
+			harness_log_tail "$HARNESS_DIR/php-fpm.out"
+			harness_log_tail "$W/php-fpm.log"
+			log "php-fpm ($PHP_FPM) did not start ${POOL} children on $W/php.sock"
+			return 1
+		fi
+		sleep 0.05
+	done
+	for pid in "${PHP_PIDS[@]}"; do
+		harness_record "php-$n" "$pid"
+		n=$((n + 1))
+	done
+}
+if [ "$PHP" != 0 ]; then
+	start_php || exit 99
+fi
+
 # One lighttpd, one location per pool (each as conf/lighttpd-spawn-fcgi.conf
 # maps /webhook); cg1 and cg2 are the callgrind workers, started later.
 # Client connections stay open for the whole run, as wrk expects.
@@ -189,11 +283,24 @@ location() {
 	location floor floor
 	location cg1 cg1
 	location cg2 cg2
+	# SCRIPT_FILENAME = docroot + /php/webhook.php, from the source tree.
+	if [ "$PHP" != 0 ]; then
+		printf '\t"/php/" => (( "socket" => "%s", "check-local" => "disable", "docroot" => "%s" )),\n' \
+			"$W/php.sock" "$here"
+	fi
 	printf ')\n'
 } >"$W/lighttpd-bench.conf"
 harness_start_lighttpd lighttpd "$W/lighttpd-bench.conf" >/dev/null || exit 99
 BASE=http://127.0.0.1:$LIGHTTPD_PORT
 harness_wait_http "$BASE/webhook" 405 10 "$LIGHTTPD_PID" || exit 99
+PHP_PATH=/php/webhook.php
+if [ "$PHP" != 0 ]; then
+	harness_wait_http "$BASE$PHP_PATH" 405 10 "$LIGHTTPD_PID" || {
+		harness_log_tail "$W/php-fpm.log"
+		harness_log_tail "$W/php-error.log"
+		exit 99
+	}
+fi
 log "stack up in $(($(harness_now_ms) - started_ms)) ms: lighttpd on $BASE, pools of $POOL"
 
 # ---- measurements ----------------------------------------------------------
@@ -303,6 +410,7 @@ measure_wrk() {
 	info) cpu_begin "${INFO_PIDS[@]}" ;;
 	sig) cpu_begin "${SIG_PIDS[@]}" ;;
 	floor) cpu_begin "${FLOOR_PIDS[@]}" ;;
+	php | phpalt | warmphp) cpu_begin "${PHP_PIDS[@]}" ;;
 	*) cpu_begin "${PH_PIDS[@]}" ;;
 	esac
 	stop=$(($(date +%s%3N) + SECS * 1000 - DRAIN_MS))
@@ -348,8 +456,10 @@ measure_wrk() {
 	log "$tag: rps=$(kv "$line" rps) p50=$(kv "$line" p50_ms) p99=$(kv "$line" p99_ms) statuses=$(kv "$line" statuses) rows=$rows $check"
 }
 
+# measure_raw C ROUND [KIND]: one raw_limit run, recorded as KIND (raw).
 measure_raw() {
-	local conc=$1 round=$2 tag=r$2-raw-c$1 line rows check=ok
+	local conc=$1 round=$2 kind=${3:-raw} line rows check=ok
+	local tag=r$2-$kind-c$1
 	cpu_begin
 	# As long as wrk sends (its run less the drain), and the same run time
 	# in the coordinated-omission correction as wrk's; one queue for all
@@ -368,7 +478,7 @@ measure_raw() {
 		check=FAIL
 		fail_check "$tag: raw_limit: '${line:-no output}' with $rows rows; $(head -c 300 "$W/$tag.err")"
 	fi
-	record raw "$conc" "$round" "$(kv "$line" rps)" "$(kv "$line" p50_ms)" \
+	record "$kind" "$conc" "$round" "$(kv "$line" rps)" "$(kv "$line" p50_ms)" \
 		"$(kv "$line" p99_ms)" "$(kv "$line" p999_ms)" "$(kv "$line" errors)" \
 		"$(kv "$line" requests)" "$rows" "ok:$(kv "$line" ok)" "$check" \
 		"${CPU_US[@]}"
@@ -388,17 +498,12 @@ measure_signed() {
 	rm -f "$W/$tag.pool.lua"
 }
 
-# One round, in the order given; rounds alternate direction so that no
-# system always runs first.
-run_round() {
+# run_steps ROUND STEP...: the steps ("KIND C") in the order given, or
+# reversed in even rounds, so that no system always runs first.
+run_steps() {
 	local round=$1 c i kind
-	local -a steps=()
-	for c in "${CONCS[@]}"; do
-		steps+=("ph $c" "raw $c" "floor $c")
-		if [ "$c" = "$SIDE_C" ]; then
-			steps+=("info $c" "sig $c" "dup $c")
-		fi
-	done
+	shift
+	local -a steps=("$@")
 	if [ $((round % 2)) = 0 ]; then
 		local -a rev=()
 		for ((i = ${#steps[@]} - 1; i >= 0; i--)); do rev+=("${steps[$i]}"); done
@@ -407,8 +512,9 @@ run_round() {
 	for i in "${steps[@]}"; do
 		read -r kind c <<<"$i"
 		case $kind in
-		ph) measure_wrk ph "$c" "$round" /webhook new_id.lua ;;
-		raw) measure_raw "$c" "$round" ;;
+		ph | phalt) measure_wrk "$kind" "$c" "$round" /webhook new_id.lua ;;
+		php | phpalt) measure_wrk "$kind" "$c" "$round" "$PHP_PATH" new_id.lua ;;
+		raw | rawalt) measure_raw "$c" "$round" "$kind" ;;
 		floor) measure_wrk floor "$c" "$round" /floor new_id.lua ;;
 		info) measure_wrk info "$c" "$round" /info new_id.lua ;;
 		sig) measure_signed "$round" ;;
@@ -417,12 +523,49 @@ run_round() {
 	done
 }
 
-# Warm-up (not recorded): connections, caches, the buffer pool.
+# One round of the main measurements.
+run_round() {
+	local round=$1 c
+	local -a steps=()
+	for c in "${CONCS[@]}"; do
+		steps+=("ph $c" "raw $c" "floor $c")
+		[ "$PHP" != 0 ] && steps+=("php $c")
+		if [ "$c" = "$SIDE_C" ]; then
+			steps+=("info $c" "sig $c" "dup $c")
+		fi
+	done
+	run_steps "$round" "${steps[@]}"
+}
+
+# Warm-up (not recorded): connections, caches, the buffer pool; the PHP
+# children's persistent connections and OPcache.
 TAG_OVERRIDE=warm SECS=1 measure_wrk warm "${CONCS[0]}" 0 /webhook new_id.lua
+if [ "$PHP" != 0 ]; then
+	TAG_OVERRIDE=warmphp SECS=1 measure_wrk warmphp "${CONCS[0]}" 0 "$PHP_PATH" new_id.lua
+fi
 for round in $(seq 1 "$ROUNDS"); do
 	log "round $round of $ROUNDS"
 	run_round "$round"
 done
+
+# The other innodb_flush_log_at_trx_commit, in one block: payhook (phalt),
+# raw_limit (rawalt: the backend work's limit under that setting) and PHP
+# (phpalt) interleaved for the same rounds, then the main setting again.
+log "flush block: innodb_flush_log_at_trx_commit = $alt_flush"
+if harness_sql "SET GLOBAL innodb_flush_log_at_trx_commit = $alt_flush"; then
+	for round in $(seq 1 "$ROUNDS"); do
+		steps=()
+		for c in "${ALT_CONCS[@]}"; do
+			steps+=("phalt $c" "rawalt $c")
+			[ "$PHP" != 0 ] && steps+=("phpalt $c")
+		done
+		run_steps "$round" "${steps[@]}"
+	done
+	harness_sql "SET GLOBAL innodb_flush_log_at_trx_commit = $flush" || exit 99
+	log "innodb_flush_log_at_trx_commit = $flush again"
+else
+	log "could not set innodb_flush_log_at_trx_commit = $alt_flush: no flush block"
+fi
 
 # Memory of the pools after their runs: PSS shares the libraries' pages
 # among the workers, RSS counts them in every worker.
@@ -444,6 +587,13 @@ mem_of() {
 # mem POOL N RSS PSS PRIVATE (KiB, summed over the pool's N workers).
 printf 'mem\tpayhook\t%s\n' "$(mem_of "${PH_PIDS[@]}" | tr ' ' '\t')" >>"$TSV"
 printf 'mem\tfloor\t%s\n' "$(mem_of "${FLOOR_PIDS[@]}" | tr ' ' '\t')" >>"$TSV"
+if [ "$PHP" != 0 ]; then
+	printf 'mem\tphp\t%s\n' "$(mem_of "${PHP_PIDS[@]}" | tr ' ' '\t')" >>"$TSV"
+	# Done with PHP. The master first: children stopped before it would
+	# only be replaced.
+	harness_stop php-fpm
+	for i in "${!PHP_PIDS[@]}"; do harness_stop "php-$i"; done
+fi
 
 # Redis stopped, redis_unavailable = db_only: the unique key alone.
 log "db_only block: redis stopped"

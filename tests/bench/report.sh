@@ -10,7 +10,9 @@
 # (Default: $BUILD_DIR/tests/bench/measurements.tsv, BUILD_DIR defaulting to
 # the current folder.) Everything comes from the TSV: the measurement rows,
 # one per run (KIND C ROUND RPS P50 P99 P999 NON2XX REQUESTS ROWS STATUSES
-# CHECK, then CPU us/request), and the run's own rows: "meta KEY VALUE" (the
+# CHECK, then CPU us/request; KIND is ph, raw, floor, php, info, sig, dup,
+# dbo, and phalt / rawalt / phpalt for payhook / raw_limit / PHP under the
+# other innodb_flush_log_at_trx_commit), and the run's own rows: "meta KEY VALUE" (the
 # machine, the settings, the callgrind counts), "mem POOL N RSS PSS PRIVATE"
 # and "failure MESSAGE"; the profile tables from callgrind.out beside it.
 # Exit status 0 when the report is written, whatever the run found (bench.sh
@@ -43,6 +45,14 @@ DRAIN_MS=$(meta drain_ms)
 POOL=$(meta pool)
 SIDE_C=$(meta side_c)
 read -r -a CONCS <<<"$(meta concs)"
+read -r -a ALT_CONCS <<<"$(meta alt_concs)"
+FLUSH=$(meta flush)
+ALT_FLUSH=$(meta alt_flush)
+# Runs before these settings were recorded: flush 2, no block, no PHP.
+FLUSH=${FLUSH:-2}
+ALT_FLUSH=${ALT_FLUSH:-1}
+PHP=$(meta php)
+PHP=${PHP:-0}
 CG_N1=$(meta cg_n1)
 CG_N2=$(meta cg_n2)
 CG_IR1=$(meta cg_ir1)
@@ -59,6 +69,7 @@ mem_of() {
 }
 read -r MEM_PH_N MEM_PH_RSS MEM_PH_PSS MEM_PH_PRIV < <(mem_of payhook)
 read -r MEM_FL_N MEM_FL_RSS MEM_FL_PSS MEM_FL_PRIV < <(mem_of floor)
+read -r MEM_PHP_N MEM_PHP_RSS MEM_PHP_PSS MEM_PHP_PRIV < <(mem_of php)
 
 # ---- callgrind: the profile of the second (larger) callgrind run -----------
 
@@ -106,18 +117,35 @@ ratio() {
 			print m, a[1], a[NR] }'
 }
 
-# ceiling_ratio C: per round, payhook's req/s over the ceiling of the raw
+# ceiling_ratio C [PAYHOOK_KIND RAW_KIND]: per round, payhook's req/s (ph)
+# over the ceiling of the raw (raw)
 # backend work and the HTTP + FastCGI floor done one after the other on the
 # same cores, 1 / (1 / raw + 1 / floor): "median min max". On a machine where
 # the web server shares the CPU with the workers and the backends, this is the
 # most any FastCGI receiver doing payhook's backend work could reach.
 ceiling_ratio() {
-	awk -F'\t' -v c="$1" '
-		$2 == c && $1 == "ph" { a[$3] = $4 }
-		$2 == c && $1 == "raw" { b[$3] = $4 }
+	awk -F'\t' -v c="$1" -v kp="${2:-ph}" -v kr="${3:-raw}" '
+		$2 == c && $1 == kp { a[$3] = $4 }
+		$2 == c && $1 == kr { b[$3] = $4 }
 		$2 == c && $1 == "floor" { f[$3] = $4 }
 		END { for (r in a) if ((r in b) && (r in f) && b[r] > 0 && f[r] > 0)
 			print a[r] * (1 / b[r] + 1 / f[r]) }' "$TSV" |
+		sort -g | awk '{ a[NR] = $1 } END {
+			if (NR == 0) { print "- - -"; exit }
+			m = NR % 2 ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2
+			print m, a[1], a[NR] }'
+}
+
+# ceiling_over C RAW_KIND PEER_KIND: per round, the ceiling 1 / (1 / raw +
+# 1 / floor) over the peer's req/s, "median min max": the most payhook / peer
+# could be in that run (the floor from the main rounds, same round number).
+ceiling_over() {
+	awk -F'\t' -v c="$1" -v kr="$2" -v kp="$3" '
+		$2 == c && $1 == kp { a[$3] = $4 }
+		$2 == c && $1 == kr { b[$3] = $4 }
+		$2 == c && $1 == "floor" { f[$3] = $4 }
+		END { for (r in a) if ((r in b) && (r in f) && a[r] > 0 && b[r] > 0 && f[r] > 0)
+			print 1 / (1 / b[r] + 1 / f[r]) / a[r] }' "$TSV" |
 		sort -g | awk '{ a[NR] = $1 } END {
 			if (NR == 0) { print "- - -"; exit }
 			m = NR % 2 ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2
@@ -152,7 +180,7 @@ checks_of() {
 		}
 		END { if (n == 0) { print "-"; exit }
 			for (i = 1; i <= m; i++) printf "%s%s %d/%d", (i > 1 ? ", " : ""), o[i], s[o[i]], n
-			printf "; rows %d, %s %d\n", rows, (k == "raw" ? "ok" : "200s"), good }' "$TSV"
+			printf "; rows %d, %s %d\n", rows, (k ~ /^raw/ ? "ok" : "200s"), good }' "$TSV"
 }
 
 # cpu_cell KIND C: medians of the CPU columns, "w (user u) + l + m + r + c =
@@ -193,6 +221,28 @@ mem_row() {
 		"$1" "$2" "$4" "$(($4 / n))" "$3" "$(($3 / n))" "$5"
 }
 
+# target LABEL C "MEDIAN MIN MAX"|VALUE ge|le LIMIT FORMAT: one row of the
+# targets table, judged on the median (or the single value).
+target() {
+	local label=$1 c=$2 m lo shown verdict
+	read -r m lo _ <<<"$3"
+	if [ -z "$lo" ]; then
+		# shellcheck disable=SC2059 # the format is the caller's
+		shown=$(printf -- "$6" "$m")
+	else
+		shown=$(cell "$6" "$3")
+	fi
+	if [ "$m" = - ] || [ -z "$m" ]; then
+		verdict="not measured"
+	elif awk -v m="$m" -v op="$4" -v l="$5" 'BEGIN { exit !(op == "ge" ? m >= l : m <= l) }'; then
+		verdict=met
+	else
+		verdict="**not met**"
+	fi
+	printf '| %s | %s | %s %s | %s | %s |\n' "$label" "$c" \
+		"$([ "$4" = ge ] && printf '≥' || printf '≤')" "$5" "$shown" "$verdict"
+}
+
 statuses_of() {
 	awk -F'\t' -v k="$1" -v c="$2" '$1 == k && $2 == c { n = split($11, p, ","); for (i = 1; i <= n; i++) { split(p[i], q, ":"); s[q[1]] += q[2] } }
 		END { for (k2 in s) printf "%s%s: %d", (o++ ? ", " : ""), k2, s[k2]; print "" }' "$TSV"
@@ -204,6 +254,17 @@ statuses_of() {
 		"$(meta cpu_model)" "$(meta kernel)"
 	printf -- '- MariaDB %s; %s; lighttpd %s; wrk -t2 --timeout 10s\n' "$(meta db_settings)" \
 		"$(meta redis_version)" "$(meta lighttpd_version)"
+	if [ "$PHP" != 0 ]; then
+		printf -- '- PHP-FPM peer: %s, OPcache on, pm = static with %s children (tests/bench/php/: phpredis pconnect, mysqli persistent, prepared INSERT in autocommit, EVAL unlock)\n' \
+			"$(meta php_version)" "$POOL"
+	else
+		printf -- '- PHP-FPM peer: not measured (BENCH_PHP=0)\n'
+	fi
+	printf -- '- raw_limit: SET NX PX, one prepared INSERT in autocommit (it commits), the EVALSHA release: the least backend work of the design, no HTTP\n'
+	if [ "${#ALT_CONCS[@]}" -gt 0 ]; then
+		printf -- '- flush block: innodb_flush_log_at_trx_commit=%s (SET GLOBAL for the block, then %s again), payhook, raw_limit%s interleaved at %s for %s rounds\n' \
+			"$ALT_FLUSH" "$FLUSH" "$([ "$PHP" != 0 ] && printf ' and PHP')" "${ALT_CONCS[*]}" "$ROUNDS"
+	fi
 	printf -- '- %s rounds, interleaved (alternating order), %s s per measurement (the last %s ms a drain: no new request, so every answer arrives), pools of %s workers, raw_limit --procs %s\n' \
 		"$ROUNDS" "$SECS" "$DRAIN_MS" "$POOL" "$POOL"
 	printf -- '- cells: median (min–max) over the rounds; latencies in ms as wrk reports them (corrected for coordinated omission; raw_limit applies the same correction)\n'
@@ -213,8 +274,14 @@ statuses_of() {
 	printf '| --- | --- | --- | --- | --- | --- | --- | --- | --- |\n'
 	for c in "${CONCS[@]}"; do
 		row "payhook (signature none, log warn)" ph "$c" "$(checks_of ph "$c")"
-		row "raw_limit (backend work only, 8 procs, shared queue)" raw "$c" "$(checks_of raw "$c")"
+		row "raw_limit (lock + autocommitted INSERT + release, no HTTP; 8 procs, shared queue)" raw "$c" "$(checks_of raw "$c")"
 		row "floor (fcgi_floor: HTTP + FastCGI only)" floor "$c" "-"
+		[ "$PHP" != 0 ] && row "PHP-FPM peer (PHP 8.2, 8 children)" php "$c" "$(checks_of php "$c")"
+	done
+	for c in "${ALT_CONCS[@]}"; do
+		row "payhook, flush=$ALT_FLUSH" phalt "$c" "$(checks_of phalt "$c")"
+		row "raw_limit, flush=$ALT_FLUSH" rawalt "$c" "$(checks_of rawalt "$c")"
+		[ "$PHP" != 0 ] && row "PHP-FPM peer, flush=$ALT_FLUSH" phpalt "$c" "$(checks_of phpalt "$c")"
 	done
 	row "payhook, log_level info" info "$SIDE_C" "$(checks_of info "$SIDE_C")"
 	row "payhook, signed (standard)" sig "$SIDE_C" "$(checks_of sig "$SIDE_C")"
@@ -233,6 +300,32 @@ statuses_of() {
 		printf '| payhook / ceiling 1/(1/raw + 1/floor) | %s | %s× | | | | | | the backend work and HTTP + FastCGI sharing the same cores |\n' \
 			"$c" "$(cell %.2f "$(ceiling_ratio "$c")")"
 	done
+	if [ "$PHP" != 0 ]; then
+		for c in "${CONCS[@]}"; do
+			ratio_row "payhook / PHP-FPM, flush=$FLUSH" ph php "$c" "$c"
+		done
+		for c in "${ALT_CONCS[@]}"; do
+			ratio_row "payhook / PHP-FPM, flush=$ALT_FLUSH" phalt phpalt "$c" "$c"
+		done
+		for c in "${CONCS[@]}"; do
+			printf '| ceiling / PHP-FPM, flush=%s | %s | %s× | | | | | | payhook / PHP if payhook reached the ceiling of the same round |\n' \
+				"$FLUSH" "$c" "$(cell %.2f "$(ceiling_over "$c" raw php)")"
+		done
+		for c in "${ALT_CONCS[@]}"; do
+			printf '| ceiling / PHP-FPM, flush=%s | %s | %s× | | | | | | payhook / PHP if payhook reached the ceiling of the same round |\n' \
+				"$ALT_FLUSH" "$c" "$(cell %.2f "$(ceiling_over "$c" rawalt phpalt)")"
+		done
+	fi
+	for c in "${ALT_CONCS[@]}"; do
+		printf '| payhook / ceiling 1/(1/raw + 1/floor), flush=%s | %s | %s× | | | | | | raw_limit of the flush block, the floor of the same round number |\n' \
+			"$ALT_FLUSH" "$c" "$(cell %.2f "$(ceiling_ratio "$c" phalt rawalt)")"
+	done
+	for c in "${ALT_CONCS[@]}"; do
+		ratio_row "payhook, flush=$ALT_FLUSH / flush=$FLUSH" phalt ph "$c" "$c"
+	done
+	for c in "${ALT_CONCS[@]}"; do
+		ratio_row "raw_limit, flush=$ALT_FLUSH / flush=$FLUSH" rawalt raw "$c" "$c"
+	done
 	ratio_row "log info / log warn" info ph "$SIDE_C" "$SIDE_C"
 	ratio_row "signed / unsigned" sig ph "$SIDE_C" "$SIDE_C"
 	for c in "${CONCS[@]}"; do
@@ -240,8 +333,29 @@ statuses_of() {
 	done
 	mem_row payhook "$MEM_PH_N" "$MEM_PH_RSS" "$MEM_PH_PSS" "$MEM_PH_PRIV"
 	mem_row floor "$MEM_FL_N" "$MEM_FL_RSS" "$MEM_FL_PSS" "$MEM_FL_PRIV"
+	[ "$PHP" != 0 ] && mem_row "PHP-FPM" "$MEM_PHP_N" "$MEM_PHP_RSS" "$MEM_PHP_PSS" "$MEM_PHP_PRIV"
 	printf '| callgrind, one signed worker | 1 | | | | | | | %s instructions/request = (%s − %s) / (%s − %s) |\n' \
 		"$CG_PER_REQ" "${CG_IR2:-?}" "${CG_IR1:-?}" "$CG_N2" "$CG_N1"
+	printf '\n### targets of issue 13 (judged on the median)\n\n'
+	printf '| target | C | wanted | measured | |\n| --- | --- | --- | --- | --- |\n'
+	for c in "${CONCS[@]}"; do
+		[ "$c" -le 32 ] || continue
+		target "payhook / PHP-FPM req/s, flush=$FLUSH" "$c" "$(ratio ph php "$c" "$c" 4)" ge 3.0 %.2f
+		target "payhook / PHP-FPM p99, flush=$FLUSH" "$c" "$(ratio ph php "$c" "$c" 6)" le 0.5 %.2f
+	done
+	for c in "${ALT_CONCS[@]}"; do
+		target "payhook / PHP-FPM req/s, flush=$ALT_FLUSH" "$c" "$(ratio phalt phpalt "$c" "$c" 4)" ge 3.0 %.2f
+		target "payhook / PHP-FPM p99, flush=$ALT_FLUSH" "$c" "$(ratio phalt phpalt "$c" "$c" 6)" le 0.5 %.2f
+	done
+	for c in "${CONCS[@]}"; do
+		target "payhook / ceiling 1/(1/raw + 1/floor), flush=$FLUSH" "$c" "$(ceiling_ratio "$c")" ge 0.9 %.2f
+	done
+	for c in "${ALT_CONCS[@]}"; do
+		target "payhook / ceiling 1/(1/raw + 1/floor), flush=$ALT_FLUSH" "$c" "$(ceiling_ratio "$c" phalt rawalt)" ge 0.9 %.2f
+	done
+	target "payhook pool PSS after the run, MiB ($MEM_PH_N workers)" "" \
+		"$(awk -v n="$MEM_PH_N" -v k="$MEM_PH_PSS" 'BEGIN { if (n > 0) printf "%.2f", k / 1024; else print "-" }')" le 8 %.2f
+	target "instructions per request, one worker (callgrind)" 1 "$CG_PER_REQ" le 100000 %s
 	printf '\nrun time %s s; raw measurements: %s\n' "$(meta run_seconds)" "$TSV"
 	# shellcheck disable=SC2016 # markdown code fences, not expansions
 	printf '\n### callgrind: top 15 by exclusive cost (%s signed requests, %s)\n\n```\n%s\n```\n' \
@@ -261,11 +375,12 @@ cat "$OUT/results.md"
 # ---- the plot --------------------------------------------------------------
 
 if command -v gnuplot >/dev/null 2>&1; then
-	# One line per concurrency: C, then p50 and p99 of payhook, raw_limit
-	# and the floor, as a gnuplot datablock (no temporary file).
+	# One line per concurrency: C, then p50 and p99 of payhook, raw_limit,
+	# the floor and the PHP-FPM peer, as a gnuplot datablock (no temporary
+	# file; a value not measured is "-", which gnuplot skips).
 	latency=$(for c in "${CONCS[@]}"; do
 		printf '%s' "$c"
-		for k in ph raw floor; do
+		for k in ph raw floor php; do
 			for col in 5 6; do
 				read -r m _ _ < <(stat "$k" "$c" "$col")
 				printf ' %s' "$m"
@@ -273,6 +388,11 @@ if command -v gnuplot >/dev/null 2>&1; then
 		done
 		printf '\n'
 	done)
+	plot_php=
+	if [ "$PHP" != 0 ]; then
+		# shellcheck disable=SC2016 # gnuplot's datablock, not an expansion
+		plot_php=', $latency using 1:8 with linespoints lw 2 lc rgb "#9467bd" title "PHP-FPM p50", $latency using 1:9 with linespoints lw 2 dt 2 lc rgb "#9467bd" title "PHP-FPM p99"'
+	fi
 	if ! err=$(gnuplot 2>&1 <<-EOF
 	\$latency << EOD
 	$latency
@@ -293,7 +413,7 @@ if command -v gnuplot >/dev/null 2>&1; then
 	     \$latency using 1:4 with linespoints lw 2 lc rgb "#1f77b4" title "raw_limit p50", \
 	     \$latency using 1:5 with linespoints lw 2 dt 2 lc rgb "#1f77b4" title "raw_limit p99", \
 	     \$latency using 1:6 with linespoints lw 2 lc rgb "#2ca02c" title "floor p50", \
-	     \$latency using 1:7 with linespoints lw 2 dt 2 lc rgb "#2ca02c" title "floor p99"
+	     \$latency using 1:7 with linespoints lw 2 dt 2 lc rgb "#2ca02c" title "floor p99"$plot_php
 	EOF
 	); then
 		log "gnuplot failed: $err"
