@@ -173,12 +173,14 @@ static const struct key_def keys[] = {
 	SECRETS("adyen_secret", CONFIG_PROVIDER_ADYEN, SECRET_HEX, 0),
 	SECRETS("generic_secret", CONFIG_PROVIDER_GENERIC, SECRET_TEXT, FLAG_FORM_LATER),
 	TOLERANCE("generic_tolerance_s", CONFIG_PROVIDER_GENERIC),
-	STRING("generic_signature_header", generic.signature_header, NULL, 0),
+	BOUNDED_STRING("generic_signature_header", generic.signature_header,
+		       CONFIG_HEADER_NAME_MAX, NULL, 0),
 	CHOICE("generic_signature_encoding", generic.signature_encoding,
 	       signature_encoding_choices, "hex"),
 	STRING("generic_signature_prefix", generic.signature_prefix, NULL, 0),
 	STRING("generic_signed_payload", generic.signed_payload, "{body}", FLAG_NONEMPTY),
-	STRING("generic_timestamp_header", generic.timestamp_header, NULL, 0),
+	BOUNDED_STRING("generic_timestamp_header", generic.timestamp_header,
+		       CONFIG_HEADER_NAME_MAX, NULL, 0),
 	STRING("generic_url", generic.url, NULL, 0),
 	CHOICE("generic_secret_encoding", generic.secret_encoding,
 	       secret_encoding_choices, "text"),
@@ -833,6 +835,20 @@ static int load_env(struct config *cfg, struct error *err)
 }
 
 /* The generic profile: what its keys must say when it is enabled. */
+/* An HTTP header name (RFC 9110 token): a request can carry no other. */
+static bool is_header_name(const char *name)
+{
+	static const char extra[] = "!#$%&'*+-.^_`|~";
+
+	if (name[0] == '\0')
+		return false;
+	for (const char *c = name; *c != '\0'; c++)
+		if (!isalnum((unsigned char)*c) || (unsigned char)*c > 0x7e)
+			if (strchr(extra, *c) == NULL)
+				return false;
+	return true;
+}
+
 static int check_generic(const struct config *cfg, struct error *err)
 {
 	const struct config_generic *g = &cfg->generic;
@@ -850,6 +866,11 @@ static int check_generic(const struct config *cfg, struct error *err)
 	if (g->signature_header == NULL)
 		return error_set(err, "providers has generic: set "
 				 "generic_signature_header");
+	if (!is_header_name(g->signature_header) ||
+	    (g->timestamp_header != NULL && !is_header_name(g->timestamp_header)))
+		return error_set(err, "generic_signature_header and "
+				 "generic_timestamp_header must be header names: "
+				 "letters, digits and - (no spaces)");
 	if (g->transaction_id_path == NULL || g->amount_path == NULL ||
 	    (g->currency_path == NULL && cfg->default_currency == NULL))
 		return error_set(err, "providers has generic: set "

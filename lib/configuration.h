@@ -215,6 +215,8 @@ long config_round_trip_bound_ms(const struct config *cfg);
 /* lock_key_prefix is at most this long, so that prefix, provider and a
  * 128-byte transaction id always fit in a lock key. */
 #define CONFIG_LOCK_KEY_PREFIX_MAX 128
+/* The longest HTTP header name the generic profile may be told to read. */
+#define CONFIG_HEADER_NAME_MAX 64
 /* The payload column is a MEDIUMBLOB: 16 MiB - 1 bytes at most. */
 #define CONFIG_MAX_BODY_BYTES_MAX 16777215L
 

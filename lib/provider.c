@@ -176,8 +176,9 @@ struct provider {
 	struct profile profile;            /* generic: filled from config */
 	const struct provider_set *set;
 	struct signature_keyring *ring;    /* NULL: no signature checked */
-	char generic_signature_param[80];
-	char generic_timestamp_param[80];
+	/* "HTTP_" + a header name of at most CONFIG_HEADER_NAME_MAX bytes */
+	char generic_signature_param[sizeof("HTTP_") + CONFIG_HEADER_NAME_MAX];
+	char generic_timestamp_param[sizeof("HTTP_") + CONFIG_HEADER_NAME_MAX];
 	long tolerance_s;
 };
 

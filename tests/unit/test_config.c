@@ -403,6 +403,18 @@ START_TEST(providers_and_their_secrets)
 	expect_failure(conf_path, "set square_notification_url", &err);
 	write_conf("providers = generic\ngeneric_secret = g\n");
 	expect_failure(conf_path, "set generic_signature_header", &err);
+	/* Found by fuzz_config: a name longer than the profile takes, or
+	 * one no request can carry, passed config_load. */
+	write_conf("providers = generic\ngeneric_secret = g\n"
+		   "generic_signature_header = X-Sig X-Other\n"
+		   "generic_transaction_id_path = id\n"
+		   "generic_amount_path = amount\n"
+		   "generic_currency_path = currency\n");
+	expect_failure(conf_path, "must be header names", &err);
+	write_conf("providers = generic\ngeneric_secret = g\n"
+		   "generic_signature_header = "
+		   "X-0123456789012345678901234567890123456789012345678901234567890123456789\n");
+	expect_failure(conf_path, "expected at most 64 bytes", &err);
 	write_conf("providers = generic\ngeneric_secret = g\n"
 		   "generic_signature_header = X-Sig\n"
 		   "generic_transaction_id_path = id\n"
