@@ -167,6 +167,10 @@ def config():
             b"signature_tolerance_s = 60", b"in_progress_status = 503",
             b"retry_after_s = 10", b"log_level = debug", b""]),
         "crlf-bom": b"\xef\xbb\xbfsignature_scheme = none\r\nmax_body_bytes = 10\r\n",
+        # Several servers: a Galera cluster's nodes, Redis Sentinels.
+        "nodes-and-sentinels": b"signature_scheme = none\nmysql_nodes = db1 db2:3307 [::1]:3308\nredis_sentinels = s1:26379 s2\nredis_master_name = pay\n",
+        "nodes-bad": b"signature_scheme = none\nmysql_nodes = db1:0 [::1\n",
+        "lock-none": b"signature_scheme = none\nlock_backend = none\n",
         "bad-port": b"signature_scheme = none\nredis_port = 70000\n",
         "ttl-too-short": b"signature_scheme = none\nlock_ttl_ms = 17000\n",
         "unknown-key": b"signature_scheme = none\nfrobnicate = 1\n",

@@ -69,7 +69,7 @@ compile() { # source object
 # stub_backends.c, the other targets never reach them (nor sender.c, the
 # sending side). As an archive, each
 # target pulls in only what it calls.
-LIB_MODULES="error log timing number encoding secret currency configuration
+LIB_MODULES="error log timing number endpoint encoding secret currency configuration
 	request signature payload response metrics provider pipeline"
 echo "run-fuzz.sh: building with $("$CLANG" --version | head -n 1)"
 lib_objs=
