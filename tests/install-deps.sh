@@ -8,7 +8,8 @@ packages="build-essential autoconf automake pkg-config
   libfcgi-dev libhiredis-dev libjson-c-dev libssl-dev libmariadb-dev check
   redis-server mariadb-server mariadb-client lighttpd spawn-fcgi
   apache2 libapache2-mod-fcgid nginx-light curl valgrind wrk gnuplot-nox
-  libcurl4-openssl-dev jq socat openssl"
+  libcurl4-openssl-dev jq socat openssl
+  galera-4 rsync"
 
 policy=/usr/sbin/policy-rc.d
 own_policy=no
