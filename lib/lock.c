@@ -352,46 +352,23 @@ static int random_token(char out[LOCK_TOKEN_HEX + 1], struct error *err)
 	return 0;
 }
 
-enum lock_status lock_acquire(struct lock_client *client, const char *scope,
-			      const char *id, size_t id_len, long ttl_ms,
-			      struct lock_lease *lease, struct error *err)
+/* Sends the SET NX PX of lease (ttl as text) and reads its answer. On
+ * LOCK_UNAVAILABLE err and client->fault say why and the connection is
+ * dropped: an error reply means a wrong or unready server (READONLY after a
+ * failover, LOADING, NOAUTH, OOM...), so the next connection, which may
+ * reach the new master, is better than asking this one again. */
+static enum lock_status send_set(struct lock_client *client,
+				 struct lock_lease *lease, const char *ttl,
+				 struct error *err)
 {
-	const char *prefix = client->cfg->lock_key_prefix;
-	size_t prefix_len = strlen(prefix);
-	size_t scope_len = scope != NULL ? strlen(scope) + 1 : 0;
-	char ttl[24];
-	const char *argv[6];
-	size_t argl[6];
+	const char *argv[6] = { "SET", lease->key, lease->token, "NX", "PX",
+				ttl };
+	size_t argl[6] = { 3, lease->key_len, LOCK_TOKEN_HEX, 2, 2,
+			   strlen(ttl) };
 	redisReply *reply;
 	enum lock_status status;
 
-	if (prefix_len + scope_len + id_len >= sizeof(lease->key)) {
-		error_set(err, "lock: key longer than %zu bytes", sizeof(lease->key));
-		return LOCK_UNAVAILABLE;
-	}
-	memcpy(lease->key, prefix, prefix_len);
-	if (scope != NULL) {
-		memcpy(lease->key + prefix_len, scope, scope_len - 1);
-		lease->key[prefix_len + scope_len - 1] = ':';
-	}
-	memcpy(lease->key + prefix_len + scope_len, id, id_len);
-	lease->key_len = prefix_len + scope_len + id_len;
-	lease->key[lease->key_len] = '\0';
-	lease->ttl_ms = ttl_ms;
-	if (random_token(lease->token, err) != 0)
-		return LOCK_UNAVAILABLE;
-	if (lock_connect(client, err) != 0)
-		return LOCK_UNAVAILABLE;
 	client->fault = LOCK_FAULT_NONE;
-
-	snprintf(ttl, sizeof(ttl), "%ld", ttl_ms);
-	argv[0] = "SET";  argl[0] = 3;
-	argv[1] = lease->key;  argl[1] = lease->key_len;
-	argv[2] = lease->token;  argl[2] = LOCK_TOKEN_HEX;
-	argv[3] = "NX";  argl[3] = 2;
-	argv[4] = "PX";  argl[4] = 2;
-	argv[5] = ttl;  argl[5] = strlen(ttl);
-
 	/* Before the send: a pause after it must not make the lease look fresh. */
 	lease->started_us = timing_now_us();
 	reply = redisCommandArgv(client->redis, 6, argv, argl);
@@ -410,14 +387,59 @@ enum lock_status lock_acquire(struct lock_client *client, const char *scope,
 			  reply->type == REDIS_REPLY_ERROR ? ": " : "",
 			  reply->type == REDIS_REPLY_ERROR ? reply->str : "");
 		status = LOCK_UNAVAILABLE;
+		client->fault = LOCK_FAULT_REPLY;
 	}
 	freeReplyObject(reply);
-	/* An error reply means a wrong or unready server (READONLY after a
-	 * failover, LOADING, NOAUTH, OOM...): the next request reconnects,
-	 * which may reach the new master, instead of asking this one again. */
-	if (status == LOCK_UNAVAILABLE) {
-		client->fault = LOCK_FAULT_REPLY;
+	if (status == LOCK_UNAVAILABLE)
 		lock_disconnect(client);
+	return status;
+}
+
+enum lock_status lock_acquire(struct lock_client *client, const char *scope,
+			      const char *id, size_t id_len, long ttl_ms,
+			      struct lock_lease *lease, struct error *err)
+{
+	const char *prefix = client->cfg->lock_key_prefix;
+	size_t prefix_len = strlen(prefix);
+	size_t scope_len = scope != NULL ? strlen(scope) + 1 : 0;
+	bool kept = client->redis != NULL && client->redis->err == 0;
+	long fast_ms = client->cfg->redis_timeout_ms / 2;
+	char ttl[24];
+	enum lock_status status;
+
+	if (prefix_len + scope_len + id_len >= sizeof(lease->key)) {
+		error_set(err, "lock: key longer than %zu bytes", sizeof(lease->key));
+		return LOCK_UNAVAILABLE;
+	}
+	memcpy(lease->key, prefix, prefix_len);
+	if (scope != NULL) {
+		memcpy(lease->key + prefix_len, scope, scope_len - 1);
+		lease->key[prefix_len + scope_len - 1] = ':';
+	}
+	memcpy(lease->key + prefix_len + scope_len, id, id_len);
+	lease->key_len = prefix_len + scope_len + id_len;
+	lease->key[lease->key_len] = '\0';
+	lease->ttl_ms = ttl_ms;
+	snprintf(ttl, sizeof(ttl), "%ld", ttl_ms);
+	if (random_token(lease->token, err) != 0)
+		return LOCK_UNAVAILABLE;
+	if (lock_connect(client, err) != 0)
+		return LOCK_UNAVAILABLE;
+
+	status = send_set(client, lease, ttl, err);
+	/* A connection kept from an earlier request that failed at once (the
+	 * server was killed or closed it) or answered an error (READONLY: a
+	 * failover demoted it) says nothing of where the master is now: one
+	 * fresh connection, through the sentinels when configured, decides.
+	 * Safe: had the first SET been applied after all, the second finds
+	 * our own key and answers busy, and the request is in_progress. A
+	 * slow failure (a timeout) is not retried: the time is spent. */
+	if (status == LOCK_UNAVAILABLE && kept &&
+	    (client->fault == LOCK_FAULT_REPLY ||
+	     (timing_now_us() - lease->started_us) / 1000 < fast_ms)) {
+		if (lock_connect(client, err) != 0)
+			return LOCK_UNAVAILABLE;
+		status = send_set(client, lease, ttl, err);
 	}
 	return status;
 }

@@ -61,7 +61,9 @@ int lock_connect(struct lock_client *client, struct error *err);
  * is lock_key_prefix + id, or lock_key_prefix + scope + ":" + id when scope
  * (a provider name) is not NULL. Fills *lease on LOCK_ACQUIRED. On
  * LOCK_UNAVAILABLE err says why and the connection is dropped (also after an
- * error reply such as READONLY), to be reopened by the next call. */
+ * error reply such as READONLY), to be reopened by the next call. A kept
+ * connection that fails at once or answers an error is replaced, and the SET
+ * sent once more, within the call. */
 enum lock_status lock_acquire(struct lock_client *client, const char *scope,
 			      const char *id, size_t id_len, long ttl_ms,
 			      struct lock_lease *lease, struct error *err);

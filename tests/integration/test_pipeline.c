@@ -117,9 +117,13 @@ static const char *fresh_id(const char *stem)
 	return id;
 }
 
+/* got is evaluated once: it is usually a request. */
 #define assert_outcome(got, want)                                         \
-	ck_assert_msg((got) == (want), "outcome %s, expected %s",         \
-		      outcome_name(got), outcome_name(want))
+	do {                                                              \
+		enum outcome got_ = (got);                                \
+		ck_assert_msg(got_ == (want), "outcome %s, expected %s",  \
+			      outcome_name(got_), outcome_name(want));    \
+	} while (0)
 
 /* ---- tests ---- */
 
