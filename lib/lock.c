@@ -265,8 +265,8 @@ int lock_describe(struct lock_client *client, char *out, size_t out_size)
 		return -1;
 	}
 	if (client->sentinel_count > 0)
-		snprintf(out, out_size, "master %s:%d (named %s by sentinel "
-			 "%s:%d, ROLE master)", client->master.host,
+		snprintf(out, out_size, "master %s:%d, named %s by sentinel "
+			 "%s:%d, ROLE master", client->master.host,
 			 client->master.port, cfg->redis_master_name,
 			 client->sentinels[client->sentinel].host,
 			 client->sentinels[client->sentinel].port);
