@@ -19,7 +19,9 @@
 # payhook, raw_limit (the least backend work of payhook's design without
 # HTTP: SET NX PX, one autocommitted INSERT, the release; 8 processes), the
 # floor and the PHP-FPM peer at each concurrency; log_level info and signed
-# requests against unsigned at 32; a duplicate storm (10 ids) at 32; then a
+# requests against unsigned at 32; the same workers under the pool manager
+# (payhook --workers 8, with its shared metrics) at 32; a duplicate storm (10
+# ids) at 32; then a
 # block with the other innodb_flush_log_at_trx_commit (1, or 2 under
 # BENCH_FLUSH=1; SET GLOBAL, then back), payhook, raw_limit and PHP at 8 and
 # 32 (32 in quick mode) interleaved for the same rounds; then payhook with Redis
@@ -221,6 +223,18 @@ PAYHOOK_SIGNATURE_SCHEME=standard PAYHOOK_LOG_LEVEL=warn \
 SIG_PIDS=("${POOL_PIDS[@]}")
 start_pool floor "$BENCH_BIN/fcgi_floor" || exit 99
 FLOOR_PIDS=("${POOL_PIDS[@]}")
+# The same workers under payhook's pool manager (payhook --workers, spawned
+# with -F 1 as conf/spawn-fcgi.sh does), counting every request in the
+# pool's shared metrics: against ph, what the master and the metrics cost.
+PAYHOOK_SIGNATURE_SCHEME=none PAYHOOK_LOG_LEVEL=warn POOL_SIZE=1 \
+	start_pool mgr "$E2E_PAYHOOK" --workers "$POOL" || exit 99
+MGR_MASTER=${POOL_PIDS[0]}
+for _ in $(seq 1 100); do
+	mapfile -t MGR_PIDS < <(harness_children "$MGR_MASTER")
+	[ "${#MGR_PIDS[@]}" -ge "$POOL" ] && break
+	sleep 0.05
+done
+[ "${#MGR_PIDS[@]}" -ge "$POOL" ] || { log "the pool manager runs ${#MGR_PIDS[@]} of $POOL workers"; exit 99; }
 
 # The PHP-FPM peer: php-fpm in the foreground (-F) with the pool of
 # tests/bench/php/php-fpm.conf on $W/php.sock, as a background job of this
@@ -279,6 +293,7 @@ location() {
 	EOF
 	location webhook ph
 	location info info
+	location mgr mgr
 	location signed signed
 	location floor floor
 	location cg1 cg1
@@ -408,6 +423,7 @@ measure_wrk() {
 	tag=${TAG_OVERRIDE:-r$round-$kind-c$conc}
 	case $kind in
 	info) cpu_begin "${INFO_PIDS[@]}" ;;
+	mgr) cpu_begin "$MGR_MASTER" "${MGR_PIDS[@]}" ;;
 	sig) cpu_begin "${SIG_PIDS[@]}" ;;
 	floor) cpu_begin "${FLOOR_PIDS[@]}" ;;
 	php | phpalt | warmphp) cpu_begin "${PHP_PIDS[@]}" ;;
@@ -517,6 +533,7 @@ run_steps() {
 		raw | rawalt) measure_raw "$c" "$round" "$kind" ;;
 		floor) measure_wrk floor "$c" "$round" /floor new_id.lua ;;
 		info) measure_wrk info "$c" "$round" /info new_id.lua ;;
+		mgr) measure_wrk mgr "$c" "$round" /mgr new_id.lua ;;
 		sig) measure_signed "$round" ;;
 		dup) measure_wrk dup "$c" "$round" /webhook dup_storm.lua ;;
 		esac
@@ -531,7 +548,7 @@ run_round() {
 		steps+=("ph $c" "raw $c" "floor $c")
 		[ "$PHP" != 0 ] && steps+=("php $c")
 		if [ "$c" = "$SIDE_C" ]; then
-			steps+=("info $c" "sig $c" "dup $c")
+			steps+=("info $c" "mgr $c" "sig $c" "dup $c")
 		fi
 	done
 	run_steps "$round" "${steps[@]}"
@@ -587,6 +604,7 @@ mem_of() {
 # mem POOL N RSS PSS PRIVATE (KiB, summed over the pool's N workers).
 printf 'mem\tpayhook\t%s\n' "$(mem_of "${PH_PIDS[@]}" | tr ' ' '\t')" >>"$TSV"
 printf 'mem\tfloor\t%s\n' "$(mem_of "${FLOOR_PIDS[@]}" | tr ' ' '\t')" >>"$TSV"
+printf 'mem\tmgr\t%s\n' "$(mem_of "$MGR_MASTER" "${MGR_PIDS[@]}" | tr ' ' '\t')" >>"$TSV"
 if [ "$PHP" != 0 ]; then
 	printf 'mem\tphp\t%s\n' "$(mem_of "${PHP_PIDS[@]}" | tr ' ' '\t')" >>"$TSV"
 	# Done with PHP. The master first: children stopped before it would

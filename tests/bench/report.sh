@@ -10,7 +10,7 @@
 # (Default: $BUILD_DIR/tests/bench/measurements.tsv, BUILD_DIR defaulting to
 # the current folder.) Everything comes from the TSV: the measurement rows,
 # one per run (KIND C ROUND RPS P50 P99 P999 NON2XX REQUESTS ROWS STATUSES
-# CHECK, then CPU us/request; KIND is ph, raw, floor, php, info, sig, dup,
+# CHECK, then CPU us/request; KIND is ph, raw, floor, php, info, mgr, sig, dup,
 # dbo, and phalt / rawalt / phpalt for payhook / raw_limit / PHP under the
 # other innodb_flush_log_at_trx_commit), and the run's own rows: "meta KEY VALUE" (the
 # machine, the settings, the callgrind counts), "mem POOL N RSS PSS PRIVATE"
@@ -70,6 +70,7 @@ mem_of() {
 read -r MEM_PH_N MEM_PH_RSS MEM_PH_PSS MEM_PH_PRIV < <(mem_of payhook)
 read -r MEM_FL_N MEM_FL_RSS MEM_FL_PSS MEM_FL_PRIV < <(mem_of floor)
 read -r MEM_PHP_N MEM_PHP_RSS MEM_PHP_PSS MEM_PHP_PRIV < <(mem_of php)
+read -r MEM_MGR_N MEM_MGR_RSS MEM_MGR_PSS MEM_MGR_PRIV < <(mem_of mgr)
 
 # ---- callgrind: the profile of the second (larger) callgrind run -----------
 
@@ -284,6 +285,7 @@ statuses_of() {
 		[ "$PHP" != 0 ] && row "PHP-FPM peer, flush=$ALT_FLUSH" phpalt "$c" "$(checks_of phpalt "$c")"
 	done
 	row "payhook, log_level info" info "$SIDE_C" "$(checks_of info "$SIDE_C")"
+	row "payhook, pool manager (--workers 8, metrics)" mgr "$SIDE_C" "$(checks_of mgr "$SIDE_C")"
 	row "payhook, signed (standard)" sig "$SIDE_C" "$(checks_of sig "$SIDE_C")"
 	for c in "${CONCS[@]}"; do
 		row "payhook, Redis stopped (db_only)" dbo "$c" "$(checks_of dbo "$c")"
@@ -327,12 +329,14 @@ statuses_of() {
 		ratio_row "raw_limit, flush=$ALT_FLUSH / flush=$FLUSH" rawalt raw "$c" "$c"
 	done
 	ratio_row "log info / log warn" info ph "$SIDE_C" "$SIDE_C"
+	ratio_row "pool manager + metrics / spawn-fcgi pool" mgr ph "$SIDE_C" "$SIDE_C"
 	ratio_row "signed / unsigned" sig ph "$SIDE_C" "$SIDE_C"
 	for c in "${CONCS[@]}"; do
 		ratio_row "db_only, Redis stopped / with Redis" dbo ph "$c" "$c"
 	done
 	mem_row payhook "$MEM_PH_N" "$MEM_PH_RSS" "$MEM_PH_PSS" "$MEM_PH_PRIV"
 	mem_row floor "$MEM_FL_N" "$MEM_FL_RSS" "$MEM_FL_PSS" "$MEM_FL_PRIV"
+	[ "$MEM_MGR_N" != 0 ] && mem_row "payhook under the pool manager (with its master)" "$MEM_MGR_N" "$MEM_MGR_RSS" "$MEM_MGR_PSS" "$MEM_MGR_PRIV"
 	[ "$PHP" != 0 ] && mem_row "PHP-FPM" "$MEM_PHP_N" "$MEM_PHP_RSS" "$MEM_PHP_PSS" "$MEM_PHP_PRIV"
 	printf '| callgrind, one signed worker | 1 | | | | | | | %s instructions/request = (%s − %s) / (%s − %s) |\n' \
 		"$CG_PER_REQ" "${CG_IR2:-?}" "${CG_IR1:-?}" "$CG_N2" "$CG_N1"
