@@ -1,0 +1,2 @@
+#!/bin/sh
+exec /home/USER/payhook/payhook -c /home/USER/payhook/payhook.conf
