@@ -7,7 +7,10 @@
 
 #include <stddef.h>
 
+#include <check.h>
+
 #include "request.h"
+#include "response.h"
 
 #define TESTREQ_PARAMS_MAX 40
 #define TESTREQ_STORAGE 16384
@@ -37,5 +40,14 @@ void testreq_header(struct testreq *t, const char *name, const char *value);
 
 /* Rewinds the body, so the same request can be handled again. */
 void testreq_rewind(struct testreq *t);
+
+/* Asserts that got, an enum outcome, is want, naming both when not; got is
+ * evaluated once (it is usually a request). */
+#define assert_outcome(got, want)                                         \
+	do {                                                              \
+		enum outcome got_ = (got);                                \
+		ck_assert_msg(got_ == (want), "outcome %s, expected %s",  \
+			      outcome_name(got_), outcome_name(want));    \
+	} while (0)
 
 #endif

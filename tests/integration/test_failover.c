@@ -19,6 +19,7 @@
 #include "itest.h"
 #include "pipeline.h"
 #include "response.h"
+#include "testreq.h"
 
 #define ctl itest_ctl
 
@@ -69,13 +70,6 @@ static enum outcome post_id(struct pipeline *p, const char *id)
 	return r.outcome;
 }
 
-/* got is evaluated once: it is usually a request. */
-#define assert_outcome(got, want)                                         \
-	do {                                                              \
-		enum outcome got_ = (got);                                \
-		ck_assert_msg(got_ == (want), "outcome %s, expected %s",  \
-			      outcome_name(got_), outcome_name(want));    \
-	} while (0)
 
 /* Redis: A is demoted to a replica of B (writes get READONLY) and the
  * address now leads to B. Under redis_unavailable = fail the request whose

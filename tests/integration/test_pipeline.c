@@ -22,6 +22,7 @@
 #include "lock.h"
 #include "pipeline.h"
 #include "response.h"
+#include "testreq.h"
 
 /* ---- harness access ---- */
 
@@ -117,13 +118,6 @@ static const char *fresh_id(const char *stem)
 	return id;
 }
 
-/* got is evaluated once: it is usually a request. */
-#define assert_outcome(got, want)                                         \
-	do {                                                              \
-		enum outcome got_ = (got);                                \
-		ck_assert_msg(got_ == (want), "outcome %s, expected %s",  \
-			      outcome_name(got_), outcome_name(want));    \
-	} while (0)
 
 /* ---- tests ---- */
 

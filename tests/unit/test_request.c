@@ -96,13 +96,6 @@ static enum outcome run(const char *method, const char *content_type,
 		      signed_request);
 }
 
-/* got is evaluated once: it is usually a request. */
-#define assert_outcome(got, want)                                         \
-	do {                                                              \
-		enum outcome got_ = (got);                                \
-		ck_assert_msg(got_ == (want), "outcome %s, expected %s",  \
-			      outcome_name(got_), outcome_name(want));    \
-	} while (0)
 
 START_TEST(test_order_of_checks)
 {
