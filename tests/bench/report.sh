@@ -374,6 +374,10 @@ statuses_of() {
 		printf -- '- %s\n' "${FAILURES[@]}"
 	fi
 } >"$OUT/results.md"
+# The report goes into the repository (tests/bench/results/): no path of the
+# machine it ran on, only $BUILD and paths relative to the source tree.
+build_root=$(cd "$OUT/../.." && pwd)
+sed -i -e "s|$build_root|\$BUILD|g" -e "s|$(meta src_dir)/||g" "$OUT/results.md"
 cat "$OUT/results.md"
 
 # ---- the plot --------------------------------------------------------------
