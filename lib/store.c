@@ -96,10 +96,9 @@ struct store *store_new(const struct config *cfg, struct error *err)
 		return NULL;
 	}
 	store->cfg = cfg;
+	/* One server: nodes[0] is filled from the configuration at each
+	 * connect (connect_node). */
 	if (cfg->mysql_nodes == NULL) {
-		snprintf(store->nodes[0].host, sizeof(store->nodes[0].host),
-			 "%s", cfg->mysql_host);
-		store->nodes[0].port = cfg->mysql_port;
 		store->node_count = 1;
 	} else if (endpoint_list_parse(cfg->mysql_nodes, cfg->mysql_port,
 				       store->nodes, &store->node_count,
@@ -360,20 +359,17 @@ static MYSQL *open_node(const struct config *cfg, const struct endpoint *node,
 static int prepare_insert(struct store *store, struct error *err)
 {
 	char sql[sizeof(bounded_insert_format) + 32];
-	double bound_s = store->cfg->mysql_read_timeout_s - 0.25;
+	struct error unsupported;
 
 	store->one_round_trip = false;
 	if (!store->galera) {
-		snprintf(sql, sizeof(sql), bounded_insert_format, bound_s);
-		store->insert = mysql_stmt_init(store->mysql);
-		if (store->insert == NULL)
-			return error_set(err, "mysql: out of memory preparing "
-					 "a statement");
-		if (mysql_stmt_prepare(store->insert, sql, strlen(sql)) == 0) {
+		snprintf(sql, sizeof(sql), bounded_insert_format,
+			 store->cfg->mysql_read_timeout_s - 0.25);
+		store->insert = prepare(store, sql, &unsupported);
+		if (store->insert != NULL) {
 			store->one_round_trip = true;
 			return 0;
 		}
-		mysql_stmt_close(store->insert);
 	}
 	store->insert = prepare(store, insert_sql, err);
 	return store->insert != NULL ? 0 : -1;

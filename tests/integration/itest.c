@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "itest.h"
 #include "testreq.h"
@@ -36,6 +38,16 @@ const char *itest_ctl(const char *fmt, ...)
 	while (n > 0 && (out[n - 1] == '\n' || out[n - 1] == ' '))
 		out[--n] = '\0';
 	return out;
+}
+
+const char *itest_fresh_id(const char *stem)
+{
+	static char id[96];
+	static unsigned counter;
+
+	snprintf(id, sizeof(id), "%s-%ld-%d-%u", stem, (long)time(NULL),
+		 (int)getpid(), counter++);
+	return id;
 }
 
 void itest_post(struct pipeline *p, const char *body, struct result *out)

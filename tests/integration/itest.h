@@ -15,6 +15,11 @@
 const char *itest_ctl(const char *fmt, ...)
 	__attribute__((format(printf, 1, 2)));
 
+/* A transaction id unique to this run and call, "STEM-TIME-PID-N", so the
+ * suites never see each other's rows; in a static buffer overwritten by the
+ * next call. */
+const char *itest_fresh_id(const char *stem);
+
 /* POSTs body (application/json, its exact length) through p and fills *out. */
 void itest_post(struct pipeline *p, const char *body, struct result *out);
 

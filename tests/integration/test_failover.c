@@ -48,16 +48,6 @@ static void teardown(void)
 	config_cleanup(&cfg);
 }
 
-static const char *fresh_id(const char *stem)
-{
-	static char id[96];
-	static unsigned counter;
-
-	snprintf(id, sizeof(id), "%s-%ld-%d-%u", stem, (long)time(NULL),
-		 (int)getpid(), counter++);
-	return id;
-}
-
 static enum outcome post_id(struct pipeline *p, const char *id)
 {
 	char body[256];
@@ -81,9 +71,9 @@ START_TEST(test_redis_failover)
 	struct error err;
 	char a[96], b[96], c[96];
 
-	snprintf(a, sizeof(a), "%s", fresh_id("rf-a"));
-	snprintf(b, sizeof(b), "%s", fresh_id("rf-b"));
-	snprintf(c, sizeof(c), "%s", fresh_id("rf-c"));
+	snprintf(a, sizeof(a), "%s", itest_fresh_id("rf-a"));
+	snprintf(b, sizeof(b), "%s", itest_fresh_id("rf-b"));
+	snprintf(c, sizeof(c), "%s", itest_fresh_id("rf-c"));
 	cfg.redis_unavailable = CONFIG_REDIS_UNAVAILABLE_FAIL;
 	p = pipeline_new(&cfg, &err);
 	ck_assert_ptr_nonnull(p);
@@ -118,8 +108,8 @@ START_TEST(test_mysql_failover)
 	struct error err;
 	char a[96], b[96];
 
-	snprintf(a, sizeof(a), "%s", fresh_id("mf-a"));
-	snprintf(b, sizeof(b), "%s", fresh_id("mf-b"));
+	snprintf(a, sizeof(a), "%s", itest_fresh_id("mf-a"));
+	snprintf(b, sizeof(b), "%s", itest_fresh_id("mf-b"));
 	p = pipeline_new(&cfg, &err);
 	ck_assert_ptr_nonnull(p);
 	assert_outcome(post_id(p, a), OUTCOME_PROCESSED);
@@ -151,8 +141,8 @@ START_TEST(test_killed_session_reopened)
 	struct error err;
 	char a[96], b[96];
 
-	snprintf(a, sizeof(a), "%s", fresh_id("ks-a"));
-	snprintf(b, sizeof(b), "%s", fresh_id("ks-b"));
+	snprintf(a, sizeof(a), "%s", itest_fresh_id("ks-a"));
+	snprintf(b, sizeof(b), "%s", itest_fresh_id("ks-b"));
 	p = pipeline_new(&cfg, &err);
 	ck_assert_ptr_nonnull(p);
 	assert_outcome(post_id(p, a), OUTCOME_PROCESSED);

@@ -403,10 +403,7 @@ static const char *body_for(char out[BODY_MAX], const char *id, long amount,
 /* A unique id per test run, so tests never see each other's rows. */
 static void fresh_id(char out[96], const char *stem)
 {
-	static unsigned counter;
-
-	snprintf(out, 96, "%s-%ld-%d-%u", stem, (long)time(NULL), (int)getpid(),
-		 counter++);
+	snprintf(out, 96, "%s", itest_fresh_id(stem));
 }
 
 /* Asserts the outcome and the HTTP status the provider gets, with

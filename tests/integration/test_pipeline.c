@@ -107,23 +107,12 @@ static enum outcome post(const char *id, long amount, const char *currency)
 	return post_with(pipeline, body, NULL);
 }
 
-/* A unique id per test run, so tests never see each other's rows. */
-static const char *fresh_id(const char *stem)
-{
-	static char id[96];
-	static unsigned counter;
-
-	snprintf(id, sizeof(id), "%s-%ld-%d-%u", stem, (long)time(NULL),
-		 (int)getpid(), counter++);
-	return id;
-}
-
 
 /* ---- tests ---- */
 
 START_TEST(test_first_delivery_processed)
 {
-	const char *id = fresh_id("first");
+	const char *id = itest_fresh_id("first");
 
 	assert_outcome(post(id, 1250, "eur"), OUTCOME_PROCESSED);
 	ck_assert_int_eq(rows_for(id), 1);
@@ -144,7 +133,7 @@ START_TEST(test_duplicate_and_conflict)
 	char id[96];
 	char q[256];
 
-	snprintf(id, sizeof(id), "%s", fresh_id("dup"));
+	snprintf(id, sizeof(id), "%s", itest_fresh_id("dup"));
 	assert_outcome(post(id, 500, "USD"), OUTCOME_PROCESSED);
 	assert_outcome(post(id, 500, "USD"), OUTCOME_DUPLICATE);
 	assert_outcome(post(id, 500, "usd"), OUTCOME_DUPLICATE);
@@ -164,7 +153,7 @@ START_TEST(test_ids_compared_byte_for_byte)
 {
 	char lower[96], upper[96];
 
-	snprintf(lower, sizeof(lower), "%s", fresh_id("case-abc"));
+	snprintf(lower, sizeof(lower), "%s", itest_fresh_id("case-abc"));
 	snprintf(upper, sizeof(upper), "%s", lower);
 	for (char *c = upper; *c; c++)
 		if (*c >= 'a' && *c <= 'z')
@@ -238,7 +227,7 @@ START_TEST(test_same_id_storm)
 	char id[96];
 	int counts[OUTCOME_COUNT];
 
-	snprintf(id, sizeof(id), "%s", fresh_id("storm"));
+	snprintf(id, sizeof(id), "%s", itest_fresh_id("storm"));
 	storm(16, 4, id, NULL, counts);
 	ck_assert_int_eq(counts[OUTCOME_PROCESSED], 1);
 	ck_assert_int_eq(counts[OUTCOME_PROCESSED] + counts[OUTCOME_DUPLICATE] +
@@ -256,7 +245,7 @@ START_TEST(test_distinct_ids_in_parallel)
 	char stem[96], q[256];
 	int counts[OUTCOME_COUNT];
 
-	snprintf(stem, sizeof(stem), "%s", fresh_id("bulk"));
+	snprintf(stem, sizeof(stem), "%s", itest_fresh_id("bulk"));
 	storm(8, 250, NULL, stem, counts);
 	ck_assert_int_eq(counts[OUTCOME_PROCESSED], 2000);
 	snprintf(q, sizeof(q),
@@ -274,7 +263,7 @@ START_TEST(test_foreign_lock_in_progress)
 	struct result r;
 	struct error err;
 
-	snprintf(id, sizeof(id), "%s", fresh_id("held"));
+	snprintf(id, sizeof(id), "%s", itest_fresh_id("held"));
 	ctl("redis SET 'lock:webhook:tx:%s' foreign-token PX 60000", id);
 	snprintf(body, sizeof(body),
 		 "{\"transaction_id\":\"%s\",\"amount\":9,\"currency\":\"GBP\"}", id);
@@ -296,7 +285,7 @@ START_TEST(test_held_lock_with_committed_row_is_duplicate)
 {
 	char id[96];
 
-	snprintf(id, sizeof(id), "%s", fresh_id("held-done"));
+	snprintf(id, sizeof(id), "%s", itest_fresh_id("held-done"));
 	assert_outcome(post(id, 10, "EUR"), OUTCOME_PROCESSED);
 	ctl("redis SET 'lock:webhook:tx:%s' foreign-token PX 60000", id);
 	assert_outcome(post(id, 10, "EUR"), OUTCOME_DUPLICATE);
@@ -312,7 +301,7 @@ START_TEST(test_expired_lock_release_spares_new_holder)
 	struct error err;
 	char id[96];
 
-	snprintf(id, sizeof(id), "%s", fresh_id("lease"));
+	snprintf(id, sizeof(id), "%s", itest_fresh_id("lease"));
 	a = lock_client_new(&cfg, &err);
 	b = lock_client_new(&cfg, &err);
 	ck_assert_ptr_nonnull(a);
@@ -356,7 +345,7 @@ START_TEST(test_paused_worker_commit_within_lease)
 	pid_t pid;
 	int status;
 
-	snprintf(id, sizeof(id), "%s", fresh_id("paused"));
+	snprintf(id, sizeof(id), "%s", itest_fresh_id("paused"));
 	ctl("sql \"CREATE TRIGGER IF NOT EXISTS test_slow_insert BEFORE INSERT ON "
 	    "payments FOR EACH ROW SET @slept = IF(NEW.payload LIKE "
 	    "'%%slow-insert%%', SLEEP(0.5), 0)\"");
@@ -399,7 +388,7 @@ START_TEST(test_other_unique_key_is_not_duplicate)
 {
 	char a[256], b[256], stem[96], id1[128], id2[128];
 
-	snprintf(stem, sizeof(stem), "%s", fresh_id("uk"));
+	snprintf(stem, sizeof(stem), "%s", itest_fresh_id("uk"));
 	snprintf(id1, sizeof(id1), "%s-1", stem);
 	snprintf(id2, sizeof(id2), "%s-2", stem);
 	ctl("sql \"ALTER TABLE payments ADD UNIQUE KEY uq_test_payload_head "
@@ -425,8 +414,8 @@ START_TEST(test_mariadb_down_then_back)
 {
 	char id[96];
 
-	snprintf(id, sizeof(id), "%s", fresh_id("dbdown"));
-	assert_outcome(post(fresh_id("dbwarm"), 1, "EUR"), OUTCOME_PROCESSED);
+	snprintf(id, sizeof(id), "%s", itest_fresh_id("dbdown"));
+	assert_outcome(post(itest_fresh_id("dbwarm"), 1, "EUR"), OUTCOME_PROCESSED);
 	ctl("stop-mariadb");
 	assert_outcome(post(id, 1, "EUR"), OUTCOME_UNAVAILABLE);
 	ck_assert_int_eq(redis_exists(id), 0);
@@ -441,11 +430,11 @@ START_TEST(test_mariadb_restart_between_requests)
 {
 	char id[96];
 
-	assert_outcome(post(fresh_id("warm"), 1, "EUR"), OUTCOME_PROCESSED);
+	assert_outcome(post(itest_fresh_id("warm"), 1, "EUR"), OUTCOME_PROCESSED);
 	ctl("stop-mariadb");
 	ctl("start-mariadb");
 	/* The kept connection is stale; the worker reconnects and records. */
-	snprintf(id, sizeof(id), "%s", fresh_id("restart"));
+	snprintf(id, sizeof(id), "%s", itest_fresh_id("restart"));
 	assert_outcome(post(id, 1, "EUR"), OUTCOME_PROCESSED);
 	ck_assert_int_eq(rows_for(id), 1);
 }
@@ -457,8 +446,8 @@ START_TEST(test_redis_down_db_only_and_fail)
 	struct pipeline *failing;
 	struct error err;
 
-	snprintf(id, sizeof(id), "%s", fresh_id("nolock"));
-	snprintf(id2, sizeof(id2), "%s", fresh_id("nolock-fail"));
+	snprintf(id, sizeof(id), "%s", itest_fresh_id("nolock"));
+	snprintf(id2, sizeof(id2), "%s", itest_fresh_id("nolock-fail"));
 	ctl("stop-redis");
 	/* db_only (the default): the unique key alone keeps it exactly once. */
 	assert_outcome(post(id, 5, "EUR"), OUTCOME_PROCESSED);
@@ -497,7 +486,7 @@ START_TEST(test_duplicate_in_another_language)
 	struct pipeline *german;
 	struct error err;
 
-	snprintf(id, sizeof(id), "%s", fresh_id("lang"));
+	snprintf(id, sizeof(id), "%s", itest_fresh_id("lang"));
 	ctl("sql \"SET GLOBAL lc_messages = 'de_DE'\"");
 	/* Sessions opened now speak German: prove it with one of ours. */
 	ck_assert_str_eq(ctl("sql \"SELECT @@lc_messages\""), "de_DE");
@@ -577,7 +566,7 @@ START_TEST(test_same_id_two_providers)
 	char id[96], body[256];
 	struct result r;
 
-	snprintf(id, sizeof(id), "%s", fresh_id("two"));
+	snprintf(id, sizeof(id), "%s", itest_fresh_id("two"));
 	/* The integration config runs standard unsigned; a second provider
 	 * needs its profile: reuse standard's path shape through the generic
 	 * profile would need keys, so insert through the store directly is
@@ -607,7 +596,7 @@ START_TEST(test_lock_backend_none)
 	struct metrics *m;
 	struct error err;
 
-	snprintf(id, sizeof(id), "%s", fresh_id("nolockbackend"));
+	snprintf(id, sizeof(id), "%s", itest_fresh_id("nolockbackend"));
 	cfg.lock_backend = CONFIG_LOCK_NONE;
 	cfg.redis_port = 1; /* nothing listens there */
 	nolock = pipeline_new(&cfg, &err);
@@ -640,7 +629,7 @@ START_TEST(test_mysql_nodes_skip_a_dead_node)
 	struct pipeline *p;
 	struct error err;
 
-	snprintf(id, sizeof(id), "%s", fresh_id("nodes"));
+	snprintf(id, sizeof(id), "%s", itest_fresh_id("nodes"));
 	snprintf(nodes, sizeof(nodes), "127.0.0.1:1 %s:%d", cfg.mysql_host,
 		 cfg.mysql_port);
 	cfg.mysql_nodes = strdup(nodes);
