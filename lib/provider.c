@@ -132,6 +132,7 @@ static const struct profile profiles[CONFIG_PROVIDER_COUNT] = {
 		.signature_missing = "X-Shopify-Hmac-Sha256 header missing",
 		.event_param = "HTTP_X_SHOPIFY_TOPIC",
 		.payment_event = "orders/paid",
+		.status_path = "financial_status", .status_value = "paid",
 		.event_id_param = "HTTP_X_SHOPIFY_EVENT_ID",
 		.id_path = "id", .id_integer = true,
 		.amount_path = "total_price",
@@ -485,6 +486,25 @@ static void note_event_type(struct provider_batch *out, const char *text,
 	out->event_type[len] = '\0';
 }
 
+/* Whether the event type is one of the white-space separated
+ * generic_event_values. */
+static bool generic_is_payment(const char *values, struct json_object *type)
+{
+	const char *text = json_object_get_string(type);
+	size_t text_len = (size_t)json_object_get_string_len(type);
+
+	while (*values != '\0') {
+		size_t n;
+
+		values += strspn(values, " \t");
+		n = strcspn(values, " \t");
+		if (n > 0 && n == text_len && memcmp(values, text, n) == 0)
+			return true;
+		values += n;
+	}
+	return false;
+}
+
 /* Whether the event in node (a body or an Adyen item) is the profile's
  * payment event. Returns PROVIDER_PAYMENTS, PROVIDER_IGNORED, or
  * PROVIDER_INVALID when the event type is missing or not a string. */
@@ -500,6 +520,9 @@ static enum provider_status classify(const struct provider *p,
 	bool payment;
 
 	if (row->event_param != NULL) {
+		/* A header the provider does not sign (Shopify's topic) only
+		 * narrows: the signed status_path below must agree, so a
+		 * signed unpaid order resent with another topic is ignored. */
 		const char *topic = request_param(req, row->event_param);
 
 		if (topic == NULL || topic[0] == '\0') {
@@ -507,37 +530,21 @@ static enum provider_status classify(const struct provider *p,
 			return PROVIDER_INVALID;
 		}
 		note_event_type(out, topic, strlen(topic));
-		return strcmp(topic, row->payment_event) == 0 ?
-			       PROVIDER_PAYMENTS : PROVIDER_IGNORED;
-	}
-	if (row->event_path == NULL)
+		payment = strcmp(topic, row->payment_event) == 0;
+	} else if (row->event_path == NULL) {
 		return PROVIDER_PAYMENTS;
-	type = payload_lookup(node, row->event_path);
-	if (!json_object_is_type(type, json_type_string)) {
-		error_set(why, "%s: must be a string naming the event",
-			  row->event_path);
-		return PROVIDER_INVALID;
-	}
-	note_event_type(out, json_object_get_string(type),
-			(size_t)json_object_get_string_len(type));
-	if (row->scheme == SCHEME_GENERIC) {
-		/* Any of the white-space separated generic_event_values. */
-		const char *v = g->event_values;
-		const char *text = json_object_get_string(type);
-		size_t text_len = (size_t)json_object_get_string_len(type);
-
-		payment = false;
-		while (*v != '\0' && !payment) {
-			size_t n;
-
-			v += strspn(v, " \t");
-			n = strcspn(v, " \t");
-			payment = n > 0 && n == text_len &&
-				  memcmp(v, text, n) == 0;
-			v += n;
-		}
 	} else {
-		payment = payload_string_is(type, row->payment_event);
+		type = payload_lookup(node, row->event_path);
+		if (!json_object_is_type(type, json_type_string)) {
+			error_set(why, "%s: must be a string naming the event",
+				  row->event_path);
+			return PROVIDER_INVALID;
+		}
+		note_event_type(out, json_object_get_string(type),
+				(size_t)json_object_get_string_len(type));
+		payment = row->scheme == SCHEME_GENERIC ?
+				  generic_is_payment(g->event_values, type) :
+				  payload_string_is(type, row->payment_event);
 	}
 	if (payment && row->status_path != NULL) {
 		status = payload_lookup(node, row->status_path);

@@ -532,6 +532,7 @@ START_TEST(test_shopify)
 	char *pay = fixture("shopify/payment.json");
 	char *jpy = fixture("shopify/jpy.json");
 	char *inexact = fixture("shopify/not-exact.json");
+	char *pending = fixture("shopify/pending.json");
 	time_t now = time(NULL);
 
 	shopify_start(pay, "orders/paid");
@@ -553,6 +554,12 @@ START_TEST(test_shopify)
 	ck_assert_str_eq(batch.event_type, "orders/create");
 	shopify_start(pay, NULL);
 	assert_status(read_as("shopify", pay, now), PROVIDER_INVALID);
+	/* The topic is not signed: a signed unpaid order resent as
+	 * orders/paid is not a payment. */
+	shopify_start(pending, "orders/paid");
+	assert_status(read_as("shopify", pending, now), PROVIDER_IGNORED);
+	ck_assert_uint_eq(batch.count, 0);
+	free(pending);
 	free(pay);
 	free(jpy);
 	free(inexact);
@@ -583,7 +590,8 @@ START_TEST(test_decimal_amounts)
 
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		snprintf(body, sizeof(body),
-			 "{\"id\":42,\"total_price\":\"%s\",\"currency\":\"%s\"}",
+			 "{\"id\":42,\"financial_status\":\"paid\","
+			 "\"total_price\":\"%s\",\"currency\":\"%s\"}",
 			 cases[i].total, cases[i].currency);
 		shopify_start(body, "orders/paid");
 		if (cases[i].want < 0) {
