@@ -849,6 +849,75 @@ static bool is_header_name(const char *name)
 	return true;
 }
 
+int config_generic_template(const struct config_generic *g,
+			    struct config_template_part *parts, size_t *count,
+			    struct error *err)
+{
+	static const struct {
+		const char *text;
+		enum config_template_kind kind;
+	} placeholders[] = {
+		{ "{body}", CONFIG_TEMPLATE_BODY },
+		{ "{timestamp}", CONFIG_TEMPLATE_TIMESTAMP },
+		{ "{url}", CONFIG_TEMPLATE_URL },
+	};
+	const char *t = g->signed_payload != NULL ? g->signed_payload : "";
+	size_t n = 0, at = 0, bodies = 0, stamps = 0, literal = 0;
+
+	/* A '{' that starts no placeholder is literal text, as any other
+	 * byte: literal runs stay whole, so "{v}{v}…" is one part. */
+	while (t[at] != '\0') {
+		size_t k, len = 0;
+
+		for (k = 0; k < sizeof(placeholders) / sizeof(placeholders[0]);
+		     k++) {
+			len = strlen(placeholders[k].text);
+			if (strncmp(t + at, placeholders[k].text, len) == 0)
+				break;
+		}
+		if (k == sizeof(placeholders) / sizeof(placeholders[0])) {
+			at++;
+			literal++;
+			continue;
+		}
+		if (n + (literal > 0) + 1 > CONFIG_TEMPLATE_PARTS_MAX)
+			return error_set(err, "generic_signed_payload: more than "
+					 "%d parts", CONFIG_TEMPLATE_PARTS_MAX);
+		if (literal > 0)
+			parts[n++] = (struct config_template_part){
+				CONFIG_TEMPLATE_LITERAL, at - literal, literal };
+		parts[n++] = (struct config_template_part){
+			placeholders[k].kind, 0, 0 };
+		bodies += placeholders[k].kind == CONFIG_TEMPLATE_BODY;
+		stamps += placeholders[k].kind == CONFIG_TEMPLATE_TIMESTAMP;
+		if (placeholders[k].kind == CONFIG_TEMPLATE_URL && g->url == NULL)
+			return error_set(err, "generic_signed_payload has {url}: "
+					 "set generic_url");
+		at += len;
+		literal = 0;
+	}
+	if (literal > 0) {
+		if (n + 1 > CONFIG_TEMPLATE_PARTS_MAX)
+			return error_set(err, "generic_signed_payload: more than "
+					 "%d parts", CONFIG_TEMPLATE_PARTS_MAX);
+		parts[n++] = (struct config_template_part){
+			CONFIG_TEMPLATE_LITERAL, at - literal, literal };
+	}
+	if (bodies != 1)
+		return error_set(err, "generic_signed_payload must hold {body} "
+				 "exactly once");
+	if (stamps > 0 && g->timestamp_header == NULL)
+		return error_set(err, "generic_signed_payload has {timestamp}: "
+				 "set generic_timestamp_header");
+	/* A freshness check on a header nobody signed protects nothing. */
+	if (stamps == 0 && g->timestamp_header != NULL)
+		return error_set(err, "generic_timestamp_header is set but "
+				 "generic_signed_payload has no {timestamp}: "
+				 "an unsigned timestamp proves nothing");
+	*count = n;
+	return 0;
+}
+
 static int check_generic(const struct config *cfg, struct error *err)
 {
 	const struct config_generic *g = &cfg->generic;
@@ -859,7 +928,8 @@ static int check_generic(const struct config *cfg, struct error *err)
 		[CONFIG_ENCODING_BASE64] = SECRET_BASE64,
 		[CONFIG_ENCODING_TEXT] = SECRET_TEXT,
 	};
-	const char *body = strstr(g->signed_payload, "{body}");
+	struct config_template_part parts[CONFIG_TEMPLATE_PARTS_MAX];
+	size_t count;
 	struct secret_key key;
 	struct error inner;
 
@@ -877,16 +947,8 @@ static int check_generic(const struct config *cfg, struct error *err)
 				 "generic_transaction_id_path, "
 				 "generic_amount_path and "
 				 "generic_currency_path (or default_currency)");
-	if (body == NULL || strstr(body + 1, "{body}") != NULL)
-		return error_set(err, "generic_signed_payload must hold {body} "
-				 "exactly once");
-	if (strstr(g->signed_payload, "{timestamp}") != NULL &&
-	    g->timestamp_header == NULL)
-		return error_set(err, "generic_signed_payload has {timestamp}: "
-				 "set generic_timestamp_header");
-	if (strstr(g->signed_payload, "{url}") != NULL && g->url == NULL)
-		return error_set(err, "generic_signed_payload has {url}: set "
-				 "generic_url");
+	if (config_generic_template(g, parts, &count, err) != 0)
+		return -1;
 	if ((g->event_path == NULL) != (g->event_values == NULL))
 		return error_set(err, "generic_event_path and "
 				 "generic_event_values go together");

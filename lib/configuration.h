@@ -92,6 +92,23 @@ struct config_generic {
 	char *currency_path;
 };
 
+/* generic_signed_payload as the verifier follows it: literal runs of the
+ * template and the three placeholders. A template needing more parts than
+ * this is refused at load, so the verifier never stops short of the end. */
+#define CONFIG_TEMPLATE_PARTS_MAX 16
+
+enum config_template_kind {
+	CONFIG_TEMPLATE_LITERAL,   /* signed_payload[offset, offset + len) */
+	CONFIG_TEMPLATE_BODY,      /* {body} */
+	CONFIG_TEMPLATE_TIMESTAMP, /* {timestamp}: generic_timestamp_header */
+	CONFIG_TEMPLATE_URL,       /* {url}: generic_url */
+};
+
+struct config_template_part {
+	enum config_template_kind kind;
+	size_t offset, len; /* literals only */
+};
+
 /* Every string is owned by the struct (freed by config_cleanup); an optional
  * string that is not set is NULL. */
 struct config {
@@ -219,5 +236,15 @@ long config_round_trip_bound_ms(const struct config *cfg);
 #define CONFIG_HEADER_NAME_MAX 64
 /* The payload column is a MEDIUMBLOB: 16 MiB - 1 bytes at most. */
 #define CONFIG_MAX_BODY_BYTES_MAX 16777215L
+
+/* Splits the generic profile's generic_signed_payload into the parts the
+ * verifier signs, in order, into parts[0..*count). Returns 0, or -1 with err
+ * set when the template cannot be followed to its end: {body} not exactly
+ * once, more than CONFIG_TEMPLATE_PARTS_MAX parts, {timestamp} without
+ * generic_timestamp_header or that header set but not signed, {url}
+ * without generic_url. Can be called on any loaded configuration. */
+int config_generic_template(const struct config_generic *generic,
+			    struct config_template_part *parts, size_t *count,
+			    struct error *err);
 
 #endif

@@ -181,6 +181,9 @@ struct provider {
 	char generic_signature_param[sizeof("HTTP_") + CONFIG_HEADER_NAME_MAX];
 	char generic_timestamp_param[sizeof("HTTP_") + CONFIG_HEADER_NAME_MAX];
 	long tolerance_s;
+	/* generic: generic_signed_payload, split once at set-up */
+	struct config_template_part template[CONFIG_TEMPLATE_PARTS_MAX];
+	size_t template_count;
 };
 
 struct provider_set {
@@ -232,6 +235,9 @@ static int generic_setup(struct provider *p, const struct config *cfg,
 				  p->generic_timestamp_param,
 				  sizeof(p->generic_timestamp_param)) != 0))
 		return error_set(err, "generic: a header name is too long");
+	if (config_generic_template(g, p->template, &p->template_count,
+				    err) != 0)
+		return -1;
 	row->signature_param = p->generic_signature_param;
 	row->signature_missing = "signature header missing";
 	row->event_path = g->event_path;
@@ -333,19 +339,18 @@ static enum provider_status signature_outcome(enum signature_status status,
 					 : PROVIDER_UNAUTHORIZED;
 }
 
-/* The generic profile's signed text: generic_signed_payload with {body},
- * {timestamp} and {url} replaced, as parts (nothing is copied). */
+/* The generic profile's signed text: the parts of generic_signed_payload
+ * with {body}, {timestamp} and {url} filled in (nothing is copied). */
 static enum signature_status generic_verify(const struct provider *p,
 					    const struct request *req,
 					    const char *body, size_t len,
 					    time_t now, const char **reason)
 {
 	const struct config_generic *g = &p->set->cfg->generic;
-	struct signature_part parts[16];
-	size_t count = 0;
-	const char *t = g->signed_payload;
+	struct signature_part parts[CONFIG_TEMPLATE_PARTS_MAX];
 	const char *ts = NULL;
 	uint64_t ts_value;
+	bool body_signed = false;
 
 	if (g->timestamp_header != NULL) {
 		ts = request_param(req, p->generic_timestamp_param);
@@ -364,36 +369,41 @@ static enum signature_status generic_verify(const struct provider *p,
 			return SIGNATURE_STALE;
 		}
 	}
-	while (*t != '\0' && count < sizeof(parts) / sizeof(parts[0])) {
-		const char *open = strchr(t, '{');
-		size_t lit = open != NULL ? (size_t)(open - t) : strlen(t);
+	for (size_t i = 0; i < p->template_count; i++) {
+		const struct config_template_part *t = &p->template[i];
 
-		if (lit > 0) {
-			parts[count++] = (struct signature_part){ t, lit };
-			t += lit;
-			continue;
+		switch (t->kind) {
+		case CONFIG_TEMPLATE_BODY:
+			parts[i] = (struct signature_part){ body, len };
+			body_signed = true;
+			break;
+		case CONFIG_TEMPLATE_TIMESTAMP:
+			parts[i] = (struct signature_part){
+				ts != NULL ? ts : "", ts != NULL ? strlen(ts) : 0 };
+			break;
+		case CONFIG_TEMPLATE_URL:
+			parts[i] = (struct signature_part){ g->url,
+							    strlen(g->url) };
+			break;
+		case CONFIG_TEMPLATE_LITERAL:
+		default:
+			parts[i] = (struct signature_part){
+				g->signed_payload + t->offset, t->len };
+			break;
 		}
-		if (strncmp(t, "{body}", 6) == 0) {
-			parts[count++] = (struct signature_part){ body, len };
-			t += 6;
-		} else if (strncmp(t, "{timestamp}", 11) == 0 && ts != NULL) {
-			parts[count++] = (struct signature_part){ ts, strlen(ts) };
-			t += 11;
-		} else if (strncmp(t, "{url}", 5) == 0 && g->url != NULL) {
-			parts[count++] =
-				(struct signature_part){ g->url, strlen(g->url) };
-			t += 5;
-		} else {
-			parts[count++] = (struct signature_part){ t, 1 };
-			t++;
-		}
+	}
+	/* config_generic_template refuses such a template; should one get
+	 * here anyway, a signature over less than the body accepts nothing. */
+	if (!body_signed) {
+		*reason = "generic_signed_payload does not cover the body";
+		return SIGNATURE_ERROR;
 	}
 	return signature_verify_digest(
 		p->ring, request_param(req, p->profile.signature_param),
 		g->signature_prefix,
 		g->signature_encoding == CONFIG_ENCODING_BASE64 ?
 			SIGNATURE_BASE64 : SIGNATURE_HEX,
-		parts, count, p->profile.signature_missing, reason);
+		parts, p->template_count, p->profile.signature_missing, reason);
 }
 
 /* Checks a signature carried in headers. */

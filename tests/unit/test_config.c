@@ -422,6 +422,43 @@ START_TEST(providers_and_their_secrets)
 		   "generic_currency_path = currency\n"
 		   "generic_signed_payload = {timestamp}.{body}\n");
 	expect_failure(conf_path, "set generic_timestamp_header", &err);
+	/* A template the verifier cannot follow to its end, and a freshness
+	 * check on a header nobody signed, are refused. */
+	write_conf("providers = generic\ngeneric_secret = g\n"
+		   "generic_signature_header = X-Sig\n"
+		   "generic_timestamp_header = X-Ts\n"
+		   "generic_transaction_id_path = id\n"
+		   "generic_amount_path = amount\n"
+		   "generic_currency_path = currency\n"
+		   "generic_signed_payload = {timestamp}{timestamp}{timestamp}"
+		   "{timestamp}{timestamp}{timestamp}{timestamp}{timestamp}"
+		   "{timestamp}{timestamp}{timestamp}{timestamp}{timestamp}"
+		   "{timestamp}{timestamp}{timestamp}{body}\n");
+	expect_failure(conf_path, "generic_signed_payload: more than 16 parts",
+		       &err);
+	write_conf("providers = generic\ngeneric_secret = g\n"
+		   "generic_signature_header = X-Sig\n"
+		   "generic_timestamp_header = X-Ts\n"
+		   "generic_transaction_id_path = id\n"
+		   "generic_amount_path = amount\n"
+		   "generic_currency_path = currency\n");
+	expect_failure(conf_path, "generic_timestamp_header is set but "
+		       "generic_signed_payload has no {timestamp}", &err);
+	write_conf("providers = generic\ngeneric_secret = g\n"
+		   "generic_signature_header = X-Sig\n"
+		   "generic_transaction_id_path = id\n"
+		   "generic_amount_path = amount\n"
+		   "generic_currency_path = currency\n"
+		   "generic_signed_payload = {body}.{body}\n");
+	expect_failure(conf_path, "must hold {body} exactly once", &err);
+	write_conf("providers = generic\ngeneric_secret = g\n"
+		   "generic_signature_header = X-Sig\n"
+		   "generic_transaction_id_path = id\n"
+		   "generic_amount_path = amount\n"
+		   "generic_currency_path = currency\n"
+		   "generic_signed_payload = {v}{v}{v}{v}{v}{v}{v}{v}{body}\n");
+	load_ok(&cfg, conf_path);
+	config_cleanup(&cfg);
 	write_conf("providers = generic\ngeneric_secret = zz\n"
 		   "generic_secret_encoding = hex\n"
 		   "generic_signature_header = X-Sig\n"

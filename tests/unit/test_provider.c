@@ -757,6 +757,51 @@ START_TEST(test_generic)
 }
 END_TEST
 
+/* The template is followed to its end: a signature over a literal prefix
+ * alone accepts nothing. Before the fix each '{' of a literal "{v}" took a
+ * part of its own, the verifier stopped at 16 parts, before {body}, and the
+ * HMAC of the prefix accepted any body. */
+START_TEST(test_generic_template_covers_body)
+{
+	const char *tpl = "{v}{v}{v}{v}{v}{v}{v}{v}{body}";
+	const char *prefix = "{v}{v}{v}{v}{v}{v}{v}{v}";
+	const char *pay = "{\"id\":\"ev_1\",\"event\":\"order.paid\",\"data\":"
+			  "{\"id\":\"ord_1\",\"total\":\"1.00\",\"currency\":"
+			  "\"EUR\"}}";
+	const char *forged = "{\"id\":\"ev_2\",\"event\":\"order.paid\","
+			     "\"data\":{\"id\":\"ord_2\",\"total\":\"999.00\","
+			     "\"currency\":\"EUR\"}}";
+	char hex[128], header[160];
+	struct error err;
+
+	provider_set_free(set);
+	config_cleanup(&cfg);
+	setenv("PAYHOOK_GENERIC_SIGNED_PAYLOAD", tpl, 1);
+	unsetenv("PAYHOOK_GENERIC_TIMESTAMP_HEADER");
+	ck_assert_msg(config_load(&cfg, NULL, &err) == 0, "%s", err.message);
+	set = provider_set_new(&cfg, &err);
+	ck_assert_msg(set != NULL, "%s", err.message);
+
+	hmac_hex(GENERIC_SECRET, prefix, pay, hex, sizeof(hex));
+	snprintf(header, sizeof(header), "sha256=%s", hex);
+	start("generic", pay);
+	testreq_header(&req, "X-Signature", header);
+	assert_status(read_as("generic", pay, time(NULL)), PROVIDER_PAYMENTS);
+	/* pay's signature on another body */
+	start("generic", forged);
+	testreq_header(&req, "X-Signature", header);
+	assert_status(read_as("generic", forged, time(NULL)),
+		      PROVIDER_UNAUTHORIZED);
+	/* the signature of the prefix alone */
+	hmac_hex(GENERIC_SECRET, prefix, "", hex, sizeof(hex));
+	snprintf(header, sizeof(header), "sha256=%s", hex);
+	start("generic", forged);
+	testreq_header(&req, "X-Signature", header);
+	assert_status(read_as("generic", forged, time(NULL)),
+		      PROVIDER_UNAUTHORIZED);
+}
+END_TEST
+
 /* ---- payhook-sign's side: what it signs, payhook accepts; its samples
  * read back as the payment they describe ---- */
 
@@ -867,6 +912,7 @@ int main(void)
 	tcase_add_test(tc, test_decimal_amounts);
 	tcase_add_test(tc, test_adyen);
 	tcase_add_test(tc, test_generic);
+	tcase_add_test(tc, test_generic_template_covers_body);
 	tcase_add_loop_test(tc, test_sender_round_trip, 0, CONFIG_PROVIDER_COUNT);
 	tcase_add_test(tc, test_routing_without_standard);
 	suite_add_tcase(s, tc);
