@@ -163,7 +163,8 @@ ha_workers() {
 
 # ha_post URL ID: one delivery of a new payment; prints "STATUS RESULT".
 ha_post() {
-	local out=$E2E_DIR/post.$$.$RANDOM status body='' result=none
+	local out status body='' result=none
+	out=$(mktemp "$E2E_DIR/post.XXXXXX") || { echo "000 none"; return; }
 	status=$(curl -s -m 30 -o "$out" -w '%{http_code}' \
 		-H 'Content-Type: application/json' \
 		--data-binary "{\"transaction_id\":\"$2\",\"amount\":1999,\"currency\":\"EUR\"}" \
