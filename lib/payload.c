@@ -503,7 +503,7 @@ enum payload_status payload_take_transaction_id(struct json_object *root,
 		while (end > start && is_json_ws(s[end - 1]))
 			end--;
 	}
-	if (end - start < 1 || end - start > PAYLOAD_TRANSACTION_ID_MAX)
+	if (end - start < 1 || end - start > PAYMENT_TRANSACTION_ID_MAX)
 		return invalid(why, "%s: must be 1-128 bytes", path);
 	if (!visible_ascii(s + start, end - start))
 		return invalid(why, "%s: must be visible ASCII without white "
@@ -683,7 +683,7 @@ enum payload_status payload_set_event_id(struct payment *out, const char *text,
 	out->event_id_len = 0;
 	if (text == NULL || len == 0)
 		return PAYLOAD_VALID;
-	if (len > PAYLOAD_EVENT_ID_MAX ||
+	if (len > PAYMENT_EVENT_ID_MAX ||
 	    !visible_ascii((const unsigned char *)text, len))
 		return invalid(why, "%s: must be 1-255 visible ASCII bytes",
 			       what);

@@ -9,7 +9,7 @@
 
 #include "configuration.h"
 #include "error.h"
-#include "payload.h"
+#include "payment.h"
 
 enum outcome {
 	OUTCOME_PROCESSED = 0,
@@ -34,7 +34,7 @@ enum outcome {
 /* What a request came to: filled by the pipeline, rendered by response_render. */
 struct result {
 	enum outcome outcome;
-	char transaction_id[PAYLOAD_TRANSACTION_ID_MAX + 1]; /* "" when not known */
+	char transaction_id[PAYMENT_TRANSACTION_ID_MAX + 1]; /* "" when not known */
 	char reason[RESPONSE_REASON_MAX];                    /* "" for successes */
 	/* Sent as text/plain instead of the JSON body when the status is 2xx,
 	 * for a provider that requires it (Adyen's "[accepted]"); NULL for the

@@ -851,7 +851,7 @@ static void run_request(const uint8_t *data, size_t size)
 	 * there is one: 1-255 visible ASCII bytes (only a request that is not
 	 * signed can carry another). */
 	event_id = hdr_id != NULL ? hdr_id : "";
-	if (event_id[0] != '\0' && !visible_id(event_id, PAYLOAD_EVENT_ID_MAX)) {
+	if (event_id[0] != '\0' && !visible_id(event_id, PAYMENT_EVENT_ID_MAX)) {
 		pst = PAYLOAD_INVALID;
 		expect = OUTCOME_INVALID;
 		FUZZ_CHECK(strcmp(r.transaction_id, pay.transaction_id) == 0,
