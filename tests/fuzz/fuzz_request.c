@@ -771,7 +771,7 @@ static void run_request(const uint8_t *data, size_t size)
 	tr = stub_trace();
 	if (trace_outcomes)
 		fprintf(stderr, "fuzz_request: %s (%s) transaction_id=\"%s\"\n",
-			outcome_name(r.outcome), r.reason, r.transaction_id);
+			response_outcome_name(r.outcome), r.reason, r.transaction_id);
 
 	/* Shape of the result itself. */
 	FUZZ_CHECK((unsigned)r.outcome < OUTCOME_COUNT, "outcome %d",
