@@ -464,30 +464,28 @@ struct id_shape {
 #define HEX "0123456789abcdef"
 #define DIGITS "0123456789"
 
-static const struct id_shape transaction_ids[CONFIG_PROVIDER_COUNT] = {
-	[CONFIG_PROVIDER_STANDARD] = { "tx_", LOWER36, 24, false },
-	[CONFIG_PROVIDER_STRIPE] = { "pi_", BASE62, 24, false },
-	[CONFIG_PROVIDER_PADDLE] = { "txn_01", ULID32, 24, false },
-	[CONFIG_PROVIDER_RAZORPAY] = { "pay_", BASE62, 14, false },
-	[CONFIG_PROVIDER_KOMOJU] = { "", LOWER36, 25, false },
-	[CONFIG_PROVIDER_PAYJP] = { "ch_", HEX, 29, false },
-	[CONFIG_PROVIDER_SQUARE] = { "", BASE62, 29, false },
-	[CONFIG_PROVIDER_SHOPIFY] = { "", DIGITS, 13, false },
-	[CONFIG_PROVIDER_ADYEN] = { "", UPPER36, 16, false },
-	[CONFIG_PROVIDER_GENERIC] = { "", LOWER36, 24, false },
-};
-
-static const struct id_shape event_ids[CONFIG_PROVIDER_COUNT] = {
-	[CONFIG_PROVIDER_STANDARD] = { "msg_", LOWER36, 24, false },
-	[CONFIG_PROVIDER_STRIPE] = { "evt_", BASE62, 24, false },
-	[CONFIG_PROVIDER_PADDLE] = { "evt_01", ULID32, 24, false },
-	[CONFIG_PROVIDER_RAZORPAY] = { "", BASE62, 14, false },
-	[CONFIG_PROVIDER_KOMOJU] = { "", LOWER36, 25, false },
-	[CONFIG_PROVIDER_PAYJP] = { "evnt_", HEX, 27, false },
-	[CONFIG_PROVIDER_SQUARE] = { "", HEX, 32, true },
-	[CONFIG_PROVIDER_SHOPIFY] = { "", LOWER36, 24, false },
-	[CONFIG_PROVIDER_ADYEN] = { "", UPPER36, 16, false },
-	[CONFIG_PROVIDER_GENERIC] = { "evt_", LOWER36, 24, false },
+/* Each provider's ids: [0] its transactions', [1] its events'. */
+static const struct id_shape id_shapes[CONFIG_PROVIDER_COUNT][2] = {
+	[CONFIG_PROVIDER_STANDARD] = { { "tx_", LOWER36, 24, false },
+				       { "msg_", LOWER36, 24, false } },
+	[CONFIG_PROVIDER_STRIPE] = { { "pi_", BASE62, 24, false },
+				     { "evt_", BASE62, 24, false } },
+	[CONFIG_PROVIDER_PADDLE] = { { "txn_01", ULID32, 24, false },
+				     { "evt_01", ULID32, 24, false } },
+	[CONFIG_PROVIDER_RAZORPAY] = { { "pay_", BASE62, 14, false },
+				       { "", BASE62, 14, false } },
+	[CONFIG_PROVIDER_KOMOJU] = { { "", LOWER36, 25, false },
+				     { "", LOWER36, 25, false } },
+	[CONFIG_PROVIDER_PAYJP] = { { "ch_", HEX, 29, false },
+				    { "evnt_", HEX, 27, false } },
+	[CONFIG_PROVIDER_SQUARE] = { { "", BASE62, 29, false },
+				     { "", HEX, 32, true } },
+	[CONFIG_PROVIDER_SHOPIFY] = { { "", DIGITS, 13, false },
+				      { "", LOWER36, 24, false } },
+	[CONFIG_PROVIDER_ADYEN] = { { "", UPPER36, 16, false },
+				    { "", UPPER36, 16, false } },
+	[CONFIG_PROVIDER_GENERIC] = { { "", LOWER36, 24, false },
+				      { "evt_", LOWER36, 24, false } },
 };
 
 int sender_sample_id(enum config_provider provider, enum sender_id_kind kind,
@@ -498,8 +496,7 @@ int sender_sample_id(enum config_provider provider, enum sender_id_kind kind,
 
 	if ((unsigned)provider >= CONFIG_PROVIDER_COUNT)
 		return -1;
-	shape = kind == SENDER_ID_EVENT ? &event_ids[provider]
-					: &transaction_ids[provider];
+	shape = &id_shapes[provider][kind == SENDER_ID_EVENT];
 	alphabet = strlen(shape->alphabet);
 	used = strlen(shape->prefix);
 	if (n < shape->len || cap < used + shape->len + 5)
