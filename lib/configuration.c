@@ -439,6 +439,29 @@ static int check_secret_rule(const struct key_def *def, const char *text,
 	return 0;
 }
 
+size_t config_secret_form_prefix(const char *text, size_t len)
+{
+	size_t best = 0;
+
+	if (len >= strlen("whsec_") && strncmp(text, "whsec_", 6) == 0)
+		best = strlen("whsec_");
+	for (size_t i = 0; i < sizeof(secret_rules) / sizeof(secret_rules[0]);
+	     i++) {
+		const struct secret_rule *r = &secret_rules[i];
+
+		for (size_t w = 0; w <= sizeof(r->wrong) / sizeof(r->wrong[0]);
+		     w++) {
+			const char *prefix = w == 0 ? r->required :
+					     r->wrong[w - 1].prefix;
+			size_t n = prefix != NULL ? strlen(prefix) : 0;
+
+			if (n > best && n <= len && strncmp(text, prefix, n) == 0)
+				best = n;
+		}
+	}
+	return best;
+}
+
 static int add_secret(struct config_secrets *secrets, const struct key_def *def,
 		      const char *text, const char *where, struct error *err)
 {

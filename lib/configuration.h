@@ -192,6 +192,12 @@ int config_load(struct config *cfg, const char *path, struct error *err);
 int config_warning(const struct config *cfg, size_t index, char *out,
 		   size_t cap);
 
+/* The length of the prefix of text[0..len) that config_load's secret-form
+ * rules look at ("whsec_", "pdl_ntfset_", "sk_live_", ...), or 0 when text
+ * starts with none: what decides a secret's form, as opposed to its content
+ * (the fuzzer keeps it when it scrambles secrets). Can't fail. */
+size_t config_secret_form_prefix(const char *text, size_t len);
+
 /* Frees what config_load allocated and zeroes cfg. Accepts a zeroed or
  * already cleaned struct. Can't fail. */
 void config_cleanup(struct config *cfg);

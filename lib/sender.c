@@ -467,7 +467,7 @@ struct id_shape {
 /* Each provider's ids: [0] its transactions', [1] its events'. */
 static const struct id_shape id_shapes[CONFIG_PROVIDER_COUNT][2] = {
 	[CONFIG_PROVIDER_STANDARD] = { { "tx_", LOWER36, 24, false },
-				       { "msg_", LOWER36, 24, false } },
+				       { "msg_", HEX, 24, false } },
 	[CONFIG_PROVIDER_STRIPE] = { { "pi_", BASE62, 24, false },
 				     { "evt_", BASE62, 24, false } },
 	[CONFIG_PROVIDER_PADDLE] = { { "txn_01", ULID32, 24, false },
