@@ -21,7 +21,7 @@
 #include "metrics.h"
 #include "number.h"
 #include "pipeline.h"
-#include "store.h"
+#include "sqlconn.h"
 #include "worker.h"
 
 #define MAX_WORKERS 1024
@@ -64,31 +64,6 @@ static int check_redis(const struct config *cfg)
 	return rc;
 }
 
-/* With mysql_nodes, one line per node: reachable, and a Galera node's state.
- * A node that is down is a warning (the workers move on to the next); the
- * schema check below fails when none takes writes. */
-static void report_mysql_nodes(const struct config *cfg)
-{
-	struct error err = { "" };
-	struct store *store;
-	char line[ERROR_MESSAGE_MAX + 128];
-
-	if (cfg->mysql_nodes == NULL)
-		return;
-	store = store_new(cfg, &err);
-	if (store == NULL) {
-		printf("mysql: WARNING: %s\n", err.message);
-		return;
-	}
-	for (size_t i = 0; i < store_node_count(store); i++) {
-		int ok = store_probe_node(store, i, line, sizeof(line)) == 0;
-
-		printf("mysql: node %zu: %s%s\n", i + 1, ok ? "" : "WARNING: ",
-		       line);
-	}
-	store_free(store);
-}
-
 /* --check-config: one line per check. Nothing is created: the log file is
  * not opened (run as root, it would be root's, and the workers could not
  * write it). */
@@ -109,16 +84,16 @@ static int check_config(const struct config *cfg, const char *path)
 		return 1;
 	}
 	rc |= check_redis(cfg);
-	report_mysql_nodes(cfg);
+	/* A node that is down is a warning (the workers move on to the
+	 * next); the schema check below fails when none takes writes. */
+	sqlconn_report_nodes(cfg, stdout);
 	if (pipeline_check_mysql(pipeline, &err) != 0) {
 		printf("mysql: FAILED: %s\n", err.message);
 		rc = 1;
 	} else {
 		printf("mysql: ok (%s, table payments with "
 		       "uq_payments_provider_transaction_id)\n",
-		       cfg->mysql_nodes != NULL ? cfg->mysql_nodes :
-		       cfg->mysql_socket != NULL ? cfg->mysql_socket :
-		       cfg->mysql_host);
+		       sqlconn_where(cfg));
 	}
 	pipeline_free(pipeline);
 	return rc;
