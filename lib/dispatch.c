@@ -12,11 +12,9 @@
 
 #include "dispatch.h"
 #include "number.h"
+#include "sqlconn.h"
 #include "timing.h"
 
-/* Server error codes that leave the connection usable (mysqld_error.h). */
-#define DISPATCH_ER_LOCK_WAIT_TIMEOUT 1205
-#define DISPATCH_ER_LOCK_DEADLOCK 1213
 /* The client's packet limit: a row with a payload of 16 MiB - 1 bytes
  * (MEDIUMBLOB) and the rest of its columns. */
 #define DISPATCH_CLIENT_PACKET (64UL * 1024 * 1024)
@@ -67,8 +65,9 @@ static const char received_at_format[] = "%Y-%m-%dT%H:%i:%s.%fZ";
 
 struct dispatch {
 	const struct config *cfg;
-	MYSQL *mysql;               /* NULL while not connected */
-	MYSQL_STMT *stmt[STMT_COUNT];
+	/* The connection, on the node list with the receiver's failover. */
+	struct sqlconn *conn;
+	MYSQL_STMT *stmt[STMT_COUNT]; /* prepared at first use */
 	char owner[DISPATCH_OWNER_MAX + 1]; /* "<host>:<pid>" */
 };
 
@@ -85,9 +84,36 @@ const char *dispatch_status_name(enum dispatch_status status)
 	return status_names[status];
 }
 
+/* The statements go with their connection (sqlconn's on_disconnect). */
+static void close_statements(void *ctx)
+{
+	struct dispatch *d = ctx;
+
+	for (size_t i = 0; i < STMT_COUNT; i++) {
+		if (d->stmt[i] != NULL)
+			mysql_stmt_close(d->stmt[i]);
+		d->stmt[i] = NULL;
+	}
+}
+
 struct dispatch *dispatch_new(const struct config *cfg, struct error *err)
 {
 	struct dispatch *d = calloc(1, sizeof(*d));
+	struct sqlconn_options options = {
+		.max_packet = DISPATCH_CLIENT_PACKET,
+		/* Every claim and every fenced write is a transaction of its
+		 * own, ended by COMMIT or ROLLBACK. */
+		.autocommit = false,
+		/* The claim's locking read takes no gap locks, so it never
+		 * blocks payhook's INSERTs of new payments, and each claim
+		 * sees the rows committed before it. */
+		.read_committed = true,
+		/* An UPDATE reports the rows it matched, so a fenced write
+		 * that matched its row is never mistaken for superseded. */
+		.found_rows = true,
+		.on_disconnect = close_statements,
+		.ctx = d,
+	};
 	char host[256];
 
 	if (d == NULL) {
@@ -95,6 +121,11 @@ struct dispatch *dispatch_new(const struct config *cfg, struct error *err)
 		return NULL;
 	}
 	d->cfg = cfg;
+	d->conn = sqlconn_new(cfg, &options, err);
+	if (d->conn == NULL) {
+		free(d);
+		return NULL;
+	}
 	if (gethostname(host, sizeof(host)) != 0)
 		snprintf(host, sizeof(host), "unknown-host");
 	host[sizeof(host) - 1] = '\0';
@@ -106,109 +137,41 @@ struct dispatch *dispatch_new(const struct config *cfg, struct error *err)
 
 static void disconnect(struct dispatch *d)
 {
-	for (size_t i = 0; i < STMT_COUNT; i++) {
-		if (d->stmt[i] != NULL)
-			mysql_stmt_close(d->stmt[i]);
-		d->stmt[i] = NULL;
-	}
-	if (d->mysql != NULL)
-		mysql_close(d->mysql);
-	d->mysql = NULL;
+	sqlconn_disconnect(d->conn);
 }
 
 void dispatch_free(struct dispatch *d)
 {
 	if (d == NULL)
 		return;
-	disconnect(d);
+	sqlconn_free(d->conn);
 	free(d);
 }
 
-/* After a failed statement: a lock wait timeout or deadlock leaves a usable
- * connection (the transaction is rolled back); anything else - a lost
+/* After a failed statement (sqlconn_failed): a lock wait timeout or
+ * deadlock rolls back and keeps the connection; anything else - a lost
  * connection, a read-only server after a failover, a missing column - drops
- * it, and the next call reconnects. */
+ * it (a failed node for the next one), and the next call reconnects. */
 static void after_failure(struct dispatch *d, unsigned int code)
 {
-	if (d->mysql == NULL)
-		return;
-	if ((code == DISPATCH_ER_LOCK_WAIT_TIMEOUT ||
-	     code == DISPATCH_ER_LOCK_DEADLOCK) &&
-	    mysql_rollback(d->mysql) == 0)
-		return;
-	disconnect(d);
+	sqlconn_failed(d->conn, code, true);
 }
 
 /* Fills err with what failed on the connection, then cleans up. Returns -1. */
 static int connection_failed(struct dispatch *d, const char *what,
 			     struct error *err)
 {
-	unsigned int code = mysql_errno(d->mysql);
+	MYSQL *mysql = sqlconn_mysql(d->conn);
+	unsigned int code = mysql_errno(mysql);
 
-	error_set(err, "mysql %s: %u %s", what, code, mysql_error(d->mysql));
+	error_set(err, "mysql %s: %u %s", what, code, mysql_error(mysql));
 	after_failure(d, code);
 	return -1;
 }
 
 int dispatch_connect(struct dispatch *d, struct error *err)
 {
-	const struct config *cfg = d->cfg;
-	unsigned int connect_s = (unsigned int)cfg->mysql_connect_timeout_s;
-	unsigned int read_s = (unsigned int)cfg->mysql_read_timeout_s;
-	unsigned int write_s = (unsigned int)cfg->mysql_write_timeout_s;
-	unsigned long packet = DISPATCH_CLIENT_PACKET;
-	my_bool reconnect = 0;
-	const char *where;
-
-	if (d->mysql != NULL)
-		return 0;
-	d->mysql = mysql_init(NULL);
-	if (d->mysql == NULL)
-		return error_set(err, "mysql: out of memory");
-	mysql_options(d->mysql, MYSQL_OPT_CONNECT_TIMEOUT, &connect_s);
-	mysql_options(d->mysql, MYSQL_OPT_READ_TIMEOUT, &read_s);
-	mysql_options(d->mysql, MYSQL_OPT_WRITE_TIMEOUT, &write_s);
-	mysql_options(d->mysql, MYSQL_OPT_MAX_ALLOWED_PACKET, &packet);
-	/* A silent reconnect would lose the claim's transaction and the
-	 * session settings below. */
-	mysql_options(d->mysql, MYSQL_OPT_RECONNECT, &reconnect);
-	mysql_options(d->mysql, MYSQL_SET_CHARSET_NAME, "utf8mb4");
-	/* UTC like payhook's sessions, so received_at and the due times mean
-	 * the same on every host; a lock wait far shorter than any lease;
-	 * English messages whatever the server's lc_messages. */
-	mysql_options(d->mysql, MYSQL_INIT_COMMAND,
-		      "SET SESSION innodb_lock_wait_timeout = 1, "
-		      "lc_messages = 'en_US', time_zone = '+00:00'");
-
-	where = cfg->mysql_socket != NULL ? cfg->mysql_socket : cfg->mysql_host;
-	/* CLIENT_FOUND_ROWS: an UPDATE reports the rows it matched, so a
-	 * fenced write that matched its row is never mistaken for superseded. */
-	if (mysql_real_connect(d->mysql,
-			       cfg->mysql_socket != NULL ? "localhost"
-							 : cfg->mysql_host,
-			       cfg->mysql_user, cfg->mysql_password,
-			       cfg->mysql_database,
-			       (unsigned int)cfg->mysql_port, cfg->mysql_socket,
-			       CLIENT_FOUND_ROWS) == NULL) {
-		error_set(err, "mysql connect to %s: %u %s", where,
-			  mysql_errno(d->mysql), mysql_error(d->mysql));
-		disconnect(d);
-		return -1;
-	}
-	if (mysql_autocommit(d->mysql, 0) != 0)
-		goto failed;
-	/* READ COMMITTED: the claim's locking read takes no gap locks, so it
-	 * never blocks payhook's INSERTs of new payments, and each claim sees
-	 * the rows committed before it. */
-	if (mysql_query(d->mysql, "SET SESSION TRANSACTION ISOLATION LEVEL "
-				  "READ COMMITTED") != 0)
-		goto failed;
-	return 0;
-failed:
-	error_set(err, "mysql session setup on %s: %u %s", where,
-		  mysql_errno(d->mysql), mysql_error(d->mysql));
-	disconnect(d);
-	return -1;
+	return sqlconn_connect(d->conn, err);
 }
 
 int dispatch_check_config(const struct config *cfg, struct error *err)
@@ -229,29 +192,14 @@ int dispatch_check_config(const struct config *cfg, struct error *err)
 	return 0;
 }
 
-/* Runs a query with one numeric result into *out. Returns 0, or -1 with err
- * set (the connection is cleaned up). */
+/* sqlconn_query_number, dropping the connection when it fails. */
 static int query_number(struct dispatch *d, const char *sql,
 			unsigned long long *out, struct error *err)
 {
-	MYSQL_RES *res;
-	MYSQL_ROW row;
-	uint64_t value = 0;
-	int rc = 0;
-
-	if (mysql_query(d->mysql, sql) != 0)
-		return connection_failed(d, "check query", err);
-	res = mysql_store_result(d->mysql);
-	if (res == NULL)
-		return connection_failed(d, "check query result", err);
-	row = mysql_fetch_row(res);
-	if (row == NULL || row[0] == NULL ||
-	    number_parse(row[0], UINT64_MAX, &value) != NUMBER_OK)
-		rc = error_set(err, "mysql: no number from a check query");
-	else
-		*out = value;
-	mysql_free_result(res);
-	return rc;
+	if (sqlconn_query_number(d->conn, sql, out, err) == 0)
+		return 0;
+	disconnect(d);
+	return -1;
 }
 
 int dispatch_check_schema(struct dispatch *d, struct error *err)
@@ -311,20 +259,20 @@ int dispatch_check_schema(struct dispatch *d, struct error *err)
 			       "payments would read the whole table; add it as "
 			       "db/migrate-3-dispatch.sql does");
 	if (rc != 0) {
-		mysql_rollback(d->mysql);
+		mysql_rollback(sqlconn_mysql(d->conn));
 		return rc;
 	}
-	if (mysql_query(d->mysql, skip_locked_sql) != 0) {
+	if (mysql_query(sqlconn_mysql(d->conn), skip_locked_sql) != 0) {
 		error_set(err, "the server refuses FOR UPDATE SKIP LOCKED "
 			  "(MariaDB 10.6+ or MySQL 8.0.1+ is needed): %u %s",
-			  mysql_errno(d->mysql), mysql_error(d->mysql));
-		after_failure(d, mysql_errno(d->mysql));
+			  mysql_errno(sqlconn_mysql(d->conn)), mysql_error(sqlconn_mysql(d->conn)));
+		after_failure(d, mysql_errno(sqlconn_mysql(d->conn)));
 		return -1;
 	}
-	res = mysql_store_result(d->mysql);
+	res = mysql_store_result(sqlconn_mysql(d->conn));
 	if (res != NULL)
 		mysql_free_result(res);
-	if (mysql_rollback(d->mysql) != 0)
+	if (mysql_rollback(sqlconn_mysql(d->conn)) != 0)
 		return connection_failed(d, "rollback", err);
 	return 0;
 }
@@ -438,7 +386,7 @@ static unsigned long long parse_ull(const char *text)
 static int read_claimed(struct dispatch *d, struct dispatch_batch *batch,
 			size_t expected, struct error *err)
 {
-	MYSQL_RES *res = mysql_store_result(d->mysql);
+	MYSQL_RES *res = mysql_store_result(sqlconn_mysql(d->conn));
 	MYSQL_ROW row;
 	int rc = 0;
 
@@ -517,8 +465,8 @@ int dispatch_claim(struct dispatch *d, size_t limit,
 		      "FOR UPDATE SKIP LOCKED", limit);
 	if (sql == NULL)
 		goto fail;
-	if (mysql_query(d->mysql, sql) != 0 ||
-	    (res = mysql_store_result(d->mysql)) == NULL) {
+	if (mysql_query(sqlconn_mysql(d->conn), sql) != 0 ||
+	    (res = mysql_store_result(sqlconn_mysql(d->conn))) == NULL) {
 		connection_failed(d, "claim select", err);
 		goto fail;
 	}
@@ -535,7 +483,7 @@ int dispatch_claim(struct dispatch *d, size_t limit,
 	res = NULL;
 	if (count == 0) {
 		/* End the (empty) transaction: nothing is claimed. */
-		if (mysql_rollback(d->mysql) != 0) {
+		if (mysql_rollback(sqlconn_mysql(d->conn)) != 0) {
 			connection_failed(d, "rollback", err);
 			goto fail;
 		}
@@ -546,7 +494,7 @@ int dispatch_claim(struct dispatch *d, size_t limit,
 	list = id_list_new(ids, count, err);
 	if (list == NULL)
 		goto fail_rollback;
-	mysql_real_escape_string(d->mysql, owner, d->owner,
+	mysql_real_escape_string(sqlconn_mysql(d->conn), owner, d->owner,
 				 (unsigned long)strlen(d->owner));
 	sql = sql_new(err,
 		      "UPDATE payments SET dispatch_token = dispatch_token + 1, "
@@ -557,7 +505,7 @@ int dispatch_claim(struct dispatch *d, size_t limit,
 		      owner, (long long)cfg->dispatch_lease_ms * 1000, list);
 	if (sql == NULL)
 		goto fail_rollback;
-	if (mysql_query(d->mysql, sql) != 0) {
+	if (mysql_query(sqlconn_mysql(d->conn), sql) != 0) {
 		connection_failed(d, "claim update", err);
 		goto fail;
 	}
@@ -571,7 +519,7 @@ int dispatch_claim(struct dispatch *d, size_t limit,
 		      received_at_format, list, list);
 	if (sql == NULL)
 		goto fail_rollback;
-	if (mysql_query(d->mysql, sql) != 0) {
+	if (mysql_query(sqlconn_mysql(d->conn), sql) != 0) {
 		connection_failed(d, "claim read", err);
 		goto fail;
 	}
@@ -579,7 +527,7 @@ int dispatch_claim(struct dispatch *d, size_t limit,
 		goto fail_rollback;
 	/* A COMMIT that fails may or may not have claimed the rows: either
 	 * way they come due again when the server's lease ends. */
-	if (mysql_commit(d->mysql) != 0) {
+	if (mysql_commit(sqlconn_mysql(d->conn)) != 0) {
 		connection_failed(d, "claim commit", err);
 		goto fail;
 	}
@@ -589,7 +537,7 @@ int dispatch_claim(struct dispatch *d, size_t limit,
 	return 0;
 
 fail_rollback:
-	if (d->mysql != NULL && mysql_rollback(d->mysql) != 0)
+	if (sqlconn_mysql(d->conn) != NULL && mysql_rollback(sqlconn_mysql(d->conn)) != 0)
 		disconnect(d);
 fail:
 	if (res != NULL)
@@ -634,17 +582,8 @@ static MYSQL_STMT *prepared(struct dispatch *d, enum stmt_index which,
 
 	if (stmt != NULL)
 		return stmt;
-	stmt = mysql_stmt_init(d->mysql);
+	stmt = sqlconn_prepare(d->conn, stmt_sql[which], err);
 	if (stmt == NULL) {
-		error_set(err, "mysql: out of memory preparing a statement");
-		disconnect(d);
-		return NULL;
-	}
-	if (mysql_stmt_prepare(stmt, stmt_sql[which],
-			       strlen(stmt_sql[which])) != 0) {
-		error_set(err, "mysql prepare %s: %u %s", stmt_names[which],
-			  mysql_stmt_errno(stmt), mysql_stmt_error(stmt));
-		mysql_stmt_close(stmt);
 		disconnect(d);
 		return NULL;
 	}
@@ -676,7 +615,7 @@ static enum dispatch_status fenced_write(struct dispatch *d,
 		return DISPATCH_FAILED;
 	}
 	matched = mysql_stmt_affected_rows(stmt);
-	if (mysql_commit(d->mysql) != 0) {
+	if (mysql_commit(sqlconn_mysql(d->conn)) != 0) {
 		connection_failed(d, "commit", err);
 		return DISPATCH_FAILED;
 	}
@@ -783,10 +722,10 @@ int dispatch_list_dead(struct dispatch *d,
 
 	if (dispatch_connect(d, err) != 0)
 		return -1;
-	if (mysql_query(d->mysql, sql) != 0)
+	if (mysql_query(sqlconn_mysql(d->conn), sql) != 0)
 		return connection_failed(d, "list dead", err);
 	/* Streamed: the list may be long. */
-	res = mysql_use_result(d->mysql);
+	res = mysql_use_result(sqlconn_mysql(d->conn));
 	if (res == NULL)
 		return connection_failed(d, "list dead", err);
 	while (!stop && (row = mysql_fetch_row(res)) != NULL) {
@@ -801,12 +740,12 @@ int dispatch_list_dead(struct dispatch *d,
 		stop = each(ctx, &dead);
 	}
 	/* mysql_fetch_row returns NULL at the end and on an error alike. */
-	if (!stop && mysql_errno(d->mysql) != 0) {
+	if (!stop && mysql_errno(sqlconn_mysql(d->conn)) != 0) {
 		mysql_free_result(res);
 		return connection_failed(d, "list dead", err);
 	}
 	mysql_free_result(res);
-	if (mysql_rollback(d->mysql) != 0)
+	if (mysql_rollback(sqlconn_mysql(d->conn)) != 0)
 		return connection_failed(d, "rollback", err);
 	return 0;
 }
@@ -834,13 +773,13 @@ int dispatch_requeue(struct dispatch *d, const unsigned long long *ids,
 	free(list);
 	if (sql == NULL)
 		return -1;
-	if (mysql_query(d->mysql, sql) != 0) {
+	if (mysql_query(sqlconn_mysql(d->conn), sql) != 0) {
 		free(sql);
 		return connection_failed(d, "requeue", err);
 	}
 	free(sql);
-	rows = mysql_affected_rows(d->mysql);
-	if (mysql_commit(d->mysql) != 0)
+	rows = mysql_affected_rows(sqlconn_mysql(d->conn));
+	if (mysql_commit(sqlconn_mysql(d->conn)) != 0)
 		return connection_failed(d, "requeue commit", err);
 	*changed = rows == (my_ulonglong)-1 ? 0 : (unsigned long long)rows;
 	return 0;

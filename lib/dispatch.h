@@ -4,11 +4,11 @@
  * giving back claims that were never attempted, and the operators' tools for
  * dead payments.
  *
- * One struct dispatch is one MySQL connection (libmysqlclient API, from
- * MariaDB Connector/C): timeouts, auto-reconnect off, autocommit off, READ
- * COMMITTED, time_zone +00:00, innodb_lock_wait_timeout 1. After a
- * connection fault the next call reconnects explicitly, never in the middle
- * of a transaction.
+ * One struct dispatch is one MySQL connection on the client core
+ * (sqlconn.h), so it follows mysql_nodes, the Galera checks and the move to
+ * the next node as the receiver does; its sessions add autocommit off and
+ * READ COMMITTED. After a connection fault the next call reconnects
+ * explicitly, never in the middle of a transaction.
  *
  * The fencing rule: every claim adds one to dispatch_token, and every write
  * about an attempt names the token it was claimed with. A dispatcher that was
@@ -83,15 +83,17 @@ enum dispatch_status {
 };
 
 /* Returns a dispatcher for cfg (not connected yet; cfg must outlive it), or
- * NULL with err set when out of memory. Its owner name holds getpid(): make
- * it in the process that uses it (after fork). */
+ * NULL with err set (out of memory, mysql_nodes that do not parse). Its
+ * owner name holds getpid(): make it in the process that uses it (after
+ * fork). */
 struct dispatch *dispatch_new(const struct config *cfg, struct error *err);
 
 /* Closes the connection and frees it; NULL is fine. An open transaction is
  * rolled back by the server. */
 void dispatch_free(struct dispatch *d);
 
-/* Connects unless connected. Returns 0, or -1 with err naming what failed
+/* Connects unless connected (sqlconn_connect: the node in use, else the
+ * next that takes writes). Returns 0, or -1 with err naming what failed
  * (then not connected). */
 int dispatch_connect(struct dispatch *d, struct error *err);
 
