@@ -39,6 +39,7 @@
 #include "handoff.h"
 #include "log.h"
 #include "number.h"
+#include "sqlconn.h"
 #include "timing.h"
 
 #define PROGRAM "payhook-dispatch"
@@ -750,15 +751,16 @@ static int check_config(const struct config *cfg, const char *path)
 		printf("lease: ok (dispatch_lease_ms = %ld)\n",
 		       cfg->dispatch_lease_ms);
 	}
+	/* A node that is down is a warning (the dispatcher moves on to the
+	 * next); the schema check below fails when none takes writes. */
+	sqlconn_report_nodes(cfg, stdout);
 	db = dispatch_new(cfg, &err);
 	if (db == NULL || dispatch_check_schema(db, &err) != 0) {
 		printf("mysql: FAILED: %s\n", err.message);
 		rc = 1;
 	} else {
 		printf("mysql: ok (%s, table payments with the dispatch columns "
-		       "and ix_payments_dispatch_due)\n",
-		       cfg->mysql_socket != NULL ? cfg->mysql_socket
-						 : cfg->mysql_host);
+		       "and ix_payments_dispatch_due)\n", sqlconn_where(cfg));
 	}
 	dispatch_free(db);
 	return rc;
@@ -837,7 +839,7 @@ int main(int argc, char **argv)
 	}
 	if (path == NULL)
 		path = config_default_path();
-	if (config_load(&cfg, path, &err) != 0) {
+	if (config_load_dispatcher(&cfg, path, &err) != 0) {
 		fprintf(stderr, PROGRAM ": %s\n", err.message);
 		return 1;
 	}
