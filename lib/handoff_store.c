@@ -1,5 +1,6 @@
-/* dispatch.c - claims, fenced results and dead-letter tools of
- * payhook-dispatch on the payments table (see dispatch.h). */
+/* handoff_store.c - the hand-off's reads and writes of the payments table:
+ * claims, fenced results and dead-letter tools of payhook-dispatch (see
+ * handoff_store.h). */
 #include "config.h"
 
 #include <stdarg.h>
@@ -10,14 +11,14 @@
 
 #include <mysql.h>
 
-#include "dispatch.h"
+#include "handoff_store.h"
 #include "number.h"
 #include "sqlconn.h"
 #include "timing.h"
 
 /* The client's packet limit: a row with a payload of 16 MiB - 1 bytes
  * (MEDIUMBLOB) and the rest of its columns. */
-#define DISPATCH_CLIENT_PACKET (64UL * 1024 * 1024)
+#define HANDOFF_STORE_CLIENT_PACKET (64UL * 1024 * 1024)
 /* Room for one id and its comma in an "IN (...)" list. */
 #define ID_TEXT_MAX 21
 
@@ -63,21 +64,21 @@ static const char *const stmt_names[STMT_COUNT] = {
  * time_zone +00:00). Passed as an argument so no '%' reaches a printf. */
 static const char received_at_format[] = "%Y-%m-%dT%H:%i:%s.%fZ";
 
-struct dispatch {
+struct handoff_store {
 	const struct config *cfg;
 	/* The connection, on the node list with the receiver's failover. */
 	struct sqlconn *conn;
 	MYSQL_STMT *stmt[STMT_COUNT]; /* prepared at first use */
-	char owner[DISPATCH_OWNER_MAX + 1]; /* "<host>:<pid>" */
+	char owner[HANDOFF_STORE_OWNER_MAX + 1]; /* "<host>:<pid>" */
 };
 
 static const char *const status_names[] = {
-	[DISPATCH_OK] = "ok",
-	[DISPATCH_SUPERSEDED] = "superseded",
-	[DISPATCH_FAILED] = "failed",
+	[HANDOFF_STORE_OK] = "ok",
+	[HANDOFF_STORE_SUPERSEDED] = "superseded",
+	[HANDOFF_STORE_FAILED] = "failed",
 };
 
-const char *dispatch_status_name(enum dispatch_status status)
+const char *handoff_store_status_name(enum handoff_store_status status)
 {
 	if ((unsigned)status >= sizeof(status_names) / sizeof(status_names[0]))
 		return "?";
@@ -87,7 +88,7 @@ const char *dispatch_status_name(enum dispatch_status status)
 /* The statements go with their connection (sqlconn's on_disconnect). */
 static void close_statements(void *ctx)
 {
-	struct dispatch *d = ctx;
+	struct handoff_store *d = ctx;
 
 	for (size_t i = 0; i < STMT_COUNT; i++) {
 		if (d->stmt[i] != NULL)
@@ -96,11 +97,12 @@ static void close_statements(void *ctx)
 	}
 }
 
-struct dispatch *dispatch_new(const struct config *cfg, struct error *err)
+struct handoff_store *handoff_store_new(const struct config *cfg,
+					struct error *err)
 {
-	struct dispatch *d = calloc(1, sizeof(*d));
+	struct handoff_store *d = calloc(1, sizeof(*d));
 	struct sqlconn_options options = {
-		.max_packet = DISPATCH_CLIENT_PACKET,
+		.max_packet = HANDOFF_STORE_CLIENT_PACKET,
 		/* Every claim and every fenced write is a transaction of its
 		 * own, ended by COMMIT or ROLLBACK. */
 		.autocommit = false,
@@ -131,16 +133,16 @@ struct dispatch *dispatch_new(const struct config *cfg, struct error *err)
 	host[sizeof(host) - 1] = '\0';
 	/* The pid is the part that must survive the cut. */
 	snprintf(d->owner, sizeof(d->owner), "%.*s:%ld",
-		 DISPATCH_OWNER_MAX - 21, host, (long)getpid());
+		 HANDOFF_STORE_OWNER_MAX - 21, host, (long)getpid());
 	return d;
 }
 
-static void disconnect(struct dispatch *d)
+static void disconnect(struct handoff_store *d)
 {
 	sqlconn_disconnect(d->conn);
 }
 
-void dispatch_free(struct dispatch *d)
+void handoff_store_free(struct handoff_store *d)
 {
 	if (d == NULL)
 		return;
@@ -152,13 +154,13 @@ void dispatch_free(struct dispatch *d)
  * deadlock rolls back and keeps the connection; anything else - a lost
  * connection, a read-only server after a failover, a missing column - drops
  * it (a failed node for the next one), and the next call reconnects. */
-static void after_failure(struct dispatch *d, unsigned int code)
+static void after_failure(struct handoff_store *d, unsigned int code)
 {
 	sqlconn_failed(d->conn, code, true);
 }
 
 /* Fills err with what failed on the connection, then cleans up. Returns -1. */
-static int connection_failed(struct dispatch *d, const char *what,
+static int connection_failed(struct handoff_store *d, const char *what,
 			     struct error *err)
 {
 	MYSQL *mysql = sqlconn_mysql(d->conn);
@@ -169,16 +171,16 @@ static int connection_failed(struct dispatch *d, const char *what,
 	return -1;
 }
 
-int dispatch_connect(struct dispatch *d, struct error *err)
+int handoff_store_connect(struct handoff_store *d, struct error *err)
 {
 	return sqlconn_connect(d->conn, err);
 }
 
-int dispatch_check_config(const struct config *cfg, struct error *err)
+int handoff_store_check_config(const struct config *cfg, struct error *err)
 {
 	long round_trip = config_round_trip_bound_ms(cfg);
 	long need = cfg->dispatch_timeout_ms + 2 * round_trip +
-		    DISPATCH_LEASE_MARGIN_MS;
+		    HANDOFF_STORE_LEASE_MARGIN_MS;
 
 	if (cfg->dispatch_lease_ms <= need)
 		return error_set(err,
@@ -188,12 +190,12 @@ int dispatch_check_config(const struct config *cfg, struct error *err)
 				 "dispatch_timeout_ms or the mysql_*_timeout_s",
 				 cfg->dispatch_lease_ms, need,
 				 cfg->dispatch_timeout_ms, round_trip,
-				 DISPATCH_LEASE_MARGIN_MS);
+				 HANDOFF_STORE_LEASE_MARGIN_MS);
 	return 0;
 }
 
 /* sqlconn_query_number, dropping the connection when it fails. */
-static int query_number(struct dispatch *d, const char *sql,
+static int query_number(struct handoff_store *d, const char *sql,
 			unsigned long long *out, struct error *err)
 {
 	if (sqlconn_query_number(d->conn, sql, out, err) == 0)
@@ -202,7 +204,7 @@ static int query_number(struct dispatch *d, const char *sql,
 	return -1;
 }
 
-int dispatch_check_schema(struct dispatch *d, struct error *err)
+int handoff_store_check_schema(struct handoff_store *d, struct error *err)
 {
 	static const char table_sql[] =
 		"SELECT COUNT(*) FROM information_schema.columns "
@@ -231,7 +233,7 @@ int dispatch_check_schema(struct dispatch *d, struct error *err)
 	MYSQL_RES *res;
 	int rc = 0;
 
-	if (dispatch_connect(d, err) != 0)
+	if (handoff_store_connect(d, err) != 0)
 		return -1;
 	if (query_number(d, table_sql, &table, err) != 0 ||
 	    query_number(d, columns_sql, &columns, err) != 0 ||
@@ -331,7 +333,7 @@ static char *id_list_new(const unsigned long long *ids, size_t count,
 	return list;
 }
 
-void dispatch_batch_cleanup(struct dispatch_batch *batch)
+void handoff_store_batch_cleanup(struct handoff_store_batch *batch)
 {
 	if (batch->items != NULL) {
 		for (size_t i = 0; i < batch->count; i++) {
@@ -383,8 +385,9 @@ static unsigned long long parse_ull(const char *text)
 /* Reads the claimed rows (10 columns, see claim_rows_sql) into batch.
  * Returns 0, or -1 with err set (batch keeps what it read; the caller
  * cleans it up). */
-static int read_claimed(struct dispatch *d, struct dispatch_batch *batch,
-			size_t expected, struct error *err)
+static int read_claimed(struct handoff_store *d,
+			struct handoff_store_batch *batch, size_t expected,
+			struct error *err)
 {
 	MYSQL_RES *res = mysql_store_result(sqlconn_mysql(d->conn));
 	MYSQL_ROW row;
@@ -399,7 +402,7 @@ static int read_claimed(struct dispatch *d, struct dispatch_batch *batch,
 	}
 	while (batch->count < expected && (row = mysql_fetch_row(res)) != NULL) {
 		unsigned long *len = mysql_fetch_lengths(res);
-		struct dispatch_payment *p = &batch->items[batch->count];
+		struct handoff_store_payment *p = &batch->items[batch->count];
 
 		if (len == NULL || row[7] == NULL) {
 			rc = error_set(err, "mysql claim read: a row without "
@@ -436,21 +439,21 @@ static int read_claimed(struct dispatch *d, struct dispatch_batch *batch,
 	return rc;
 }
 
-int dispatch_claim(struct dispatch *d, size_t limit,
-		   struct dispatch_batch *batch, struct error *err)
+int handoff_store_claim(struct handoff_store *d, size_t limit,
+			struct handoff_store_batch *batch, struct error *err)
 {
 	const struct config *cfg = d->cfg;
 	unsigned long long *ids = NULL;
 	size_t count = 0;
 	char *list = NULL, *sql = NULL;
-	char owner[2 * DISPATCH_OWNER_MAX + 1];
+	char owner[2 * HANDOFF_STORE_OWNER_MAX + 1];
 	MYSQL_RES *res = NULL;
 	MYSQL_ROW row;
 
 	memset(batch, 0, sizeof(*batch));
 	if (limit == 0)
 		return 0;
-	if (dispatch_connect(d, err) != 0)
+	if (handoff_store_connect(d, err) != 0)
 		return -1;
 	/* The lease is measured from before the claim is sent: the server's
 	 * due_at is computed later, so it can only end after ours. */
@@ -545,7 +548,7 @@ fail:
 	free(sql);
 	free(list);
 	free(ids);
-	dispatch_batch_cleanup(batch);
+	handoff_store_batch_cleanup(batch);
 	return -1;
 }
 
@@ -556,14 +559,15 @@ static void bind_ull(MYSQL_BIND *bind, unsigned long long *value)
 	bind->is_unsigned = 1;
 }
 
-/* Copies text into buf (DISPATCH_LAST_ERROR_MAX + 1 bytes) as printable
+/* Copies text into buf (HANDOFF_STORE_LAST_ERROR_MAX + 1 bytes) as printable
  * ASCII: the column's character set then never refuses it, and a log or a
  * terminal showing it never sees control bytes. */
 static void clean_error_text(const char *text, char *buf)
 {
 	size_t n = 0;
 
-	for (; text != NULL && text[n] != '\0' && n < DISPATCH_LAST_ERROR_MAX;
+	for (; text != NULL && text[n] != '\0' &&
+	       n < HANDOFF_STORE_LAST_ERROR_MAX;
 	     n++) {
 		unsigned char c = (unsigned char)text[n];
 
@@ -575,7 +579,7 @@ static void clean_error_text(const char *text, char *buf)
 /* The statement number which, prepared on this connection at first use (so
  * that --check-config can connect to a table that lacks its columns).
  * Returns it, or NULL with err set and the connection dropped. */
-static MYSQL_STMT *prepared(struct dispatch *d, enum stmt_index which,
+static MYSQL_STMT *prepared(struct handoff_store *d, enum stmt_index which,
 			    struct error *err)
 {
 	MYSQL_STMT *stmt = d->stmt[which];
@@ -592,49 +596,48 @@ static MYSQL_STMT *prepared(struct dispatch *d, enum stmt_index which,
 }
 
 /* Runs the fenced statement number which with param bound, then COMMIT.
- * DISPATCH_SUPERSEDED when it matched no row: the token has moved on. */
-static enum dispatch_status fenced_write(struct dispatch *d,
-					 enum stmt_index which,
-					 MYSQL_BIND *param, struct error *err)
+ * HANDOFF_STORE_SUPERSEDED when it matched no row: the token has moved on. */
+static enum handoff_store_status fenced_write(struct handoff_store *d,
+					      enum stmt_index which,
+					      MYSQL_BIND *param,
+					      struct error *err)
 {
 	MYSQL_STMT *stmt;
 	my_ulonglong matched;
 	unsigned int code;
 
-	if (dispatch_connect(d, err) != 0)
-		return DISPATCH_FAILED;
+	if (handoff_store_connect(d, err) != 0)
+		return HANDOFF_STORE_FAILED;
 	stmt = prepared(d, which, err);
 	if (stmt == NULL)
-		return DISPATCH_FAILED;
+		return HANDOFF_STORE_FAILED;
 	if (mysql_stmt_bind_param(stmt, param) != 0 ||
 	    mysql_stmt_execute(stmt) != 0) {
 		code = mysql_stmt_errno(stmt);
 		error_set(err, "mysql %s: %u %s", stmt_names[which], code,
 			  mysql_stmt_error(stmt));
 		after_failure(d, code);
-		return DISPATCH_FAILED;
+		return HANDOFF_STORE_FAILED;
 	}
 	matched = mysql_stmt_affected_rows(stmt);
 	if (mysql_commit(sqlconn_mysql(d->conn)) != 0) {
 		connection_failed(d, "commit", err);
-		return DISPATCH_FAILED;
+		return HANDOFF_STORE_FAILED;
 	}
 	/* (my_ulonglong)-1 only follows a failed statement. */
-	return matched == 0 ? DISPATCH_SUPERSEDED : DISPATCH_OK;
+	return matched == 0 ? HANDOFF_STORE_SUPERSEDED : HANDOFF_STORE_OK;
 }
 
 /* The fenced statements end with "id = ? AND dispatch_token = ?". */
-static enum dispatch_status fenced_by_token(struct dispatch *d,
-					    enum stmt_index which,
-					    const struct dispatch_payment *p,
-					    const char *last_error,
-					    long long delay_us,
-					    struct error *err)
+static enum handoff_store_status fenced_by_token(
+	struct handoff_store *d, enum stmt_index which,
+	const struct handoff_store_payment *p, const char *last_error,
+	long long delay_us, struct error *err)
 {
 	MYSQL_BIND param[4];
 	unsigned long long id = p->id, token = p->token;
 	long long delay = delay_us;
-	char text[DISPATCH_LAST_ERROR_MAX + 1];
+	char text[HANDOFF_STORE_LAST_ERROR_MAX + 1];
 	unsigned long text_len;
 	size_t n = 0;
 
@@ -658,40 +661,38 @@ static enum dispatch_status fenced_by_token(struct dispatch *d,
 	return fenced_write(d, which, param, err);
 }
 
-enum dispatch_status dispatch_record_delivered(struct dispatch *d,
-					       const struct dispatch_payment *p,
-					       struct error *err)
+enum handoff_store_status handoff_store_record_delivered(
+	struct handoff_store *d, const struct handoff_store_payment *p,
+	struct error *err)
 {
 	return fenced_by_token(d, STMT_DELIVERED, p, NULL, 0, err);
 }
 
-enum dispatch_status dispatch_record_retry(struct dispatch *d,
-					   const struct dispatch_payment *p,
-					   const char *last_error,
-					   long delay_ms, struct error *err)
+enum handoff_store_status handoff_store_record_retry(
+	struct handoff_store *d, const struct handoff_store_payment *p,
+	const char *last_error, long delay_ms, struct error *err)
 {
 	return fenced_by_token(d, STMT_RETRY, p, last_error,
 			       (long long)(delay_ms < 0 ? 0 : delay_ms) * 1000,
 			       err);
 }
 
-enum dispatch_status dispatch_record_dead(struct dispatch *d,
-					  const struct dispatch_payment *p,
-					  const char *last_error,
-					  struct error *err)
+enum handoff_store_status handoff_store_record_dead(
+	struct handoff_store *d, const struct handoff_store_payment *p,
+	const char *last_error, struct error *err)
 {
 	return fenced_by_token(d, STMT_DEAD, p, last_error, 0, err);
 }
 
-enum dispatch_status dispatch_release(struct dispatch *d,
-				      const struct dispatch_payment *p,
-				      struct error *err)
+enum handoff_store_status handoff_store_release(
+	struct handoff_store *d, const struct handoff_store_payment *p,
+	struct error *err)
 {
 	return fenced_by_token(d, STMT_RELEASE, p, NULL, 0, err);
 }
 
-long dispatch_backoff_ms(const struct config *cfg, unsigned long attempts,
-			 uint64_t random)
+long handoff_store_backoff_ms(const struct config *cfg, unsigned long attempts,
+			      uint64_t random)
 {
 	long max = cfg->dispatch_backoff_max_ms > 0 ? cfg->dispatch_backoff_max_ms
 						    : 1;
@@ -708,9 +709,10 @@ long dispatch_backoff_ms(const struct config *cfg, unsigned long attempts,
 	return half + (long)(random % (uint64_t)(delay - half + 1));
 }
 
-int dispatch_list_dead(struct dispatch *d,
-		       int (*each)(void *ctx, const struct dispatch_dead *row),
-		       void *ctx, struct error *err)
+int handoff_store_list_dead(struct handoff_store *d,
+			    int (*each)(void *ctx,
+					const struct handoff_store_dead *row),
+			    void *ctx, struct error *err)
 {
 	static const char sql[] =
 		"SELECT id, provider, transaction_id, dispatch_attempts, "
@@ -720,7 +722,7 @@ int dispatch_list_dead(struct dispatch *d,
 	MYSQL_ROW row;
 	int stop = 0;
 
-	if (dispatch_connect(d, err) != 0)
+	if (handoff_store_connect(d, err) != 0)
 		return -1;
 	if (mysql_query(sqlconn_mysql(d->conn), sql) != 0)
 		return connection_failed(d, "list dead", err);
@@ -729,7 +731,7 @@ int dispatch_list_dead(struct dispatch *d,
 	if (res == NULL)
 		return connection_failed(d, "list dead", err);
 	while (!stop && (row = mysql_fetch_row(res)) != NULL) {
-		struct dispatch_dead dead = {
+		struct handoff_store_dead dead = {
 			.id = parse_ull(row[0]),
 			.provider = row[1] != NULL ? row[1] : "",
 			.transaction_id = row[2] != NULL ? row[2] : "",
@@ -750,9 +752,9 @@ int dispatch_list_dead(struct dispatch *d,
 	return 0;
 }
 
-int dispatch_requeue(struct dispatch *d, const unsigned long long *ids,
-		     size_t count, unsigned long long *changed,
-		     struct error *err)
+int handoff_store_requeue(struct handoff_store *d,
+			  const unsigned long long *ids, size_t count,
+			  unsigned long long *changed, struct error *err)
 {
 	char *list, *sql;
 	my_ulonglong rows;
@@ -760,7 +762,7 @@ int dispatch_requeue(struct dispatch *d, const unsigned long long *ids,
 	*changed = 0;
 	if (count == 0)
 		return 0;
-	if (dispatch_connect(d, err) != 0)
+	if (handoff_store_connect(d, err) != 0)
 		return -1;
 	list = id_list_new(ids, count, err);
 	if (list == NULL)
