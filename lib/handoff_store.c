@@ -171,11 +171,6 @@ static int connection_failed(struct handoff_store *d, const char *what,
 	return -1;
 }
 
-int handoff_store_connect(struct handoff_store *d, struct error *err)
-{
-	return sqlconn_connect(d->conn, err);
-}
-
 int handoff_store_check_config(const struct config *cfg, struct error *err)
 {
 	long round_trip = config_round_trip_bound_ms(cfg);
@@ -233,7 +228,7 @@ int handoff_store_check_schema(struct handoff_store *d, struct error *err)
 	MYSQL_RES *res;
 	int rc = 0;
 
-	if (handoff_store_connect(d, err) != 0)
+	if (sqlconn_connect(d->conn, err) != 0)
 		return -1;
 	if (query_number(d, table_sql, &table, err) != 0 ||
 	    query_number(d, columns_sql, &columns, err) != 0 ||
@@ -453,7 +448,7 @@ int handoff_store_claim(struct handoff_store *d, size_t limit,
 	memset(batch, 0, sizeof(*batch));
 	if (limit == 0)
 		return 0;
-	if (handoff_store_connect(d, err) != 0)
+	if (sqlconn_connect(d->conn, err) != 0)
 		return -1;
 	/* The lease is measured from before the claim is sent: the server's
 	 * due_at is computed later, so it can only end after ours. */
@@ -606,7 +601,7 @@ static enum handoff_store_status fenced_write(struct handoff_store *d,
 	my_ulonglong matched;
 	unsigned int code;
 
-	if (handoff_store_connect(d, err) != 0)
+	if (sqlconn_connect(d->conn, err) != 0)
 		return HANDOFF_STORE_FAILED;
 	stmt = prepared(d, which, err);
 	if (stmt == NULL)
@@ -722,7 +717,7 @@ int handoff_store_list_dead(struct handoff_store *d,
 	MYSQL_ROW row;
 	int stop = 0;
 
-	if (handoff_store_connect(d, err) != 0)
+	if (sqlconn_connect(d->conn, err) != 0)
 		return -1;
 	if (mysql_query(sqlconn_mysql(d->conn), sql) != 0)
 		return connection_failed(d, "list dead", err);
@@ -762,7 +757,7 @@ int handoff_store_requeue(struct handoff_store *d,
 	*changed = 0;
 	if (count == 0)
 		return 0;
-	if (handoff_store_connect(d, err) != 0)
+	if (sqlconn_connect(d->conn, err) != 0)
 		return -1;
 	list = id_list_new(ids, count, err);
 	if (list == NULL)

@@ -95,11 +95,6 @@ struct handoff_store *handoff_store_new(const struct config *cfg,
  * rolled back by the server. */
 void handoff_store_free(struct handoff_store *d);
 
-/* Connects unless connected (sqlconn_connect: the node in use, else the
- * next that takes writes). Returns 0, or -1 with err naming what failed
- * (then not connected). */
-int handoff_store_connect(struct handoff_store *d, struct error *err);
-
 /* The start-up checks of the dispatch keys that concern the database: the
  * lease must be larger than dispatch_timeout_ms plus two MySQL round trips
  * (config_round_trip_bound_ms) plus HANDOFF_STORE_LEASE_MARGIN_MS. Returns 0,
