@@ -686,6 +686,26 @@ enum payload_status payload_take_currency(struct json_object *root,
 	return PAYLOAD_VALID;
 }
 
+enum payload_status payload_take_money(struct json_object *root,
+				       const char *amount_path,
+				       enum payload_amount_form form,
+				       const char *currency_path,
+				       const struct payload_rules *rules,
+				       struct payment *out, struct error *why)
+{
+	enum payload_status status = PAYLOAD_VALID;
+
+	if (form == PAYLOAD_AMOUNT_DECIMAL)
+		status = payload_take_currency(root, currency_path, rules, out,
+					       why);
+	if (status == PAYLOAD_VALID)
+		status = payload_take_amount(root, amount_path, form, out, why);
+	if (status == PAYLOAD_VALID && form != PAYLOAD_AMOUNT_DECIMAL)
+		status = payload_take_currency(root, currency_path, rules, out,
+					       why);
+	return status;
+}
+
 enum payload_status payload_set_event_id(struct payment *out, const char *text,
 					 size_t len, const char *what,
 					 struct error *why)

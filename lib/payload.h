@@ -120,6 +120,18 @@ enum payload_status payload_take_currency(struct json_object *root,
 					  struct payment *out,
 					  struct error *why);
 
+/* The amount at amount_path in form and the currency at currency_path, as
+ * payload_take_amount and payload_take_currency read them: the currency
+ * first for a decimal amount (which needs its exponent), else the amount
+ * first. Fills out->amount and out->currency; on failure why names the
+ * first field that broke a rule. */
+enum payload_status payload_take_money(struct json_object *root,
+				       const char *amount_path,
+				       enum payload_amount_form form,
+				       const char *currency_path,
+				       const struct payload_rules *rules,
+				       struct payment *out, struct error *why);
+
 /* Copies an event id (1-255 visible ASCII bytes) into out->event_id; text
  * NULL or empty leaves it empty. Returns PAYLOAD_INVALID for anything else,
  * naming what. */
