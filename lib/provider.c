@@ -592,6 +592,10 @@ static enum payload_status take_event_id(const struct profile *row,
 				    row->event_id_path, why);
 }
 
+/* Each Adyen item is one lifecycle event at most: room for every item. */
+_Static_assert(PROVIDER_LIFECYCLE_MAX >= PROVIDER_PAYMENTS_MAX,
+	       "an Adyen batch of lifecycle items must fit the batch");
+
 /* Reads node's refunds, disputes and cancellations into the batch. Returns
  * PROVIDER_IGNORED when node announces some (they wait in out->lifecycle),
  * PROVIDER_PAYMENTS when it announces none (classify it next), or

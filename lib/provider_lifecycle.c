@@ -555,6 +555,8 @@ enum payload_status provider_lifecycle_read(enum config_provider provider,
 	size_t n;
 
 	*count = 0;
+	/* The caller keeps room for one at least: Adyen's items are as many
+	 * as PROVIDER_LIFECYCLE_MAX at most, every other body is one event. */
 	if (cap == 0)
 		return invalid(why, "more than %d lifecycle events in one "
 			       "request", PROVIDER_LIFECYCLE_MAX);
