@@ -29,7 +29,6 @@
 #define PROGRAM "payhook-sign"
 /* Largest body we read; far above any sane max_body_bytes. */
 #define BODY_MAX ((size_t)64 * 1024 * 1024)
-#define ID_RANDOM_BYTES 12
 
 #define EXIT_USAGE 2
 
@@ -41,7 +40,7 @@ struct body {
 static void usage(FILE *out)
 {
 	fprintf(out,
-		"Usage: " PROGRAM " [--provider NAME] [--secret SECRET] [--id ID]\n"
+		"Usage: " PROGRAM " [--provider NAME] [--secret-file FILE] [--id ID]\n"
 		"                    [--timestamp UNIX] [--url URL] [--topic TOPIC]\n"
 		"                    [-c FILE] [--curl URL] [BODY]\n"
 		"       " PROGRAM " [--provider NAME] --sample EVENT [--transaction-id ID]\n"
@@ -52,9 +51,12 @@ static void usage(FILE *out)
 		"\n"
 		"  --provider NAME   standard (default), stripe, paddle, razorpay, komoju,\n"
 		"                    payjp, square, shopify, adyen or generic\n"
-		"  --secret SECRET   the provider's secret in its own form; default: the\n"
-		"                    first of $PAYHOOK_WEBHOOK_SECRET (standard) or\n"
+		"  --secret-file FILE  read the provider's secret (its own form, the\n"
+		"                    first word of FILE) from FILE; default: the first\n"
+		"                    of $PAYHOOK_WEBHOOK_SECRET (standard) or\n"
 		"                    $PAYHOOK_<PROVIDER>_SECRET\n"
+		"  --secret SECRET   the secret itself: for tests only, since every user\n"
+		"                    sees it in ps and it stays in the shell's history\n"
 		"  --id ID           webhook-id (standard), X-Razorpay-Event-Id,\n"
 		"                    X-Shopify-Event-Id (default: random)\n"
 		"  --timestamp UNIX  the signed timestamp (default: now)\n"
@@ -212,6 +214,45 @@ static char *first_word(const char *text)
 	return word;
 }
 
+/* Largest secret file read: a secret is at most a few hundred bytes. */
+#define SECRET_FILE_MAX 4096
+
+/* The secret in FILE: its first white-space-separated word (so a trailing
+ * newline does not count). Returns it (the caller wipes and frees it), or
+ * NULL with a message printed. */
+static char *secret_from_file(const char *path)
+{
+	char buf[SECRET_FILE_MAX + 1];
+	const char *why = NULL;
+	char *word = NULL;
+	size_t n;
+	FILE *f = fopen(path, "r");
+
+	if (f == NULL) {
+		fprintf(stderr, PROGRAM ": --secret-file %s: %s\n", path,
+			strerror(errno));
+		return NULL;
+	}
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	buf[n] = '\0';
+	if (ferror(f)) {
+		why = "read error";
+	} else if (n == SECRET_FILE_MAX) {
+		why = "too large for a secret file";
+	} else if (strlen(buf) != n) {
+		why = "holds a NUL byte";
+	} else {
+		word = first_word(buf);
+		if (word == NULL)
+			why = "holds no secret";
+	}
+	if (why != NULL)
+		fprintf(stderr, PROGRAM ": --secret-file %s: %s\n", path, why);
+	fclose(f);
+	OPENSSL_cleanse(buf, sizeof(buf));
+	return word;
+}
+
 /* The secret from the environment: the first word of
  * PAYHOOK_<PROVIDER>_SECRET (PAYHOOK_WEBHOOK_SECRET for standard), or NULL.
  * The caller frees it. */
@@ -239,19 +280,16 @@ static enum config_provider provider_named(const char *name)
 	die_usage("unknown provider", name);
 }
 
-/* A random id in the form the provider uses for what --id sets. */
+/* A random id in the form the provider gives its events, for what --id
+ * sets (webhook-id, X-Razorpay-Event-Id, X-Shopify-Event-Id). */
 static int random_id(enum config_provider provider, char *out, size_t cap)
 {
-	unsigned char rnd[ID_RANDOM_BYTES];
-	const char *prefix = provider == CONFIG_PROVIDER_STANDARD ? "msg_" : "";
-	size_t n = strlen(prefix);
+	unsigned char rnd[SENDER_ID_RANDOM];
 
-	if (random_bytes(rnd, sizeof(rnd)) < 0 || cap < n + 2 * sizeof(rnd) + 1)
+	if (random_bytes(rnd, sizeof(rnd)) < 0)
 		return -1;
-	memcpy(out, prefix, n);
-	for (size_t i = 0; i < sizeof(rnd); i++)
-		snprintf(out + n + 2 * i, 3, "%02x", rnd[i]);
-	return 0;
+	return sender_sample_id(provider, SENDER_ID_EVENT, rnd, sizeof(rnd),
+				out, cap);
 }
 
 /* --sample: writes the event on standard output. */
@@ -263,7 +301,7 @@ static int print_sample(enum config_provider provider, const char *event,
 		.provider = provider, .event = event, .transaction_id = tx,
 		.currency = currency, .event_id = event_id, .amount = 1999,
 	};
-	char generated[64], event_generated[64] = "evt_";
+	char generated[64], event_generated[64];
 	uint64_t n;
 	struct error err;
 	char *json;
@@ -278,24 +316,23 @@ static int print_sample(enum config_provider provider, const char *event,
 		in.currency = provider == CONFIG_PROVIDER_PAYJP ||
 			      provider == CONFIG_PROVIDER_KOMOJU ? "JPY" :
 			      provider == CONFIG_PROVIDER_RAZORPAY ? "INR" : "USD";
-	if (in.transaction_id == NULL) {
-		if (provider == CONFIG_PROVIDER_SHOPIFY) {
-			snprintf(generated, sizeof(generated), "%lld",
-				 (long long)time(NULL) * 1000 + getpid() % 1000);
-		} else if (random_id(CONFIG_PROVIDER_COUNT, generated,
-				     sizeof(generated)) != 0) {
+	if (in.transaction_id == NULL || in.event_id == NULL) {
+		unsigned char rnd[SENDER_ID_RANDOM];
+
+		/* Ids in the provider's own form (pi_..., txn_..., pay_...). */
+		if (random_bytes(rnd, sizeof(rnd)) < 0 ||
+		    sender_sample_id(provider, SENDER_ID_TRANSACTION, rnd,
+				     sizeof(rnd), generated,
+				     sizeof(generated)) != 0 ||
+		    random_id(provider, event_generated,
+			      sizeof(event_generated)) != 0) {
 			fprintf(stderr, PROGRAM ": no random bytes from the OS\n");
 			return EXIT_FAILURE;
 		}
-		in.transaction_id = generated;
-	}
-	if (in.event_id == NULL) {
-		if (random_id(CONFIG_PROVIDER_COUNT, event_generated + 4,
-			      sizeof(event_generated) - 4) != 0) {
-			fprintf(stderr, PROGRAM ": no random bytes from the OS\n");
-			return EXIT_FAILURE;
-		}
-		in.event_id = event_generated;
+		if (in.transaction_id == NULL)
+			in.transaction_id = generated;
+		if (in.event_id == NULL)
+			in.event_id = event_generated;
 	}
 	json = sender_sample(&in, &err);
 	if (json == NULL) {
@@ -347,6 +384,7 @@ int main(int argc, char **argv)
 	static const struct option options[] = {
 		{ "provider", required_argument, NULL, 'p' },
 		{ "secret", required_argument, NULL, 's' },
+		{ "secret-file", required_argument, NULL, 'F' },
 		{ "id", required_argument, NULL, 'i' },
 		{ "timestamp", required_argument, NULL, 't' },
 		{ "url", required_argument, NULL, 'u' },
@@ -364,10 +402,11 @@ int main(int argc, char **argv)
 	};
 	enum config_provider provider = CONFIG_PROVIDER_STANDARD;
 	const char *secret_arg = NULL, *id_arg = NULL, *ts_arg = NULL;
+	const char *secret_file = NULL;
 	const char *url = NULL, *file = NULL, *square_url = NULL, *topic = NULL;
 	const char *config_path = NULL, *sample = NULL, *tx = NULL;
 	const char *amount = NULL, *currency = NULL, *event_id = NULL;
-	char *secret_env = NULL, *signed_body = NULL;
+	char *secret_copy = NULL, *signed_body = NULL;
 	char id[SIGNATURE_ID_MAX + 1], ts[32];
 	struct sender_headers headers;
 	struct sender_input in;
@@ -386,6 +425,9 @@ int main(int argc, char **argv)
 			break;
 		case 's':
 			secret_arg = optarg;
+			break;
+		case 'F':
+			secret_file = optarg;
 			break;
 		case 'i':
 			id_arg = optarg;
@@ -442,6 +484,8 @@ int main(int argc, char **argv)
 			break;
 		}
 	}
+	if (secret_arg != NULL && secret_file != NULL)
+		die_usage("--secret and --secret-file: choose one", NULL);
 	if (sample != NULL) {
 		if (argc != optind)
 			die_usage("--sample takes no FILE", NULL);
@@ -465,16 +509,24 @@ int main(int argc, char **argv)
 		    cfg.secrets[CONFIG_PROVIDER_GENERIC].count > 0)
 			secret_arg = cfg.secrets[CONFIG_PROVIDER_GENERIC].items[0];
 	}
+	if (secret_file != NULL) {
+		secret_copy = secret_from_file(secret_file);
+		if (secret_copy == NULL) {
+			status = EXIT_USAGE;
+			goto out;
+		}
+		secret_arg = secret_copy;
+	}
 	if (secret_arg == NULL) {
-		secret_env = secret_from_env(provider);
-		if (secret_env == NULL) {
-			fprintf(stderr, PROGRAM ": no secret: pass --secret or "
-				"set the provider's PAYHOOK_..._SECRET\n");
+		secret_copy = secret_from_env(provider);
+		if (secret_copy == NULL) {
+			fprintf(stderr, PROGRAM ": no secret: pass --secret-file "
+				"FILE or set the provider's PAYHOOK_..._SECRET\n");
 			usage(stderr);
 			status = EXIT_USAGE;
 			goto out;
 		}
-		secret_arg = secret_env;
+		secret_arg = secret_copy;
 	}
 	if (square_url == NULL)
 		square_url = getenv("PAYHOOK_SQUARE_NOTIFICATION_URL");
@@ -563,9 +615,9 @@ int main(int argc, char **argv)
 out:
 	free(body.data);
 	free(signed_body);
-	if (secret_env != NULL) {
-		OPENSSL_cleanse(secret_env, strlen(secret_env));
-		free(secret_env);
+	if (secret_copy != NULL) {
+		OPENSSL_cleanse(secret_copy, strlen(secret_copy));
+		free(secret_copy);
 	}
 	if (have_cfg)
 		config_cleanup(&cfg);

@@ -212,7 +212,9 @@ static const struct key_def keys[] = {
 	CHOICE("log_target", log_target, log_target_choices, "stderr"),
 	STRING("health_path", health_path, NULL, 0),
 	STRING("metrics_path", metrics_path, NULL, 0),
-	STRING("metrics_token", metrics_token, NULL, FLAG_SECRET),
+	/* Empty is refused: whoever writes the key means a token (to serve
+	 * metrics_path without one, leave the key out). */
+	STRING("metrics_token", metrics_token, NULL, FLAG_SECRET | FLAG_NONEMPTY),
 	STRING("metrics_file", metrics_file, NULL, 0),
 };
 
@@ -352,6 +354,114 @@ static int bad_value(struct error *err, const char *where,
 			 def->name, expected);
 }
 
+/* A provider's webhook secret against the other credentials of its
+ * dashboard: what every such secret starts with, and the API keys and
+ * tokens that get pasted in its place. Either would pass config_load and
+ * then fail every signature (401), so both are refused here. */
+struct pasted {
+	const char *prefix;
+	size_t min_len, max_len; /* of the whole text; 0: any */
+};
+
+struct secret_rule {
+	const char *key;
+	const char *required;     /* prefix every such secret has, or NULL */
+	const char *expected;     /* for the message: what belongs here */
+	const char *wrong_what;   /* for the message: what the wrong ones are */
+	struct pasted wrong[6];
+};
+
+static const struct secret_rule secret_rules[] = {
+	{ "stripe_secret", "whsec_",
+	  "the endpoint's signing secret (whsec_..., Developers > Webhooks)",
+	  "a Stripe API key (sk_, rk_ or pk_)",
+	  { { "sk_live_", 0, 0 }, { "sk_test_", 0, 0 }, { "rk_live_", 0, 0 },
+	    { "rk_test_", 0, 0 }, { "pk_live_", 0, 0 }, { "pk_test_", 0, 0 } } },
+	{ "paddle_secret", "pdl_ntfset_",
+	  "the notification destination's secret key (pdl_ntfset_...)",
+	  "a Paddle API key (pdl_live_apikey_ or pdl_sdbx_apikey_)",
+	  { { "pdl_live_apikey_", 0, 0 }, { "pdl_sdbx_apikey_", 0, 0 } } },
+	{ "razorpay_secret", NULL,
+	  "the secret typed in when the webhook was set up",
+	  "a Razorpay API key id (rzp_live_ or rzp_test_ and 14 characters)",
+	  { { "rzp_live_", 23, 23 }, { "rzp_test_", 23, 23 } } },
+	{ "komoju_secret", NULL, "the webhook's secret token",
+	  "a KOMOJU API key (sk_ or pk_)",
+	  { { "sk_live_", 0, 0 }, { "sk_test_", 0, 0 }, { "pk_live_", 0, 0 },
+	    { "pk_test_", 0, 0 } } },
+	{ "payjp_secret", NULL, "the webhook token (whook_...)",
+	  "a PAY.JP API key (sk_ or pk_)",
+	  { { "sk_live_", 0, 0 }, { "sk_test_", 0, 0 }, { "pk_live_", 0, 0 },
+	    { "pk_test_", 0, 0 } } },
+	{ "square_secret", NULL, "the subscription's signature key",
+	  "a Square access token or application credential (EAAA..., sq0...)",
+	  { { "EAAA", 60, 0 }, { "sq0idp-", 0, 0 }, { "sq0csp-", 0, 0 },
+	    { "sq0atp-", 0, 0 }, { "sandbox-sq0", 0, 0 } } },
+	{ "shopify_secret", NULL,
+	  "the app's client secret (shpss_... or 32 hex digits)",
+	  "a Shopify access token (shpat_, shpca_, shppa_ or shpua_)",
+	  { { "shpat_", 0, 0 }, { "shpca_", 0, 0 }, { "shppa_", 0, 0 },
+	    { "shpua_", 0, 0 } } },
+};
+
+/* Returns 0 when text may be def's secret, or -1 with err saying what it
+ * looks like and what was expected (never quoting it). */
+static int check_secret_rule(const struct key_def *def, const char *text,
+			     const char *where, struct error *err)
+{
+	size_t len = strlen(text);
+
+	for (size_t i = 0; i < sizeof(secret_rules) / sizeof(secret_rules[0]);
+	     i++) {
+		const struct secret_rule *r = &secret_rules[i];
+
+		if (strcmp(r->key, def->name) != 0)
+			continue;
+		for (size_t w = 0; w < sizeof(r->wrong) / sizeof(r->wrong[0]) &&
+				   r->wrong[w].prefix != NULL; w++) {
+			const struct pasted *x = &r->wrong[w];
+
+			if (strncmp(text, x->prefix, strlen(x->prefix)) == 0 &&
+			    len >= x->min_len &&
+			    (x->max_len == 0 || len <= x->max_len))
+				return error_set(err, "%s: bad value for key "
+						 "'%s': this is %s, not the "
+						 "webhook secret; expected %s",
+						 where, def->name, r->wrong_what,
+						 r->expected);
+		}
+		if (r->required != NULL &&
+		    strncmp(text, r->required, strlen(r->required)) != 0)
+			return error_set(err, "%s: bad value for key '%s': "
+					 "expected %s", where, def->name,
+					 r->expected);
+	}
+	return 0;
+}
+
+size_t config_secret_form_prefix(const char *text, size_t len)
+{
+	size_t best = 0;
+
+	if (len >= strlen("whsec_") && strncmp(text, "whsec_", 6) == 0)
+		best = strlen("whsec_");
+	for (size_t i = 0; i < sizeof(secret_rules) / sizeof(secret_rules[0]);
+	     i++) {
+		const struct secret_rule *r = &secret_rules[i];
+
+		for (size_t w = 0; w <= sizeof(r->wrong) / sizeof(r->wrong[0]);
+		     w++) {
+			const char *prefix = w == 0 ? r->required :
+					     r->wrong[w - 1].prefix;
+			size_t n = prefix != NULL ? strlen(prefix) : 0;
+
+			if (n > best && n <= len && strncmp(text, prefix, n) == 0)
+				best = n;
+		}
+	}
+	return best;
+}
+
 static int add_secret(struct config_secrets *secrets, const struct key_def *def,
 		      const char *text, const char *where, struct error *err)
 {
@@ -361,6 +471,8 @@ static int add_secret(struct config_secrets *secrets, const struct key_def *def,
 	char *copy;
 
 	/* Validate now, so the message names the line the secret is on. */
+	if (check_secret_rule(def, text, where, err) != 0)
+		return -1;
 	if ((def->flags & FLAG_FORM_LATER) == 0) {
 		if (secret_decode(def->form, text, &key, &decode_err) != 0)
 			return error_set(err, "%s: bad value for key '%s': %s",
@@ -380,12 +492,17 @@ static int add_secret(struct config_secrets *secrets, const struct key_def *def,
 	return 0;
 }
 
-/* The providers key: white-space separated profile names. */
-static int parse_providers(const char *text, unsigned *out)
+/* The providers key: white-space separated profile names. Returns 0, or -1
+ * with *bad and *bad_len on the first word that names no profile (*bad_len
+ * 0 when the value names none at all). */
+static int parse_providers(const char *text, unsigned *out, const char **bad,
+			   size_t *bad_len)
 {
 	unsigned set = 0;
 	const char *p = text;
 
+	*bad = NULL;
+	*bad_len = 0;
 	while (*p != '\0') {
 		size_t len;
 		int found = 0;
@@ -402,14 +519,44 @@ static int parse_providers(const char *text, unsigned *out)
 				found = 1;
 			}
 		}
-		if (!found)
+		if (!found) {
+			*bad = p;
+			*bad_len = len;
 			return -1;
+		}
 		p += len;
 	}
 	if (set == 0)
 		return -1;
 	*out = set;
 	return 0;
+}
+
+/* The message for a providers value that parse_providers refused: the
+ * unknown word is named when it looks like a name (letters, digits, _ . -,
+ * short); anything else may be a pasted secret and is not shown. */
+static int bad_providers(struct error *err, const char *where,
+			 const char *bad, size_t bad_len)
+{
+	static const char names[] = "standard, stripe, paddle, razorpay, "
+				    "komoju, payjp, square, shopify, adyen, "
+				    "generic";
+	bool name = bad_len > 0 && bad_len <= 32;
+
+	for (size_t i = 0; i < bad_len && name; i++)
+		name = isalnum((unsigned char)bad[i]) || bad[i] == '_' ||
+		       bad[i] == '-' || bad[i] == '.';
+	if (bad_len == 0)
+		return error_set(err, "%s: bad value for key 'providers': "
+				 "expected profile names separated by spaces, "
+				 "from %s", where, names);
+	if (!name)
+		return error_set(err, "%s: bad value for key 'providers': a "
+				 "word names no profile (not shown); expected "
+				 "names from %s", where, names);
+	return error_set(err, "%s: bad value for key 'providers': unknown "
+			 "profile '%.*s'; expected names from %s", where,
+			 (int)bad_len, bad, names);
 }
 
 /* A value that looks like shell or INI quoting, or an inline comment, is
@@ -466,7 +613,11 @@ static int set_value(struct config *cfg, const struct key_def *def,
 	switch (def->kind) {
 	case KIND_STRING:
 		if (text[0] == '\0' && (def->flags & FLAG_NONEMPTY) != 0)
-			return bad_value(err, where, def, "a non-empty value");
+			return bad_value(err, where, def, def->fallback == NULL ?
+					 "a non-empty value (remove the line "
+					 "to leave the key unset)" :
+					 "a non-empty value (remove the line "
+					 "for the default)");
 		if (def->max > 0 && strlen(text) > (size_t)def->max) {
 			snprintf(expected, sizeof(expected),
 				 "at most %ld bytes", def->max);
@@ -539,15 +690,14 @@ store_number:
 		if (text[0] == '\0')
 			return 0;
 		return add_secret(field, def, text, where, err);
-	case KIND_PROVIDERS:
-		if (parse_providers(text, field) != 0) {
-			snprintf(expected, sizeof(expected),
-				 "profile names separated by spaces, from "
-				 "standard, stripe, paddle, razorpay, komoju, "
-				 "payjp, square, shopify, adyen, generic");
-			return bad_value(err, where, def, expected);
-		}
+	case KIND_PROVIDERS: {
+		const char *bad;
+		size_t bad_len;
+
+		if (parse_providers(text, field, &bad, &bad_len) != 0)
+			return bad_providers(err, where, bad, bad_len);
 		return 0;
+	}
 	}
 	return error_set(err, "%s: key '%s' has no parser", where, def->name);
 }
@@ -1013,6 +1163,16 @@ static int check_config(const struct config *cfg, struct error *err)
 	if (cfg->metrics_token != NULL && cfg->metrics_path == NULL)
 		return error_set(err, "metrics_token is set but metrics_path is "
 				 "not");
+	/* Set but empty counts as unset (a metrics_token line still holds),
+	 * but with no token anywhere it would make metrics_path public: a
+	 * variable written to hold a token that came out empty. */
+	if (cfg->metrics_path != NULL && cfg->metrics_token == NULL &&
+	    getenv(ENV_PREFIX "METRICS_TOKEN") != NULL)
+		return error_set(err, "environment PAYHOOK_METRICS_TOKEN is set "
+				 "but empty and no metrics_token line gives a "
+				 "token: metrics_path would be open to anyone; "
+				 "give a token, or unset the variable to serve "
+				 "it without one");
 	if (config_provider_enabled(cfg, CONFIG_PROVIDER_SQUARE) &&
 	    cfg->square_notification_url == NULL)
 		return error_set(err, "providers has square: set "
@@ -1031,6 +1191,34 @@ static int check_config(const struct config *cfg, struct error *err)
 				 cfg->mysql_write_timeout_s, bound,
 				 bound + CONFIG_LEASE_MARGIN_MS);
 	return 0;
+}
+
+int config_warning(const struct config *cfg, size_t index, char *out,
+		   size_t cap)
+{
+	size_t n = 0;
+
+	for (unsigned p = 0; p < CONFIG_PROVIDER_COUNT; p++) {
+		if (cfg->secrets[p].count == 0 || config_provider_enabled(cfg, p))
+			continue;
+		if (n++ != index)
+			continue;
+		snprintf(out, cap, "%s%s is set but providers does not enable "
+			 "%s: the secret is not used, and requests for %s get "
+			 "404 not_found", p == CONFIG_PROVIDER_STANDARD ?
+			 "webhook_" : provider_names[p],
+			 p == CONFIG_PROVIDER_STANDARD ? "secret" : "_secret",
+			 provider_names[p], provider_names[p]);
+		return 0;
+	}
+	if (cfg->metrics_path != NULL && cfg->metrics_token == NULL &&
+	    n++ == index) {
+		snprintf(out, cap, "metrics_path is served without a token: "
+			 "whoever reaches it reads the counters (set "
+			 "metrics_token to require one)");
+		return 0;
+	}
+	return -1;
 }
 
 int config_load(struct config *cfg, const char *path, struct error *err)

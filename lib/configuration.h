@@ -194,8 +194,26 @@ struct config {
  * Returns 0 with cfg filled, or -1 with err naming the file, line and key
  * (or the environment variable) that is wrong; cfg is then left empty, as
  * after config_cleanup. No value is ever quoted in err, and neither is an
- * unknown key name read from the file (it may be a pasted secret). */
+ * unknown key name read from the file (it may be a pasted secret); the one
+ * exception is an unknown word of providers that looks like a name
+ * ("paypal"). A provider secret in a form that provider never hands out (an
+ * API key where the webhook secret belongs) is refused, saying what was
+ * expected. */
 int config_load(struct config *cfg, const char *path, struct error *err);
+
+/* Writes the index-th warning about a loaded configuration into out (cap
+ * bytes): something allowed but probably not meant, such as a
+ * <profile>_secret for a profile that providers does not enable, or
+ * metrics_path without metrics_token. Returns 0 with out filled, or -1 when
+ * there are not that many warnings (out untouched). Can't fail otherwise. */
+int config_warning(const struct config *cfg, size_t index, char *out,
+		   size_t cap);
+
+/* The length of the prefix of text[0..len) that config_load's secret-form
+ * rules look at ("whsec_", "pdl_ntfset_", "sk_live_", ...), or 0 when text
+ * starts with none: what decides a secret's form, as opposed to its content
+ * (the fuzzer keeps it when it scrambles secrets). Can't fail. */
+size_t config_secret_form_prefix(const char *text, size_t len);
 
 /* Frees what config_load allocated and zeroes cfg. Accepts a zeroed or
  * already cleaned struct. Can't fail. */

@@ -12,7 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "payload.h"
+#include "payment.h"
 
 /* payment_events.object_id is VARBINARY(255). */
 #define LIFECYCLE_OBJECT_ID_MAX 255

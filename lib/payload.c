@@ -521,7 +521,7 @@ enum payload_status payload_take_transaction_id(struct json_object *root,
 {
 	return payload_take_id(root, path, integer_allowed,
 			       rules->trim_transaction_id,
-			       PAYLOAD_TRANSACTION_ID_MAX, out->transaction_id,
+			       PAYMENT_TRANSACTION_ID_MAX, out->transaction_id,
 			       &out->transaction_id_len, why);
 }
 
@@ -714,7 +714,7 @@ enum payload_status payload_set_event_id(struct payment *out, const char *text,
 	out->event_id_len = 0;
 	if (text == NULL || len == 0)
 		return PAYLOAD_VALID;
-	if (len > PAYLOAD_EVENT_ID_MAX ||
+	if (len > PAYMENT_EVENT_ID_MAX ||
 	    !visible_ascii((const unsigned char *)text, len))
 		return invalid(why, "%s: must be 1-255 visible ASCII bytes",
 			       what);

@@ -18,22 +18,9 @@
 #include <json-c/json.h>
 
 #include "error.h"
+#include "payment.h"
 
-#define PAYLOAD_TRANSACTION_ID_MAX 128
-#define PAYLOAD_EVENT_ID_MAX 255
 #define PAYLOAD_MAX_DEPTH 32
-
-/* The fields payhook records. transaction_id and event_id are NUL-terminated
- * and hold visible ASCII only (so never a NUL). */
-struct payment {
-	const char *provider;            /* the profile's name (static) */
-	char transaction_id[PAYLOAD_TRANSACTION_ID_MAX + 1];
-	size_t transaction_id_len;       /* 0 while not known */
-	int64_t amount;                  /* 1 ..= INT64_MAX, minor units */
-	char currency[4];                /* 3 upper-case ASCII letters + NUL */
-	char event_id[PAYLOAD_EVENT_ID_MAX + 1];
-	size_t event_id_len;             /* 0: the provider sent none */
-};
 
 struct payload_rules {
 	const char *default_currency; /* NULL, or 3 upper-case letters */

@@ -359,6 +359,161 @@ static const char *const templates[CONFIG_PROVIDER_COUNT] = {
 		"\"order-1\",\"pspReference\":\"\",\"success\":\"true\"}}]}",
 };
 
+/* The events a sample can be of: each provider's payment event first, then
+ * events of the same object that record nothing (200 ignored), with the
+ * fields that differ from the payment event's template set as JSON text.
+ * standard has no event type: its one sample is "payment"; Shopify's topic
+ * travels in X-Shopify-Topic (payhook-sign --topic), not in the body. */
+struct sample_event {
+	enum config_provider provider;
+	const char *event;
+	const char *set[3][2]; /* dotted path, JSON text */
+};
+
+static const struct sample_event sample_events[] = {
+	{ CONFIG_PROVIDER_STANDARD, "payment", { { NULL, NULL } } },
+	{ CONFIG_PROVIDER_STRIPE, "payment_intent.succeeded", { { NULL, NULL } } },
+	{ CONFIG_PROVIDER_STRIPE, "payment_intent.created",
+	  { { "data.object.status", "\"requires_payment_method\"" },
+	    { "data.object.amount_received", "0" } } },
+	{ CONFIG_PROVIDER_STRIPE, "payment_intent.processing",
+	  { { "data.object.status", "\"processing\"" },
+	    { "data.object.amount_received", "0" } } },
+	{ CONFIG_PROVIDER_STRIPE, "payment_intent.payment_failed",
+	  { { "data.object.status", "\"requires_payment_method\"" },
+	    { "data.object.amount_received", "0" } } },
+	{ CONFIG_PROVIDER_PADDLE, "transaction.completed", { { NULL, NULL } } },
+	{ CONFIG_PROVIDER_PADDLE, "transaction.created",
+	  { { "data.status", "\"draft\"" } } },
+	{ CONFIG_PROVIDER_PADDLE, "transaction.paid",
+	  { { "data.status", "\"paid\"" } } },
+	{ CONFIG_PROVIDER_RAZORPAY, "payment.captured", { { NULL, NULL } } },
+	{ CONFIG_PROVIDER_RAZORPAY, "payment.authorized",
+	  { { "payload.payment.entity.status", "\"authorized\"" },
+	    { "payload.payment.entity.captured", "false" } } },
+	{ CONFIG_PROVIDER_RAZORPAY, "payment.failed",
+	  { { "payload.payment.entity.status", "\"failed\"" },
+	    { "payload.payment.entity.captured", "false" } } },
+	{ CONFIG_PROVIDER_KOMOJU, "payment.captured", { { NULL, NULL } } },
+	{ CONFIG_PROVIDER_KOMOJU, "payment.authorized",
+	  { { "data.status", "\"authorized\"" } } },
+	{ CONFIG_PROVIDER_KOMOJU, "payment.expired",
+	  { { "data.status", "\"expired\"" } } },
+	{ CONFIG_PROVIDER_PAYJP, "charge.succeeded", { { NULL, NULL } } },
+	{ CONFIG_PROVIDER_PAYJP, "charge.failed",
+	  { { "data.paid", "false" }, { "data.captured", "false" } } },
+	{ CONFIG_PROVIDER_SQUARE, "payment.updated", { { NULL, NULL } } },
+	{ CONFIG_PROVIDER_SQUARE, "payment.created",
+	  { { "data.object.payment.status", "\"APPROVED\"" } } },
+	{ CONFIG_PROVIDER_SHOPIFY, "orders/paid", { { NULL, NULL } } },
+	{ CONFIG_PROVIDER_SHOPIFY, "orders/create",
+	  { { "financial_status", "\"pending\"" } } },
+	{ CONFIG_PROVIDER_ADYEN, "AUTHORISATION", { { NULL, NULL } } },
+	{ CONFIG_PROVIDER_ADYEN, "CAPTURE", { { NULL, NULL } } },
+};
+
+#define SAMPLE_EVENT_COUNT (sizeof(sample_events) / sizeof(sample_events[0]))
+
+/* The sample of event (NULL: the payment event) of provider, or NULL. */
+static const struct sample_event *find_sample(enum config_provider provider,
+					      const char *event)
+{
+	for (size_t i = 0; i < SAMPLE_EVENT_COUNT; i++) {
+		if (sample_events[i].provider != provider)
+			continue;
+		if (event == NULL || strcmp(event, sample_events[i].event) == 0)
+			return &sample_events[i];
+	}
+	return NULL;
+}
+
+/* err: "no sample of EVENT: NAME has a, b, c". */
+static void no_such_sample(enum config_provider provider, const char *event,
+			   struct error *err)
+{
+	char list[ERROR_MESSAGE_MAX] = "";
+	size_t used = 0;
+
+	for (size_t i = 0; i < SAMPLE_EVENT_COUNT && used < sizeof(list); i++) {
+		int n;
+
+		if (sample_events[i].provider != provider)
+			continue;
+		n = snprintf(list + used, sizeof(list) - used, "%s%s",
+			     used == 0 ? "" : ", ", sample_events[i].event);
+		if (n < 0)
+			break;
+		used += (size_t)n;
+	}
+	error_set(err, "no sample of event '%.64s' for %s; it has: %s", event,
+		  config_provider_name(provider), list);
+}
+
+/* How each provider writes the ids of a sample: prefix, alphabet, length. */
+struct id_shape {
+	const char *prefix;
+	const char *alphabet;
+	size_t len;
+	bool uuid; /* 8-4-4-4-12 hex (Square's event ids) */
+};
+
+#define BASE62 "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+#define LOWER36 "0123456789abcdefghijklmnopqrstuvwxyz"
+#define UPPER36 "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+#define ULID32 "0123456789abcdefghjkmnpqrstvwxyz"
+#define HEX "0123456789abcdef"
+#define DIGITS "0123456789"
+
+/* Each provider's ids: [0] its transactions', [1] its events'. */
+static const struct id_shape id_shapes[CONFIG_PROVIDER_COUNT][2] = {
+	[CONFIG_PROVIDER_STANDARD] = { { "tx_", LOWER36, 24, false },
+				       { "msg_", HEX, 24, false } },
+	[CONFIG_PROVIDER_STRIPE] = { { "pi_", BASE62, 24, false },
+				     { "evt_", BASE62, 24, false } },
+	[CONFIG_PROVIDER_PADDLE] = { { "txn_01", ULID32, 24, false },
+				     { "evt_01", ULID32, 24, false } },
+	[CONFIG_PROVIDER_RAZORPAY] = { { "pay_", BASE62, 14, false },
+				       { "", BASE62, 14, false } },
+	[CONFIG_PROVIDER_KOMOJU] = { { "", LOWER36, 25, false },
+				     { "", LOWER36, 25, false } },
+	[CONFIG_PROVIDER_PAYJP] = { { "ch_", HEX, 29, false },
+				    { "evnt_", HEX, 27, false } },
+	[CONFIG_PROVIDER_SQUARE] = { { "", BASE62, 29, false },
+				     { "", HEX, 32, true } },
+	[CONFIG_PROVIDER_SHOPIFY] = { { "", DIGITS, 13, false },
+				      { "", LOWER36, 24, false } },
+	[CONFIG_PROVIDER_ADYEN] = { { "", UPPER36, 16, false },
+				    { "", UPPER36, 16, false } },
+	[CONFIG_PROVIDER_GENERIC] = { { "", LOWER36, 24, false },
+				      { "evt_", LOWER36, 24, false } },
+};
+
+int sender_sample_id(enum config_provider provider, enum sender_id_kind kind,
+		     const unsigned char *rnd, size_t n, char *out, size_t cap)
+{
+	const struct id_shape *shape;
+	size_t alphabet, used;
+
+	if ((unsigned)provider >= CONFIG_PROVIDER_COUNT)
+		return -1;
+	shape = &id_shapes[provider][kind == SENDER_ID_EVENT];
+	alphabet = strlen(shape->alphabet);
+	used = strlen(shape->prefix);
+	if (n < shape->len || cap < used + shape->len + 5)
+		return -1;
+	memcpy(out, shape->prefix, used);
+	for (size_t i = 0; i < shape->len; i++) {
+		if (shape->uuid && (i == 8 || i == 12 || i == 16 || i == 20))
+			out[used++] = '-';
+		out[used++] = shape->alphabet[rnd[i] % alphabet];
+	}
+	/* A leading zero would not survive Shopify's integer ids. */
+	if (shape->alphabet[0] == '0' && alphabet == 10 && out[0] == '0')
+		out[0] = '1';
+	out[used] = '\0';
+	return 0;
+}
+
 /* Sets value at a dotted path of existing objects; takes value. */
 static int set_path(struct json_object *node, const char *path,
 		    struct json_object *value)
@@ -406,6 +561,7 @@ static int decimal_text(int64_t amount, const char *currency, char *out,
 
 char *sender_sample(const struct sender_sample_input *in, struct error *err)
 {
+	const struct sample_event *sample;
 	struct provider_fields f;
 	struct json_object *root, *node;
 	char currency[4], number[32];
@@ -418,6 +574,11 @@ char *sender_sample(const struct sender_sample_input *in, struct error *err)
 	if ((unsigned)in->provider >= CONFIG_PROVIDER_COUNT ||
 	    templates[in->provider] == NULL) {
 		error_set(err, "no sample for this provider");
+		return NULL;
+	}
+	sample = find_sample(in->provider, in->event);
+	if (sample == NULL) {
+		no_such_sample(in->provider, in->event, err);
 		return NULL;
 	}
 	if (in->currency == NULL || strlen(in->currency) != 3 ||
@@ -445,8 +606,8 @@ char *sender_sample(const struct sender_sample_input *in, struct error *err)
 			json_object_object_get(root, "notificationItems"), 0),
 			"NotificationRequestItem");
 	if (f.event_path != NULL)
-		rc |= set_path(node, f.event_path, json_object_new_string(
-			in->event != NULL ? in->event : f.payment_event));
+		rc |= set_path(node, f.event_path,
+			       json_object_new_string(sample->event));
 	if (f.id_integer) {
 		char *end;
 		long long id = strtoll(in->transaction_id, &end, 10);
@@ -494,6 +655,11 @@ char *sender_sample(const struct sender_sample_input *in, struct error *err)
 	if (in->event_id != NULL && f.event_id_path != NULL)
 		rc |= set_path(node, f.event_id_path,
 			       json_object_new_string(in->event_id));
+	/* What the event's object holds at that point (after the payment
+	 * fields, which some of these overwrite: nothing received yet). */
+	for (size_t i = 0; i < 3 && sample->set[i][0] != NULL; i++)
+		rc |= set_path(node, sample->set[i][0],
+			       json_tokener_parse(sample->set[i][1]));
 	text = rc == 0 ? json_object_to_json_string_ext(
 				 root, JSON_C_TO_STRING_PLAIN |
 					       JSON_C_TO_STRING_NOSLASHESCAPE)

@@ -59,8 +59,26 @@ struct sender_sample_input {
 };
 
 /* Writes a sample event of the provider, in the shape its documentation
- * shows, with the given fields. Returns a new NUL-terminated JSON text the
- * caller frees, or NULL with err set. */
+ * shows, with the given fields. The events it knows are the provider's
+ * payment event and a few of the same object that record nothing; any other
+ * event is refused. Returns a new NUL-terminated JSON text the caller frees,
+ * or NULL with err set (for an unknown event: the events it has). */
 char *sender_sample(const struct sender_sample_input *in, struct error *err);
+
+/* Which id sender_sample_id writes. */
+enum sender_id_kind {
+	SENDER_ID_TRANSACTION, /* pi_... (Stripe), txn_... (Paddle), ... */
+	SENDER_ID_EVENT,       /* evt_... (Stripe), evnt_... (PAY.JP), ... */
+};
+
+/* Bytes of randomness sender_sample_id may use (one per character). */
+#define SENDER_ID_RANDOM 32
+
+/* Writes into out (cap bytes, at least 64) a random id in the form the
+ * provider gives its transactions or events, from rnd[0..n) (n at least
+ * SENDER_ID_RANDOM; the caller draws them from the OS). Returns 0, or -1
+ * when out or rnd is too small (out then untouched). */
+int sender_sample_id(enum config_provider provider, enum sender_id_kind kind,
+		     const unsigned char *rnd, size_t n, char *out, size_t cap);
 
 #endif

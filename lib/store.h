@@ -17,7 +17,7 @@
 
 #include "configuration.h"
 #include "error.h"
-#include "payload.h"
+#include "payment.h"
 
 struct store; /* one connection and its prepared statements; opaque */
 

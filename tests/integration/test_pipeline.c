@@ -602,7 +602,7 @@ START_TEST(test_lifecycle_answered_ignored)
 		 "\"occurred_at\":\"2024-06-17T04:03:25.123456Z\"}", id, id);
 	itest_post(pipeline, body, &r);
 	assert_outcome(r.outcome, OUTCOME_IGNORED);
-	ck_assert_int_eq(outcome_status(r.outcome, &cfg), 200);
+	ck_assert_int_eq(response_outcome_status(r.outcome, &cfg), 200);
 	ck_assert_int_eq(rows_for(id), 0);
 	ck_assert_int_eq(redis_exists(id), 0);
 	ck_assert_int_eq(sql_long("SELECT COUNT(*) FROM payment_events"), 0);
