@@ -22,7 +22,7 @@
 #include "metrics.h"
 #include "number.h"
 #include "pipeline.h"
-#include "store.h"
+#include "sqlconn.h"
 #include "timing.h"
 #include "worker.h"
 
@@ -64,31 +64,6 @@ static int check_redis(const struct config *cfg)
 	}
 	lock_client_free(lock);
 	return rc;
-}
-
-/* With mysql_nodes, one line per node: reachable, and a Galera node's state.
- * A node that is down is a warning (the workers move on to the next); the
- * schema check below fails when none takes writes. */
-static void report_mysql_nodes(const struct config *cfg)
-{
-	struct error err = { "" };
-	struct store *store;
-	char line[ERROR_MESSAGE_MAX + 128];
-
-	if (cfg->mysql_nodes == NULL)
-		return;
-	store = store_new(cfg, &err);
-	if (store == NULL) {
-		printf("mysql: WARNING: %s\n", err.message);
-		return;
-	}
-	for (size_t i = 0; i < store_node_count(store); i++) {
-		int ok = store_probe_node(store, i, line, sizeof(line)) == 0;
-
-		printf("mysql: node %zu: %s%s\n", i + 1, ok ? "" : "WARNING: ",
-		       line);
-	}
-	store_free(store);
 }
 
 /* Opens path as a worker will (flags without O_CREAT), or, when it does not
@@ -183,7 +158,9 @@ static int check_config(const struct config *cfg, const char *path)
 	rc |= check_redis(&patient);
 	report_slow("redis", (timing_now_us() - t0) / 1000,
 		    cfg->redis_timeout_ms, "redis_timeout_ms");
-	report_mysql_nodes(&patient);
+	/* A node that is down is a warning (the workers move on to the
+	 * next); the schema check below fails when none takes writes. */
+	sqlconn_report_nodes(&patient, stdout);
 	t0 = timing_now_us();
 	if (pipeline_check_mysql(pipeline, &err) != 0) {
 		printf("mysql: FAILED: %s\n", err.message);
@@ -191,9 +168,7 @@ static int check_config(const struct config *cfg, const char *path)
 	} else {
 		printf("mysql: ok (%s, table payments with "
 		       "uq_payments_provider_transaction_id)\n",
-		       cfg->mysql_nodes != NULL ? cfg->mysql_nodes :
-		       cfg->mysql_socket != NULL ? cfg->mysql_socket :
-		       cfg->mysql_host);
+		       sqlconn_where(cfg));
 		report_slow("mysql", (timing_now_us() - t0) / 1000,
 			    1000L * cfg->mysql_connect_timeout_s,
 			    "mysql_connect_timeout_s");

@@ -1112,8 +1112,30 @@ static int check_generic(const struct config *cfg, struct error *err)
 	return 0;
 }
 
-/* Checks that involve more than one key, after every source is applied. */
-static int check_config(const struct config *cfg, struct error *err)
+/* Checks that involve more than one key, after every source is applied,
+ * of the keys every program reads: MySQL and logging. */
+static int check_common(const struct config *cfg, struct error *err)
+{
+	struct endpoint list[ENDPOINT_LIST_MAX];
+	struct error inner;
+	size_t n;
+
+	if (cfg->mysql_nodes != NULL &&
+	    endpoint_list_parse(cfg->mysql_nodes, cfg->mysql_port, list, &n,
+				&inner) != 0)
+		return error_set(err, "mysql_nodes: %s", inner.message);
+	if (cfg->mysql_nodes != NULL && cfg->mysql_socket != NULL)
+		return error_set(err, "mysql_nodes and mysql_socket are both set: "
+				 "a cluster's nodes are reached over TCP");
+	if (cfg->log_target == CONFIG_LOG_TARGET_SYSLOG && cfg->log_file != NULL)
+		return error_set(err, "log_target = syslog and log_file are both "
+				 "set: choose one");
+	return 0;
+}
+
+/* The same, of the keys only the receiver (payhook) reads: secrets, Redis,
+ * the lock's lease, health and metrics. */
+static int check_receiver(const struct config *cfg, struct error *err)
 {
 	long bound = config_write_bound_ms(cfg);
 	struct endpoint list[ENDPOINT_LIST_MAX];
@@ -1134,17 +1156,10 @@ static int check_config(const struct config *cfg, struct error *err)
 		return error_set(err, "providers has %s: set %s_secret",
 				 provider_names[p], provider_names[p]);
 	}
-	if (cfg->mysql_nodes != NULL &&
-	    endpoint_list_parse(cfg->mysql_nodes, cfg->mysql_port, list, &n,
-				&inner) != 0)
-		return error_set(err, "mysql_nodes: %s", inner.message);
 	if (cfg->redis_sentinels != NULL &&
 	    endpoint_list_parse(cfg->redis_sentinels, 26379, list, &n,
 				&inner) != 0)
 		return error_set(err, "redis_sentinels: %s", inner.message);
-	if (cfg->mysql_nodes != NULL && cfg->mysql_socket != NULL)
-		return error_set(err, "mysql_nodes and mysql_socket are both set: "
-				 "a cluster's nodes are reached over TCP");
 	if (cfg->redis_sentinels != NULL && cfg->redis_socket != NULL)
 		return error_set(err, "redis_sentinels and redis_socket are both "
 				 "set: choose one");
@@ -1153,9 +1168,6 @@ static int check_config(const struct config *cfg, struct error *err)
 		return error_set(err, "lock_backend = none and redis_unavailable "
 				 "= fail contradict each other: without Redis "
 				 "every request would get 503");
-	if (cfg->log_target == CONFIG_LOG_TARGET_SYSLOG && cfg->log_file != NULL)
-		return error_set(err, "log_target = syslog and log_file are both "
-				 "set: choose one");
 	if ((cfg->health_path != NULL && cfg->health_path[0] != '/') ||
 	    (cfg->metrics_path != NULL && cfg->metrics_path[0] != '/'))
 		return error_set(err, "health_path and metrics_path are request "
@@ -1221,7 +1233,10 @@ int config_warning(const struct config *cfg, size_t index, char *out,
 	return -1;
 }
 
-int config_load(struct config *cfg, const char *path, struct error *err)
+/* config_load and config_load_dispatcher: the receiver's cross-key checks
+ * only when receiver. */
+static int load(struct config *cfg, const char *path, bool receiver,
+		struct error *err)
 {
 	memset(cfg, 0, sizeof(*cfg));
 	error_clear(err);
@@ -1235,10 +1250,22 @@ int config_load(struct config *cfg, const char *path, struct error *err)
 		goto fail;
 	if (load_env(cfg, err) != 0)
 		goto fail;
-	if (check_config(cfg, err) != 0)
+	if (check_common(cfg, err) != 0 ||
+	    (receiver && check_receiver(cfg, err) != 0))
 		goto fail;
 	return 0;
 fail:
 	config_cleanup(cfg);
 	return -1;
+}
+
+int config_load(struct config *cfg, const char *path, struct error *err)
+{
+	return load(cfg, path, true, err);
+}
+
+int config_load_dispatcher(struct config *cfg, const char *path,
+			   struct error *err)
+{
+	return load(cfg, path, false, err);
 }

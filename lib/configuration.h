@@ -215,6 +215,15 @@ int config_warning(const struct config *cfg, size_t index, char *out,
  * (the fuzzer keeps it when it scrambles secrets). Can't fail. */
 size_t config_secret_form_prefix(const char *text, size_t len);
 
+/* config_load for payhook-dispatch: the same sources and the same checks of
+ * each key and value, but of the cross-key checks only those of the keys it
+ * reads (MySQL, logging): a configuration with only the MySQL and dispatch_
+ * keys needs no webhook_secret, Redis or lock_ttl_ms that fits the
+ * receiver's timeouts. The dispatch_ keys are checked by handoff_check_config
+ * and dispatch_check_config. Returns as config_load does. */
+int config_load_dispatcher(struct config *cfg, const char *path,
+			   struct error *err);
+
 /* Frees what config_load allocated and zeroes cfg. Accepts a zeroed or
  * already cleaned struct. Can't fail. */
 void config_cleanup(struct config *cfg);

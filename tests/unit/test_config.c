@@ -643,6 +643,48 @@ START_TEST(node_lists)
 }
 END_TEST
 
+/* payhook-dispatch's configuration: MySQL and dispatch_ keys only. The
+ * receiver's cross-key checks (a webhook_secret, the lock's lease against
+ * the MySQL timeouts) are not its business; MySQL's and logging's are. */
+START_TEST(dispatcher_checks_only_its_keys)
+{
+	static const char dispatcher_only[] =
+		"mysql_nodes = db1 db2:3307\nmysql_user = payhook\n"
+		"mysql_read_timeout_s = 30\n"
+		"dispatch_url = https://shop.example/hook\n"
+		"log_level = info\n";
+	struct config cfg;
+	struct error err;
+
+	write_conf(dispatcher_only);
+	expect_failure(conf_path, "needs at least one webhook_secret", &err);
+	error_clear(&err);
+	ck_assert_msg(config_load_dispatcher(&cfg, conf_path, &err) == 0,
+		      "dispatcher-only configuration refused: %s", err.message);
+	ck_assert_str_eq(cfg.mysql_nodes, "db1 db2:3307");
+	ck_assert_str_eq(cfg.dispatch_url, "https://shop.example/hook");
+	config_cleanup(&cfg);
+
+	/* What it reads is still checked. */
+	write_conf("mysql_nodes = db1\nmysql_socket = /run/mysqld/mysqld.sock\n");
+	ck_assert_int_eq(config_load_dispatcher(&cfg, conf_path, &err), -1);
+	ck_assert_msg(strstr(err.message, "mysql_nodes and mysql_socket") != NULL,
+		      "message '%s'", err.message);
+	write_conf("mysql_nodes = db1:x\n");
+	ck_assert_int_eq(config_load_dispatcher(&cfg, conf_path, &err), -1);
+	ck_assert_msg(strstr(err.message, "mysql_nodes: a port") != NULL,
+		      "message '%s'", err.message);
+	write_conf("log_target = syslog\nlog_file = /tmp/x.log\n");
+	ck_assert_int_eq(config_load_dispatcher(&cfg, conf_path, &err), -1);
+	ck_assert_msg(strstr(err.message, "log_target = syslog and log_file") !=
+		      NULL, "message '%s'", err.message);
+	write_conf("webhook_secret_typo = 1\n");
+	ck_assert_int_eq(config_load_dispatcher(&cfg, conf_path, &err), -1);
+	ck_assert_msg(strstr(err.message, "unknown key") != NULL,
+		      "message '%s'", err.message);
+}
+END_TEST
+
 START_TEST(empty_values)
 {
 	struct config cfg;
@@ -1062,6 +1104,7 @@ static Suite *config_suite(void)
 	tcase_add_test(tc, provider_secret_forms);
 	tcase_add_test(tc, secret_of_disabled_profile_warned);
 	tcase_add_test(tc, unknown_profile_named);
+	tcase_add_test(tc, dispatcher_checks_only_its_keys);
 	suite_add_tcase(s, tc);
 	return s;
 }
