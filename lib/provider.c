@@ -592,8 +592,50 @@ static enum payload_status take_event_id(const struct profile *row,
 				    row->event_id_path, why);
 }
 
-/* Fills one payment from node (the body, or an Adyen item). The currency
- * comes before a decimal amount, which needs its exponent. */
+/* Each Adyen item is one lifecycle event at most: room for every item. */
+_Static_assert(PROVIDER_LIFECYCLE_MAX >= PROVIDER_PAYMENTS_MAX,
+	       "an Adyen batch of lifecycle items must fit the batch");
+
+/* Reads node's refunds, disputes and cancellations into the batch. Returns
+ * PROVIDER_IGNORED when node announces some (they wait in out->lifecycle),
+ * PROVIDER_PAYMENTS when it announces none (classify it next), or
+ * PROVIDER_INVALID / PROVIDER_ERROR. */
+static enum provider_status take_lifecycle(const struct provider *p,
+					   const struct request *req,
+					   struct json_object *root,
+					   struct json_object *node,
+					   struct provider_batch *out,
+					   struct error *why)
+{
+	const struct profile *row = &p->profile;
+	struct lifecycle_event *first = &out->lifecycle[out->lifecycle_count];
+	const char *type;
+	size_t n = 0;
+	enum provider_status status;
+
+	status = field_outcome(provider_lifecycle_read(
+		row->id, node, &p->set->rules, first,
+		PROVIDER_LIFECYCLE_MAX - out->lifecycle_count, &n, why));
+	if (status != PROVIDER_PAYMENTS || n == 0)
+		return status;
+	for (size_t i = 0; i < n; i++) {
+		first[i].link.provider = provider_name(p);
+		status = field_outcome(take_event_id(row, req, root,
+						     &first[i].link, why));
+		if (status != PROVIDER_PAYMENTS)
+			return status;
+	}
+	out->lifecycle_count += n;
+	/* For the log: the provider's event type, else the kind. */
+	type = row->event_path != NULL ?
+		       json_object_get_string(payload_lookup(node,
+							     row->event_path)) :
+		       lifecycle_kind_name(first[0].kind);
+	note_event_type(out, type, strlen(type));
+	return PROVIDER_IGNORED;
+}
+
+/* Fills one payment from node (the body, or an Adyen item). */
 static enum provider_status take_payment(const struct provider *p,
 					 const struct request *req,
 					 struct json_object *root,
@@ -608,15 +650,11 @@ static enum provider_status take_payment(const struct provider *p,
 	out->provider = provider_name(p);
 	status = payload_take_transaction_id(node, row->id_path,
 					     row->id_integer, rules, out, why);
-	if (status == PAYLOAD_VALID && row->amount_form == PAYLOAD_AMOUNT_DECIMAL)
-		status = payload_take_currency(node, row->currency_path, rules,
-					       out, why);
 	if (status == PAYLOAD_VALID)
-		status = payload_take_amount(node, row->amount_path,
-					     row->amount_form, out, why);
-	if (status == PAYLOAD_VALID && row->amount_form != PAYLOAD_AMOUNT_DECIMAL)
-		status = payload_take_currency(node, row->currency_path, rules,
-					       out, why);
+		status = payload_take_money(node, row->amount_path,
+					    row->amount_form,
+					    row->currency_path, rules, out,
+					    why);
 	if (status == PAYLOAD_VALID)
 		status = take_event_id(row, req, root, out, why);
 	return field_outcome(status);
@@ -722,7 +760,9 @@ static enum provider_status read_adyen(const struct provider *p,
 			json_object_array_get_idx(items, i),
 			"NotificationRequestItem");
 
-		status = classify(p, req, item, out, why);
+		status = take_lifecycle(p, req, root, item, out, why);
+		if (status == PROVIDER_PAYMENTS)
+			status = classify(p, req, item, out, why);
 		if (status == PROVIDER_IGNORED)
 			continue;
 		if (status != PROVIDER_PAYMENTS)
@@ -751,6 +791,7 @@ enum provider_status provider_read(const struct provider *p,
 	enum provider_status status;
 
 	out->count = 0;
+	out->lifecycle_count = 0;
 	out->event_type[0] = '\0';
 	out->success_body = NULL;
 	memset(&out->payments[0], 0, sizeof(out->payments[0]));
@@ -764,7 +805,11 @@ enum provider_status provider_read(const struct provider *p,
 	if (p->profile.scheme == SCHEME_ADYEN) {
 		status = read_adyen(p, req, root, out, why);
 	} else {
-		status = classify(p, req, root, out, why);
+		/* Lifecycle first: a standard body is a payment unless its
+		 * type names a lifecycle kind. */
+		status = take_lifecycle(p, req, root, root, out, why);
+		if (status == PROVIDER_PAYMENTS)
+			status = classify(p, req, root, out, why);
 		if (status == PROVIDER_PAYMENTS) {
 			status = take_payment(p, req, root, root,
 					      &out->payments[0], why);
