@@ -48,8 +48,6 @@ struct master {
 	struct metrics *metrics;
 	int listen_fd;
 	const char *made_path;  /* the unix socket --listen made, or NULL */
-	uid_t uid;              /* --user, --group: the workers' */
-	gid_t gid;
 	struct pool *pool;
 };
 
@@ -204,36 +202,23 @@ static int find_group(const char *name, gid_t *gid, struct error *err)
 	return 0;
 }
 
-/* --user and --group: the workers' identity, checked before any starts. */
-static int find_identity(struct master *m, struct error *err)
+/* --user and --group: the workers' identity for the pool, checked before
+ * any starts. Returns 0, or -1 with err set. */
+static int find_identity(const struct master_options *o,
+			 struct pool_config *pc, struct error *err)
 {
-	const struct master_options *o = m->opts;
-
-	m->uid = getuid();
-	m->gid = getgid();
 	if (o->user == NULL && o->group == NULL)
 		return 0;
 	if (geteuid() != 0)
 		return error_set(err, "--user and --group need the master "
 				 "started as root");
-	if (o->user != NULL && find_user(o->user, &m->uid, &m->gid, err) != 0)
+	pc->set_identity = true;
+	pc->uid = getuid();
+	pc->gid = getgid();
+	if (o->user != NULL && find_user(o->user, &pc->uid, &pc->gid, err) != 0)
 		return -1;
-	if (o->group != NULL && find_group(o->group, &m->gid, err) != 0)
+	if (o->group != NULL && find_group(o->group, &pc->gid, err) != 0)
 		return -1;
-	return 0;
-}
-
-/* In a worker: the identity of --user/--group, with no way back. */
-static int drop_privileges(const struct master *m, struct error *err)
-{
-	if (m->opts->user == NULL && m->opts->group == NULL)
-		return 0;
-	if (setgroups(1, &m->gid) != 0 || setgid(m->gid) != 0 ||
-	    setuid(m->uid) != 0)
-		return error_set(err, "dropping privileges to %ld:%ld: %s",
-				 (long)m->uid, (long)m->gid, strerror(errno));
-	if (m->uid != 0 && setuid(0) == 0)
-		return error_set(err, "dropping privileges: root came back");
 	return 0;
 }
 
@@ -263,24 +248,18 @@ static int own_socket(const struct master *m, struct error *err)
 
 /* ---- workers ---- */
 
-/* A worker's entry (see pool.h): the socket on descriptor 0, as the
- * FastCGI spec has it, the workers' identity, then the worker loop. A
+/* A worker's entry (see pool.h), already as --user/--group: the socket on
+ * descriptor 0, as the FastCGI spec has it, then the worker loop. A
  * replacement runs with the reload's configuration. Never returns. */
 static void worker_entry(void *ctx, bool replacement, int ready_fd)
 {
 	struct master *m = ctx;
 	const struct config *cfg = replacement && m->reloading ? &m->next : m->cfg;
-	struct error err;
 
 	if (m->listen_fd != 0) {
 		if (dup2(m->listen_fd, 0) != 0)
 			_exit(1);
 		close(m->listen_fd);
-	}
-	if (drop_privileges(m, &err) != 0) {
-		fprintf(stderr, "payhook: worker cannot start: %s\n", err.message);
-		log_error("worker cannot start: %s", err.message);
-		exit(1);
 	}
 	exit(worker_run(cfg, m->metrics, m->opts->max_requests, ready_fd));
 }
@@ -580,12 +559,12 @@ int master_run(const struct master_options *opts, struct config *cfg)
 	m->cfg = cfg;
 	m->listen_fd = -1;
 	pc.ctx = m;
+	if (find_identity(opts, &pc, &err) != 0)
+		goto fail;
 	m->pool = pool_new(&pc, &err);
 	if (m->pool == NULL)
 		goto fail;
 	signal(SIGPIPE, SIG_IGN);
-	if (find_identity(m, &err) != 0)
-		goto fail;
 	m->listen_fd = find_listen_fd(opts, &err);
 	if (m->listen_fd < 0)
 		goto fail;

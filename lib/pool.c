@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <grp.h>
 #include <sys/signalfd.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -158,6 +159,15 @@ static void child_enter(struct pool *pool, bool replacement, int ready_fd)
 			close(pool->slots[i].cur.ready_fd);
 		if (pool->slots[i].next.ready_fd >= 0)
 			close(pool->slots[i].next.ready_fd);
+	}
+	/* The identity first: changing it clears PR_SET_PDEATHSIG. */
+	if (pool->cfg.set_identity &&
+	    (setgroups(1, &pool->cfg.gid) != 0 || setgid(pool->cfg.gid) != 0 ||
+	     setuid(pool->cfg.uid) != 0)) {
+		log_error("%s cannot start: running as %ld:%ld: %s",
+			  pool->cfg.noun, (long)pool->cfg.uid,
+			  (long)pool->cfg.gid, strerror(errno));
+		_exit(1);
 	}
 #ifdef __linux__
 	/* SIGTERM: a worker finishes the request in hand, then leaves. */

@@ -16,7 +16,8 @@
  * serving.
  *
  * Children run with PR_SET_PDEATHSIG, so they end when the pool's process
- * dies (not across its exec: the PID stays), and with a process title.
+ * dies (not across its exec: the PID stays), as the user and group set,
+ * and with a process title.
  */
 #ifndef PAYHOOK_POOL_H
 #define PAYHOOK_POOL_H
@@ -39,6 +40,9 @@ struct pool_config {
 	const char *child_title; /* each child's process title */
 	long stop_timeout_ms;    /* SIGTERM, then SIGKILL after this long */
 	long ready_timeout_ms;   /* a replacement silent this long failed */
+	bool set_identity;       /* children run as uid:gid (from root) */
+	uid_t uid;
+	gid_t gid;
 	void *ctx;               /* passed to the functions below */
 	/* Runs in the forked child and never returns (it exits). ready_fd:
 	 * hand it to pool_child_ready once started; replacement: the child
