@@ -293,10 +293,10 @@ static void apply_logging(const struct config *cfg)
  * and every worker reopen their log. */
 static void refuse_reload(struct master *m, const char *why)
 {
+	apply_logging(m->cfg);
 	log_error("reload refused, the workers keep their configuration: %s",
 		  why);
 	metrics_reloaded(m->metrics, false);
-	apply_logging(m->cfg);
 	pool_signal(m->pool, SIGHUP);
 }
 
@@ -334,6 +334,8 @@ static void reload(struct master *m)
 {
 	struct error err;
 
+	/* First the log (logrotate's SIGHUP): the new workers inherit it. */
+	apply_logging(m->cfg);
 	if (m->reloading) {
 		log_warn("reload ignored: the previous one is still starting "
 			 "its workers");
