@@ -77,15 +77,23 @@ static void helper_done_stop(void *ctx, bool ok)
 	stop_self();
 }
 
-/* The helper: sleep(1) for that long. */
-static char *const *sleep_argv(const char *seconds)
+/* Runs a pool of pc with a helper, sleep(1) for seconds, whose end calls
+ * done; a callback ends the loop with SIGTERM. Returns pool_run's unclean
+ * count; seen.pool is freed. */
+static unsigned run_pool(const struct pool_config *pc, const char *seconds,
+			 void (*done)(void *ctx, bool ok))
 {
-	static char *argv[3];
+	char *argv[] = { "/bin/sleep", (char *)seconds, NULL };
+	struct error err;
+	unsigned unclean = 99;
 
-	argv[0] = "/bin/sleep";
-	argv[1] = (char *)seconds;
-	argv[2] = NULL;
-	return argv;
+	seen.pool = pool_new(pc, &err);
+	ck_assert_msg(seen.pool != NULL, "pool_new: %s", err.message);
+	ck_assert_int_eq(pool_run_helper(seen.pool, argv, 5000, done, &err), 0);
+	ck_assert_int_eq(pool_run(seen.pool, &unclean, &err), 0);
+	pool_free(seen.pool);
+	seen.pool = NULL;
+	return unclean;
 }
 
 START_TEST(test_crash_replaced_during_helper)
@@ -95,23 +103,15 @@ START_TEST(test_crash_replaced_during_helper)
 		.ready_timeout_ms = 2000, .entry = crash_first_entry,
 		.on_child_gone = count_gone,
 	};
-	struct error err;
-	unsigned unclean = 99;
 
 	reset();
-	seen.pool = pool_new(&pc, &err);
-	ck_assert_msg(seen.pool != NULL, "pool_new: %s", err.message);
 	/* The check of an upgrade takes 1 s; the child crashes at once and
 	 * is restarted 100 ms later, while the helper runs. */
-	ck_assert_int_eq(pool_run_helper(seen.pool,
-					 sleep_argv("1"), 5000,
-					 helper_done_stop, &err), 0);
-	ck_assert_int_eq(pool_run(seen.pool, &unclean, &err), 0);
+	run_pool(&pc, "1", helper_done_stop);
 	ck_assert_int_eq(seen.helper_ok, 1);
 	ck_assert_uint_eq(seen.crashed, 1);
 	ck_assert_msg(seen.alive_at_done == 1, "children when the helper "
 		      "ended: %zu, expected the restarted one", seen.alive_at_done);
-	pool_free(seen.pool);
 }
 END_TEST
 
@@ -152,21 +152,13 @@ static void run_replacement(bool fail)
 		.ready_timeout_ms = 3000, .entry = generation_entry,
 		.on_replaced = replaced_stop,
 	};
-	struct error err;
-	unsigned unclean = 99;
 
 	reset();
 	replacements_fail = fail;
-	seen.pool = pool_new(&pc, &err);
-	ck_assert_msg(seen.pool != NULL, "pool_new: %s", err.message);
 	/* The helper's end: the first generation runs by then. */
-	ck_assert_int_eq(pool_run_helper(seen.pool,
-					 sleep_argv("0.3"), 5000,
-					 helper_done_replace, &err), 0);
-	ck_assert_int_eq(pool_run(seen.pool, &unclean, &err), 0);
+	run_pool(&pc, "0.3", helper_done_replace);
 	ck_assert_int_eq(seen.replaced, !fail);
 	ck_assert_uint_eq(seen.before_count, 3);
-	pool_free(seen.pool);
 }
 
 START_TEST(test_failed_replacement_keeps_old)
@@ -218,26 +210,18 @@ START_TEST(test_stop_escalates)
 		.noun = "sleeper", .count = 2, .stop_timeout_ms = 300,
 		.ready_timeout_ms = 2000, .entry = stubborn_entry,
 	};
-	struct error err;
-	unsigned unclean = 99;
-	int64_t started;
+	int64_t started = timing_now_us();
+	unsigned unclean;
 	long elapsed_ms;
 
 	reset();
-	seen.pool = pool_new(&pc, &err);
-	ck_assert_msg(seen.pool != NULL, "pool_new: %s", err.message);
-	ck_assert_int_eq(pool_run_helper(seen.pool,
-					 sleep_argv("0.3"), 5000,
-					 helper_done_just_stop, &err), 0);
-	started = timing_now_us();
-	ck_assert_int_eq(pool_run(seen.pool, &unclean, &err), 0);
+	unclean = run_pool(&pc, "0.3", helper_done_just_stop);
 	elapsed_ms = (long)((timing_now_us() - started) / 1000);
 	ck_assert_uint_eq(unclean, 2);
 	ck_assert_msg(elapsed_ms >= 550 && elapsed_ms < 5000,
 		      "the stop took %ld ms, expected 0.3 s + 300 ms", elapsed_ms);
 	/* No child left to reap. */
 	ck_assert_int_eq(waitpid(-1, NULL, WNOHANG), -1);
-	pool_free(seen.pool);
 }
 END_TEST
 
