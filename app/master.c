@@ -167,21 +167,27 @@ static int find_listen_fd(const struct master_options *opts, struct error *err)
 
 /* ---- users ---- */
 
-/* Resolves a user or group given by name or number. Returns 0, or -1 with
- * err set. */
+/* Resolves a user given by name or number, and (when gid is not NULL)
+ * its primary group and its name. Returns 0, or -1 with err set. */
 static int find_user(const char *name, uid_t *uid, gid_t *gid,
-		     struct error *err)
+		     const char **user_name, struct error *err)
 {
 	struct passwd *pw = getpwnam(name);
 	uint64_t n;
 
+	if (pw == NULL && number_parse(name, INT32_MAX, &n) == NUMBER_OK)
+		pw = getpwuid((uid_t)n);
 	if (pw != NULL) {
 		*uid = pw->pw_uid;
 		if (gid != NULL)
 			*gid = pw->pw_gid;
+		if (user_name != NULL)
+			*user_name = name;
 		return 0;
 	}
-	if (number_parse(name, INT32_MAX, &n) != NUMBER_OK)
+	/* A number without a passwd entry is fine for a socket's owner; a
+	 * worker would run in root's group. */
+	if (gid != NULL || number_parse(name, INT32_MAX, &n) != NUMBER_OK)
 		return error_set(err, "no user %s", name);
 	*uid = (uid_t)n;
 	return 0;
@@ -215,7 +221,8 @@ static int find_identity(const struct master_options *o,
 	pc->set_identity = true;
 	pc->uid = getuid();
 	pc->gid = getgid();
-	if (o->user != NULL && find_user(o->user, &pc->uid, &pc->gid, err) != 0)
+	if (o->user != NULL && find_user(o->user, &pc->uid, &pc->gid,
+					 &pc->user_name, err) != 0)
 		return -1;
 	if (o->group != NULL && find_group(o->group, &pc->gid, err) != 0)
 		return -1;
@@ -235,7 +242,7 @@ static int own_socket(const struct master *m, struct error *err)
 		return error_set(err, "--socket-user and --socket-group need "
 				 "--listen PATH");
 	if (o->socket_user != NULL && find_user(o->socket_user, &uid, NULL,
-						err) != 0)
+						NULL, err) != 0)
 		return -1;
 	if (o->socket_group != NULL && find_group(o->socket_group, &gid,
 						  err) != 0)

@@ -175,7 +175,7 @@ static void utc_in(long ms, char *buf, size_t cap)
 
 /* ---- the dispatcher ---- */
 
-struct worker {
+struct dispatcher {
 	const struct config *cfg;
 	struct dispatch *db;
 	struct handoff *handoff;
@@ -188,7 +188,7 @@ enum result_kind { RESULT_DELIVERED, RESULT_RETRY, RESULT_DEAD };
 /* Records an attempt's result, trying again while the claim's lease lasts:
  * the writes are fenced and idempotent, so a late try is harmless, and the
  * lease's end is when another dispatcher may take the payment anyway. */
-static enum dispatch_status record_result(struct worker *w,
+static enum dispatch_status record_result(struct dispatcher *w,
 					  const struct dispatch_batch *batch,
 					  const struct dispatch_payment *p,
 					  enum result_kind kind,
@@ -228,7 +228,7 @@ static enum dispatch_status record_result(struct worker *w,
 }
 
 /* "status=200", "status=-", "exit_status=3", "signal=9". */
-static void answer_text(const struct worker *w,
+static void answer_text(const struct dispatcher *w,
 			const struct handoff_outcome *out, char *buf,
 			size_t cap)
 {
@@ -247,7 +247,7 @@ static void answer_text(const struct worker *w,
 }
 
 /* One attempt at p and its one log line. */
-static void attempt(struct worker *w, const struct dispatch_batch *batch,
+static void attempt(struct dispatcher *w, const struct dispatch_batch *batch,
 		    struct dispatch_payment *p)
 {
 	const struct config *cfg = w->cfg;
@@ -336,7 +336,7 @@ static void attempt(struct worker *w, const struct dispatch_batch *batch,
 
 /* Delivers a batch in order while its lease leaves room for a whole
  * attempt and no stop was asked for; gives back the rest. */
-static void deliver_batch(struct worker *w, struct dispatch_batch *batch)
+static void deliver_batch(struct dispatcher *w, struct dispatch_batch *batch)
 {
 	const struct config *cfg = w->cfg;
 	size_t i, released = 0;
@@ -383,9 +383,9 @@ static void deliver_batch(struct worker *w, struct dispatch_batch *batch)
 
 /* The dispatcher's loop, until SIGTERM or SIGINT; once started it tells
  * its pool on ready_fd (-1: none). Returns the exit status. */
-static int run_worker(const struct config *cfg, int ready_fd)
+static int run_dispatcher(const struct config *cfg, int ready_fd)
 {
-	struct worker w = { .cfg = cfg };
+	struct dispatcher w = { .cfg = cfg };
 	struct error err = { "" };
 	long retry_ms = 0;
 	int64_t last_warn_us = 0;
@@ -474,7 +474,7 @@ static void dispatcher_entry(void *ctx, bool replacement, int ready_fd)
 		log_error("cannot set up signal handling: %s", strerror(errno));
 		exit(1);
 	}
-	exit(run_worker(cfg, ready_fd));
+	exit(run_dispatcher(cfg, ready_fd));
 }
 
 /* SIGHUP: the master's log reopened, and each dispatcher's. */
@@ -778,7 +778,7 @@ int main(int argc, char **argv)
 		log_error("cannot set up signal handling: %s", strerror(errno));
 		rc = 1;
 	} else {
-		rc = run_worker(&cfg, -1);
+		rc = run_dispatcher(&cfg, -1);
 	}
 	handoff_global_cleanup();
 out:

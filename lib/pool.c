@@ -162,8 +162,10 @@ static void child_enter(struct pool *pool, bool replacement, int ready_fd)
 	}
 	/* The identity first: changing it clears PR_SET_PDEATHSIG. */
 	if (pool->cfg.set_identity &&
-	    (setgroups(1, &pool->cfg.gid) != 0 || setgid(pool->cfg.gid) != 0 ||
-	     setuid(pool->cfg.uid) != 0)) {
+	    ((pool->cfg.user_name != NULL ?
+		      initgroups(pool->cfg.user_name, pool->cfg.gid) :
+		      setgroups(1, &pool->cfg.gid)) != 0 ||
+	     setgid(pool->cfg.gid) != 0 || setuid(pool->cfg.uid) != 0)) {
 		log_error("%s cannot start: running as %ld:%ld: %s",
 			  pool->cfg.noun, (long)pool->cfg.uid,
 			  (long)pool->cfg.gid, strerror(errno));
@@ -403,8 +405,10 @@ static void reap(struct pool *pool)
 			void (*done)(void *, bool) = pool->helper.done;
 
 			pool->helper.pid = 0;
+			/* Once stopping, nothing it checked is acted on. */
 			done(pool->cfg.ctx, WIFEXITED(status) &&
-					    WEXITSTATUS(status) == 0);
+					    WEXITSTATUS(status) == 0 &&
+					    pool->state < POOL_FINISHING);
 			continue;
 		}
 		if (take_retiring(pool, pid)) {

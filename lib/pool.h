@@ -43,6 +43,7 @@ struct pool_config {
 	bool set_identity;       /* children run as uid:gid (from root) */
 	uid_t uid;
 	gid_t gid;
+	const char *user_name;   /* its supplementary groups too; NULL: none */
 	void *ctx;               /* passed to the functions below */
 	/* Runs in the forked child and never returns (it exits). ready_fd:
 	 * hand it to pool_child_ready once started; replacement: the child
@@ -89,9 +90,10 @@ int pool_replace(struct pool *pool, struct error *err);
 void pool_signal(struct pool *pool, int signo);
 
 /* Runs argv (argv[0] a path) as a helper, without the pool's signal mask;
- * done(ctx, ok) comes from the loop once it ended (ok: exit status 0) or
- * was killed after timeout_ms. Returns 0; -1 with err set when it could
- * not be started or one already runs (done is then not called). */
+ * done(ctx, ok) comes from the loop once it ended (ok: exit status 0, and
+ * no stop under way) or was killed after timeout_ms. Returns 0; -1 with
+ * err set when it could not be started or one already runs (done is then
+ * not called). */
 int pool_run_helper(struct pool *pool, char *const argv[], long timeout_ms,
 		    void (*done)(void *ctx, bool ok), struct error *err);
 
