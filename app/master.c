@@ -282,6 +282,13 @@ static void worker_gone(void *ctx, pid_t pid, bool crashed)
 
 /* ---- signals: reload, upgrade ---- */
 
+/* A stop's SIGKILL comes after the longest a request may take, and a
+ * margin. */
+static long stop_timeout_ms(const struct config *cfg)
+{
+	return cfg->lock_ttl_ms + 5000;
+}
+
 static void apply_logging(const struct config *cfg)
 {
 	struct error err;
@@ -390,6 +397,7 @@ static void replaced(void *ctx, bool ok)
 	*m->cfg = m->next;
 	memset(&m->next, 0, sizeof(m->next));
 	apply_logging(m->cfg);
+	pool_set_stop_timeout(m->pool, stop_timeout_ms(m->cfg));
 	metrics_reloaded(m->metrics, true);
 	log_info("configuration reloaded: %u workers replaced",
 		 m->opts->workers);
@@ -549,8 +557,7 @@ int master_run(const struct master_options *opts, struct config *cfg)
 		.count = opts->workers,
 		.title = "payhook: master",
 		.child_title = "payhook: worker",
-		/* The longest a request may take, and a margin. */
-		.stop_timeout_ms = cfg->lock_ttl_ms + 5000,
+		.stop_timeout_ms = stop_timeout_ms(cfg),
 		.ready_timeout_ms = READY_TIMEOUT_MS,
 		.entry = worker_entry,
 		.on_signal = on_signal,

@@ -444,6 +444,11 @@ static void reap(struct pool *pool)
 	}
 }
 
+void pool_set_stop_timeout(struct pool *pool, long ms)
+{
+	pool->cfg.stop_timeout_ms = ms;
+}
+
 void pool_signal(struct pool *pool, int signo)
 {
 	for (unsigned i = 0; i < pool->cfg.count; i++) {

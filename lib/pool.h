@@ -86,6 +86,10 @@ int pool_run(struct pool *pool, unsigned *unclean, struct error *err);
  * replacement is already under way. */
 int pool_replace(struct pool *pool, struct error *err);
 
+/* A new stop_timeout_ms (a reload changed the longest a request may take),
+ * for the next stop. Can't fail. */
+void pool_set_stop_timeout(struct pool *pool, long ms);
+
 /* Sends signo to every child. Can't fail. */
 void pool_signal(struct pool *pool, int signo);
 
