@@ -2,7 +2,7 @@
  * merchant's fulfilment, at least once, with an idempotency key that is the
  * same on every attempt: claims due payments from the payments table under a
  * lease, delivers each (lib/handoff.h), records the result fenced by the
- * claim's token (lib/dispatch.h), and retries with back-off until delivered
+ * claim's token (lib/handoff_store.h), and retries with back-off until delivered
  * or dead. Also the operators' --check-config, --list-dead and --requeue.
  *
  * Signals: SIGTERM and SIGINT finish the attempt in hand, give back the
@@ -34,11 +34,12 @@
 #endif
 
 #include "configuration.h"
-#include "dispatch.h"
+#include "handoff_store.h"
 #include "handoff.h"
 #include "log.h"
 #include "number.h"
 #include "pool.h"
+#include "sqlconn.h"
 #include "timing.h"
 
 #define PROGRAM "payhook-dispatch"
@@ -177,7 +178,7 @@ static void utc_in(long ms, char *buf, size_t cap)
 
 struct dispatcher {
 	const struct config *cfg;
-	struct dispatch *db;
+	struct handoff_store *db;
 	struct handoff *handoff;
 	bool command;                  /* dispatch_command, else dispatch_url */
 	unsigned long long delivered, retried, dead, superseded, unrecorded;
@@ -188,27 +189,26 @@ enum result_kind { RESULT_DELIVERED, RESULT_RETRY, RESULT_DEAD };
 /* Records an attempt's result, trying again while the claim's lease lasts:
  * the writes are fenced and idempotent, so a late try is harmless, and the
  * lease's end is when another dispatcher may take the payment anyway. */
-static enum dispatch_status record_result(struct dispatcher *w,
-					  const struct dispatch_batch *batch,
-					  const struct dispatch_payment *p,
-					  enum result_kind kind,
-					  const char *detail, long delay_ms)
+static enum handoff_store_status record_result(
+	struct dispatcher *w, const struct handoff_store_batch *batch,
+	const struct handoff_store_payment *p, enum result_kind kind,
+	const char *detail, long delay_ms)
 {
 	long pause = RECORD_RETRY_MIN_MS;
 	struct error err = { "" };
 
 	for (;;) {
-		enum dispatch_status st;
+		enum handoff_store_status st;
 		int64_t left_ms;
 
 		if (kind == RESULT_DELIVERED)
-			st = dispatch_record_delivered(w->db, p, &err);
+			st = handoff_store_record_delivered(w->db, p, &err);
 		else if (kind == RESULT_RETRY)
-			st = dispatch_record_retry(w->db, p, detail, delay_ms,
-						   &err);
+			st = handoff_store_record_retry(w->db, p, detail,
+							delay_ms, &err);
 		else
-			st = dispatch_record_dead(w->db, p, detail, &err);
-		if (st != DISPATCH_FAILED)
+			st = handoff_store_record_dead(w->db, p, detail, &err);
+		if (st != HANDOFF_STORE_FAILED)
 			return st;
 		left_ms = (batch->lease_end_us - timing_now_us()) / 1000;
 		if (left_ms <= pause) {
@@ -216,7 +216,7 @@ static enum dispatch_status record_result(struct dispatcher *w,
 				  "transaction_id=%s failed: %s; giving up as "
 				  "its lease ends", p->provider,
 				  p->transaction_id, err.message);
-			return DISPATCH_FAILED;
+			return HANDOFF_STORE_FAILED;
 		}
 		log_warn("recording the attempt of provider=%s transaction_id=%s "
 			 "failed: %s; trying again in %ld ms", p->provider,
@@ -247,8 +247,8 @@ static void answer_text(const struct dispatcher *w,
 }
 
 /* One attempt at p and its one log line. */
-static void attempt(struct dispatcher *w, const struct dispatch_batch *batch,
-		    struct dispatch_payment *p)
+static void attempt(struct dispatcher *w, const struct handoff_store_batch *batch,
+		    struct handoff_store_payment *p)
 {
 	const struct config *cfg = w->cfg;
 	struct handoff_payment hp = {
@@ -266,7 +266,7 @@ static void attempt(struct dispatcher *w, const struct dispatch_batch *batch,
 	struct handoff_outcome out;
 	struct error err = { "" };
 	enum result_kind kind;
-	enum dispatch_status st;
+	enum handoff_store_status st;
 	long delay_ms = 0;
 	long long elapsed_ms;
 	int64_t started = timing_now_us();
@@ -286,12 +286,13 @@ static void attempt(struct dispatcher *w, const struct dispatch_batch *batch,
 		kind = RESULT_DEAD;
 	} else {
 		kind = RESULT_RETRY;
-		delay_ms = dispatch_backoff_ms(cfg, p->attempts, random_u64());
+		delay_ms = handoff_store_backoff_ms(cfg, p->attempts,
+						    random_u64());
 	}
 	st = record_result(w, batch, p, kind, out.detail, delay_ms);
 	answer_text(w, &out, answer, sizeof(answer));
 
-	if (st == DISPATCH_SUPERSEDED) {
+	if (st == HANDOFF_STORE_SUPERSEDED) {
 		w->superseded++;
 		log_warn("outcome=superseded provider=%s transaction_id=%s "
 			 "attempt=%lu %s elapsed_ms=%lld: a newer claim took "
@@ -299,7 +300,7 @@ static void attempt(struct dispatcher *w, const struct dispatch_batch *batch,
 			 "result (%s) changed nothing", p->provider,
 			 p->transaction_id, p->attempts, answer, elapsed_ms,
 			 kind == RESULT_DELIVERED ? "delivered" : "failed");
-	} else if (st == DISPATCH_FAILED) {
+	} else if (st == HANDOFF_STORE_FAILED) {
 		w->unrecorded++;
 		log_error("outcome=unrecorded provider=%s transaction_id=%s "
 			  "attempt=%lu %s elapsed_ms=%lld detail=\"%s\": the "
@@ -336,7 +337,7 @@ static void attempt(struct dispatcher *w, const struct dispatch_batch *batch,
 
 /* Delivers a batch in order while its lease leaves room for a whole
  * attempt and no stop was asked for; gives back the rest. */
-static void deliver_batch(struct dispatcher *w, struct dispatch_batch *batch)
+static void deliver_batch(struct dispatcher *w, struct handoff_store_batch *batch)
 {
 	const struct config *cfg = w->cfg;
 	size_t i, released = 0;
@@ -356,7 +357,8 @@ static void deliver_batch(struct dispatcher *w, struct dispatch_batch *batch)
 		/* An attempt that could outlive the lease might run while
 		 * another dispatcher delivers the same payment. */
 		left_ms = (batch->lease_end_us - timing_now_us()) / 1000;
-		if (left_ms <= cfg->dispatch_timeout_ms + DISPATCH_LEASE_MARGIN_MS) {
+		if (left_ms <=
+		    cfg->dispatch_timeout_ms + HANDOFF_STORE_LEASE_MARGIN_MS) {
 			why = "the lease has too little left for an attempt";
 			break;
 		}
@@ -365,16 +367,16 @@ static void deliver_batch(struct dispatcher *w, struct dispatch_batch *batch)
 	if (i == batch->count)
 		return;
 	for (size_t k = i; k < batch->count; k++) {
-		enum dispatch_status st;
+		enum handoff_store_status st;
 
-		st = dispatch_release(w->db, &batch->items[k], &err);
-		if (st == DISPATCH_FAILED) {
+		st = handoff_store_release(w->db, &batch->items[k], &err);
+		if (st == HANDOFF_STORE_FAILED) {
 			log_warn("giving back %zu claimed payments failed: %s; "
 				 "they come due again when their lease ends",
 				 batch->count - k, err.message);
 			break;
 		}
-		if (st == DISPATCH_OK)
+		if (st == HANDOFF_STORE_OK)
 			released++;
 	}
 	log_info("gave back %zu of %zu claimed payments not attempted (%s)",
@@ -391,12 +393,12 @@ static int run_dispatcher(const struct config *cfg, int ready_fd)
 	int64_t last_warn_us = 0;
 
 	w.command = cfg->dispatch_url == NULL || cfg->dispatch_url[0] == '\0';
-	w.db = dispatch_new(cfg, &err);
+	w.db = handoff_store_new(cfg, &err);
 	if (w.db != NULL)
 		w.handoff = handoff_new(cfg, &err);
 	if (w.db == NULL || w.handoff == NULL) {
 		log_error("%s", err.message);
-		dispatch_free(w.db);
+		handoff_store_free(w.db);
 		if (ready_fd >= 0)
 			close(ready_fd);
 		return 1;
@@ -408,15 +410,15 @@ static int run_dispatcher(const struct config *cfg, int ready_fd)
 		 cfg->dispatch_batch_size, cfg->dispatch_lease_ms,
 		 cfg->dispatch_timeout_ms, cfg->dispatch_max_attempts);
 	for (;;) {
-		struct dispatch_batch batch;
+		struct handoff_store_batch batch;
 
 		take_signals();
 		if (stop_requested)
 			break;
 		if (reopen_log)
 			reopen_log_file(cfg);
-		if (dispatch_claim(w.db, (size_t)cfg->dispatch_batch_size, &batch,
-				   &err) != 0) {
+		if (handoff_store_claim(w.db, (size_t)cfg->dispatch_batch_size,
+					&batch, &err) != 0) {
 			int64_t now = timing_now_us();
 
 			retry_ms = retry_ms == 0 ? DB_RETRY_MIN_MS
@@ -445,14 +447,14 @@ static int run_dispatcher(const struct config *cfg, int ready_fd)
 			continue;
 		}
 		deliver_batch(&w, &batch);
-		dispatch_batch_cleanup(&batch);
+		handoff_store_batch_cleanup(&batch);
 	}
 	log_info("dispatcher exits on signal %d: %llu delivered, %llu to retry, "
 		 "%llu dead, %llu superseded, %llu unrecorded",
 		 (int)stop_signal, w.delivered, w.retried, w.dead, w.superseded,
 		 w.unrecorded);
 	handoff_free(w.handoff);
-	dispatch_free(w.db);
+	handoff_store_free(w.db);
 	return 0;
 }
 
@@ -536,7 +538,7 @@ static void print_clean(const char *text)
 									 : '?');
 }
 
-static int print_dead(void *ctx, const struct dispatch_dead *row)
+static int print_dead(void *ctx, const struct handoff_store_dead *row)
 {
 	unsigned long long *count = ctx;
 
@@ -554,7 +556,7 @@ static int print_dead(void *ctx, const struct dispatch_dead *row)
 static int list_dead(const struct config *cfg)
 {
 	struct error err = { "" };
-	struct dispatch *db = dispatch_new(cfg, &err);
+	struct handoff_store *db = handoff_store_new(cfg, &err);
 	unsigned long long count = 0;
 	int rc = 0;
 
@@ -563,7 +565,7 @@ static int list_dead(const struct config *cfg)
 		return 1;
 	}
 	printf("id\tprovider\ttransaction_id\tattempts\tlast_error\n");
-	if (dispatch_list_dead(db, print_dead, &count, &err) != 0) {
+	if (handoff_store_list_dead(db, print_dead, &count, &err) != 0) {
 		fprintf(stderr, PROGRAM ": %s\n", err.message);
 		rc = 1;
 	} else {
@@ -572,14 +574,14 @@ static int list_dead(const struct config *cfg)
 	}
 	if (fflush(stdout) != 0)
 		rc = 1;
-	dispatch_free(db);
+	handoff_store_free(db);
 	return rc;
 }
 
 static int requeue(const struct config *cfg, char **args, size_t count)
 {
 	struct error err = { "" };
-	struct dispatch *db;
+	struct handoff_store *db;
 	unsigned long long *ids, changed = 0;
 	int rc = 0;
 
@@ -609,8 +611,9 @@ static int requeue(const struct config *cfg, char **args, size_t count)
 		}
 		ids[i] = id;
 	}
-	db = dispatch_new(cfg, &err);
-	if (db == NULL || dispatch_requeue(db, ids, count, &changed, &err) != 0) {
+	db = handoff_store_new(cfg, &err);
+	if (db == NULL ||
+	    handoff_store_requeue(db, ids, count, &changed, &err) != 0) {
 		fprintf(stderr, PROGRAM ": %s\n", err.message);
 		rc = 1;
 	} else {
@@ -619,7 +622,7 @@ static int requeue(const struct config *cfg, char **args, size_t count)
 		       changed < count ? " (the others are not dead or "
 					 "skipped, or do not exist)" : "");
 	}
-	dispatch_free(db);
+	handoff_store_free(db);
 	free(ids);
 	return rc;
 }
@@ -628,7 +631,7 @@ static int requeue(const struct config *cfg, char **args, size_t count)
 static int check_config(const struct config *cfg, const char *path)
 {
 	struct error err = { "" };
-	struct dispatch *db;
+	struct handoff_store *db;
 	int rc = 0;
 
 	printf("config: ok (%s)\n",
@@ -643,24 +646,25 @@ static int check_config(const struct config *cfg, const char *path)
 	} else {
 		printf("target: ok (command run by /bin/sh -c)\n");
 	}
-	if (dispatch_check_config(cfg, &err) != 0) {
+	if (handoff_store_check_config(cfg, &err) != 0) {
 		printf("lease: FAILED: %s\n", err.message);
 		rc = 1;
 	} else {
 		printf("lease: ok (dispatch_lease_ms = %ld)\n",
 		       cfg->dispatch_lease_ms);
 	}
-	db = dispatch_new(cfg, &err);
-	if (db == NULL || dispatch_check_schema(db, &err) != 0) {
+	/* A node that is down is a warning (the dispatcher moves on to the
+	 * next); the schema check below fails when none takes writes. */
+	sqlconn_report_nodes(cfg, stdout);
+	db = handoff_store_new(cfg, &err);
+	if (db == NULL || handoff_store_check_schema(db, &err) != 0) {
 		printf("mysql: FAILED: %s\n", err.message);
 		rc = 1;
 	} else {
 		printf("mysql: ok (%s, table payments with the dispatch columns "
-		       "and ix_payments_dispatch_due)\n",
-		       cfg->mysql_socket != NULL ? cfg->mysql_socket
-						 : cfg->mysql_host);
+		       "and ix_payments_dispatch_due)\n", sqlconn_where(cfg));
 	}
-	dispatch_free(db);
+	handoff_store_free(db);
 	return rc;
 }
 
@@ -736,7 +740,7 @@ int main(int argc, char **argv)
 	}
 	if (path == NULL)
 		path = config_default_path();
-	if (config_load(&cfg, path, &err) != 0) {
+	if (config_load_dispatcher(&cfg, path, &err) != 0) {
 		fprintf(stderr, PROGRAM ": %s\n", err.message);
 		return 1;
 	}
@@ -759,7 +763,7 @@ int main(int argc, char **argv)
 		goto out;
 	}
 	if (handoff_check_config(&cfg, &err) != 0 ||
-	    dispatch_check_config(&cfg, &err) != 0) {
+	    handoff_store_check_config(&cfg, &err) != 0) {
 		fprintf(stderr, PROGRAM ": %s\n", err.message);
 		rc = 1;
 		goto out;

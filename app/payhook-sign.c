@@ -23,13 +23,13 @@
 
 #include "configuration.h"
 #include "number.h"
-#include "sender.h"
+#include "provider.h"
+#include "sample.h"
 #include "signature.h"
 
 #define PROGRAM "payhook-sign"
 /* Largest body we read; far above any sane max_body_bytes. */
 #define BODY_MAX ((size_t)64 * 1024 * 1024)
-#define ID_RANDOM_BYTES 12
 
 #define EXIT_USAGE 2
 
@@ -41,7 +41,7 @@ struct body {
 static void usage(FILE *out)
 {
 	fprintf(out,
-		"Usage: " PROGRAM " [--provider NAME] [--secret SECRET] [--id ID]\n"
+		"Usage: " PROGRAM " [--provider NAME] [--secret-file FILE] [--id ID]\n"
 		"                    [--timestamp UNIX] [--url URL] [--topic TOPIC]\n"
 		"                    [-c FILE] [--curl URL] [BODY]\n"
 		"       " PROGRAM " [--provider NAME] --sample EVENT [--transaction-id ID]\n"
@@ -52,9 +52,12 @@ static void usage(FILE *out)
 		"\n"
 		"  --provider NAME   standard (default), stripe, paddle, razorpay, komoju,\n"
 		"                    payjp, square, shopify, adyen or generic\n"
-		"  --secret SECRET   the provider's secret in its own form; default: the\n"
-		"                    first of $PAYHOOK_WEBHOOK_SECRET (standard) or\n"
+		"  --secret-file FILE  read the provider's secret (its own form, the\n"
+		"                    first word of FILE) from FILE; default: the first\n"
+		"                    of $PAYHOOK_WEBHOOK_SECRET (standard) or\n"
 		"                    $PAYHOOK_<PROVIDER>_SECRET\n"
+		"  --secret SECRET   the secret itself: for tests only, since every user\n"
+		"                    sees it in ps and it stays in the shell's history\n"
 		"  --id ID           webhook-id (standard), X-Razorpay-Event-Id,\n"
 		"                    X-Shopify-Event-Id (default: random)\n"
 		"  --timestamp UNIX  the signed timestamp (default: now)\n"
@@ -212,6 +215,45 @@ static char *first_word(const char *text)
 	return word;
 }
 
+/* Largest secret file read: a secret is at most a few hundred bytes. */
+#define SECRET_FILE_MAX 4096
+
+/* The secret in FILE: its first white-space-separated word (so a trailing
+ * newline does not count). Returns it (the caller wipes and frees it), or
+ * NULL with a message printed. */
+static char *secret_from_file(const char *path)
+{
+	char buf[SECRET_FILE_MAX + 1];
+	const char *why = NULL;
+	char *word = NULL;
+	size_t n;
+	FILE *f = fopen(path, "r");
+
+	if (f == NULL) {
+		fprintf(stderr, PROGRAM ": --secret-file %s: %s\n", path,
+			strerror(errno));
+		return NULL;
+	}
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	buf[n] = '\0';
+	if (ferror(f)) {
+		why = "read error";
+	} else if (n == SECRET_FILE_MAX) {
+		why = "too large for a secret file";
+	} else if (strlen(buf) != n) {
+		why = "holds a NUL byte";
+	} else {
+		word = first_word(buf);
+		if (word == NULL)
+			why = "holds no secret";
+	}
+	if (why != NULL)
+		fprintf(stderr, PROGRAM ": --secret-file %s: %s\n", path, why);
+	fclose(f);
+	OPENSSL_cleanse(buf, sizeof(buf));
+	return word;
+}
+
 /* The secret from the environment: the first word of
  * PAYHOOK_<PROVIDER>_SECRET (PAYHOOK_WEBHOOK_SECRET for standard), or NULL.
  * The caller frees it. */
@@ -239,19 +281,16 @@ static enum config_provider provider_named(const char *name)
 	die_usage("unknown provider", name);
 }
 
-/* A random id in the form the provider uses for what --id sets. */
+/* A random id in the form the provider gives its events, for what --id
+ * sets (webhook-id, X-Razorpay-Event-Id, X-Shopify-Event-Id). */
 static int random_id(enum config_provider provider, char *out, size_t cap)
 {
-	unsigned char rnd[ID_RANDOM_BYTES];
-	const char *prefix = provider == CONFIG_PROVIDER_STANDARD ? "msg_" : "";
-	size_t n = strlen(prefix);
+	unsigned char rnd[SAMPLE_ID_RANDOM];
 
-	if (random_bytes(rnd, sizeof(rnd)) < 0 || cap < n + 2 * sizeof(rnd) + 1)
+	if (random_bytes(rnd, sizeof(rnd)) < 0)
 		return -1;
-	memcpy(out, prefix, n);
-	for (size_t i = 0; i < sizeof(rnd); i++)
-		snprintf(out + n + 2 * i, 3, "%02x", rnd[i]);
-	return 0;
+	return sample_id(provider, SAMPLE_ID_EVENT, rnd, sizeof(rnd),
+				out, cap);
 }
 
 /* --sample: writes the event on standard output. */
@@ -259,11 +298,11 @@ static int print_sample(enum config_provider provider, const char *event,
 			const char *tx, const char *amount, const char *currency,
 			const char *event_id)
 {
-	struct sender_sample_input in = {
+	struct sample_input in = {
 		.provider = provider, .event = event, .transaction_id = tx,
 		.currency = currency, .event_id = event_id, .amount = 1999,
 	};
-	char generated[64], event_generated[64] = "evt_";
+	char generated[64], event_generated[64];
 	uint64_t n;
 	struct error err;
 	char *json;
@@ -278,26 +317,25 @@ static int print_sample(enum config_provider provider, const char *event,
 		in.currency = provider == CONFIG_PROVIDER_PAYJP ||
 			      provider == CONFIG_PROVIDER_KOMOJU ? "JPY" :
 			      provider == CONFIG_PROVIDER_RAZORPAY ? "INR" : "USD";
-	if (in.transaction_id == NULL) {
-		if (provider == CONFIG_PROVIDER_SHOPIFY) {
-			snprintf(generated, sizeof(generated), "%lld",
-				 (long long)time(NULL) * 1000 + getpid() % 1000);
-		} else if (random_id(CONFIG_PROVIDER_COUNT, generated,
-				     sizeof(generated)) != 0) {
+	if (in.transaction_id == NULL || in.event_id == NULL) {
+		unsigned char rnd[SAMPLE_ID_RANDOM];
+
+		/* Ids in the provider's own form (pi_..., txn_..., pay_...). */
+		if (random_bytes(rnd, sizeof(rnd)) < 0 ||
+		    sample_id(provider, SAMPLE_ID_TRANSACTION, rnd,
+				     sizeof(rnd), generated,
+				     sizeof(generated)) != 0 ||
+		    random_id(provider, event_generated,
+			      sizeof(event_generated)) != 0) {
 			fprintf(stderr, PROGRAM ": no random bytes from the OS\n");
 			return EXIT_FAILURE;
 		}
-		in.transaction_id = generated;
+		if (in.transaction_id == NULL)
+			in.transaction_id = generated;
+		if (in.event_id == NULL)
+			in.event_id = event_generated;
 	}
-	if (in.event_id == NULL) {
-		if (random_id(CONFIG_PROVIDER_COUNT, event_generated + 4,
-			      sizeof(event_generated) - 4) != 0) {
-			fprintf(stderr, PROGRAM ": no random bytes from the OS\n");
-			return EXIT_FAILURE;
-		}
-		in.event_id = event_generated;
-	}
-	json = sender_sample(&in, &err);
+	json = sample_event(&in, &err);
 	if (json == NULL) {
 		fprintf(stderr, PROGRAM ": %s\n", err.message);
 		return EXIT_USAGE;
@@ -311,7 +349,7 @@ static int print_sample(enum config_provider provider, const char *event,
  * standard input, or re-written (Adyen), is inlined, which cannot carry NUL
  * bytes. Returns 0 or -1. */
 static int print_curl(const char *url, const char *file,
-		      const struct body *body, const struct sender_headers *h)
+		      const struct body *body, const struct provider_headers *h)
 {
 	if (file == NULL && body->len > 0 &&
 	    memchr(body->data, '\0', body->len) != NULL) {
@@ -347,6 +385,7 @@ int main(int argc, char **argv)
 	static const struct option options[] = {
 		{ "provider", required_argument, NULL, 'p' },
 		{ "secret", required_argument, NULL, 's' },
+		{ "secret-file", required_argument, NULL, 'F' },
 		{ "id", required_argument, NULL, 'i' },
 		{ "timestamp", required_argument, NULL, 't' },
 		{ "url", required_argument, NULL, 'u' },
@@ -364,13 +403,14 @@ int main(int argc, char **argv)
 	};
 	enum config_provider provider = CONFIG_PROVIDER_STANDARD;
 	const char *secret_arg = NULL, *id_arg = NULL, *ts_arg = NULL;
+	const char *secret_file = NULL;
 	const char *url = NULL, *file = NULL, *square_url = NULL, *topic = NULL;
 	const char *config_path = NULL, *sample = NULL, *tx = NULL;
 	const char *amount = NULL, *currency = NULL, *event_id = NULL;
-	char *secret_env = NULL, *signed_body = NULL;
+	char *secret_copy = NULL, *signed_body = NULL;
 	char id[SIGNATURE_ID_MAX + 1], ts[32];
-	struct sender_headers headers;
-	struct sender_input in;
+	struct provider_headers headers;
+	struct provider_sign_input in;
 	struct config cfg;
 	bool have_cfg = false;
 	struct body body = { NULL, 0 };
@@ -386,6 +426,9 @@ int main(int argc, char **argv)
 			break;
 		case 's':
 			secret_arg = optarg;
+			break;
+		case 'F':
+			secret_file = optarg;
 			break;
 		case 'i':
 			id_arg = optarg;
@@ -442,6 +485,8 @@ int main(int argc, char **argv)
 			break;
 		}
 	}
+	if (secret_arg != NULL && secret_file != NULL)
+		die_usage("--secret and --secret-file: choose one", NULL);
 	if (sample != NULL) {
 		if (argc != optind)
 			die_usage("--sample takes no FILE", NULL);
@@ -465,16 +510,24 @@ int main(int argc, char **argv)
 		    cfg.secrets[CONFIG_PROVIDER_GENERIC].count > 0)
 			secret_arg = cfg.secrets[CONFIG_PROVIDER_GENERIC].items[0];
 	}
+	if (secret_file != NULL) {
+		secret_copy = secret_from_file(secret_file);
+		if (secret_copy == NULL) {
+			status = EXIT_USAGE;
+			goto out;
+		}
+		secret_arg = secret_copy;
+	}
 	if (secret_arg == NULL) {
-		secret_env = secret_from_env(provider);
-		if (secret_env == NULL) {
-			fprintf(stderr, PROGRAM ": no secret: pass --secret or "
-				"set the provider's PAYHOOK_..._SECRET\n");
+		secret_copy = secret_from_env(provider);
+		if (secret_copy == NULL) {
+			fprintf(stderr, PROGRAM ": no secret: pass --secret-file "
+				"FILE or set the provider's PAYHOOK_..._SECRET\n");
 			usage(stderr);
 			status = EXIT_USAGE;
 			goto out;
 		}
-		secret_arg = secret_env;
+		secret_arg = secret_copy;
 	}
 	if (square_url == NULL)
 		square_url = getenv("PAYHOOK_SQUARE_NOTIFICATION_URL");
@@ -525,12 +578,12 @@ int main(int argc, char **argv)
 		goto out;
 	}
 
-	in = (struct sender_input){
+	in = (struct provider_sign_input){
 		.provider = provider, .secret = secret_arg, .id = id,
 		.timestamp = ts, .url = square_url, .topic = topic,
 		.cfg = have_cfg ? &cfg : NULL,
 	};
-	if (sender_sign(&in, (const char *)body.data, body.len, &headers,
+	if (provider_sign(&in, (const char *)body.data, body.len, &headers,
 			&signed_body, &err) != 0) {
 		fprintf(stderr, PROGRAM ": %s\n", err.message);
 		status = EXIT_USAGE;
@@ -563,9 +616,9 @@ int main(int argc, char **argv)
 out:
 	free(body.data);
 	free(signed_body);
-	if (secret_env != NULL) {
-		OPENSSL_cleanse(secret_env, strlen(secret_env));
-		free(secret_env);
+	if (secret_copy != NULL) {
+		OPENSSL_cleanse(secret_copy, strlen(secret_copy));
+		free(secret_copy);
 	}
 	if (have_cfg)
 		config_cleanup(&cfg);

@@ -5,6 +5,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <limits.h>
 #include <stdint.h>
@@ -22,7 +23,8 @@
 #include "number.h"
 #include "pipeline.h"
 #include "pool.h"
-#include "store.h"
+#include "sqlconn.h"
+#include "timing.h"
 #include "worker.h"
 
 /* Redis for --check-config: each sentinel's answer, then the server in use
@@ -63,61 +65,112 @@ static int check_redis(const struct config *cfg)
 	return rc;
 }
 
-/* With mysql_nodes, one line per node: reachable, and a Galera node's state.
- * A node that is down is a warning (the workers move on to the next); the
- * schema check below fails when none takes writes. */
-static void report_mysql_nodes(const struct config *cfg)
+/* Opens path as a worker will (flags without O_CREAT), or, when it does not
+ * exist yet, checks that its directory lets a worker create it. Nothing is
+ * created: run as root, the file would be root's and the workers (another
+ * user) could not open it. Returns 0, or 1 with a FAILED line printed. */
+static int check_file(const char *key, const char *path, int flags)
 {
-	struct error err = { "" };
-	struct store *store;
-	char line[ERROR_MESSAGE_MAX + 128];
+	char dir[PATH_MAX];
+	const char *slash = strrchr(path, '/');
+	int fd = open(path, flags | O_CLOEXEC);
 
-	if (cfg->mysql_nodes == NULL)
-		return;
-	store = store_new(cfg, &err);
-	if (store == NULL) {
-		printf("mysql: WARNING: %s\n", err.message);
-		return;
+	if (fd >= 0) {
+		close(fd);
+		return 0;
 	}
-	for (size_t i = 0; i < store_node_count(store); i++) {
-		int ok = store_probe_node(store, i, line, sizeof(line)) == 0;
-
-		printf("mysql: node %zu: %s%s\n", i + 1, ok ? "" : "WARNING: ",
-		       line);
+	if (errno != ENOENT) {
+		printf("config: FAILED: %s %s cannot be opened: %s\n", key, path,
+		       strerror(errno));
+		return 1;
 	}
-	store_free(store);
+	if (slash == NULL)
+		snprintf(dir, sizeof(dir), ".");
+	else if (slash == path)
+		snprintf(dir, sizeof(dir), "/");
+	else
+		snprintf(dir, sizeof(dir), "%.*s", (int)(slash - path), path);
+	if (access(dir, W_OK | X_OK) != 0) {
+		printf("config: FAILED: %s %s does not exist and cannot be "
+		       "created in %s: %s\n", key, path, dir, strerror(errno));
+		return 1;
+	}
+	return 0;
 }
 
-/* --check-config: one line per check. Nothing is created: the log file is
- * not opened (run as root, it would be root's, and the workers could not
- * write it). */
+/* A check that succeeded but took longer than a worker waits: the worker
+ * would have answered 503 (a loaded machine, a slow server). */
+static void report_slow(const char *what, int64_t elapsed_ms, long bound_ms,
+			const char *keys)
+{
+	if (elapsed_ms > bound_ms)
+		printf("%s: WARNING: the check took %lld ms, more than a worker "
+		       "waits (%ld ms, %s)\n", what, (long long)elapsed_ms,
+		       bound_ms, keys);
+}
+
+/* --check-config: one line per check, and every check that fails says so on
+ * a FAILED line. The backends are asked with timeouts of at least
+ * CHECK_TIMEOUT_S: a server slowed down for a moment (a loaded machine) is
+ * not a configuration error; a check slower than the workers' own timeouts
+ * gets a WARNING line instead. */
+#define CHECK_TIMEOUT_S 10
 static int check_config(const struct config *cfg, const char *path)
 {
+	struct config patient = *cfg; /* shares cfg's strings: never cleaned */
 	struct error err = { "" };
 	struct pipeline *pipeline;
+	char line[ERROR_MESSAGE_MAX];
 	struct stat st;
+	int64_t t0;
 	int rc = 0;
 
-	printf("config: ok (%s)\n", path != NULL ? path : "defaults and environment");
+	if (cfg->log_file != NULL)
+		rc |= check_file("log_file", cfg->log_file, O_WRONLY | O_APPEND);
+	if (cfg->metrics_file != NULL)
+		rc |= check_file("metrics_file", cfg->metrics_file, O_RDWR);
+	if (rc == 0 && path != NULL)
+		printf("config: ok (%s)\n", path);
+	else if (rc == 0)
+		printf("config: ok (no configuration file is read: defaults and "
+		       "environment only; -c FILE or PAYHOOK_CONFIG names "
+		       "one)\n");
 	if (path != NULL && stat(path, &st) == 0 && (st.st_mode & S_IROTH) != 0)
 		printf("config: WARNING: %s is readable by every user; it "
 		       "holds secrets: chmod o-r\n", path);
-	pipeline = pipeline_new(cfg, &err);
+	for (size_t i = 0; config_warning(cfg, i, line, sizeof(line)) == 0; i++)
+		printf("config: WARNING: %s\n", line);
+	if (patient.mysql_connect_timeout_s < CHECK_TIMEOUT_S)
+		patient.mysql_connect_timeout_s = CHECK_TIMEOUT_S;
+	if (patient.mysql_read_timeout_s < CHECK_TIMEOUT_S)
+		patient.mysql_read_timeout_s = CHECK_TIMEOUT_S;
+	if (patient.mysql_write_timeout_s < CHECK_TIMEOUT_S)
+		patient.mysql_write_timeout_s = CHECK_TIMEOUT_S;
+	if (patient.redis_timeout_ms < CHECK_TIMEOUT_S * 1000)
+		patient.redis_timeout_ms = CHECK_TIMEOUT_S * 1000;
+	pipeline = pipeline_new(&patient, &err);
 	if (pipeline == NULL) {
 		printf("config: FAILED: %s\n", err.message);
 		return 1;
 	}
-	rc |= check_redis(cfg);
-	report_mysql_nodes(cfg);
+	t0 = timing_now_us();
+	rc |= check_redis(&patient);
+	report_slow("redis", (timing_now_us() - t0) / 1000,
+		    cfg->redis_timeout_ms, "redis_timeout_ms");
+	/* A node that is down is a warning (the workers move on to the
+	 * next); the schema check below fails when none takes writes. */
+	sqlconn_report_nodes(&patient, stdout);
+	t0 = timing_now_us();
 	if (pipeline_check_mysql(pipeline, &err) != 0) {
 		printf("mysql: FAILED: %s\n", err.message);
 		rc = 1;
 	} else {
 		printf("mysql: ok (%s, table payments with "
 		       "uq_payments_provider_transaction_id)\n",
-		       cfg->mysql_nodes != NULL ? cfg->mysql_nodes :
-		       cfg->mysql_socket != NULL ? cfg->mysql_socket :
-		       cfg->mysql_host);
+		       sqlconn_where(cfg));
+		report_slow("mysql", (timing_now_us() - t0) / 1000,
+			    1000L * cfg->mysql_connect_timeout_s,
+			    "mysql_connect_timeout_s");
 	}
 	pipeline_free(pipeline);
 	return rc;
@@ -340,8 +393,16 @@ int main(int argc, char **argv)
 	}
 	if (path == NULL)
 		path = config_default_path();
+	if (mode == 'C') {
+		/* Each line as it is printed, in order with the log lines on
+		 * standard error, whatever ends the process. */
+		setvbuf(stdout, NULL, _IOLBF, 0);
+	}
 	if (config_load(&cfg, path, &err) != 0) {
-		fprintf(stderr, "payhook: %s\n", err.message);
+		if (mode == 'C')
+			printf("config: FAILED: %s\n", err.message);
+		else
+			fprintf(stderr, "payhook: %s\n", err.message);
 		free_argv(saved_argv);
 		return 1;
 	}
@@ -366,6 +427,13 @@ int main(int argc, char **argv)
 		config_cleanup(&cfg);
 		free_argv(saved_argv);
 		return 1;
+	}
+	{
+		char line[ERROR_MESSAGE_MAX];
+
+		for (size_t i = 0;
+		     config_warning(&cfg, i, line, sizeof(line)) == 0; i++)
+			log_warn("config: %s", line);
 	}
 	if (master.workers > 0) {
 		n = readlink("/proc/self/exe", program, sizeof(program) - 1);

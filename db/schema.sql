@@ -1,4 +1,5 @@
--- payhook: the payments table, one row per transaction recorded exactly once.
+-- payhook: the payments table, one row per transaction recorded exactly once,
+-- and payment_events, one row per refund, dispute or cancellation of one.
 -- Load it into the database you chose (this file creates no database):
 --     mariadb DBNAME < db/schema.sql        (or: mysql DBNAME < db/schema.sql)
 -- It is idempotent: loading it again changes nothing. A table created by an
@@ -32,6 +33,11 @@
 -- paused past its lease changes nothing. ix_payments_dispatch_due keeps
 -- finding due payments cheap at millions of rows.
 --
+-- refunded_amount, dispute_state and cancelled are the payment's lifecycle
+-- totals: the sum of its succeeded refunds (0 when none), the state of its
+-- newest dispute (NULL when none) and whether it was cancelled (voided).
+-- They change with the payment_events rows below, in one transaction.
+--
 -- payload holds the raw request body; MEDIUMBLOB (up to 16 MiB) because a BLOB
 -- stops at 65535 bytes, one byte short of the default max_body_bytes.
 
@@ -53,6 +59,46 @@ CREATE TABLE IF NOT EXISTS payments (
     dispatch_owner VARCHAR(128) NULL,
     dispatch_last_error VARCHAR(255) NULL,
     delivered_at   DATETIME(6) NULL,
+    refunded_amount BIGINT UNSIGNED NOT NULL DEFAULT 0,
+    dispute_state  ENUM('open', 'won', 'lost') NULL DEFAULT NULL,
+    cancelled      TINYINT NOT NULL DEFAULT 0,
     UNIQUE KEY uq_payments_provider_transaction_id (provider, transaction_id),
     KEY ix_payments_dispatch_due (dispatch_due_at)
+) ENGINE=InnoDB;
+
+-- payment_events: what happened to a payment's money after it was recorded,
+-- one row per lifecycle object: a refund, a dispute (chargeback) or a
+-- cancellation (void), identified by (provider, kind, object_id) under the
+-- unique key uq_payment_events_object. Several events of the provider may
+-- announce one object (one per state change, or the same state twice): they
+-- update its one row, which keeps the latest state.
+--
+-- transaction_id is the payment's id exactly as payments.transaction_id
+-- holds it (VARBINARY for the same reason), and may name a payment not
+-- recorded yet: providers do not deliver in order. ix_payment_events_payment
+-- finds a payment's objects when its totals are computed.
+--
+-- amount is in minor units (0 when the provider's event carries none),
+-- currency NULL when it carries none. occurred_at is the provider's time of
+-- the event that set the state (UTC, to the microsecond where the provider
+-- gives it): an event older than it changes nothing. payload is the raw body
+-- of that event, event_id the provider's id of it (NULL when none);
+-- updated_at is when payhook last changed the row.
+CREATE TABLE IF NOT EXISTS payment_events (
+    id             BIGINT UNSIGNED AUTO_INCREMENT PRIMARY KEY,
+    provider       VARCHAR(32) CHARACTER SET ascii COLLATE ascii_bin NOT NULL,
+    kind           ENUM('refund', 'dispute', 'cancellation') NOT NULL,
+    object_id      VARBINARY(255) NOT NULL,
+    transaction_id VARBINARY(128) NOT NULL,
+    state          ENUM('pending', 'succeeded', 'failed', 'open', 'won',
+                        'lost') NOT NULL,
+    amount         BIGINT UNSIGNED NOT NULL DEFAULT 0,
+    currency       CHAR(3) CHARACTER SET ascii COLLATE ascii_bin NULL,
+    event_id       VARBINARY(255) NULL,
+    occurred_at    DATETIME(6) NOT NULL,
+    payload        MEDIUMBLOB NOT NULL,
+    received_at    DATETIME(6) NOT NULL DEFAULT CURRENT_TIMESTAMP(6),
+    updated_at     DATETIME(6) NOT NULL DEFAULT CURRENT_TIMESTAMP(6),
+    UNIQUE KEY uq_payment_events_object (provider, kind, object_id),
+    KEY ix_payment_events_payment (provider, transaction_id)
 ) ENGINE=InnoDB;

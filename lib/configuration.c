@@ -212,7 +212,9 @@ static const struct key_def keys[] = {
 	CHOICE("log_target", log_target, log_target_choices, "stderr"),
 	STRING("health_path", health_path, NULL, 0),
 	STRING("metrics_path", metrics_path, NULL, 0),
-	STRING("metrics_token", metrics_token, NULL, FLAG_SECRET),
+	/* Empty is refused: whoever writes the key means a token (to serve
+	 * metrics_path without one, leave the key out). */
+	STRING("metrics_token", metrics_token, NULL, FLAG_SECRET | FLAG_NONEMPTY),
 	STRING("metrics_file", metrics_file, NULL, 0),
 };
 
@@ -352,6 +354,114 @@ static int bad_value(struct error *err, const char *where,
 			 def->name, expected);
 }
 
+/* A provider's webhook secret against the other credentials of its
+ * dashboard: what every such secret starts with, and the API keys and
+ * tokens that get pasted in its place. Either would pass config_load and
+ * then fail every signature (401), so both are refused here. */
+struct pasted {
+	const char *prefix;
+	size_t min_len, max_len; /* of the whole text; 0: any */
+};
+
+struct secret_rule {
+	const char *key;
+	const char *required;     /* prefix every such secret has, or NULL */
+	const char *expected;     /* for the message: what belongs here */
+	const char *wrong_what;   /* for the message: what the wrong ones are */
+	struct pasted wrong[6];
+};
+
+static const struct secret_rule secret_rules[] = {
+	{ "stripe_secret", "whsec_",
+	  "the endpoint's signing secret (whsec_..., Developers > Webhooks)",
+	  "a Stripe API key (sk_, rk_ or pk_)",
+	  { { "sk_live_", 0, 0 }, { "sk_test_", 0, 0 }, { "rk_live_", 0, 0 },
+	    { "rk_test_", 0, 0 }, { "pk_live_", 0, 0 }, { "pk_test_", 0, 0 } } },
+	{ "paddle_secret", "pdl_ntfset_",
+	  "the notification destination's secret key (pdl_ntfset_...)",
+	  "a Paddle API key (pdl_live_apikey_ or pdl_sdbx_apikey_)",
+	  { { "pdl_live_apikey_", 0, 0 }, { "pdl_sdbx_apikey_", 0, 0 } } },
+	{ "razorpay_secret", NULL,
+	  "the secret typed in when the webhook was set up",
+	  "a Razorpay API key id (rzp_live_ or rzp_test_ and 14 characters)",
+	  { { "rzp_live_", 23, 23 }, { "rzp_test_", 23, 23 } } },
+	{ "komoju_secret", NULL, "the webhook's secret token",
+	  "a KOMOJU API key (sk_ or pk_)",
+	  { { "sk_live_", 0, 0 }, { "sk_test_", 0, 0 }, { "pk_live_", 0, 0 },
+	    { "pk_test_", 0, 0 } } },
+	{ "payjp_secret", NULL, "the webhook token (whook_...)",
+	  "a PAY.JP API key (sk_ or pk_)",
+	  { { "sk_live_", 0, 0 }, { "sk_test_", 0, 0 }, { "pk_live_", 0, 0 },
+	    { "pk_test_", 0, 0 } } },
+	{ "square_secret", NULL, "the subscription's signature key",
+	  "a Square access token or application credential (EAAA..., sq0...)",
+	  { { "EAAA", 60, 0 }, { "sq0idp-", 0, 0 }, { "sq0csp-", 0, 0 },
+	    { "sq0atp-", 0, 0 }, { "sandbox-sq0", 0, 0 } } },
+	{ "shopify_secret", NULL,
+	  "the app's client secret (shpss_... or 32 hex digits)",
+	  "a Shopify access token (shpat_, shpca_, shppa_ or shpua_)",
+	  { { "shpat_", 0, 0 }, { "shpca_", 0, 0 }, { "shppa_", 0, 0 },
+	    { "shpua_", 0, 0 } } },
+};
+
+/* Returns 0 when text may be def's secret, or -1 with err saying what it
+ * looks like and what was expected (never quoting it). */
+static int check_secret_rule(const struct key_def *def, const char *text,
+			     const char *where, struct error *err)
+{
+	size_t len = strlen(text);
+
+	for (size_t i = 0; i < sizeof(secret_rules) / sizeof(secret_rules[0]);
+	     i++) {
+		const struct secret_rule *r = &secret_rules[i];
+
+		if (strcmp(r->key, def->name) != 0)
+			continue;
+		for (size_t w = 0; w < sizeof(r->wrong) / sizeof(r->wrong[0]) &&
+				   r->wrong[w].prefix != NULL; w++) {
+			const struct pasted *x = &r->wrong[w];
+
+			if (strncmp(text, x->prefix, strlen(x->prefix)) == 0 &&
+			    len >= x->min_len &&
+			    (x->max_len == 0 || len <= x->max_len))
+				return error_set(err, "%s: bad value for key "
+						 "'%s': this is %s, not the "
+						 "webhook secret; expected %s",
+						 where, def->name, r->wrong_what,
+						 r->expected);
+		}
+		if (r->required != NULL &&
+		    strncmp(text, r->required, strlen(r->required)) != 0)
+			return error_set(err, "%s: bad value for key '%s': "
+					 "expected %s", where, def->name,
+					 r->expected);
+	}
+	return 0;
+}
+
+size_t config_secret_form_prefix(const char *text, size_t len)
+{
+	size_t best = 0;
+
+	if (len >= strlen("whsec_") && strncmp(text, "whsec_", 6) == 0)
+		best = strlen("whsec_");
+	for (size_t i = 0; i < sizeof(secret_rules) / sizeof(secret_rules[0]);
+	     i++) {
+		const struct secret_rule *r = &secret_rules[i];
+
+		for (size_t w = 0; w <= sizeof(r->wrong) / sizeof(r->wrong[0]);
+		     w++) {
+			const char *prefix = w == 0 ? r->required :
+					     r->wrong[w - 1].prefix;
+			size_t n = prefix != NULL ? strlen(prefix) : 0;
+
+			if (n > best && n <= len && strncmp(text, prefix, n) == 0)
+				best = n;
+		}
+	}
+	return best;
+}
+
 static int add_secret(struct config_secrets *secrets, const struct key_def *def,
 		      const char *text, const char *where, struct error *err)
 {
@@ -361,6 +471,8 @@ static int add_secret(struct config_secrets *secrets, const struct key_def *def,
 	char *copy;
 
 	/* Validate now, so the message names the line the secret is on. */
+	if (check_secret_rule(def, text, where, err) != 0)
+		return -1;
 	if ((def->flags & FLAG_FORM_LATER) == 0) {
 		if (secret_decode(def->form, text, &key, &decode_err) != 0)
 			return error_set(err, "%s: bad value for key '%s': %s",
@@ -380,12 +492,17 @@ static int add_secret(struct config_secrets *secrets, const struct key_def *def,
 	return 0;
 }
 
-/* The providers key: white-space separated profile names. */
-static int parse_providers(const char *text, unsigned *out)
+/* The providers key: white-space separated profile names. Returns 0, or -1
+ * with *bad and *bad_len on the first word that names no profile (*bad_len
+ * 0 when the value names none at all). */
+static int parse_providers(const char *text, unsigned *out, const char **bad,
+			   size_t *bad_len)
 {
 	unsigned set = 0;
 	const char *p = text;
 
+	*bad = NULL;
+	*bad_len = 0;
 	while (*p != '\0') {
 		size_t len;
 		int found = 0;
@@ -402,14 +519,44 @@ static int parse_providers(const char *text, unsigned *out)
 				found = 1;
 			}
 		}
-		if (!found)
+		if (!found) {
+			*bad = p;
+			*bad_len = len;
 			return -1;
+		}
 		p += len;
 	}
 	if (set == 0)
 		return -1;
 	*out = set;
 	return 0;
+}
+
+/* The message for a providers value that parse_providers refused: the
+ * unknown word is named when it looks like a name (letters, digits, _ . -,
+ * short); anything else may be a pasted secret and is not shown. */
+static int bad_providers(struct error *err, const char *where,
+			 const char *bad, size_t bad_len)
+{
+	static const char names[] = "standard, stripe, paddle, razorpay, "
+				    "komoju, payjp, square, shopify, adyen, "
+				    "generic";
+	bool name = bad_len > 0 && bad_len <= 32;
+
+	for (size_t i = 0; i < bad_len && name; i++)
+		name = isalnum((unsigned char)bad[i]) || bad[i] == '_' ||
+		       bad[i] == '-' || bad[i] == '.';
+	if (bad_len == 0)
+		return error_set(err, "%s: bad value for key 'providers': "
+				 "expected profile names separated by spaces, "
+				 "from %s", where, names);
+	if (!name)
+		return error_set(err, "%s: bad value for key 'providers': a "
+				 "word names no profile (not shown); expected "
+				 "names from %s", where, names);
+	return error_set(err, "%s: bad value for key 'providers': unknown "
+			 "profile '%.*s'; expected names from %s", where,
+			 (int)bad_len, bad, names);
 }
 
 /* A value that looks like shell or INI quoting, or an inline comment, is
@@ -466,7 +613,11 @@ static int set_value(struct config *cfg, const struct key_def *def,
 	switch (def->kind) {
 	case KIND_STRING:
 		if (text[0] == '\0' && (def->flags & FLAG_NONEMPTY) != 0)
-			return bad_value(err, where, def, "a non-empty value");
+			return bad_value(err, where, def, def->fallback == NULL ?
+					 "a non-empty value (remove the line "
+					 "to leave the key unset)" :
+					 "a non-empty value (remove the line "
+					 "for the default)");
 		if (def->max > 0 && strlen(text) > (size_t)def->max) {
 			snprintf(expected, sizeof(expected),
 				 "at most %ld bytes", def->max);
@@ -539,15 +690,14 @@ store_number:
 		if (text[0] == '\0')
 			return 0;
 		return add_secret(field, def, text, where, err);
-	case KIND_PROVIDERS:
-		if (parse_providers(text, field) != 0) {
-			snprintf(expected, sizeof(expected),
-				 "profile names separated by spaces, from "
-				 "standard, stripe, paddle, razorpay, komoju, "
-				 "payjp, square, shopify, adyen, generic");
-			return bad_value(err, where, def, expected);
-		}
+	case KIND_PROVIDERS: {
+		const char *bad;
+		size_t bad_len;
+
+		if (parse_providers(text, field, &bad, &bad_len) != 0)
+			return bad_providers(err, where, bad, bad_len);
 		return 0;
+	}
 	}
 	return error_set(err, "%s: key '%s' has no parser", where, def->name);
 }
@@ -849,6 +999,75 @@ static bool is_header_name(const char *name)
 	return true;
 }
 
+int config_generic_template(const struct config_generic *g,
+			    struct config_template_part *parts, size_t *count,
+			    struct error *err)
+{
+	static const struct {
+		const char *text;
+		enum config_template_kind kind;
+	} placeholders[] = {
+		{ "{body}", CONFIG_TEMPLATE_BODY },
+		{ "{timestamp}", CONFIG_TEMPLATE_TIMESTAMP },
+		{ "{url}", CONFIG_TEMPLATE_URL },
+	};
+	const char *t = g->signed_payload != NULL ? g->signed_payload : "";
+	size_t n = 0, at = 0, bodies = 0, stamps = 0, literal = 0;
+
+	/* A '{' that starts no placeholder is literal text, as any other
+	 * byte: literal runs stay whole, so "{v}{v}…" is one part. */
+	while (t[at] != '\0') {
+		size_t k, len = 0;
+
+		for (k = 0; k < sizeof(placeholders) / sizeof(placeholders[0]);
+		     k++) {
+			len = strlen(placeholders[k].text);
+			if (strncmp(t + at, placeholders[k].text, len) == 0)
+				break;
+		}
+		if (k == sizeof(placeholders) / sizeof(placeholders[0])) {
+			at++;
+			literal++;
+			continue;
+		}
+		if (n + (literal > 0) + 1 > CONFIG_TEMPLATE_PARTS_MAX)
+			return error_set(err, "generic_signed_payload: more than "
+					 "%d parts", CONFIG_TEMPLATE_PARTS_MAX);
+		if (literal > 0)
+			parts[n++] = (struct config_template_part){
+				CONFIG_TEMPLATE_LITERAL, at - literal, literal };
+		parts[n++] = (struct config_template_part){
+			placeholders[k].kind, 0, 0 };
+		bodies += placeholders[k].kind == CONFIG_TEMPLATE_BODY;
+		stamps += placeholders[k].kind == CONFIG_TEMPLATE_TIMESTAMP;
+		if (placeholders[k].kind == CONFIG_TEMPLATE_URL && g->url == NULL)
+			return error_set(err, "generic_signed_payload has {url}: "
+					 "set generic_url");
+		at += len;
+		literal = 0;
+	}
+	if (literal > 0) {
+		if (n + 1 > CONFIG_TEMPLATE_PARTS_MAX)
+			return error_set(err, "generic_signed_payload: more than "
+					 "%d parts", CONFIG_TEMPLATE_PARTS_MAX);
+		parts[n++] = (struct config_template_part){
+			CONFIG_TEMPLATE_LITERAL, at - literal, literal };
+	}
+	if (bodies != 1)
+		return error_set(err, "generic_signed_payload must hold {body} "
+				 "exactly once");
+	if (stamps > 0 && g->timestamp_header == NULL)
+		return error_set(err, "generic_signed_payload has {timestamp}: "
+				 "set generic_timestamp_header");
+	/* A freshness check on a header nobody signed protects nothing. */
+	if (stamps == 0 && g->timestamp_header != NULL)
+		return error_set(err, "generic_timestamp_header is set but "
+				 "generic_signed_payload has no {timestamp}: "
+				 "an unsigned timestamp proves nothing");
+	*count = n;
+	return 0;
+}
+
 static int check_generic(const struct config *cfg, struct error *err)
 {
 	const struct config_generic *g = &cfg->generic;
@@ -859,7 +1078,8 @@ static int check_generic(const struct config *cfg, struct error *err)
 		[CONFIG_ENCODING_BASE64] = SECRET_BASE64,
 		[CONFIG_ENCODING_TEXT] = SECRET_TEXT,
 	};
-	const char *body = strstr(g->signed_payload, "{body}");
+	struct config_template_part parts[CONFIG_TEMPLATE_PARTS_MAX];
+	size_t count;
 	struct secret_key key;
 	struct error inner;
 
@@ -877,16 +1097,8 @@ static int check_generic(const struct config *cfg, struct error *err)
 				 "generic_transaction_id_path, "
 				 "generic_amount_path and "
 				 "generic_currency_path (or default_currency)");
-	if (body == NULL || strstr(body + 1, "{body}") != NULL)
-		return error_set(err, "generic_signed_payload must hold {body} "
-				 "exactly once");
-	if (strstr(g->signed_payload, "{timestamp}") != NULL &&
-	    g->timestamp_header == NULL)
-		return error_set(err, "generic_signed_payload has {timestamp}: "
-				 "set generic_timestamp_header");
-	if (strstr(g->signed_payload, "{url}") != NULL && g->url == NULL)
-		return error_set(err, "generic_signed_payload has {url}: set "
-				 "generic_url");
+	if (config_generic_template(g, parts, &count, err) != 0)
+		return -1;
 	if ((g->event_path == NULL) != (g->event_values == NULL))
 		return error_set(err, "generic_event_path and "
 				 "generic_event_values go together");
@@ -900,8 +1112,30 @@ static int check_generic(const struct config *cfg, struct error *err)
 	return 0;
 }
 
-/* Checks that involve more than one key, after every source is applied. */
-static int check_config(const struct config *cfg, struct error *err)
+/* Checks that involve more than one key, after every source is applied,
+ * of the keys every program reads: MySQL and logging. */
+static int check_common(const struct config *cfg, struct error *err)
+{
+	struct endpoint list[ENDPOINT_LIST_MAX];
+	struct error inner;
+	size_t n;
+
+	if (cfg->mysql_nodes != NULL &&
+	    endpoint_list_parse(cfg->mysql_nodes, cfg->mysql_port, list, &n,
+				&inner) != 0)
+		return error_set(err, "mysql_nodes: %s", inner.message);
+	if (cfg->mysql_nodes != NULL && cfg->mysql_socket != NULL)
+		return error_set(err, "mysql_nodes and mysql_socket are both set: "
+				 "a cluster's nodes are reached over TCP");
+	if (cfg->log_target == CONFIG_LOG_TARGET_SYSLOG && cfg->log_file != NULL)
+		return error_set(err, "log_target = syslog and log_file are both "
+				 "set: choose one");
+	return 0;
+}
+
+/* The same, of the keys only the receiver (payhook) reads: secrets, Redis,
+ * the lock's lease, health and metrics. */
+static int check_receiver(const struct config *cfg, struct error *err)
 {
 	long bound = config_write_bound_ms(cfg);
 	struct endpoint list[ENDPOINT_LIST_MAX];
@@ -922,17 +1156,10 @@ static int check_config(const struct config *cfg, struct error *err)
 		return error_set(err, "providers has %s: set %s_secret",
 				 provider_names[p], provider_names[p]);
 	}
-	if (cfg->mysql_nodes != NULL &&
-	    endpoint_list_parse(cfg->mysql_nodes, cfg->mysql_port, list, &n,
-				&inner) != 0)
-		return error_set(err, "mysql_nodes: %s", inner.message);
 	if (cfg->redis_sentinels != NULL &&
 	    endpoint_list_parse(cfg->redis_sentinels, 26379, list, &n,
 				&inner) != 0)
 		return error_set(err, "redis_sentinels: %s", inner.message);
-	if (cfg->mysql_nodes != NULL && cfg->mysql_socket != NULL)
-		return error_set(err, "mysql_nodes and mysql_socket are both set: "
-				 "a cluster's nodes are reached over TCP");
 	if (cfg->redis_sentinels != NULL && cfg->redis_socket != NULL)
 		return error_set(err, "redis_sentinels and redis_socket are both "
 				 "set: choose one");
@@ -941,9 +1168,6 @@ static int check_config(const struct config *cfg, struct error *err)
 		return error_set(err, "lock_backend = none and redis_unavailable "
 				 "= fail contradict each other: without Redis "
 				 "every request would get 503");
-	if (cfg->log_target == CONFIG_LOG_TARGET_SYSLOG && cfg->log_file != NULL)
-		return error_set(err, "log_target = syslog and log_file are both "
-				 "set: choose one");
 	if ((cfg->health_path != NULL && cfg->health_path[0] != '/') ||
 	    (cfg->metrics_path != NULL && cfg->metrics_path[0] != '/'))
 		return error_set(err, "health_path and metrics_path are request "
@@ -951,6 +1175,16 @@ static int check_config(const struct config *cfg, struct error *err)
 	if (cfg->metrics_token != NULL && cfg->metrics_path == NULL)
 		return error_set(err, "metrics_token is set but metrics_path is "
 				 "not");
+	/* Set but empty counts as unset (a metrics_token line still holds),
+	 * but with no token anywhere it would make metrics_path public: a
+	 * variable written to hold a token that came out empty. */
+	if (cfg->metrics_path != NULL && cfg->metrics_token == NULL &&
+	    getenv(ENV_PREFIX "METRICS_TOKEN") != NULL)
+		return error_set(err, "environment PAYHOOK_METRICS_TOKEN is set "
+				 "but empty and no metrics_token line gives a "
+				 "token: metrics_path would be open to anyone; "
+				 "give a token, or unset the variable to serve "
+				 "it without one");
 	if (config_provider_enabled(cfg, CONFIG_PROVIDER_SQUARE) &&
 	    cfg->square_notification_url == NULL)
 		return error_set(err, "providers has square: set "
@@ -971,7 +1205,38 @@ static int check_config(const struct config *cfg, struct error *err)
 	return 0;
 }
 
-int config_load(struct config *cfg, const char *path, struct error *err)
+int config_warning(const struct config *cfg, size_t index, char *out,
+		   size_t cap)
+{
+	size_t n = 0;
+
+	for (unsigned p = 0; p < CONFIG_PROVIDER_COUNT; p++) {
+		if (cfg->secrets[p].count == 0 || config_provider_enabled(cfg, p))
+			continue;
+		if (n++ != index)
+			continue;
+		snprintf(out, cap, "%s%s is set but providers does not enable "
+			 "%s: the secret is not used, and requests for %s get "
+			 "404 not_found", p == CONFIG_PROVIDER_STANDARD ?
+			 "webhook_" : provider_names[p],
+			 p == CONFIG_PROVIDER_STANDARD ? "secret" : "_secret",
+			 provider_names[p], provider_names[p]);
+		return 0;
+	}
+	if (cfg->metrics_path != NULL && cfg->metrics_token == NULL &&
+	    n++ == index) {
+		snprintf(out, cap, "metrics_path is served without a token: "
+			 "whoever reaches it reads the counters (set "
+			 "metrics_token to require one)");
+		return 0;
+	}
+	return -1;
+}
+
+/* config_load and config_load_dispatcher: the receiver's cross-key checks
+ * only when receiver. */
+static int load(struct config *cfg, const char *path, bool receiver,
+		struct error *err)
 {
 	memset(cfg, 0, sizeof(*cfg));
 	error_clear(err);
@@ -985,10 +1250,22 @@ int config_load(struct config *cfg, const char *path, struct error *err)
 		goto fail;
 	if (load_env(cfg, err) != 0)
 		goto fail;
-	if (check_config(cfg, err) != 0)
+	if (check_common(cfg, err) != 0 ||
+	    (receiver && check_receiver(cfg, err) != 0))
 		goto fail;
 	return 0;
 fail:
 	config_cleanup(cfg);
 	return -1;
+}
+
+int config_load(struct config *cfg, const char *path, struct error *err)
+{
+	return load(cfg, path, true, err);
+}
+
+int config_load_dispatcher(struct config *cfg, const char *path,
+			   struct error *err)
+{
+	return load(cfg, path, false, err);
 }

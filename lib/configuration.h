@@ -92,6 +92,23 @@ struct config_generic {
 	char *currency_path;
 };
 
+/* generic_signed_payload as the verifier follows it: literal runs of the
+ * template and the three placeholders. A template needing more parts than
+ * this is refused at load, so the verifier never stops short of the end. */
+#define CONFIG_TEMPLATE_PARTS_MAX 16
+
+enum config_template_kind {
+	CONFIG_TEMPLATE_LITERAL,   /* signed_payload[offset, offset + len) */
+	CONFIG_TEMPLATE_BODY,      /* {body} */
+	CONFIG_TEMPLATE_TIMESTAMP, /* {timestamp}: generic_timestamp_header */
+	CONFIG_TEMPLATE_URL,       /* {url}: generic_url */
+};
+
+struct config_template_part {
+	enum config_template_kind kind;
+	size_t offset, len; /* literals only */
+};
+
 /* Every string is owned by the struct (freed by config_cleanup); an optional
  * string that is not set is NULL. */
 struct config {
@@ -177,8 +194,35 @@ struct config {
  * Returns 0 with cfg filled, or -1 with err naming the file, line and key
  * (or the environment variable) that is wrong; cfg is then left empty, as
  * after config_cleanup. No value is ever quoted in err, and neither is an
- * unknown key name read from the file (it may be a pasted secret). */
+ * unknown key name read from the file (it may be a pasted secret); the one
+ * exception is an unknown word of providers that looks like a name
+ * ("paypal"). A provider secret in a form that provider never hands out (an
+ * API key where the webhook secret belongs) is refused, saying what was
+ * expected. */
 int config_load(struct config *cfg, const char *path, struct error *err);
+
+/* Writes the index-th warning about a loaded configuration into out (cap
+ * bytes): something allowed but probably not meant, such as a
+ * <profile>_secret for a profile that providers does not enable, or
+ * metrics_path without metrics_token. Returns 0 with out filled, or -1 when
+ * there are not that many warnings (out untouched). Can't fail otherwise. */
+int config_warning(const struct config *cfg, size_t index, char *out,
+		   size_t cap);
+
+/* The length of the prefix of text[0..len) that config_load's secret-form
+ * rules look at ("whsec_", "pdl_ntfset_", "sk_live_", ...), or 0 when text
+ * starts with none: what decides a secret's form, as opposed to its content
+ * (the fuzzer keeps it when it scrambles secrets). Can't fail. */
+size_t config_secret_form_prefix(const char *text, size_t len);
+
+/* config_load for payhook-dispatch: the same sources and the same checks of
+ * each key and value, but of the cross-key checks only those of the keys it
+ * reads (MySQL, logging): a configuration with only the MySQL and dispatch_
+ * keys needs no webhook_secret, Redis or lock_ttl_ms that fits the
+ * receiver's timeouts. The dispatch_ keys are checked by handoff_check_config
+ * and dispatch_check_config. Returns as config_load does. */
+int config_load_dispatcher(struct config *cfg, const char *path,
+			   struct error *err);
 
 /* Frees what config_load allocated and zeroes cfg. Accepts a zeroed or
  * already cleaned struct. Can't fail. */
@@ -219,5 +263,15 @@ long config_round_trip_bound_ms(const struct config *cfg);
 #define CONFIG_HEADER_NAME_MAX 64
 /* The payload column is a MEDIUMBLOB: 16 MiB - 1 bytes at most. */
 #define CONFIG_MAX_BODY_BYTES_MAX 16777215L
+
+/* Splits the generic profile's generic_signed_payload into the parts the
+ * verifier signs, in order, into parts[0..*count). Returns 0, or -1 with err
+ * set when the template cannot be followed to its end: {body} not exactly
+ * once, more than CONFIG_TEMPLATE_PARTS_MAX parts, {timestamp} without
+ * generic_timestamp_header or that header set but not signed, {url}
+ * without generic_url. Can be called on any loaded configuration. */
+int config_generic_template(const struct config_generic *generic,
+			    struct config_template_part *parts, size_t *count,
+			    struct error *err);
 
 #endif

@@ -14,7 +14,7 @@
 
 #include "configuration.h"
 #include "error.h"
-#include "payload.h"
+#include "payment.h"
 
 #define LOCK_TOKEN_HEX 32 /* 128 bits as hex */
 #define LOCK_KEY_MAX 512

@@ -242,11 +242,13 @@ void log_write(enum log_level level, const char *file, int line,
 /* Whether a text value needs quotes to stay one word. */
 static bool needs_quotes(const char *text)
 {
-	return text[0] == '\0' || strpbrk(text, " \t\"=") != NULL;
+	return text[0] == '\0' || strpbrk(text, " \t\"=\\") != NULL;
 }
 
-/* Writes sep key="text" into out, a quote inside text as \". Returns the
- * length it needed (as snprintf does), or -1. */
+/* Writes sep key="text" into out, a quote inside text as \" and a
+ * backslash as \\, so no value can end its quotes early and forge fields
+ * for a logfmt reader. An escape that does not fit is left out whole.
+ * Returns the length written, or -1. */
 static int append_quoted(char *out, size_t cap, const char *sep,
 			 const char *key, const char *text)
 {
@@ -257,10 +259,13 @@ static int append_quoted(char *out, size_t cap, const char *sep,
 		return -1;
 	used = (size_t)n;
 	for (const char *t = text; *t != '\0'; t++) {
-		if (*t == '"' && used + 1 < cap)
+		bool escape = *t == '"' || *t == '\\';
+
+		if (used + 1 + escape >= cap)
+			break;
+		if (escape)
 			out[used++] = '\\';
-		if (used + 1 < cap)
-			out[used++] = *t;
+		out[used++] = *t;
 	}
 	if (used + 1 < cap)
 		out[used++] = '"';

@@ -322,8 +322,8 @@ long metrics_render(const struct metrics *m, const struct config *cfg,
 				continue;
 			put(&o, "payhook_requests_total{provider=\"%s\","
 				"outcome=\"%s\",status=\"%d\"} %llu\n",
-			    provider_label(p), outcome_name(oc),
-			    outcome_status(oc, cfg), n);
+			    provider_label(p), response_outcome_name(oc),
+			    response_outcome_status(oc, cfg), n);
 		}
 	}
 	put(&o, "# HELP payhook_request_duration_seconds Time from the request "

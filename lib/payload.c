@@ -459,12 +459,10 @@ static bool visible_ascii(const unsigned char *s, size_t len)
 	return true;
 }
 
-enum payload_status payload_take_transaction_id(struct json_object *root,
-						const char *path,
-						bool integer_allowed,
-						const struct payload_rules *rules,
-						struct payment *out,
-						struct error *why)
+enum payload_status payload_take_id(struct json_object *root, const char *path,
+				    bool integer_allowed, bool trim, size_t max,
+				    char *out, size_t *out_len,
+				    struct error *why)
 {
 	bool present;
 	struct json_object *value = lookup(root, path, &present);
@@ -477,13 +475,13 @@ enum payload_status payload_take_transaction_id(struct json_object *root,
 	if (integer_allowed && json_object_is_type(value, json_type_int)) {
 		int64_t id = json_object_get_int64(value);
 
-		/* Positive and exactly an int64 (json-c clamps beyond). */
+		/* Positive and exactly an int64 (json-c clamps beyond). The
+		 * 19 digits of INT64_MAX fit every max payhook uses. */
 		if (id < 1 || (uint64_t)id != json_object_get_uint64(value))
 			return invalid(why, "%s: must be a positive integer",
 				       path);
-		out->transaction_id_len = (size_t)snprintf(
-			out->transaction_id, sizeof(out->transaction_id),
-			"%lld", (long long)id);
+		*out_len = (size_t)snprintf(out, max + 1, "%lld",
+					    (long long)id);
 		return PAYLOAD_VALID;
 	}
 	if (!json_object_is_type(value, json_type_string))
@@ -497,21 +495,34 @@ enum payload_status payload_take_transaction_id(struct json_object *root,
 		len = 0;
 	start = 0;
 	end = (size_t)len;
-	if (rules->trim_transaction_id) {
+	if (trim) {
 		while (start < end && is_json_ws(s[start]))
 			start++;
 		while (end > start && is_json_ws(s[end - 1]))
 			end--;
 	}
-	if (end - start < 1 || end - start > PAYLOAD_TRANSACTION_ID_MAX)
-		return invalid(why, "%s: must be 1-128 bytes", path);
+	if (end - start < 1 || end - start > max)
+		return invalid(why, "%s: must be 1-%zu bytes", path, max);
 	if (!visible_ascii(s + start, end - start))
 		return invalid(why, "%s: must be visible ASCII without white "
 			       "space", path);
-	memcpy(out->transaction_id, s + start, end - start);
-	out->transaction_id[end - start] = '\0';
-	out->transaction_id_len = end - start;
+	memcpy(out, s + start, end - start);
+	out[end - start] = '\0';
+	*out_len = end - start;
 	return PAYLOAD_VALID;
+}
+
+enum payload_status payload_take_transaction_id(struct json_object *root,
+						const char *path,
+						bool integer_allowed,
+						const struct payload_rules *rules,
+						struct payment *out,
+						struct error *why)
+{
+	return payload_take_id(root, path, integer_allowed,
+			       rules->trim_transaction_id,
+			       PAYMENT_TRANSACTION_ID_MAX, out->transaction_id,
+			       &out->transaction_id_len, why);
 }
 
 /* An amount of minor units written as a decimal string ("1999"): digits
@@ -675,6 +686,26 @@ enum payload_status payload_take_currency(struct json_object *root,
 	return PAYLOAD_VALID;
 }
 
+enum payload_status payload_take_money(struct json_object *root,
+				       const char *amount_path,
+				       enum payload_amount_form form,
+				       const char *currency_path,
+				       const struct payload_rules *rules,
+				       struct payment *out, struct error *why)
+{
+	enum payload_status status = PAYLOAD_VALID;
+
+	if (form == PAYLOAD_AMOUNT_DECIMAL)
+		status = payload_take_currency(root, currency_path, rules, out,
+					       why);
+	if (status == PAYLOAD_VALID)
+		status = payload_take_amount(root, amount_path, form, out, why);
+	if (status == PAYLOAD_VALID && form != PAYLOAD_AMOUNT_DECIMAL)
+		status = payload_take_currency(root, currency_path, rules, out,
+					       why);
+	return status;
+}
+
 enum payload_status payload_set_event_id(struct payment *out, const char *text,
 					 size_t len, const char *what,
 					 struct error *why)
@@ -683,7 +714,7 @@ enum payload_status payload_set_event_id(struct payment *out, const char *text,
 	out->event_id_len = 0;
 	if (text == NULL || len == 0)
 		return PAYLOAD_VALID;
-	if (len > PAYLOAD_EVENT_ID_MAX ||
+	if (len > PAYMENT_EVENT_ID_MAX ||
 	    !visible_ascii((const unsigned char *)text, len))
 		return invalid(why, "%s: must be 1-255 visible ASCII bytes",
 			       what);

@@ -18,22 +18,9 @@
 #include <json-c/json.h>
 
 #include "error.h"
+#include "payment.h"
 
-#define PAYLOAD_TRANSACTION_ID_MAX 128
-#define PAYLOAD_EVENT_ID_MAX 255
 #define PAYLOAD_MAX_DEPTH 32
-
-/* The fields payhook records. transaction_id and event_id are NUL-terminated
- * and hold visible ASCII only (so never a NUL). */
-struct payment {
-	const char *provider;            /* the profile's name (static) */
-	char transaction_id[PAYLOAD_TRANSACTION_ID_MAX + 1];
-	size_t transaction_id_len;       /* 0 while not known */
-	int64_t amount;                  /* 1 ..= INT64_MAX, minor units */
-	char currency[4];                /* 3 upper-case ASCII letters + NUL */
-	char event_id[PAYLOAD_EVENT_ID_MAX + 1];
-	size_t event_id_len;             /* 0: the provider sent none */
-};
 
 struct payload_rules {
 	const char *default_currency; /* NULL, or 3 upper-case letters */
@@ -82,6 +69,16 @@ struct json_object *payload_lookup(struct json_object *root, const char *path);
  * length (a "\u0000" inside never makes a prefix compare equal). */
 bool payload_string_is(struct json_object *value, const char *text);
 
+/* An id at path into out[0..max] (NUL-terminated, *out_len bytes): a JSON
+ * string of 1-max visible ASCII bytes after unescaping (white space around
+ * it stripped when trim), or, when integer_allowed, a positive JSON integer
+ * written as decimal text (max must be at least 19). On PAYLOAD_INVALID why
+ * names path and out is untouched. */
+enum payload_status payload_take_id(struct json_object *root, const char *path,
+				    bool integer_allowed, bool trim, size_t max,
+				    char *out, size_t *out_len,
+				    struct error *why);
+
 /* The transaction id at path: a JSON string of 1-128 visible ASCII bytes
  * after unescaping (white space around it stripped under
  * rules->trim_transaction_id), or, when integer_allowed, a positive JSON
@@ -109,6 +106,18 @@ enum payload_status payload_take_currency(struct json_object *root,
 					  const struct payload_rules *rules,
 					  struct payment *out,
 					  struct error *why);
+
+/* The amount at amount_path in form and the currency at currency_path, as
+ * payload_take_amount and payload_take_currency read them: the currency
+ * first for a decimal amount (which needs its exponent), else the amount
+ * first. Fills out->amount and out->currency; on failure why names the
+ * first field that broke a rule. */
+enum payload_status payload_take_money(struct json_object *root,
+				       const char *amount_path,
+				       enum payload_amount_form form,
+				       const char *currency_path,
+				       const struct payload_rules *rules,
+				       struct payment *out, struct error *why);
 
 /* Copies an event id (1-255 visible ASCII bytes) into out->event_id; text
  * NULL or empty leaves it empty. Returns PAYLOAD_INVALID for anything else,

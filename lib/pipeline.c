@@ -119,35 +119,35 @@ static void store_outcome(enum store_status status, struct result *r)
 {
 	switch (status) {
 	case STORE_INSERTED:
-		result_set(r, OUTCOME_PROCESSED, NULL);
+		response_set(r, OUTCOME_PROCESSED, NULL);
 		break;
 	case STORE_DUPLICATE:
-		result_set(r, OUTCOME_DUPLICATE, NULL);
+		response_set(r, OUTCOME_DUPLICATE, NULL);
 		break;
 	case STORE_CONFLICT:
-		result_set(r, OUTCOME_CONFLICT,
+		response_set(r, OUTCOME_CONFLICT,
 			   "transaction_id already recorded with a different "
 			   "amount or currency");
 		break;
 	case STORE_RETRYABLE:
-		result_set(r, OUTCOME_UNAVAILABLE,
+		response_set(r, OUTCOME_UNAVAILABLE,
 			   "database busy (deadlock, lock wait or slow "
 			   "statement): retry");
 		break;
 	case STORE_UNKNOWN_OUTCOME:
-		result_set(r, OUTCOME_UNAVAILABLE,
+		response_set(r, OUTCOME_UNAVAILABLE,
 			   "commit outcome unknown: retry");
 		break;
 	case STORE_LEASE_EXPIRED:
-		result_set(r, OUTCOME_UNAVAILABLE,
+		response_set(r, OUTCOME_UNAVAILABLE,
 			   "lock lease ran out before commit: retry");
 		break;
 	case STORE_UNAVAILABLE:
-		result_set(r, OUTCOME_UNAVAILABLE, "database unavailable: retry");
+		response_set(r, OUTCOME_UNAVAILABLE, "database unavailable: retry");
 		break;
 	case STORE_NOT_FOUND:
 	default:
-		result_set(r, OUTCOME_ERROR, "unexpected store result");
+		response_set(r, OUTCOME_ERROR, "unexpected store result");
 		break;
 	}
 }
@@ -230,7 +230,7 @@ static void record_payment(struct pipeline *p, const struct payment *payment,
 	/* Connect first, so the lease is not spent on connecting. */
 	if (store_connect(p->store, detail) != 0) {
 		metrics_mysql_error(p->metrics, store_last_error(p->store));
-		result_set(r, OUTCOME_UNAVAILABLE, "database unavailable: retry");
+		response_set(r, OUTCOME_UNAVAILABLE, "database unavailable: retry");
 		return;
 	}
 	/* No lock at all (lock_backend = none): the unique key alone. */
@@ -258,7 +258,7 @@ static void record_payment(struct pipeline *p, const struct payment *payment,
 		stored = store_find_payment(p->store, payment, detail);
 		count_store_error(p, stored);
 		if (stored == STORE_NOT_FOUND)
-			result_set(r, OUTCOME_IN_PROGRESS,
+			response_set(r, OUTCOME_IN_PROGRESS,
 				   "another delivery of this transaction is "
 				   "being processed: retry");
 		else
@@ -268,7 +268,7 @@ static void record_payment(struct pipeline *p, const struct payment *payment,
 		count_lock_fault(p);
 		if (p->cfg->redis_unavailable == CONFIG_REDIS_UNAVAILABLE_FAIL) {
 			error_set(detail, "%s", lock_err.message);
-			result_set(r, OUTCOME_UNAVAILABLE,
+			response_set(r, OUTCOME_UNAVAILABLE,
 				   "lock service unavailable: retry");
 			return;
 		}
@@ -281,7 +281,7 @@ static void record_payment(struct pipeline *p, const struct payment *payment,
 		store_outcome(stored, r);
 		return;
 	}
-	result_set(r, OUTCOME_ERROR, "unexpected lock result");
+	response_set(r, OUTCOME_ERROR, "unexpected lock result");
 }
 
 /* Which of two answers for the items of one request wins: whatever asks the
@@ -323,7 +323,7 @@ static void record_batch(struct pipeline *p, size_t body_len, struct result *r,
 		if (first || outcome_rank(item.outcome) > outcome_rank(r->outcome)) {
 			memcpy(r->transaction_id, item.transaction_id,
 			       sizeof(r->transaction_id));
-			result_set(r, item.outcome, "%s", item.reason);
+			response_set(r, item.outcome, "%s", item.reason);
 			first = false;
 		}
 	}
@@ -350,9 +350,9 @@ static void log_request(const struct config *cfg, const char *provider,
 	if (level > log_threshold)
 		return;
 	fields[n++] = (struct log_field)LOG_TEXT("outcome",
-						 outcome_name(r->outcome));
+						 response_outcome_name(r->outcome));
 	fields[n++] = (struct log_field)LOG_NUMBER(
-		"status", outcome_status(r->outcome, cfg));
+		"status", response_outcome_status(r->outcome, cfg));
 	fields[n++] = (struct log_field)LOG_TEXT("provider", provider);
 	fields[n++] = (struct log_field)LOG_TEXT(
 		"transaction_id",
@@ -412,11 +412,11 @@ void pipeline_answer(struct pipeline *p, const struct request *req,
 	r->success_body = NULL;
 	p->batch->count = 0;
 	p->batch->event_type[0] = '\0';
-	result_set(r, OUTCOME_ERROR, "internal error");
+	response_set(r, OUTCOME_ERROR, "internal error");
 
 	provider = p->provider = provider_route(p->providers, req);
 	if (provider == NULL) {
-		result_set(r, OUTCOME_NOT_FOUND,
+		response_set(r, OUTCOME_NOT_FOUND,
 			   "no enabled provider profile at this path");
 		goto out;
 	}
@@ -424,12 +424,12 @@ void pipeline_answer(struct pipeline *p, const struct request *req,
 	if (checked == REQUEST_OK)
 		checked = request_read_body(req, p->body, body_len, &reason);
 	if (checked == REQUEST_TOO_LARGE) {
-		result_set(r, OUTCOME_TOO_LARGE, "body larger than %zu bytes",
+		response_set(r, OUTCOME_TOO_LARGE, "body larger than %zu bytes",
 			   cfg->max_body_bytes);
 		goto out;
 	}
 	if (checked != REQUEST_OK) {
-		result_set(r, request_outcome(checked), "%s", reason);
+		response_set(r, request_outcome(checked), "%s", reason);
 		goto out;
 	}
 	switch (provider_read(provider, req, p->parser, p->body, body_len,
@@ -438,18 +438,18 @@ void pipeline_answer(struct pipeline *p, const struct request *req,
 		record_batch(p, body_len, r, detail, note);
 		break;
 	case PROVIDER_IGNORED:
-		result_set(r, OUTCOME_IGNORED, NULL);
+		response_set(r, OUTCOME_IGNORED, NULL);
 		r->success_body = p->batch->success_body;
 		break;
 	case PROVIDER_UNAUTHORIZED:
-		result_set(r, OUTCOME_UNAUTHORIZED, "%s", why.message);
+		response_set(r, OUTCOME_UNAUTHORIZED, "%s", why.message);
 		break;
 	case PROVIDER_INVALID:
 		if (p->batch->payments[0].transaction_id_len > 0)
 			memcpy(r->transaction_id,
 			       p->batch->payments[0].transaction_id,
 			       p->batch->payments[0].transaction_id_len + 1);
-		result_set(r, OUTCOME_INVALID, "%s", why.message);
+		response_set(r, OUTCOME_INVALID, "%s", why.message);
 		break;
 	case PROVIDER_ERROR:
 	default:

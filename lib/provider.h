@@ -13,7 +13,9 @@
 
 #include "configuration.h"
 #include "error.h"
+#include "lifecycle.h"
 #include "payload.h"
+#include "provider_lifecycle.h"
 #include "request.h"
 
 /* Adyen may batch notification items; more than this in one request is
@@ -29,7 +31,9 @@ struct provider;
 
 enum provider_status {
 	PROVIDER_PAYMENTS = 0, /* signed, and carries 1 or more payments */
-	PROVIDER_IGNORED,      /* signed, but not the profile's payment event */
+	PROVIDER_IGNORED,      /* signed, but not the profile's payment event
+				* (lifecycle events, if any, wait in the
+				* batch: see provider_batch) */
 	PROVIDER_UNAUTHORIZED, /* signature missing, malformed, stale or wrong */
 	PROVIDER_INVALID,      /* a payment event that breaks a field rule, or a
 				* body that is no event of this provider */
@@ -40,6 +44,13 @@ enum provider_status {
 struct provider_batch {
 	size_t count;                         /* payments[0..count) */
 	struct payment payments[PROVIDER_PAYMENTS_MAX];
+	/* Refunds, disputes and cancellations the request announces,
+	 * lifecycle[0..lifecycle_count). Read and checked, not yet recorded:
+	 * the status stays PROVIDER_IGNORED for a request of lifecycle events
+	 * only (PROVIDER_PAYMENTS when an Adyen batch holds payments too), so
+	 * until their recording lands they are answered as ignored. */
+	size_t lifecycle_count;
+	struct lifecycle_event lifecycle[PROVIDER_LIFECYCLE_MAX];
 	char event_type[PROVIDER_EVENT_TYPE_MAX + 1]; /* for the log; "" if none */
 	/* The body to send for a 2xx instead of payhook's JSON, as the
 	 * provider requires (Adyen: "[accepted]"); NULL for the JSON. */
@@ -86,7 +97,9 @@ enum config_provider provider_id(const struct provider *provider);
 /* Checks the signature of body[0..len) as the profile's provider signs it
  * (at time now), parses the body strictly and classifies the event: on
  * PROVIDER_PAYMENTS, out holds the payments to record; on PROVIDER_IGNORED,
- * out->event_type says what came. On any other status why holds a short
+ * out->event_type says what came and out->lifecycle the refunds, disputes
+ * and cancellations it announces (a lifecycle event that breaks a field
+ * rule is PROVIDER_INVALID). On any other status why holds a short
  * reason for the response (never quoting the body or a secret). When a
  * payment event's transaction id was valid before another field broke a
  * rule, out->payments[0] keeps it so the answer can name it. */
@@ -96,5 +109,45 @@ enum provider_status provider_read(const struct provider *provider,
 				   const char *body, size_t len, time_t now,
 				   struct provider_batch *out,
 				   struct error *why);
+
+/* ---- the sending side (payhook-sign, the tests, the benchmarks) ---- */
+
+#define PROVIDER_HEADERS_MAX 4
+#define PROVIDER_HEADER_NAME_MAX 64
+#define PROVIDER_HEADER_VALUE_MAX 320
+
+/* The headers a provider sends with a body, in order. */
+struct provider_headers {
+	size_t count;
+	struct {
+		char name[PROVIDER_HEADER_NAME_MAX];
+		char value[PROVIDER_HEADER_VALUE_MAX];
+	} items[PROVIDER_HEADERS_MAX];
+};
+
+/* What to sign with. Strings may be NULL where the provider has no use for
+ * them; id and timestamp are required where it signs or sends them. */
+struct provider_sign_input {
+	enum config_provider provider;
+	const char *secret;    /* in the provider's own form */
+	const char *id;        /* webhook-id (standard), X-Razorpay-Event-Id,
+				* X-Shopify-Event-Id */
+	const char *timestamp; /* Unix seconds (standard, stripe, paddle,
+				* generic with {timestamp}) */
+	const char *url;       /* the notification URL (square; generic
+				* {url}, default generic_url) */
+	const char *topic;     /* X-Shopify-Topic; default orders/paid */
+	const struct config *cfg; /* the generic_ keys (generic only) */
+};
+
+/* Signs body[0..len) as in->provider does, from the same profile table
+ * provider_read follows. Fills *headers; for Adyen, whose signatures travel
+ * in the body, *signed_body is a new body with every item's
+ * additionalData.hmacSignature set (the caller frees it), else NULL.
+ * Returns 0, or -1 with err saying what is missing or wrong (never quoting
+ * the secret). */
+int provider_sign(const struct provider_sign_input *in, const char *body,
+		  size_t len, struct provider_headers *headers,
+		  char **signed_body, struct error *err);
 
 #endif

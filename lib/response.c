@@ -40,7 +40,7 @@ static const struct outcome_row outcome_table[OUTCOME_COUNT] = {
 	[OUTCOME_NOT_FOUND] = { "not_found", 404, "Not Found", 0, 0 },
 };
 
-void result_set(struct result *r, enum outcome outcome, const char *fmt, ...)
+void response_set(struct result *r, enum outcome outcome, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -74,12 +74,12 @@ static const struct outcome_row *outcome_row(enum outcome outcome)
 	return &outcome_table[outcome];
 }
 
-const char *outcome_name(enum outcome outcome)
+const char *response_outcome_name(enum outcome outcome)
 {
 	return outcome_row(outcome)->name;
 }
 
-int outcome_status(enum outcome outcome, const struct config *cfg)
+int response_outcome_status(enum outcome outcome, const struct config *cfg)
 {
 	const struct outcome_row *row = outcome_row(outcome);
 
@@ -97,7 +97,7 @@ long response_render(const struct result *r, const struct config *cfg,
 		     char *buf, size_t cap, struct error *err)
 {
 	const struct outcome_row *row = outcome_row(r->outcome);
-	int status = outcome_status(r->outcome, cfg);
+	int status = response_outcome_status(r->outcome, cfg);
 	const char *phrase = row->reason_phrase != NULL ? row->reason_phrase
 							: status_phrase(status);
 	json_object *body;

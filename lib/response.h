@@ -9,7 +9,7 @@
 
 #include "configuration.h"
 #include "error.h"
-#include "payload.h"
+#include "payment.h"
 
 enum outcome {
 	OUTCOME_PROCESSED = 0,
@@ -34,7 +34,7 @@ enum outcome {
 /* What a request came to: filled by the pipeline, rendered by response_render. */
 struct result {
 	enum outcome outcome;
-	char transaction_id[PAYLOAD_TRANSACTION_ID_MAX + 1]; /* "" when not known */
+	char transaction_id[PAYMENT_TRANSACTION_ID_MAX + 1]; /* "" when not known */
 	char reason[RESPONSE_REASON_MAX];                    /* "" for successes */
 	/* Sent as text/plain instead of the JSON body when the status is 2xx,
 	 * for a provider that requires it (Adyen's "[accepted]"); NULL for the
@@ -44,14 +44,14 @@ struct result {
 
 /* Sets r to outcome with a printf-formatted reason (NULL fmt: no reason);
  * keeps r->transaction_id and r->success_body. Can't fail. */
-void result_set(struct result *r, enum outcome outcome, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
+void response_set(struct result *r, enum outcome outcome, const char *fmt,
+		  ...) __attribute__((format(printf, 3, 4)));
 
 /* The outcome's name as it appears in the body and the log, e.g. "in_progress". */
-const char *outcome_name(enum outcome outcome);
+const char *response_outcome_name(enum outcome outcome);
 
 /* The HTTP status code for outcome under cfg (in_progress_status). */
-int outcome_status(enum outcome outcome, const struct config *cfg);
+int response_outcome_status(enum outcome outcome, const struct config *cfg);
 
 /* Writes the complete CGI response for r into buf: "Status: ...", the
  * Content-Type, any Retry-After / Allow header, a blank line and the JSON body

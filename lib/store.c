@@ -7,24 +7,12 @@
 #include <string.h>
 #include <time.h>
 
-#include <errmsg.h>
 #include <mysql.h>
 
-#include "endpoint.h"
 #include "log.h"
+#include "sqlconn.h"
 #include "store.h"
 #include "timing.h"
-
-/* Server error codes we decide on (mysqld_error.h names them ER_*). */
-#define STORE_ER_DUP_ENTRY 1062
-#define STORE_ER_LOCK_WAIT_TIMEOUT 1205
-#define STORE_ER_LOCK_DEADLOCK 1213
-#define STORE_ER_UNKNOWN_COM 1047             /* Galera: node not ready */
-#define STORE_ER_SERVER_SHUTDOWN 1053
-#define STORE_ER_OPTION_PREVENTS 1290         /* read_only */
-#define STORE_ER_CONNECTION_KILLED 1927       /* MariaDB: KILL, shutdown */
-#define STORE_ER_STATEMENT_TIMEOUT 1969       /* MariaDB: max_statement_time */
-#define STORE_ER_CLIENT_INTERACTION_TIMEOUT 4031 /* MySQL 8.0.24+: wait_timeout */
 
 #define UNIQUE_KEY "uq_payments_provider_transaction_id"
 /* What a body needs beside itself in the INSERT's packet. */
@@ -44,20 +32,15 @@ static const char select_sql[] =
 
 struct store {
 	const struct config *cfg;
-	/* The servers, in the order of preference: mysql_nodes, or the one
-	 * of mysql_host/mysql_port (or mysql_socket). A worker stays on the
+	/* The connection, its node list and failover: a worker stays on the
 	 * node it writes to until that node fails, then moves to the next. */
-	struct endpoint nodes[ENDPOINT_LIST_MAX];
-	size_t node_count;
-	size_t node;           /* index of the node in use or tried next */
-	bool galera;           /* the connected server runs wsrep */
+	struct sqlconn *conn;
 	/* The INSERT commits by itself in one round trip, bounded on the
 	 * server (MariaDB, not Galera); otherwise START TRANSACTION, INSERT,
 	 * COMMIT. */
 	bool one_round_trip;
 	bool in_transaction;   /* between START TRANSACTION and its end */
-	MYSQL *mysql;          /* NULL while not connected */
-	MYSQL_STMT *insert;
+	MYSQL_STMT *insert;    /* NULL while not connected */
 	MYSQL_STMT *select;
 	bool fresh;            /* connected during the current call */
 	bool packet_checked;   /* max_allowed_packet compared once per process */
@@ -87,108 +70,62 @@ const char *store_status_name(enum store_status status)
 	return status_names[status];
 }
 
+/* The connection's statements go with it (sqlconn's on_disconnect). */
+static void close_statements(void *ctx)
+{
+	struct store *store = ctx;
+
+	if (store->insert != NULL)
+		mysql_stmt_close(store->insert);
+	if (store->select != NULL)
+		mysql_stmt_close(store->select);
+	store->insert = NULL;
+	store->select = NULL;
+	store->in_transaction = false;
+}
+
+static int ready_session(void *ctx, struct error *err);
+
 struct store *store_new(const struct config *cfg, struct error *err)
 {
 	struct store *store = calloc(1, sizeof(*store));
+	struct sqlconn_options options = {
+		/* The client's packet limit: the largest body and the rest
+		 * of the INSERT. */
+		.max_packet = (unsigned long)cfg->max_body_bytes + PACKET_OVERHEAD,
+		/* Every statement outside an explicit transaction commits by
+		 * itself: a look-up holds no snapshot, and the one-statement
+		 * write commits in its own round trip. */
+		.autocommit = true,
+		.on_connect = ready_session,
+		.on_disconnect = close_statements,
+		.ctx = store,
+	};
 
 	if (store == NULL) {
 		error_set(err, "store: out of memory");
 		return NULL;
 	}
 	store->cfg = cfg;
-	/* One server: nodes[0] is filled from the configuration at each
-	 * connect (connect_node). */
-	if (cfg->mysql_nodes == NULL) {
-		store->node_count = 1;
-	} else if (endpoint_list_parse(cfg->mysql_nodes, cfg->mysql_port,
-				       store->nodes, &store->node_count,
-				       err) != 0) {
+	store->conn = sqlconn_new(cfg, &options, err);
+	if (store->conn == NULL) {
 		free(store);
 		return NULL;
 	}
 	return store;
 }
 
-size_t store_node_count(const struct store *store)
-{
-	return store->node_count;
-}
-
 static void store_disconnect(struct store *store)
 {
-	if (store->insert != NULL)
-		mysql_stmt_close(store->insert);
-	if (store->select != NULL)
-		mysql_stmt_close(store->select);
-	if (store->mysql != NULL)
-		mysql_close(store->mysql);
-	store->insert = NULL;
-	store->select = NULL;
-	store->mysql = NULL;
-	store->in_transaction = false;
+	sqlconn_disconnect(store->conn);
 }
 
 void store_free(struct store *store)
 {
 	if (store == NULL)
 		return;
-	store_disconnect(store);
+	sqlconn_free(store->conn);
 	free(store);
-}
-
-/* Client-side errors (CR_*, 2000-2999) mean the connection can't be trusted. */
-static bool is_client_error(unsigned int code)
-{
-	return code >= 2000 && code < 3000;
-}
-
-/* Errors that end the session itself: the server closed it (MySQL's
- * wait_timeout, MariaDB's KILL) or the client lost it. */
-static bool is_connection_lost(unsigned int code)
-{
-	return is_client_error(code) ||
-	       code == STORE_ER_CLIENT_INTERACTION_TIMEOUT ||
-	       code == STORE_ER_CONNECTION_KILLED;
-}
-
-static MYSQL_STMT *prepare(struct store *store, const char *sql,
-			   struct error *err)
-{
-	MYSQL_STMT *stmt = mysql_stmt_init(store->mysql);
-
-	if (stmt == NULL) {
-		error_set(err, "mysql: out of memory preparing a statement");
-		return NULL;
-	}
-	if (mysql_stmt_prepare(stmt, sql, strlen(sql)) != 0) {
-		error_set(err, "mysql prepare: %u %s", mysql_stmt_errno(stmt),
-			  mysql_stmt_error(stmt));
-		mysql_stmt_close(stmt);
-		return NULL;
-	}
-	return stmt;
-}
-
-/* Runs a query with one numeric result and stores it in *out. Returns 0, or
- * -1 with err set (the connection is left to the caller). */
-static int query_number(struct store *store, const char *sql,
-			unsigned long long *out, struct error *err)
-{
-	MYSQL_RES *res;
-	MYSQL_ROW row;
-	int rc = 0;
-
-	if (mysql_query(store->mysql, sql) != 0 ||
-	    (res = mysql_store_result(store->mysql)) == NULL)
-		return error_set(err, "mysql: %u %s", mysql_errno(store->mysql),
-				 mysql_error(store->mysql));
-	row = mysql_fetch_row(res);
-	if (row == NULL || row[0] == NULL)
-		rc = error_set(err, "mysql: no result for a check query");
-	else
-		*out = strtoull(row[0], NULL, 10);
-	mysql_free_result(res);
-	return rc;
 }
 
 /* The server's max_allowed_packet must take the largest body with the rest
@@ -200,7 +137,8 @@ static int check_packet_size(struct store *store, struct error *err)
 	unsigned long long need = (unsigned long long)store->cfg->max_body_bytes +
 				  PACKET_OVERHEAD;
 
-	if (query_number(store, "SELECT @@max_allowed_packet", &packet, err) != 0)
+	if (sqlconn_query_number(store->conn, "SELECT @@max_allowed_packet",
+				 &packet, err) != 0)
 		return -1;
 	if (packet < need)
 		return error_set(err, "the server's max_allowed_packet is %llu "
@@ -209,144 +147,6 @@ static int check_packet_size(struct store *store, struct error *err)
 				 "max_body_bytes", packet,
 				 store->cfg->max_body_bytes, need);
 	return 0;
-}
-
-/* Errors that say a node is gone or does not serve writes (down, killed,
- * shutting down, read-only, or a Galera node outside the primary component):
- * the next connection goes to the next node of mysql_nodes. */
-static bool is_node_failure(unsigned int code)
-{
-	return code == CR_CONNECTION_ERROR || code == CR_CONN_HOST_ERROR ||
-	       code == CR_SERVER_GONE_ERROR || code == CR_SERVER_LOST ||
-	       code == STORE_ER_UNKNOWN_COM || code == STORE_ER_SERVER_SHUTDOWN ||
-	       code == STORE_ER_OPTION_PREVENTS ||
-	       code == STORE_ER_CONNECTION_KILLED;
-}
-
-static void next_node(struct store *store)
-{
-	store->node = (store->node + 1) % store->node_count;
-}
-
-/* What a node says of itself: Galera or not, and if so whether it takes
- * writes. */
-struct node_state {
-	bool galera;
-	char state[32];   /* wsrep_local_state_comment: Synced, Donor/Desynced, ... */
-	char cluster[32]; /* wsrep_cluster_status: Primary, non-Primary */
-	char ready[8];    /* wsrep_ready: ON, OFF */
-};
-
-static bool node_writable(const struct node_state *st)
-{
-	return !st->galera || (strcmp(st->state, "Synced") == 0 &&
-			       strcmp(st->cluster, "Primary") == 0 &&
-			       strcmp(st->ready, "ON") == 0);
-}
-
-/* Runs a SHOW statement and copies the second column of each row into the
- * field of st its first column names. Returns 0, or -1 with err set. */
-static int read_show(MYSQL *mysql, const char *sql, struct node_state *st,
-		     struct error *err)
-{
-	MYSQL_RES *res;
-	MYSQL_ROW row;
-
-	if (mysql_query(mysql, sql) != 0 ||
-	    (res = mysql_store_result(mysql)) == NULL)
-		return error_set(err, "mysql: %u %s", mysql_errno(mysql),
-				 mysql_error(mysql));
-	while ((row = mysql_fetch_row(res)) != NULL) {
-		char *field = NULL;
-		size_t size = 0;
-
-		if (row[0] == NULL || row[1] == NULL)
-			continue;
-		if (strcmp(row[0], "wsrep_on") == 0) {
-			st->galera = strcmp(row[1], "ON") == 0;
-		} else if (strcmp(row[0], "wsrep_local_state_comment") == 0) {
-			field = st->state;
-			size = sizeof(st->state);
-		} else if (strcmp(row[0], "wsrep_cluster_status") == 0) {
-			field = st->cluster;
-			size = sizeof(st->cluster);
-		} else if (strcmp(row[0], "wsrep_ready") == 0) {
-			field = st->ready;
-			size = sizeof(st->ready);
-		}
-		if (field != NULL)
-			snprintf(field, size, "%s", row[1]);
-	}
-	mysql_free_result(res);
-	return 0;
-}
-
-/* Reads whether the server runs Galera (a MySQL or a MariaDB without wsrep
- * has no wsrep_on = ON) and, if so, its node's state. */
-static int read_node_state(MYSQL *mysql, struct node_state *st,
-			   struct error *err)
-{
-	memset(st, 0, sizeof(*st));
-	if (read_show(mysql, "SHOW VARIABLES LIKE 'wsrep_on'", st, err) != 0)
-		return -1;
-	if (!st->galera)
-		return 0;
-	return read_show(mysql, "SHOW STATUS WHERE Variable_name IN ("
-			 "'wsrep_local_state_comment', 'wsrep_cluster_status', "
-			 "'wsrep_ready')", st, err);
-}
-
-/* Opens a connection to node with payhook's session settings. Returns it,
- * or NULL with err set and *code the MySQL error. */
-static MYSQL *open_node(const struct config *cfg, const struct endpoint *node,
-			unsigned int *code, struct error *err)
-{
-	unsigned int connect_s = (unsigned int)cfg->mysql_connect_timeout_s;
-	unsigned int read_s = (unsigned int)cfg->mysql_read_timeout_s;
-	unsigned int write_s = (unsigned int)cfg->mysql_write_timeout_s;
-	unsigned long packet = (unsigned long)cfg->max_body_bytes +
-			       PACKET_OVERHEAD;
-	my_bool reconnect = 0;
-	bool socket = cfg->mysql_socket != NULL && cfg->mysql_nodes == NULL;
-	MYSQL *mysql = mysql_init(NULL);
-
-	*code = 0;
-	if (mysql == NULL) {
-		error_set(err, "mysql: out of memory");
-		return NULL;
-	}
-	mysql_options(mysql, MYSQL_OPT_CONNECT_TIMEOUT, &connect_s);
-	mysql_options(mysql, MYSQL_OPT_READ_TIMEOUT, &read_s);
-	mysql_options(mysql, MYSQL_OPT_WRITE_TIMEOUT, &write_s);
-	/* The client has a packet limit of its own. */
-	mysql_options(mysql, MYSQL_OPT_MAX_ALLOWED_PACKET, &packet);
-	/* A silent reconnect would lose the transaction and the session settings. */
-	mysql_options(mysql, MYSQL_OPT_RECONNECT, &reconnect);
-	mysql_options(mysql, MYSQL_SET_CHARSET_NAME, "utf8mb4");
-	/* A lock wait far shorter than the lease: never stuck behind a row.
-	 * English messages make the log readable whatever lc_messages the
-	 * server has; nothing is decided on a message's text. UTC, so that
-	 * received_at and the hand-off's due times mean the same on every
-	 * host. */
-	mysql_options(mysql, MYSQL_INIT_COMMAND,
-		      "SET SESSION innodb_lock_wait_timeout = 1, "
-		      "lc_messages = 'en_US', time_zone = '+00:00'");
-	if (mysql_real_connect(mysql, socket ? "localhost" : node->host,
-			       cfg->mysql_user, cfg->mysql_password,
-			       cfg->mysql_database, (unsigned int)node->port,
-			       socket ? cfg->mysql_socket : NULL, 0) == NULL) {
-		*code = mysql_errno(mysql);
-		if (socket)
-			error_set(err, "mysql connect to %s: %u %s",
-				  cfg->mysql_socket, *code, mysql_error(mysql));
-		else
-			error_set(err, "mysql connect to %s:%d: %u %s",
-				  node->host, node->port, *code,
-				  mysql_error(mysql));
-		mysql_close(mysql);
-		return NULL;
-	}
-	return mysql;
 }
 
 /* Prepares the INSERT: bounded by max_statement_time where the server has
@@ -362,69 +162,25 @@ static int prepare_insert(struct store *store, struct error *err)
 	struct error unsupported;
 
 	store->one_round_trip = false;
-	if (!store->galera) {
+	if (!sqlconn_galera(store->conn)) {
 		snprintf(sql, sizeof(sql), bounded_insert_format,
 			 store->cfg->mysql_read_timeout_s - 0.25);
-		store->insert = prepare(store, sql, &unsupported);
+		store->insert = sqlconn_prepare(store->conn, sql, &unsupported);
 		if (store->insert != NULL) {
 			store->one_round_trip = true;
 			return 0;
 		}
 	}
-	store->insert = prepare(store, insert_sql, err);
+	store->insert = sqlconn_prepare(store->conn, insert_sql, err);
 	return store->insert != NULL ? 0 : -1;
 }
 
-/* Connects to the current node and readies the session: autocommit on,
- * the node's Galera state checked, wsrep_sync_wait set, statements
- * prepared. Returns 0, or -1 with err set (nothing left open). */
-static int connect_node(struct store *store, struct error *err)
+/* sqlconn's on_connect: the packet size compared once per process, the
+ * statements prepared. Returns 0, or -1 with err set. */
+static int ready_session(void *ctx, struct error *err)
 {
-	const struct endpoint *node = &store->nodes[store->node];
-	struct node_state st;
-	unsigned int code;
+	struct store *store = ctx;
 
-	/* One server: as the configuration says now (cfg may be changed
-	 * between calls, e.g. by a test moving the port). */
-	if (store->cfg->mysql_nodes == NULL) {
-		snprintf(store->nodes[0].host, sizeof(store->nodes[0].host),
-			 "%s", store->cfg->mysql_host);
-		store->nodes[0].port = store->cfg->mysql_port;
-	}
-
-	store->mysql = open_node(store->cfg, node, &code, err);
-	if (store->mysql == NULL) {
-		store->last_error = code;
-		return -1;
-	}
-	/* Every statement outside an explicit transaction commits by itself:
-	 * a look-up holds no snapshot, and the one-statement write commits
-	 * in its own round trip. */
-	if (mysql_autocommit(store->mysql, 1) != 0) {
-		error_set(err, "mysql autocommit on: %s", mysql_error(store->mysql));
-		goto fail;
-	}
-	if (read_node_state(store->mysql, &st, err) != 0)
-		goto fail;
-	if (!node_writable(&st)) {
-		store->last_error = STORE_ER_UNKNOWN_COM;
-		error_set(err, "mysql node %s:%d does not take writes: "
-			  "wsrep_local_state_comment %s, wsrep_cluster_status "
-			  "%s, wsrep_ready %s", node->host, node->port,
-			  st.state, st.cluster, st.ready);
-		goto fail;
-	}
-	store->galera = st.galera;
-	/* Every read and every START TRANSACTION first waits for what the
-	 * cluster has committed: the duplicate look-up finds a row just
-	 * committed on another node, and the loser of a race on two nodes
-	 * gets a clean 1062 rather than a certification failure. */
-	if (store->galera && mysql_query(store->mysql,
-					 "SET SESSION wsrep_sync_wait = 1") != 0) {
-		error_set(err, "mysql SET wsrep_sync_wait: %u %s",
-			  mysql_errno(store->mysql), mysql_error(store->mysql));
-		goto fail;
-	}
 	if (!store->packet_checked) {
 		struct error packet_err;
 
@@ -435,76 +191,21 @@ static int connect_node(struct store *store, struct error *err)
 			log_warn("%s", packet_err.message);
 	}
 	if (prepare_insert(store, err) != 0)
-		goto fail;
-	store->select = prepare(store, select_sql, err);
-	if (store->select == NULL)
-		goto fail;
-	return 0;
-fail:
-	if (store->last_error == 0)
-		store->last_error = mysql_errno(store->mysql);
-	store_disconnect(store);
-	return -1;
+		return -1;
+	store->select = sqlconn_prepare(store->conn, select_sql, err);
+	return store->select != NULL ? 0 : -1;
 }
 
 int store_connect(struct store *store, struct error *err)
 {
-	size_t first = store->node;
-
-	if (store->mysql != NULL)
+	if (sqlconn_mysql(store->conn) != NULL)
 		return 0;
 	store->fresh = true;
-	for (size_t tried = 0; tried < store->node_count; tried++) {
-		store->last_error = 0;
-		if (connect_node(store, err) == 0) {
-			if (store->node != first)
-				log_warn("mysql: now writing to node %s:%d "
-					 "(%s:%d does not take writes)",
-					 store->nodes[store->node].host,
-					 store->nodes[store->node].port,
-					 store->nodes[first].host,
-					 store->nodes[first].port);
-			return 0;
-		}
-		next_node(store);
-	}
-	/* Back where this call started: the preferred order is kept. */
-	store->node = first;
-	return -1;
-}
-
-int store_probe_node(struct store *store, size_t index, char *out,
-		     size_t out_size)
-{
-	const struct endpoint *node = &store->nodes[index];
-	struct node_state st;
-	struct error err;
-	unsigned int code;
-	MYSQL *mysql;
-	int rc;
-
-	mysql = open_node(store->cfg, node, &code, &err);
-	if (mysql == NULL) {
-		snprintf(out, out_size, "%s:%d unreachable: %s", node->host,
-			 node->port, err.message);
+	if (sqlconn_connect(store->conn, err) != 0) {
+		store->last_error = sqlconn_connect_error(store->conn);
 		return -1;
 	}
-	if (read_node_state(mysql, &st, &err) != 0) {
-		snprintf(out, out_size, "%s:%d reachable, state unknown: %s",
-			 node->host, node->port, err.message);
-		rc = -1;
-	} else if (!st.galera) {
-		snprintf(out, out_size, "%s:%d reachable (not Galera)",
-			 node->host, node->port);
-		rc = 0;
-	} else {
-		rc = node_writable(&st) ? 0 : -1;
-		snprintf(out, out_size, "%s:%d reachable, Galera %s, %s, ready "
-			 "%s%s", node->host, node->port, st.state, st.cluster,
-			 st.ready, rc == 0 ? "" : ": does not take writes");
-	}
-	mysql_close(mysql);
-	return rc;
+	return 0;
 }
 
 int store_ping(struct store *store, struct error *err)
@@ -513,10 +214,10 @@ int store_ping(struct store *store, struct error *err)
 		store->fresh = false;
 		if (store_connect(store, err) != 0)
 			return -1;
-		if (mysql_ping(store->mysql) == 0)
+		if (mysql_ping(sqlconn_mysql(store->conn)) == 0)
 			return 0;
-		error_set(err, "mysql ping: %u %s", mysql_errno(store->mysql),
-			  mysql_error(store->mysql));
+		error_set(err, "mysql ping: %u %s", mysql_errno(sqlconn_mysql(store->conn)),
+			  mysql_error(sqlconn_mysql(store->conn)));
 		store_disconnect(store);
 		/* A kept connection the server closed (a restart) says nothing
 		 * of the server now: one fresh connection decides. */
@@ -551,9 +252,9 @@ int store_check_schema(struct store *store, struct error *err)
 
 	if (store_connect(store, err) != 0)
 		return -1;
-	if (query_number(store, columns_sql, &columns, err) != 0 ||
-	    query_number(store, key_sql, &key, err) != 0 ||
-	    query_number(store, old_key_sql, &old_key, err) != 0) {
+	if (sqlconn_query_number(store->conn, columns_sql, &columns, err) != 0 ||
+	    sqlconn_query_number(store->conn, key_sql, &key, err) != 0 ||
+	    sqlconn_query_number(store->conn, old_key_sql, &old_key, err) != 0) {
 		store_disconnect(store);
 		return -1;
 	}
@@ -572,7 +273,7 @@ int store_check_schema(struct store *store, struct error *err)
 			       "load db/schema.sql");
 	else if (check_packet_size(store, err) != 0)
 		rc = -1;
-	mysql_rollback(store->mysql);
+	mysql_rollback(sqlconn_mysql(store->conn));
 	return rc;
 }
 
@@ -581,41 +282,29 @@ int store_check_schema(struct store *store, struct error *err)
  * request. (Outside one, a failed statement has already been rolled back.) */
 static void store_rollback(struct store *store)
 {
-	if (store->mysql == NULL || !store->in_transaction)
+	if (sqlconn_mysql(store->conn) == NULL || !store->in_transaction)
 		return;
 	store->in_transaction = false;
-	if (mysql_rollback(store->mysql) != 0)
+	if (mysql_rollback(sqlconn_mysql(store->conn)) != 0)
 		store_disconnect(store);
 }
 
 /* After a failed call: a lost connection is dropped (status client_status);
- * a server error rolls back and is retryable for deadlocks (on Galera also
- * a certification failure) and lock wait timeouts. Any other server error
- * (read-only after a failover, a missing table, a node not ready) also
- * drops the connection: the next request reconnects, which may reach the
- * server that now takes writes. A failure of the node itself sends the next
- * connection to the next node. */
+ * a deadlock (on Galera also a certification failure), a lock wait timeout
+ * or a statement timeout rolls back and is retryable; any other server
+ * error drops the connection (sqlconn_failed). */
 static enum store_status classify_failure(struct store *store,
 					  unsigned int code,
 					  enum store_status client_status)
 {
-	enum store_status status = STORE_UNAVAILABLE;
+	enum sqlconn_failure failure;
 
 	store->last_error = code;
-	if (is_connection_lost(code)) {
-		store_disconnect(store);
-		status = client_status;
-	} else {
-		store_rollback(store);
-		if (code == STORE_ER_LOCK_DEADLOCK ||
-		    code == STORE_ER_LOCK_WAIT_TIMEOUT ||
-		    code == STORE_ER_STATEMENT_TIMEOUT)
-			return STORE_RETRYABLE;
-		store_disconnect(store);
-	}
-	if (is_node_failure(code))
-		next_node(store);
-	return status;
+	failure = sqlconn_failed(store->conn, code, store->in_transaction);
+	store->in_transaction = false;
+	if (failure == SQLCONN_RETRYABLE)
+		return STORE_RETRYABLE;
+	return failure == SQLCONN_LOST ? client_status : STORE_UNAVAILABLE;
 }
 
 /* Maps a failed statement to a status, fills err, and cleans up. */
@@ -636,7 +325,7 @@ static enum store_status statement_failed(struct store *store, MYSQL_STMT *stmt,
 static bool stale_connection_failed(struct store *store, unsigned int code,
 				    int64_t started_us)
 {
-	if (store->fresh || !is_connection_lost(code) ||
+	if (store->fresh || !sqlconn_is_lost(code) ||
 	    timing_now_us() - started_us > 500000)
 		return false;
 	store_disconnect(store);
@@ -747,7 +436,7 @@ static enum store_status duplicate_entry(struct store *store,
 	char message[ERROR_MESSAGE_MAX];
 	enum store_status status;
 
-	store->last_error = STORE_ER_DUP_ENTRY;
+	store->last_error = SQLCONN_ER_DUP_ENTRY;
 	snprintf(message, sizeof(message), "mysql insert: 1062 %s",
 		 mysql_stmt_error(store->insert));
 	store_rollback(store);
@@ -769,8 +458,8 @@ static unsigned int begin_write(struct store *store)
 
 	if (store->one_round_trip)
 		return 0;
-	if (mysql_real_query(store->mysql, begin_sql, sizeof(begin_sql) - 1) != 0)
-		return mysql_errno(store->mysql);
+	if (mysql_real_query(sqlconn_mysql(store->conn), begin_sql, sizeof(begin_sql) - 1) != 0)
+		return mysql_errno(sqlconn_mysql(store->conn));
 	store->in_transaction = true;
 	return 0;
 }
@@ -821,12 +510,12 @@ static enum store_status write_once(struct store *store,
 				return STORE_UNAVAILABLE;
 			continue;
 		}
-		if (code == STORE_ER_DUP_ENTRY)
+		if (code == SQLCONN_ER_DUP_ENTRY)
 			return duplicate_entry(store, payment, err);
 		error_set(err, "mysql %s: %u %s",
 			  at_insert ? "insert" : "start transaction", code,
 			  at_insert ? mysql_stmt_error(store->insert)
-				    : mysql_error(store->mysql));
+				    : mysql_error(sqlconn_mysql(store->conn)));
 		/* A connection lost during a self-committing INSERT leaves its
 		 * outcome as unknown as one lost during COMMIT. */
 		return classify_failure(store, code,
@@ -842,9 +531,9 @@ static enum store_status write_once(struct store *store,
 		return STORE_LEASE_EXPIRED;
 	}
 	store->in_transaction = false;
-	if (mysql_commit(store->mysql) != 0) {
-		code = mysql_errno(store->mysql);
-		error_set(err, "mysql commit: %u %s", code, mysql_error(store->mysql));
+	if (mysql_commit(sqlconn_mysql(store->conn)) != 0) {
+		code = mysql_errno(sqlconn_mysql(store->conn));
+		error_set(err, "mysql commit: %u %s", code, mysql_error(sqlconn_mysql(store->conn)));
 		/* A broken connection during COMMIT: the server may or may not
 		 * have committed, and nobody can know. */
 		return classify_failure(store, code, STORE_UNKNOWN_OUTCOME);
@@ -891,8 +580,8 @@ enum store_status store_insert_payment(struct store *store,
 	param[5].length = &payload_len_ul;
 
 	status = write_once(store, payment, param, guard, err);
-	if (status == STORE_RETRYABLE && store->galera &&
-	    store->last_error == STORE_ER_LOCK_DEADLOCK) {
+	if (status == STORE_RETRYABLE && sqlconn_galera(store->conn) &&
+	    store->last_error == SQLCONN_ER_LOCK_DEADLOCK) {
 		/* On Galera the loser of a race between two nodes gets 1213
 		 * (at INSERT or at COMMIT): rolled back, nothing written. One
 		 * re-run within the lease normally finds the winner's row and

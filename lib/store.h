@@ -1,14 +1,14 @@
-/* store.h - the MySQL side (libmysqlclient API, from MariaDB Connector/C):
- * the payments row written in one transaction under the unique key on
+/* store.h - the receiver's SQL on the MySQL client core (sqlconn.h): the
+ * payments row written in one transaction under the unique key on
  * (provider, transaction_id), and the look-up that tells a duplicate from a
  * conflict.
  *
  * Only a 1062 whose row is then found by its provider and transaction id
  * means "already recorded" - whatever the language of the server's messages.
- * Auto-reconnect stays off: after a connection fault the next call reconnects
- * explicitly, between requests, never in the middle of a transaction.
- * Several servers (mysql_nodes, a Galera cluster) are tried in the order
- * given: every worker of a host writes to the same node until it fails.
+ * After a connection fault the next call reconnects explicitly, between
+ * requests, never in the middle of a transaction. Several servers
+ * (mysql_nodes, a Galera cluster) are tried in the order given (sqlconn):
+ * every worker of a host writes to the same node until it fails.
  */
 #ifndef PAYHOOK_STORE_H
 #define PAYHOOK_STORE_H
@@ -17,7 +17,7 @@
 
 #include "configuration.h"
 #include "error.h"
-#include "payload.h"
+#include "payment.h"
 
 struct store; /* one connection and its prepared statements; opaque */
 
@@ -47,23 +47,11 @@ struct store *store_new(const struct config *cfg, struct error *err);
 /* Closes the connection and frees the store; NULL is fine. */
 void store_free(struct store *store);
 
-/* Connects when not connected: timeouts, auto-reconnect off, autocommit on,
- * English messages, a 1-second innodb_lock_wait_timeout, statements
- * prepared. With mysql_nodes, to the node in use, or when it fails to the
- * next one that takes writes; a Galera node must be Synced, in the Primary
- * component and ready, and its session gets wsrep_sync_wait = 1. Returns 0,
- * or -1 with err naming what failed (the last node tried). */
+/* Connects when not connected (sqlconn_connect: the node in use or the next
+ * that takes writes, the common session), with autocommit on and the
+ * statements prepared. Returns 0, or -1 with err naming what failed (the
+ * last node tried). */
 int store_connect(struct store *store, struct error *err);
-
-/* The number of database servers: those of mysql_nodes, or 1. */
-size_t store_node_count(const struct store *store);
-
-/* For --check-config: connects to node index (< store_node_count) on a
- * connection of its own and writes one line on it to out: reachable or
- * not, and for Galera its wsrep_local_state_comment, wsrep_cluster_status
- * and wsrep_ready. Returns 0 when payhook would write there, -1 when not. */
-int store_probe_node(struct store *store, size_t index, char *out,
-		     size_t out_size);
 
 /* For --check-config: the payments table has the columns payhook writes,
  * transaction_id is VARBINARY, the unique key uq_payments_provider_transaction_id

@@ -420,10 +420,12 @@ harness__instance_env() {
 # only brings the named servers' and proxies' lines up to date: its
 # environment is the test program's, which may have changed PAYHOOK_*.
 harness__export() {
-	local tmp=$HARNESS_DIR/env.new.$$
+	local tmp
 	if [ "$harness__owner" = 1 ]; then
 		harness_export_env
 	elif [ -f "$HARNESS_DIR/env" ]; then
+		tmp=$(mktemp "$HARNESS_DIR/env.new.XXXXXX") || return 1
+		chmod 644 "$tmp"
 		{
 			grep -Ev '^(REDIS_PORT|MYSQL_PORT|MYSQL_SOCKET|SENTINEL_PORT|PROXY_PORT)_' "$HARNESS_DIR/env"
 			harness__instance_env
@@ -518,7 +520,8 @@ harness_export_env() {
 	set +e
 	local name tmp
 	harness__need_dir || return 1
-	tmp=$HARNESS_DIR/env.new.$$
+	tmp=$(mktemp "$HARNESS_DIR/env.new.XXXXXX") || return 1
+	chmod 644 "$tmp"
 	local -a names=(HARNESS_DIR REDIS_PORT REDIS_SOCKET MYSQL_PORT MYSQL_SOCKET)
 	for name in $(compgen -e); do
 		case $name in

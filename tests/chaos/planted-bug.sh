@@ -33,7 +33,7 @@ cd "$scratch/src" || exit 2
 case $bug in
 busy-is-done)
 	file=lib/pipeline.c
-	perl -0pi -e 's/(\tcase LOCK_BUSY:\n)/$1\t\tresult_set(r, OUTCOME_DUPLICATE, NULL); \/* PLANTED *\/\n\t\treturn;\n/' "$file"
+	perl -0pi -e 's/(\tcase LOCK_BUSY:\n)/$1\t\tresponse_set(r, OUTCOME_DUPLICATE, NULL); \/* PLANTED *\/\n\t\treturn;\n/' "$file"
 	;;
 error-is-duplicate)
 	file=lib/pipeline.c

@@ -47,7 +47,7 @@ void testreq_rewind(struct testreq *t);
 	do {                                                              \
 		enum outcome got_ = (got);                                \
 		ck_assert_msg(got_ == (want), "outcome %s, expected %s",  \
-			      outcome_name(got_), outcome_name(want));    \
+			      response_outcome_name(got_), response_outcome_name(want));    \
 	} while (0)
 
 #endif

@@ -59,7 +59,10 @@ e2e_expect() {
 e2e_post() {
 	local url=$1 body=$2
 	shift 2
-	local req="$E2E_DIR/req.$$.$RANDOM"
+	# mktemp: $$ is the same in every background subshell, and so may
+	# be $RANDOM's sequence, so concurrent posts once shared a file.
+	local req
+	req=$(mktemp "$E2E_DIR/req.XXXXXX") || { E2E_STATUS=000; return; }
 	local -a headers=()
 	printf '%s' "$body" >"$req.in"
 	mapfile -t headers < <("$E2E_SIGN" --secret "$E2E_SECRET" "$req.in")
@@ -69,7 +72,7 @@ e2e_post() {
 		--data-binary "@$req.in" "$@" "$url") || E2E_STATUS=000
 	E2E_BODY=$(cat "$req.out" 2>/dev/null)
 	E2E_HEADERS=$(tr -d '\r' <"$req.hdr" 2>/dev/null)
-	rm -f "$req.in" "$req.out" "$req.hdr"
+	rm -f "$req" "$req.in" "$req.out" "$req.hdr"
 }
 
 # The "result" field of a JSON body, without a JSON parser in shell: the body
@@ -158,7 +161,8 @@ e2e_table() {
 # E2E_BODY.
 e2e_post_provider() {
 	local url=$1 provider=$2 body=$3 h
-	local req="$E2E_DIR/preq.$$.$RANDOM"
+	local req
+	req=$(mktemp "$E2E_DIR/preq.XXXXXX") || { E2E_STATUS=000; return; }
 	local -a args=()
 	shift 3
 	printf '%s' "$body" >"$req.in"
@@ -169,7 +173,7 @@ e2e_post_provider() {
 		-H 'Content-Type: application/json' "${args[@]}" \
 		--data-binary "@$req.in" "$url") || E2E_STATUS=000
 	E2E_BODY=$(cat "$req.out" 2>/dev/null)
-	rm -f "$req.in" "$req.out"
+	rm -f "$req" "$req.in" "$req.out"
 }
 
 # e2e_provider_table URL [TAG]: the provider routes through the web server:

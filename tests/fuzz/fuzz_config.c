@@ -490,7 +490,8 @@ static unsigned char rotate(unsigned char c, int k)
 }
 
 /* Scrambles one secret value v[0..n): each white-space separated word,
- * keeping a "whsec_" prefix and never creating one. */
+ * keeping the prefix that decides its form ("whsec_", "pdl_ntfset_", an API
+ * key's "sk_live_": config_secret_form_prefix) and never creating one. */
 static void scramble_value(unsigned char *v, size_t n)
 {
 	size_t i = 0;
@@ -504,14 +505,14 @@ static void scramble_value(unsigned char *v, size_t n)
 		while (i < n && !isspace(v[i]))
 			i++;
 		end = i;
-		from = start;
-		if (end - start >= 6 && memcmp(v + start, "whsec_", 6) == 0)
-			from += 6;
-		for (int k = 1; k <= 3; k++) {
+		from = start + config_secret_form_prefix((const char *)v + start,
+							 end - start);
+		for (int k = 1; k <= 6; k++) {
 			for (size_t j = from; j < end; j++)
 				v[j] = rotate(v[j], 1);
-			if (from != start || end - start < 6 ||
-			    memcmp(v + start, "whsec_", 6) != 0)
+			if (from != start ||
+			    config_secret_form_prefix((const char *)v + start,
+						      end - start) == 0)
 				break;
 		}
 	}

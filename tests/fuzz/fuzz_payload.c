@@ -235,7 +235,7 @@ static size_t tree_keys(struct json_object *value)
 
 static void check_id_text(const char *id, size_t len, const char *what)
 {
-	FUZZ_CHECK(len >= 1 && len <= PAYLOAD_TRANSACTION_ID_MAX,
+	FUZZ_CHECK(len >= 1 && len <= PAYMENT_TRANSACTION_ID_MAX,
 		   "%s: transaction_id_len %zu", what, len);
 	FUZZ_CHECK(id[len] == '\0' && strlen(id) == len,
 		   "%s: transaction_id not NUL-terminated at its length", what);

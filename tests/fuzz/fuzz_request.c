@@ -771,7 +771,7 @@ static void run_request(const uint8_t *data, size_t size)
 	tr = stub_trace();
 	if (trace_outcomes)
 		fprintf(stderr, "fuzz_request: %s (%s) transaction_id=\"%s\"\n",
-			outcome_name(r.outcome), r.reason, r.transaction_id);
+			response_outcome_name(r.outcome), r.reason, r.transaction_id);
 
 	/* Shape of the result itself. */
 	FUZZ_CHECK((unsigned)r.outcome < OUTCOME_COUNT, "outcome %d",
@@ -851,7 +851,7 @@ static void run_request(const uint8_t *data, size_t size)
 	 * there is one: 1-255 visible ASCII bytes (only a request that is not
 	 * signed can carry another). */
 	event_id = hdr_id != NULL ? hdr_id : "";
-	if (event_id[0] != '\0' && !visible_id(event_id, PAYLOAD_EVENT_ID_MAX)) {
+	if (event_id[0] != '\0' && !visible_id(event_id, PAYMENT_EVENT_ID_MAX)) {
 		pst = PAYLOAD_INVALID;
 		expect = OUTCOME_INVALID;
 		FUZZ_CHECK(strcmp(r.transaction_id, pay.transaction_id) == 0,

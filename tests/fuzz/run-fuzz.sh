@@ -66,11 +66,12 @@ compile() { # source object
 }
 
 # lib/ minus the two backend modules: fuzz_request replaces those with
-# stub_backends.c, the other targets never reach them (nor sender.c, the
-# sending side). As an archive, each
+# stub_backends.c, the other targets never reach them (nor sample.c, the
+# samples). As an archive, each
 # target pulls in only what it calls.
 LIB_MODULES="error log timing number endpoint encoding secret currency configuration
-	request signature payload response metrics provider pipeline"
+	request signature payload lifecycle response metrics provider_lifecycle provider
+	pipeline"
 echo "run-fuzz.sh: building with $("$CLANG" --version | head -n 1)"
 lib_objs=
 for m in $LIB_MODULES; do

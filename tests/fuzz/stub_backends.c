@@ -68,7 +68,7 @@ static void check_payment(const struct payment *p)
 	FUZZ_CHECK(p->provider != NULL && profile_name(p->provider),
 		   "provider \"%s\" reached a backend",
 		   p->provider != NULL ? p->provider : "(null)");
-	FUZZ_CHECK(p->event_id_len <= PAYLOAD_EVENT_ID_MAX &&
+	FUZZ_CHECK(p->event_id_len <= PAYMENT_EVENT_ID_MAX &&
 		   strlen(p->event_id) == p->event_id_len,
 		   "event_id_len %zu", p->event_id_len);
 	for (size_t i = 0; i < p->event_id_len; i++)
@@ -77,7 +77,7 @@ static void check_payment(const struct payment *p)
 			   "event_id byte 0x%02x reached a backend",
 			   (unsigned char)p->event_id[i]);
 	FUZZ_CHECK(p->transaction_id_len >= 1 &&
-		   p->transaction_id_len <= PAYLOAD_TRANSACTION_ID_MAX &&
+		   p->transaction_id_len <= PAYMENT_TRANSACTION_ID_MAX &&
 		   strlen(p->transaction_id) == p->transaction_id_len,
 		   "transaction_id_len %zu", p->transaction_id_len);
 	for (size_t i = 0; i < p->transaction_id_len; i++)
@@ -129,7 +129,7 @@ enum lock_status lock_acquire(struct lock_client *client, const char *scope,
 
 	FUZZ_CHECK(client != NULL && id != NULL && lease != NULL,
 		   "lock_acquire: NULL argument");
-	FUZZ_CHECK(id_len >= 1 && id_len <= PAYLOAD_TRANSACTION_ID_MAX &&
+	FUZZ_CHECK(id_len >= 1 && id_len <= PAYMENT_TRANSACTION_ID_MAX &&
 		   strlen(id) == id_len, "lock_acquire: id_len %zu", id_len);
 	FUZZ_CHECK(scope == NULL || profile_name(scope),
 		   "lock_acquire: scope \"%s\" is no profile", scope);

@@ -37,11 +37,11 @@ struct stub_trace {
 	size_t payload_len;            /* and its payload */
 	int payload_truncated;         /* longer than payload[] */
 	unsigned char payload[65536];
-	char lock_id[PAYLOAD_TRANSACTION_ID_MAX + 1];
+	char lock_id[PAYMENT_TRANSACTION_ID_MAX + 1];
 	size_t lock_id_len;
 	/* The scope of the last lock_acquire: a provider name, or "" with
 	 * lock_scope_null set when the pipeline passed NULL. */
-	char lock_scope[PAYLOAD_TRANSACTION_ID_MAX + 1];
+	char lock_scope[PAYMENT_TRANSACTION_ID_MAX + 1];
 	int lock_scope_null;
 };
 

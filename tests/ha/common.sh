@@ -15,6 +15,9 @@
 #                                 conf/spawn-fcgi.sh) with mysql_nodes =
 #                                 NODES behind its own lighttpd; sets
 #                                 HA_URL_<NAME>, HA_MASTER_<NAME>, HA_LOG_<NAME>
+#   ha_start_dispatcher "NODES"  payhook-dispatch with mysql_nodes = NODES,
+#                                 delivering to an HTTP target; sets
+#                                 HA_TARGET_RECORD, HA_DISPATCH_LOG
 #   ha_load_start TAG CLIENTS N SECONDS URL...
 #   ha_pairs_start TAG CLIENTS N SECONDS URL_A URL_B
 #   ha_load_wait                  wait for the load's clients
@@ -156,6 +159,32 @@ ha_start_app() {
 	harness_wait_http "http://127.0.0.1:$LIGHTTPD_PORT/webhook" 405 10 "$LIGHTTPD_PID"
 }
 
+# ha_start_dispatcher "NODES": an HTTP target (tests/http_target, answering
+# 200) and a payhook-dispatch delivering to it, whose only database setting
+# is mysql_nodes = NODES (mysql_host and mysql_port unset: the default
+# 127.0.0.1:3306, where nothing listens). Timeouts of 2 s, so its lease is
+# 20 s. Records them as ha-target and ha-dispatch; sets HA_TARGET_RECORD (one
+# line per request, see tests/http_target.c) and HA_DISPATCH_LOG.
+ha_start_dispatcher() {
+	local nodes=$1
+	HA_TARGET_RECORD=$E2E_DIR/target.record
+	HA_DISPATCH_LOG=$E2E_DIR/dispatch.log
+	echo 200 >"$E2E_DIR/target.control"
+	: >"$HA_TARGET_RECORD"
+	harness__start_helper ha-target "$E2E_DIR/target.port" \
+		"$E2E_DIR/target.log" "HTTP target" \
+		"$top_builddir/tests/http_target" --control "$E2E_DIR/target.control" \
+		--record "$HA_TARGET_RECORD" || return 1
+	env -u PAYHOOK_MYSQL_HOST -u PAYHOOK_MYSQL_PORT \
+		PAYHOOK_MYSQL_NODES="$nodes" \
+		PAYHOOK_MYSQL_READ_TIMEOUT_S=2 PAYHOOK_MYSQL_WRITE_TIMEOUT_S=2 \
+		PAYHOOK_DISPATCH_TIMEOUT_MS=2000 PAYHOOK_DISPATCH_LEASE_MS=20000 \
+		PAYHOOK_DISPATCH_POLL_MS=50 PAYHOOK_DISPATCH_BACKOFF_MS=200 \
+		PAYHOOK_DISPATCH_URL="http://127.0.0.1:$harness__port/hook" \
+		"$top_builddir/app/payhook-dispatch" >>"$HA_DISPATCH_LOG" 2>&1 &
+	harness_record ha-dispatch "$!"
+}
+
 # ha_workers MASTER_PID: its workers' PIDs, sorted, on one line.
 ha_workers() {
 	harness_children "$1" | sort -n | tr '\n' ' '
@@ -163,7 +192,8 @@ ha_workers() {
 
 # ha_post URL ID: one delivery of a new payment; prints "STATUS RESULT".
 ha_post() {
-	local out=$E2E_DIR/post.$$.$RANDOM status body='' result=none
+	local out status body='' result=none
+	out=$(mktemp "$E2E_DIR/post.XXXXXX") || { echo "000 none"; return; }
 	status=$(curl -s -m 30 -o "$out" -w '%{http_code}' \
 		-H 'Content-Type: application/json' \
 		--data-binary "{\"transaction_id\":\"$2\",\"amount\":1999,\"currency\":\"EUR\"}" \

@@ -414,10 +414,10 @@ static void assert_answer(const struct result *r, enum outcome want)
 	struct error err;
 
 	ck_assert_msg(r->outcome == want, "outcome %s (%s), expected %s",
-		      outcome_name(r->outcome), r->reason, outcome_name(want));
+		      response_outcome_name(r->outcome), r->reason, response_outcome_name(want));
 	ck_assert_int_gt(response_render(r, &cfg, buf, sizeof(buf), &err), 0);
 	snprintf(status, sizeof(status), "Status: %d ",
-		 outcome_status(want, &cfg));
+		 response_outcome_status(want, &cfg));
 	ck_assert_msg(strncmp(buf, status, strlen(status)) == 0, "%s", buf);
 	if (want == OUTCOME_UNAVAILABLE)
 		ck_assert_ptr_nonnull(strstr(buf, "\r\nRetry-After: "));
@@ -785,7 +785,7 @@ START_TEST(test_deadlock_is_retryable)
 		worker_answer(&w, &a);
 		log = capture_end(&cap);
 		ck_abort_msg("payhook did not wait for the ledger row: "
-			     "%s (%s)\n%s", outcome_name(a.outcome), a.reason,
+			     "%s (%s)\n%s", response_outcome_name(a.outcome), a.reason,
 			     log);
 	}
 	ck_assert_msg(sql_try(t, "INSERT INTO payments (transaction_id, "
@@ -797,7 +797,7 @@ START_TEST(test_deadlock_is_retryable)
 	log = capture_end(&cap);
 
 	ck_assert_msg(a.outcome == OUTCOME_UNAVAILABLE, "outcome %s (%s)",
-		      outcome_name(a.outcome), a.reason);
+		      response_outcome_name(a.outcome), a.reason);
 	ck_assert_msg(strstr(a.reason, "deadlock") != NULL, "reason: %s",
 		      a.reason);
 	ck_assert_msg(a.elapsed_ms < bound, "answer took %ld ms", a.elapsed_ms);
@@ -814,7 +814,7 @@ START_TEST(test_deadlock_is_retryable)
 	worker_send(&w, body);
 	worker_answer(&w, &a);
 	ck_assert_msg(a.outcome == OUTCOME_PROCESSED, "retry: %s (%s)",
-		      outcome_name(a.outcome), a.reason);
+		      response_outcome_name(a.outcome), a.reason);
 	ck_assert_msg(a.elapsed_ms < bound, "retry took %ld ms", a.elapsed_ms);
 	worker_send(&w, body);
 	worker_answer(&w, &a);

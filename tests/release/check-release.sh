@@ -222,14 +222,20 @@ others=$(in_root ldd "/home/$user/payhook/payhook" | awk '{ print $1, $3 }' |
 same "payhook loads only the C library" "" "$others"
 
 # ---- a provider's deliveries ---------------------------------------------
-# post URL EVENT SECRET: a Stripe delivery, its headers made by the
+# The secret reaches payhook-sign in a file, as INSTALL says: taken from
+# payhook.conf, never on a command line (ps, the shell's history).
+as_user "(umask 077 && sed -n 's/^stripe_secret *= *//p' payhook/payhook.conf >stripe.secret)" ||
+	die "user: could not write stripe.secret"
+as_user "(umask 077 && echo whsec_not_the_secret >wrong.secret)" ||
+	die "user: could not write wrong.secret"
+# post URL EVENT SECRET_FILE: a Stripe delivery, its headers made by the
 # release's payhook-sign run by the user on the bare host, sent by curl from
 # outside it; prints "STATUS BODY".
 post() {
-	local url=$1 event=$2 secret=$3 args=() line
+	local url=$1 event=$2 secret_file=$3 args=() line
 	while IFS= read -r line; do
 		args+=(-H "$line")
-	done < <(as_user "payhook/payhook-sign --provider stripe --secret '$secret' $event")
+	done < <(as_user "payhook/payhook-sign --provider stripe --secret-file $secret_file $event")
 	curl -sS -o "$root/tmp/answer" -w '%{http_code}' -X POST \
 		-H 'Content-Type: application/json' "${args[@]}" \
 		--data-binary "@$root/home/$user/$event" "$url"
@@ -249,9 +255,9 @@ for way in fcgid:/webhook/stripe cgi:/cgi/webhook/stripe; do
 	how=${way%%:*} url=$base${way#*:}
 	as_user "payhook/payhook-sign --provider stripe --sample payment_intent.succeeded \
 		--transaction-id pi_release_$how --amount 1999 --currency usd >event-$how.json"
-	expect "$how: a signed delivery" "200 processed" "$(post "$url" "event-$how.json" "$stripe_secret")"
-	expect "$how: its redelivery" "200 duplicate" "$(post "$url" "event-$how.json" "$stripe_secret")"
-	expect "$how: a bad signature" "401 unauthorized" "$(post "$url" "event-$how.json" whsec_not_the_secret)"
+	expect "$how: a signed delivery" "200 processed" "$(post "$url" "event-$how.json" stripe.secret)"
+	expect "$how: its redelivery" "200 duplicate" "$(post "$url" "event-$how.json" stripe.secret)"
+	expect "$how: a bad signature" "401 unauthorized" "$(post "$url" "event-$how.json" wrong.secret)"
 done
 rows=$(as_user "mariadb -h 127.0.0.1 -P $mysql_port -u $db -p'$db_password' -N -e 'SELECT COUNT(*) FROM payments' $db")
 same "rows in payments" 2 "$rows"
@@ -278,7 +284,7 @@ if command -v wrk >/dev/null; then
 	{
 		echo 'wrk.method = "POST"'
 		echo 'wrk.headers["Content-Type"] = "application/json"'
-		as_user "payhook/payhook-sign --provider stripe --secret '$stripe_secret' event-fcgid.json" |
+		as_user "payhook/payhook-sign --provider stripe --secret-file stripe.secret event-fcgid.json" |
 			sed 's/^\([^:]*\): \(.*\)$/wrk.headers["\1"] = "\2"/'
 		# The body byte for byte, as it was signed.
 		printf 'local f = io.open("%s", "rb")\n' "$root/home/$user/event-fcgid.json"

@@ -383,10 +383,11 @@ START_TEST(providers_and_their_secrets)
 			 "whsec_test_abc");
 	config_cleanup(&cfg);
 	/* Rotation through the environment, as for webhook_secret. */
-	setenv("PAYHOOK_PADDLE_SECRET", "pdl_a pdl_b", 1);
+	setenv("PAYHOOK_PADDLE_SECRET", "pdl_ntfset_a pdl_ntfset_b", 1);
 	load_ok(&cfg, conf_path);
 	ck_assert_uint_eq(cfg.secrets[CONFIG_PROVIDER_PADDLE].count, 2);
-	ck_assert_str_eq(cfg.secrets[CONFIG_PROVIDER_PADDLE].items[1], "pdl_b");
+	ck_assert_str_eq(cfg.secrets[CONFIG_PROVIDER_PADDLE].items[1],
+			 "pdl_ntfset_b");
 	config_cleanup(&cfg);
 	unsetenv("PAYHOOK_PADDLE_SECRET");
 
@@ -422,6 +423,43 @@ START_TEST(providers_and_their_secrets)
 		   "generic_currency_path = currency\n"
 		   "generic_signed_payload = {timestamp}.{body}\n");
 	expect_failure(conf_path, "set generic_timestamp_header", &err);
+	/* A template the verifier cannot follow to its end, and a freshness
+	 * check on a header nobody signed, are refused. */
+	write_conf("providers = generic\ngeneric_secret = g\n"
+		   "generic_signature_header = X-Sig\n"
+		   "generic_timestamp_header = X-Ts\n"
+		   "generic_transaction_id_path = id\n"
+		   "generic_amount_path = amount\n"
+		   "generic_currency_path = currency\n"
+		   "generic_signed_payload = {timestamp}{timestamp}{timestamp}"
+		   "{timestamp}{timestamp}{timestamp}{timestamp}{timestamp}"
+		   "{timestamp}{timestamp}{timestamp}{timestamp}{timestamp}"
+		   "{timestamp}{timestamp}{timestamp}{body}\n");
+	expect_failure(conf_path, "generic_signed_payload: more than 16 parts",
+		       &err);
+	write_conf("providers = generic\ngeneric_secret = g\n"
+		   "generic_signature_header = X-Sig\n"
+		   "generic_timestamp_header = X-Ts\n"
+		   "generic_transaction_id_path = id\n"
+		   "generic_amount_path = amount\n"
+		   "generic_currency_path = currency\n");
+	expect_failure(conf_path, "generic_timestamp_header is set but "
+		       "generic_signed_payload has no {timestamp}", &err);
+	write_conf("providers = generic\ngeneric_secret = g\n"
+		   "generic_signature_header = X-Sig\n"
+		   "generic_transaction_id_path = id\n"
+		   "generic_amount_path = amount\n"
+		   "generic_currency_path = currency\n"
+		   "generic_signed_payload = {body}.{body}\n");
+	expect_failure(conf_path, "must hold {body} exactly once", &err);
+	write_conf("providers = generic\ngeneric_secret = g\n"
+		   "generic_signature_header = X-Sig\n"
+		   "generic_transaction_id_path = id\n"
+		   "generic_amount_path = amount\n"
+		   "generic_currency_path = currency\n"
+		   "generic_signed_payload = {v}{v}{v}{v}{v}{v}{v}{v}{body}\n");
+	load_ok(&cfg, conf_path);
+	config_cleanup(&cfg);
 	write_conf("providers = generic\ngeneric_secret = zz\n"
 		   "generic_secret_encoding = hex\n"
 		   "generic_signature_header = X-Sig\n"
@@ -602,6 +640,48 @@ START_TEST(node_lists)
 	write_conf("signature_scheme = none\nlock_backend = memcached\n");
 	expect_failure(conf_path, "'lock_backend': expected redis or none",
 		       &err);
+}
+END_TEST
+
+/* payhook-dispatch's configuration: MySQL and dispatch_ keys only. The
+ * receiver's cross-key checks (a webhook_secret, the lock's lease against
+ * the MySQL timeouts) are not its business; MySQL's and logging's are. */
+START_TEST(dispatcher_checks_only_its_keys)
+{
+	static const char dispatcher_only[] =
+		"mysql_nodes = db1 db2:3307\nmysql_user = payhook\n"
+		"mysql_read_timeout_s = 30\n"
+		"dispatch_url = https://shop.example/hook\n"
+		"log_level = info\n";
+	struct config cfg;
+	struct error err;
+
+	write_conf(dispatcher_only);
+	expect_failure(conf_path, "needs at least one webhook_secret", &err);
+	error_clear(&err);
+	ck_assert_msg(config_load_dispatcher(&cfg, conf_path, &err) == 0,
+		      "dispatcher-only configuration refused: %s", err.message);
+	ck_assert_str_eq(cfg.mysql_nodes, "db1 db2:3307");
+	ck_assert_str_eq(cfg.dispatch_url, "https://shop.example/hook");
+	config_cleanup(&cfg);
+
+	/* What it reads is still checked. */
+	write_conf("mysql_nodes = db1\nmysql_socket = /run/mysqld/mysqld.sock\n");
+	ck_assert_int_eq(config_load_dispatcher(&cfg, conf_path, &err), -1);
+	ck_assert_msg(strstr(err.message, "mysql_nodes and mysql_socket") != NULL,
+		      "message '%s'", err.message);
+	write_conf("mysql_nodes = db1:x\n");
+	ck_assert_int_eq(config_load_dispatcher(&cfg, conf_path, &err), -1);
+	ck_assert_msg(strstr(err.message, "mysql_nodes: a port") != NULL,
+		      "message '%s'", err.message);
+	write_conf("log_target = syslog\nlog_file = /tmp/x.log\n");
+	ck_assert_int_eq(config_load_dispatcher(&cfg, conf_path, &err), -1);
+	ck_assert_msg(strstr(err.message, "log_target = syslog and log_file") !=
+		      NULL, "message '%s'", err.message);
+	write_conf("webhook_secret_typo = 1\n");
+	ck_assert_int_eq(config_load_dispatcher(&cfg, conf_path, &err), -1);
+	ck_assert_msg(strstr(err.message, "unknown key") != NULL,
+		      "message '%s'", err.message);
 }
 END_TEST
 
@@ -835,6 +915,157 @@ START_TEST(cleanup_is_idempotent)
 }
 END_TEST
 
+/* An empty metrics_token would leave metrics_path open: refused in the file;
+ * in the environment, set but empty counts as unset (a metrics_token line
+ * still holds), and is refused when no token is left at all. */
+START_TEST(metrics_token_never_empty)
+{
+	struct config cfg;
+	struct error err;
+	char line[ERROR_MESSAGE_MAX];
+
+	write_conf("signature_scheme = none\nmetrics_path = /m\n"
+		   "metrics_token =\n");
+	expect_failure(conf_path, ":3: bad value for key 'metrics_token': "
+		       "expected a non-empty value", &err);
+	write_conf("signature_scheme = none\nmetrics_path = /m\n"
+		   "metrics_token = t0ken\n");
+	setenv("PAYHOOK_METRICS_TOKEN", "", 1);
+	load_ok(&cfg, conf_path);
+	ck_assert_str_eq(cfg.metrics_token, "t0ken");
+	ck_assert_int_eq(config_warning(&cfg, 0, line, sizeof(line)), -1);
+	config_cleanup(&cfg);
+	write_conf("signature_scheme = none\nmetrics_path = /m\n");
+	expect_failure(conf_path, "PAYHOOK_METRICS_TOKEN is set but empty",
+		       &err);
+	setenv("PAYHOOK_METRICS_TOKEN", " \t", 1);
+	expect_failure(conf_path, "PAYHOOK_METRICS_TOKEN is set but empty",
+		       &err);
+	/* Without a token on purpose: no line, no variable; a warning. */
+	unsetenv("PAYHOOK_METRICS_TOKEN");
+	load_ok(&cfg, conf_path);
+	ck_assert_ptr_null(cfg.metrics_token);
+	ck_assert_int_eq(config_warning(&cfg, 0, line, sizeof(line)), 0);
+	ck_assert_msg(strstr(line, "metrics_path is served without a token"),
+		      "%s", line);
+	config_cleanup(&cfg);
+}
+END_TEST
+
+/* Loads text and expects the message to hold want and not the secret. */
+static void expect_secret_refused(const char *text, const char *want,
+				  const char *secret)
+{
+	struct error err;
+
+	write_conf(text);
+	expect_failure(conf_path, want, &err);
+	ck_assert_msg(strstr(err.message, secret) == NULL, "quoted: %s",
+		      err.message);
+}
+
+/* A provider's API key where its webhook secret belongs, or a secret
+ * without the prefix every such secret has, is refused by name. */
+START_TEST(provider_secret_forms)
+{
+	struct config cfg;
+	struct error err;
+
+	expect_secret_refused("providers = stripe\n"
+			      "stripe_secret = sk_live_51HxYzAbCdEf\n",
+			      ":2: bad value for key 'stripe_secret': this is "
+			      "a Stripe API key", "51HxYzAbCdEf");
+	expect_secret_refused("providers = stripe\n"
+			      "stripe_secret = rk_test_51HxYzAbCdEf\n",
+			      "this is a Stripe API key", "51HxYzAbCdEf");
+	expect_secret_refused("providers = stripe\n"
+			      "stripe_secret = 51HxYzAbCdEf\n",
+			      "expected the endpoint's signing secret (whsec_",
+			      "51HxYzAbCdEf");
+	expect_secret_refused("providers = paddle\n"
+			      "paddle_secret = 0a1b2c3d4e5f\n",
+			      "'paddle_secret': expected the notification "
+			      "destination's secret key (pdl_ntfset_",
+			      "0a1b2c3d4e5f");
+	expect_secret_refused("providers = paddle\n"
+			      "paddle_secret = pdl_live_apikey_01gtgztp8f\n",
+			      "this is a Paddle API key", "01gtgztp8f");
+	expect_secret_refused("providers = razorpay\n"
+			      "razorpay_secret = rzp_live_ILgsfZCZoFIKMb\n",
+			      "this is a Razorpay API key id", "ILgsfZCZoFIKMb");
+	expect_secret_refused("providers = komoju\n"
+			      "komoju_secret = sk_test_0123abcd\n",
+			      "this is a KOMOJU API key", "0123abcd");
+	expect_secret_refused("providers = payjp\n"
+			      "payjp_secret = pk_live_0123abcd\n",
+			      "this is a PAY.JP API key", "0123abcd");
+	expect_secret_refused("providers = square\nsquare_secret = "
+			      "EAAAl3bQTxKxW8ek0gWqnUNRYxGZCaJnH1yhVz3KbLrX"
+			      "iEUqWm7xl4QZEDyNv5Z8\n",
+			      "this is a Square access token", "EAAAl3bQ");
+	expect_secret_refused("providers = shopify\n"
+			      "shopify_secret = shpat_0123456789abcdef\n",
+			      "this is a Shopify access token", "0123456789");
+	/* The environment goes through the same rules. */
+	write_conf("providers = stripe\n");
+	setenv("PAYHOOK_STRIPE_SECRET", "whsec_ok sk_test_0123abcd", 1);
+	expect_failure(conf_path, "environment PAYHOOK_STRIPE_SECRET (secret "
+		       "2): bad value for key 'stripe_secret': this is a "
+		       "Stripe API key", &err);
+	unsetenv("PAYHOOK_STRIPE_SECRET");
+	/* What each provider does hand out passes. */
+	load_ok(&cfg, write_conf(
+		"providers = stripe paddle razorpay komoju payjp square shopify\n"
+		"stripe_secret = whsec_abc\n"
+		"paddle_secret = pdl_ntfset_01gkpjp8bkm3tm53kdgkx6sms7_6h3q\n"
+		"razorpay_secret = rzp_test_secret\n"
+		"komoju_secret = my-webhook-token\n"
+		"payjp_secret = whook_0123abcd\n"
+		"square_secret = 3Kx_2NuQ0sRkVj7YcE1wAg\n"
+		"square_notification_url = https://example.com/webhook/square\n"
+		"shopify_secret = shpss_0123456789abcdef0123456789abcdef\n"));
+	config_cleanup(&cfg);
+}
+END_TEST
+
+/* A secret for a profile providers does not enable is allowed, but its
+ * webhooks would get 404: a warning names it. */
+START_TEST(secret_of_disabled_profile_warned)
+{
+	struct config cfg;
+	char line[ERROR_MESSAGE_MAX];
+
+	load_ok(&cfg, write_conf("providers = stripe\n"
+				 "stripe_secret = whsec_abc\n"
+				 "razorpay_secret = my-secret\n"
+				 "webhook_secret = " SECRET_A "\n"));
+	ck_assert_int_eq(config_warning(&cfg, 0, line, sizeof(line)), 0);
+	ck_assert_msg(strstr(line, "webhook_secret is set but providers does "
+			     "not enable standard") != NULL, "%s", line);
+	ck_assert_int_eq(config_warning(&cfg, 1, line, sizeof(line)), 0);
+	ck_assert_msg(strstr(line, "razorpay_secret is set but providers does "
+			     "not enable razorpay") != NULL, "%s", line);
+	ck_assert_ptr_null(strstr(line, "my-secret"));
+	ck_assert_int_eq(config_warning(&cfg, 2, line, sizeof(line)), -1);
+	config_cleanup(&cfg);
+}
+END_TEST
+
+/* An unknown profile is named when it looks like a name, never when it may
+ * be a pasted secret. */
+START_TEST(unknown_profile_named)
+{
+	struct error err;
+
+	write_conf("providers = standard paypal\n");
+	expect_failure(conf_path, ":1: bad value for key 'providers': unknown "
+		       "profile 'paypal'", &err);
+	write_conf("providers = stripe whsec_Ab+/cd=\n");
+	expect_failure(conf_path, "a word names no profile (not shown)", &err);
+	ck_assert_ptr_null(strstr(err.message, "Ab+/cd"));
+}
+END_TEST
+
 static Suite *config_suite(void)
 {
 	Suite *s = suite_create("config");
@@ -869,6 +1100,11 @@ static Suite *config_suite(void)
 	tcase_add_test(tc, passwords_never_in_errors);
 	tcase_add_test(tc, default_path_from_env);
 	tcase_add_test(tc, cleanup_is_idempotent);
+	tcase_add_test(tc, metrics_token_never_empty);
+	tcase_add_test(tc, provider_secret_forms);
+	tcase_add_test(tc, secret_of_disabled_profile_warned);
+	tcase_add_test(tc, unknown_profile_named);
+	tcase_add_test(tc, dispatcher_checks_only_its_keys);
 	suite_add_tcase(s, tc);
 	return s;
 }

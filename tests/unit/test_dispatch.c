@@ -1,5 +1,5 @@
 /* test_dispatch.c - unit tests of the parts of payhook-dispatch that need no
- * server: the back-off and its jitter (lib/dispatch.c), the start-up checks,
+ * server: the back-off and its jitter (lib/handoff_store.c), the start-up checks,
  * the idempotency key and the JSON handed on (lib/handoff.c). The database
  * and delivery paths are tests/integration/dispatch.test's. */
 #include "config.h"
@@ -13,7 +13,7 @@
 #include <json-c/json.h>
 
 #include "configuration.h"
-#include "dispatch.h"
+#include "handoff_store.h"
 #include "handoff.h"
 
 /* The defaults of the dispatch keys and MySQL timeouts that matter here. */
@@ -50,14 +50,14 @@ START_TEST(test_backoff_doubles_with_equal_jitter)
 
 	config_defaults(&cfg);
 	/* random 0 gives the lower end (d / 2), d - d / 2 the upper (d). */
-	ck_assert_int_eq(dispatch_backoff_ms(&cfg, 1, 0), 500);
-	ck_assert_int_eq(dispatch_backoff_ms(&cfg, 1, 500), 1000);
-	ck_assert_int_eq(dispatch_backoff_ms(&cfg, 2, 0), 1000);
-	ck_assert_int_eq(dispatch_backoff_ms(&cfg, 2, 1000), 2000);
-	ck_assert_int_eq(dispatch_backoff_ms(&cfg, 3, 0), 2000);
-	ck_assert_int_eq(dispatch_backoff_ms(&cfg, 3, 2000), 4000);
+	ck_assert_int_eq(handoff_store_backoff_ms(&cfg, 1, 0), 500);
+	ck_assert_int_eq(handoff_store_backoff_ms(&cfg, 1, 500), 1000);
+	ck_assert_int_eq(handoff_store_backoff_ms(&cfg, 2, 0), 1000);
+	ck_assert_int_eq(handoff_store_backoff_ms(&cfg, 2, 1000), 2000);
+	ck_assert_int_eq(handoff_store_backoff_ms(&cfg, 3, 0), 2000);
+	ck_assert_int_eq(handoff_store_backoff_ms(&cfg, 3, 2000), 4000);
 	/* attempts 0 is treated as the first. */
-	ck_assert_int_eq(dispatch_backoff_ms(&cfg, 0, 0), 500);
+	ck_assert_int_eq(handoff_store_backoff_ms(&cfg, 0, 0), 500);
 }
 END_TEST
 
@@ -67,21 +67,22 @@ START_TEST(test_backoff_capped_never_overflows)
 
 	config_defaults(&cfg);
 	for (unsigned long attempts = 1; attempts < 100; attempts++) {
-		long d = dispatch_backoff_ms(&cfg, attempts, UINT64_MAX);
+		long d = handoff_store_backoff_ms(&cfg, attempts, UINT64_MAX);
 
 		ck_assert_int_ge(d, 1);
 		ck_assert_int_le(d, cfg.dispatch_backoff_max_ms);
 	}
-	ck_assert_int_eq(dispatch_backoff_ms(&cfg, ULONG_MAX, 0), 1800000);
-	ck_assert_int_eq(dispatch_backoff_ms(&cfg, 1000000, 1800000), 3600000);
+	ck_assert_int_eq(handoff_store_backoff_ms(&cfg, ULONG_MAX, 0), 1800000);
+	ck_assert_int_eq(handoff_store_backoff_ms(&cfg, 1000000, 1800000),
+			 3600000);
 	/* A first delay above the cap is the cap. */
 	cfg.dispatch_backoff_ms = 5000;
 	cfg.dispatch_backoff_max_ms = 3000;
-	ck_assert_int_eq(dispatch_backoff_ms(&cfg, 1, 1500), 3000);
+	ck_assert_int_eq(handoff_store_backoff_ms(&cfg, 1, 1500), 3000);
 	/* 1 ms: 0 or 1, never below. */
 	cfg.dispatch_backoff_ms = 1;
 	cfg.dispatch_backoff_max_ms = 1;
-	ck_assert_int_le(dispatch_backoff_ms(&cfg, 7, 12345), 1);
+	ck_assert_int_le(handoff_store_backoff_ms(&cfg, 7, 12345), 1);
 }
 END_TEST
 
@@ -92,7 +93,7 @@ START_TEST(test_backoff_jitter_spreads)
 
 	config_defaults(&cfg);
 	for (uint64_t r = 0; r < 5000; r += 7) {
-		long d = dispatch_backoff_ms(&cfg, 4, r * 2654435761u);
+		long d = handoff_store_backoff_ms(&cfg, 4, r * 2654435761u);
 
 		lo = d < lo ? d : lo;
 		hi = d > hi ? d : hi;
@@ -113,14 +114,14 @@ START_TEST(test_lease_bound)
 	config_defaults(&cfg);
 	/* 10000 + 2 x (2 + 3 x 2) s + 1000 = 27000 */
 	cfg.dispatch_lease_ms = 27000;
-	ck_assert_int_eq(dispatch_check_config(&cfg, &err), -1);
+	ck_assert_int_eq(handoff_store_check_config(&cfg, &err), -1);
 	ck_assert_msg(strstr(err.message, "dispatch_lease_ms = 27000 is too "
 					  "short: set it above 27000") != NULL,
 		      "%s", err.message);
 	cfg.dispatch_lease_ms = 27001;
-	ck_assert_int_eq(dispatch_check_config(&cfg, &err), 0);
+	ck_assert_int_eq(handoff_store_check_config(&cfg, &err), 0);
 	cfg.mysql_read_timeout_s = 3;
-	ck_assert_int_eq(dispatch_check_config(&cfg, &err), -1);
+	ck_assert_int_eq(handoff_store_check_config(&cfg, &err), -1);
 }
 END_TEST
 

@@ -194,7 +194,7 @@ END_TEST
 
 START_TEST(test_transaction_id_128_accepted_129_rejected)
 {
-	char id[PAYLOAD_TRANSACTION_ID_MAX + 4];
+	char id[PAYMENT_TRANSACTION_ID_MAX + 4];
 	char *b;
 
 	id[0] = '"';

@@ -1,6 +1,6 @@
 /* test_provider.c - unit tests of lib/provider.c (every profile: signature,
- * payment event, fields, event id) and lib/sender.c (what payhook-sign
- * writes), with the documented example events in tests/fixtures/providers/
+ * payment event, fields, event id; provider_sign, what payhook-sign writes)
+ * and lib/sample.c, with the documented example events in tests/fixtures/providers/
  * and signatures computed by the openssl command line, never by payhook.
  */
 #include "config.h"
@@ -13,9 +13,10 @@
 #include <unistd.h>
 
 #include "configuration.h"
+#include "lifecycle.h"
 #include "payload.h"
 #include "provider.h"
-#include "sender.h"
+#include "sample.h"
 #include "testreq.h"
 
 #define STANDARD_SECRET "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
@@ -209,27 +210,28 @@ static void assert_payment(size_t i, const char *provider, const char *id,
 
 /* ---- standard ---- */
 
+/* Signs body as Standard Webhooks does, with webhook-id id at time now. */
+static void standard_sign(const char *body, const char *id, time_t now)
+{
+	char sig[128], header[160], opt[128], prefix[160];
+
+	snprintf(opt, sizeof(opt), "-mac HMAC -macopt hexkey:%s", STANDARD_HEXKEY);
+	snprintf(prefix, sizeof(prefix), "%s.%lld.", id, (long long)now);
+	openssl_mac(opt, prefix, body, 1, sig, sizeof(sig));
+	snprintf(header, sizeof(header), "v1,%s", sig);
+	snprintf(prefix, sizeof(prefix), "%lld", (long long)now);
+	testreq_header(&req, "webhook-id", id);
+	testreq_header(&req, "webhook-timestamp", prefix);
+	testreq_header(&req, "webhook-signature", header);
+}
+
 START_TEST(test_standard)
 {
 	char *body = fixture("standard/payment.json");
-	char sig[128], header[160], opt[128];
-	char ts[32];
 	time_t now = time(NULL);
 
-	snprintf(ts, sizeof(ts), "%lld", (long long)now);
-	snprintf(opt, sizeof(opt), "-mac HMAC -macopt hexkey:%s", STANDARD_HEXKEY);
-	{
-		char prefix[96];
-
-		snprintf(prefix, sizeof(prefix), "msg_2KWPBgLlAfxdpx2AI54pPJ85f4W.%s.",
-			 ts);
-		openssl_mac(opt, prefix, body, 1, sig, sizeof(sig));
-	}
-	snprintf(header, sizeof(header), "v1,%s", sig);
 	start("standard", body);
-	testreq_header(&req, "webhook-id", "msg_2KWPBgLlAfxdpx2AI54pPJ85f4W");
-	testreq_header(&req, "webhook-timestamp", ts);
-	testreq_header(&req, "webhook-signature", header);
+	standard_sign(body, "msg_2KWPBgLlAfxdpx2AI54pPJ85f4W", now);
 	assert_status(read_as("standard", body, now), PROVIDER_PAYMENTS);
 	assert_payment(0, "standard", "tx_1001", 1999, "EUR",
 		       "msg_2KWPBgLlAfxdpx2AI54pPJ85f4W");
@@ -515,16 +517,22 @@ END_TEST
 
 /* ---- shopify: base64 HMAC of the body, the topic in a header ---- */
 
-static void shopify_start(const char *body, const char *topic)
+static void sign_shopify(const char *body, time_t t)
 {
 	char b64[128];
 
-	start("shopify", body);
+	(void)t;
 	hmac_b64(SHOPIFY_SECRET, "", body, b64, sizeof(b64));
 	testreq_header(&req, "X-Shopify-Hmac-Sha256", b64);
-	testreq_header(&req, "X-Shopify-Topic", topic);
 	testreq_header(&req, "X-Shopify-Event-Id",
 		       "98880550-7158-44d4-b7cd-2c97c8a091b5");
+}
+
+static void shopify_start(const char *body, const char *topic)
+{
+	start("shopify", body);
+	sign_shopify(body, 0);
+	testreq_header(&req, "X-Shopify-Topic", topic);
 }
 
 START_TEST(test_shopify)
@@ -532,6 +540,7 @@ START_TEST(test_shopify)
 	char *pay = fixture("shopify/payment.json");
 	char *jpy = fixture("shopify/jpy.json");
 	char *inexact = fixture("shopify/not-exact.json");
+	char *pending = fixture("shopify/pending.json");
 	time_t now = time(NULL);
 
 	shopify_start(pay, "orders/paid");
@@ -553,6 +562,12 @@ START_TEST(test_shopify)
 	ck_assert_str_eq(batch.event_type, "orders/create");
 	shopify_start(pay, NULL);
 	assert_status(read_as("shopify", pay, now), PROVIDER_INVALID);
+	/* The topic is not signed: a signed unpaid order resent as
+	 * orders/paid is not a payment. */
+	shopify_start(pending, "orders/paid");
+	assert_status(read_as("shopify", pending, now), PROVIDER_IGNORED);
+	ck_assert_uint_eq(batch.count, 0);
+	free(pending);
 	free(pay);
 	free(jpy);
 	free(inexact);
@@ -583,7 +598,8 @@ START_TEST(test_decimal_amounts)
 
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		snprintf(body, sizeof(body),
-			 "{\"id\":42,\"total_price\":\"%s\",\"currency\":\"%s\"}",
+			 "{\"id\":42,\"financial_status\":\"paid\","
+			 "\"total_price\":\"%s\",\"currency\":\"%s\"}",
 			 cases[i].total, cases[i].currency);
 		shopify_start(body, "orders/paid");
 		if (cases[i].want < 0) {
@@ -749,6 +765,51 @@ START_TEST(test_generic)
 }
 END_TEST
 
+/* The template is followed to its end: a signature over a literal prefix
+ * alone accepts nothing. Before the fix each '{' of a literal "{v}" took a
+ * part of its own, the verifier stopped at 16 parts, before {body}, and the
+ * HMAC of the prefix accepted any body. */
+START_TEST(test_generic_template_covers_body)
+{
+	const char *tpl = "{v}{v}{v}{v}{v}{v}{v}{v}{body}";
+	const char *prefix = "{v}{v}{v}{v}{v}{v}{v}{v}";
+	const char *pay = "{\"id\":\"ev_1\",\"event\":\"order.paid\",\"data\":"
+			  "{\"id\":\"ord_1\",\"total\":\"1.00\",\"currency\":"
+			  "\"EUR\"}}";
+	const char *forged = "{\"id\":\"ev_2\",\"event\":\"order.paid\","
+			     "\"data\":{\"id\":\"ord_2\",\"total\":\"999.00\","
+			     "\"currency\":\"EUR\"}}";
+	char hex[128], header[160];
+	struct error err;
+
+	provider_set_free(set);
+	config_cleanup(&cfg);
+	setenv("PAYHOOK_GENERIC_SIGNED_PAYLOAD", tpl, 1);
+	unsetenv("PAYHOOK_GENERIC_TIMESTAMP_HEADER");
+	ck_assert_msg(config_load(&cfg, NULL, &err) == 0, "%s", err.message);
+	set = provider_set_new(&cfg, &err);
+	ck_assert_msg(set != NULL, "%s", err.message);
+
+	hmac_hex(GENERIC_SECRET, prefix, pay, hex, sizeof(hex));
+	snprintf(header, sizeof(header), "sha256=%s", hex);
+	start("generic", pay);
+	testreq_header(&req, "X-Signature", header);
+	assert_status(read_as("generic", pay, time(NULL)), PROVIDER_PAYMENTS);
+	/* pay's signature on another body */
+	start("generic", forged);
+	testreq_header(&req, "X-Signature", header);
+	assert_status(read_as("generic", forged, time(NULL)),
+		      PROVIDER_UNAUTHORIZED);
+	/* the signature of the prefix alone */
+	hmac_hex(GENERIC_SECRET, prefix, "", hex, sizeof(hex));
+	snprintf(header, sizeof(header), "sha256=%s", hex);
+	start("generic", forged);
+	testreq_header(&req, "X-Signature", header);
+	assert_status(read_as("generic", forged, time(NULL)),
+		      PROVIDER_UNAUTHORIZED);
+}
+END_TEST
+
 /* ---- payhook-sign's side: what it signs, payhook accepts; its samples
  * read back as the payment they describe ---- */
 
@@ -758,20 +819,20 @@ static const char *const secrets_of[CONFIG_PROVIDER_COUNT] = {
 	GENERIC_SECRET,
 };
 
-START_TEST(test_sender_round_trip)
+START_TEST(test_sign_round_trip)
 {
 	enum config_provider p = (enum config_provider)_i;
 	const char *name = config_provider_name(p);
-	struct sender_sample_input sample = {
+	struct sample_input sample = {
 		.provider = p, .transaction_id = p == CONFIG_PROVIDER_SHOPIFY ?
 							 "5551234" : "tx_round_1",
 		.amount = 4321, .currency = "EUR", .event_id = "evt_round",
 	};
-	struct sender_input in = {
+	struct provider_sign_input in = {
 		.provider = p, .secret = secrets_of[p], .id = "evt_header_1",
 		.url = SQUARE_URL, .cfg = &cfg,
 	};
-	struct sender_headers h;
+	struct provider_headers h;
 	char ts[32], *body, *signed_body = NULL;
 	const char *sent;
 	struct error err;
@@ -784,9 +845,9 @@ START_TEST(test_sender_round_trip)
 			      "\"data\":{\"id\":\"tx_round_1\",\"total\":"
 			      "\"43.21\",\"currency\":\"EUR\"}}");
 	else
-		body = sender_sample(&sample, &err);
+		body = sample_event(&sample, &err);
 	ck_assert_msg(body != NULL, "%s", err.message);
-	ck_assert_msg(sender_sign(&in, body, strlen(body), &h, &signed_body,
+	ck_assert_msg(provider_sign(&in, body, strlen(body), &h, &signed_body,
 				  &err) == 0, "%s: %s", name, err.message);
 	sent = signed_body != NULL ? signed_body : body;
 	start(name, sent);
@@ -839,6 +900,542 @@ START_TEST(test_routing_without_standard)
 }
 END_TEST
 
+/* ---- lifecycle: refunds, disputes, cancellations ---- */
+
+/* Event i of the batch: its kind, state, object, payment, money, event id
+ * and time (Unix seconds and micros). */
+static void assert_event(size_t i, enum lifecycle_kind kind,
+			 enum lifecycle_state state, const char *object,
+			 const char *tx, long long amount, const char *currency,
+			 const char *event_id, long long seconds, int micros)
+{
+	const struct lifecycle_event *e = &batch.lifecycle[i];
+
+	ck_assert_uint_gt(batch.lifecycle_count, i);
+	ck_assert_str_eq(lifecycle_kind_name(e->kind), lifecycle_kind_name(kind));
+	ck_assert_str_eq(lifecycle_state_name(e->state),
+			 lifecycle_state_name(state));
+	ck_assert_str_eq(e->object_id, object);
+	ck_assert_uint_eq(e->object_id_len, strlen(object));
+	ck_assert_str_eq(e->link.provider, provider_name(provider_route(set,
+								     &req.req)));
+	ck_assert_str_eq(e->link.transaction_id, tx);
+	ck_assert_int_eq(e->link.amount, amount);
+	ck_assert_str_eq(e->link.currency, currency);
+	ck_assert_str_eq(e->link.event_id, event_id != NULL ? event_id : "");
+	ck_assert_int_eq(e->occurred_at.seconds, seconds);
+	ck_assert_int_eq(e->occurred_at.micros, micros);
+}
+
+/* body with the first occurrence of from replaced by to; the caller frees. */
+static char *replaced(const char *body, const char *from, const char *to)
+{
+	const char *at = strstr(body, from);
+	size_t head, len = strlen(body) - strlen(from) + strlen(to);
+	char *out = malloc(len + 1);
+
+	ck_assert_ptr_nonnull(at);
+	ck_assert_ptr_nonnull(out);
+	head = (size_t)(at - body);
+	memcpy(out, body, head);
+	strcpy(out + head, to);
+	strcat(out, at + strlen(from));
+	return out;
+}
+
+/* replaced, twice over; the caller frees. */
+static char *replaced2(const char *body, const char *from1, const char *to1,
+		       const char *from2, const char *to2)
+{
+	char *once = replaced(body, from1, to1);
+	char *twice = replaced(once, from2, to2);
+
+	free(once);
+	return twice;
+}
+
+/* Reads body on provider's path, signed by sign. */
+static enum provider_status read_signed(const char *provider, const char *body,
+					void (*sign)(const char *body, time_t t))
+{
+	time_t now = time(NULL);
+
+	start(provider, body);
+	sign(body, now);
+	return read_as(provider, body, now);
+}
+
+static void sign_standard(const char *body, time_t t)
+{
+	standard_sign(body, "msg_lifecycle_1", t);
+}
+
+static void sign_stripe(const char *body, time_t t)
+{
+	stripe_sign(body, STRIPE_SECRET, t);
+}
+
+static void sign_hex(const char *header, const char *secret, const char *body)
+{
+	char hex[128];
+
+	hmac_hex(secret, "", body, hex, sizeof(hex));
+	testreq_header(&req, header, hex);
+}
+
+static void sign_razorpay(const char *body, time_t t)
+{
+	(void)t;
+	sign_hex("X-Razorpay-Signature", RAZORPAY_SECRET, body);
+	testreq_header(&req, "X-Razorpay-Event-Id", "KxJr6nS1p3ZlnF");
+}
+
+static void sign_komoju(const char *body, time_t t)
+{
+	(void)t;
+	sign_hex("X-Komoju-Signature", KOMOJU_SECRET, body);
+}
+
+static void sign_payjp(const char *body, time_t t)
+{
+	(void)body;
+	(void)t;
+	testreq_header(&req, "X-Payjp-Webhook-Token", PAYJP_SECRET);
+}
+
+static void sign_square(const char *body, time_t t)
+{
+	char b64[128];
+
+	(void)t;
+	hmac_b64(SQUARE_SECRET, SQUARE_URL, body, b64, sizeof(b64));
+	testreq_header(&req, "x-square-hmacsha256-signature", b64);
+}
+
+/* Each fixture, signed, and the event it must give (index of count). */
+static const struct {
+	const char *provider, *file;
+	void (*sign)(const char *body, time_t t);
+	size_t index, count;
+	enum lifecycle_kind kind;
+	enum lifecycle_state state;
+	const char *object, *tx;
+	long long amount;
+	const char *currency, *event_id;
+	long long seconds;
+	int micros;
+} lifecycle_fixtures[] = {
+	{ "standard", "standard/refund.json", sign_standard, 0, 1,
+	  LIFECYCLE_REFUND, LIFECYCLE_SUCCEEDED, "re_1001_a", "tx_1001", 500,
+	  "EUR", "msg_lifecycle_1", 1718597005, 123456 },
+	{ "standard", "standard/dispute.json", sign_standard, 0, 1,
+	  LIFECYCLE_DISPUTE, LIFECYCLE_OPEN, "dp_1001", "tx_1001", 1999, "EUR",
+	  "msg_lifecycle_1", 1718701200, 0 },
+	{ "stripe", "stripe/refund.json", sign_stripe, 0, 1, LIFECYCLE_REFUND,
+	  LIFECYCLE_SUCCEEDED, "re_1Nispe2eZvKYlo2Cd31jOCgZ",
+	  "pi_1GszsK2eZvKYlo2CfhZyoZLp", 1000, "USD",
+	  "evt_1Nispf2eZvKYlo2CvBz9kK5w", 1692942318, 0 },
+	{ "stripe", "stripe/dispute-closed.json", sign_stripe, 0, 1,
+	  LIFECYCLE_DISPUTE, LIFECYCLE_LOST, "du_1MtJUT2eZvKYlo2CNaw2HvEv",
+	  "pi_3MtwBwLkdIwHu7ix28a3tqPa", 2000, "USD",
+	  "evt_1MtKa22eZvKYlo2CqE7sVbhn", 1682294400, 0 },
+	{ "paddle", "paddle/adjustment-created.json", paddle_sign, 0, 1,
+	  LIFECYCLE_REFUND, LIFECYCLE_PENDING, "adj_01h8c6tbrkpdd7vx61w7b1r0ap",
+	  "txn_01h8bxpvx398a7zbawb77y0kp5", 100, "USD",
+	  "evt_01h8c6tc8aa58zqj6h8a13r103", 1692626923, 786457 },
+	{ "paddle", "paddle/adjustment-updated.json", paddle_sign, 0, 1,
+	  LIFECYCLE_REFUND, LIFECYCLE_SUCCEEDED,
+	  "adj_01h8c6tbrkpdd7vx61w7b1r0ap", "txn_01h8bxpvx398a7zbawb77y0kp5",
+	  100, "USD", "evt_01h8c6wz4ac017hxdehrgdvpz4", 1692627008, 650443 },
+	/* A chargeback is one dispute per transaction. */
+	{ "paddle", "paddle/chargeback.json", paddle_sign, 0, 1,
+	  LIFECYCLE_DISPUTE, LIFECYCLE_LOST, "txn_01h8bxpvx398a7zbawb77y0kp5",
+	  "txn_01h8bxpvx398a7zbawb77y0kp5", 100, "USD",
+	  "evt_01h8c7a1f3hnd8b5n0y2x9t6qk", 1692696600, 123456 },
+	/* Razorpay: the event decides the state, not the entity's status. */
+	{ "razorpay", "razorpay/refund-created.json", sign_razorpay, 0, 1,
+	  LIFECYCLE_REFUND, LIFECYCLE_PENDING, "rfnd_FS8TWyPrCsa0OB",
+	  "pay_FPoJKWQQ8lK13n", 50000, "INR", "KxJr6nS1p3ZlnF", 1597734073, 0 },
+	{ "razorpay", "razorpay/refund-processed.json", sign_razorpay, 0, 1,
+	  LIFECYCLE_REFUND, LIFECYCLE_SUCCEEDED, "rfnd_FS8TWyPrCsa0OB",
+	  "pay_FPoJKWQQ8lK13n", 50000, "INR", "KxJr6nS1p3ZlnF", 1597734073, 0 },
+	{ "razorpay", "razorpay/dispute.json", sign_razorpay, 0, 1,
+	  LIFECYCLE_DISPUTE, LIFECYCLE_OPEN, "disp_AHfqOvkldwsbqt",
+	  "pay_EsyWjHrfzb59eR", 10000, "INR", "KxJr6nS1p3ZlnF", 1590059213, 0 },
+	/* KOMOJU: each entry of data.refunds is one succeeded refund. */
+	{ "komoju", "komoju/refunded.json", sign_komoju, 0, 2,
+	  LIFECYCLE_REFUND, LIFECYCLE_SUCCEEDED, "0a1b2c3d4e5f6g7h8i9j0k1l2",
+	  "a5n6xysxyk4svqfc4yy18ouo6", 300, "JPY", "e8w3l2b9h5t7q1x6y4z0m2n8c",
+	  1718849469, 0 },
+	{ "komoju", "komoju/refunded.json", sign_komoju, 1, 2,
+	  LIFECYCLE_REFUND, LIFECYCLE_SUCCEEDED, "9z8y7x6w5v4u3t2s1r0q9p8o7",
+	  "a5n6xysxyk4svqfc4yy18ouo6", 700, "JPY", "e8w3l2b9h5t7q1x6y4z0m2n8c",
+	  1718849469, 0 },
+	{ "payjp", "payjp/other.json", sign_payjp, 0, 1, LIFECYCLE_REFUND,
+	  LIFECYCLE_SUCCEEDED, "ch_fa990a4c10672a93053a774730b0a",
+	  "ch_fa990a4c10672a93053a774730b0a", 3500, "JPY",
+	  "evnt_8a3e1b2c4d5f60718293a4b5c6d", 1433214383, 0 },
+	{ "payjp", "payjp/dispute.json", sign_payjp, 0, 1, LIFECYCLE_DISPUTE,
+	  LIFECYCLE_OPEN, "ch_fa990a4c10672a93053a774730b0a",
+	  "ch_fa990a4c10672a93053a774730b0a", 3500, "JPY",
+	  "evnt_2f4a6c8e0b1d3f5a7c9e1b3d5f7", 1433300783, 0 },
+	{ "square", "square/refund-created.json", sign_square, 0, 1,
+	  LIFECYCLE_REFUND, LIFECYCLE_PENDING,
+	  "R2B3Z8WMVt3EAmzYWLZvz7Y69EbZY_KlWP8IC1557ddwc9QWTKrCVU6m0JXDz15R2Qym5eQfR",
+	  "R2B3Z8WMVt3EAmzYWLZvz7Y69EbZY", 1000, "USD",
+	  "3c0a1f4d-8f55-4a7b-9d0e-5c2b7e9f1a66", 1634160199, 808000 },
+	{ "square", "square/refund-updated.json", sign_square, 0, 1,
+	  LIFECYCLE_REFUND, LIFECYCLE_SUCCEEDED,
+	  "R2B3Z8WMVt3EAmzYWLZvz7Y69EbZY_KlWP8IC1557ddwc9QWTKrCVU6m0JXDz15R2Qym5eQfR",
+	  "R2B3Z8WMVt3EAmzYWLZvz7Y69EbZY", 1000, "USD",
+	  "b1e5d7a9-2c4f-4e61-8a3b-0d9f6c2e7b15", 1634160204, 301000 },
+	{ "square", "square/dispute-created.json", sign_square, 0, 1,
+	  LIFECYCLE_DISPUTE, LIFECYCLE_OPEN, "XDgyFu7yo1E2S5lQGGpYn",
+	  "hYy9pRFVxpDsO1FB05SunFWUe9JZY", 100, "USD",
+	  "7f3e9b1a-0c2d-4e5f-8a6b-1c3d5e7f9a0b", 1606166211, 754000 },
+	/* Shopify: "209.00" USD is 20900 cents; integer ids as decimal text;
+	 * no topic header: the signed body's shape decides. */
+	{ "shopify", "shopify/refund.json", sign_shopify, 0, 1,
+	  LIFECYCLE_REFUND, LIFECYCLE_SUCCEEDED, "509562969", "450789469", 20900,
+	  "USD", "98880550-7158-44d4-b7cd-2c97c8a091b5", 1718633374, 0 },
+	{ "shopify", "shopify/dispute.json", sign_shopify, 0, 1,
+	  LIFECYCLE_DISPUTE, LIFECYCLE_OPEN, "598735659", "625362839", 1150,
+	  "USD", "98880550-7158-44d4-b7cd-2c97c8a091b5", 1367625600, 0 },
+};
+
+/* Every fixture's event, read as its provider signed it. */
+START_TEST(test_lifecycle_fixture)
+{
+	char *body = fixture(lifecycle_fixtures[_i].file);
+
+	assert_status(read_signed(lifecycle_fixtures[_i].provider, body,
+				  lifecycle_fixtures[_i].sign),
+		      PROVIDER_IGNORED);
+	ck_assert_uint_eq(batch.count, 0);
+	ck_assert_uint_eq(batch.lifecycle_count, lifecycle_fixtures[_i].count);
+	assert_event(lifecycle_fixtures[_i].index, lifecycle_fixtures[_i].kind,
+		     lifecycle_fixtures[_i].state, lifecycle_fixtures[_i].object,
+		     lifecycle_fixtures[_i].tx, lifecycle_fixtures[_i].amount,
+		     lifecycle_fixtures[_i].currency,
+		     lifecycle_fixtures[_i].event_id,
+		     lifecycle_fixtures[_i].seconds,
+		     lifecycle_fixtures[_i].micros);
+	free(body);
+}
+END_TEST
+
+/* The body of fixture file with from replaced by to, read signed as
+ * provider; returns the status. */
+static enum provider_status read_changed(const char *provider,
+					 const char *file, const char *from,
+					 const char *to,
+					 void (*sign)(const char *body, time_t t))
+{
+	char *text = fixture(file);
+	char *body = replaced(text, from, to);
+	enum provider_status status = read_signed(provider, body, sign);
+
+	free(body);
+	free(text);
+	return status;
+}
+
+START_TEST(test_lifecycle_standard)
+{
+	char *refund = fixture("standard/refund.json");
+
+	/* A state of another kind, a missing time, an amount as a string, a
+	 * bad object id: 400, naming the field. */
+	assert_status(read_changed("standard", "standard/refund.json",
+				   "\"succeeded\"", "\"won\"", sign_standard),
+		      PROVIDER_INVALID);
+	ck_assert_str_eq(why.message, "state: not a state of a refund");
+	assert_status(read_changed("standard", "standard/refund.json",
+				   "\"occurred_at\"", "\"occurred\"",
+				   sign_standard),
+		      PROVIDER_INVALID);
+	ck_assert_str_eq(why.message, "occurred_at: required");
+	assert_status(read_changed("standard", "standard/refund.json",
+				   "2024-06-17T04:03:25.123456Z",
+				   "2024-06-17 04:03:25", sign_standard),
+		      PROVIDER_INVALID);
+	ck_assert_str_eq(why.message, "occurred_at: must be an RFC 3339 "
+			 "date-time with a zone (1970-9999)");
+	assert_status(read_changed("standard", "standard/refund.json", ":500,",
+				   ":\"500\",", sign_standard),
+		      PROVIDER_INVALID);
+	ck_assert_str_eq(why.message, "amount: must be an integer");
+	assert_status(read_changed("standard", "standard/refund.json",
+				   "\"re_1001_a\"", "\"re 1001\"",
+				   sign_standard),
+		      PROVIDER_INVALID);
+	ck_assert_str_eq(why.message,
+			 "object_id: must be visible ASCII without white space");
+	/* Any other type: a payment as before. */
+	assert_status(read_changed("standard", "standard/refund.json",
+				   "\"refund\"", "\"invoice\"", sign_standard),
+		      PROVIDER_PAYMENTS);
+	ck_assert_uint_eq(batch.lifecycle_count, 0);
+	assert_payment(0, "standard", "tx_1001", 500, "EUR", "msg_lifecycle_1");
+	/* Unsigned: nothing is read. */
+	start("standard", refund);
+	assert_status(read_as("standard", refund, time(NULL)),
+		      PROVIDER_UNAUTHORIZED);
+	ck_assert_uint_eq(batch.lifecycle_count, 0);
+	free(refund);
+}
+END_TEST
+
+START_TEST(test_lifecycle_stripe)
+{
+	char *no_intent = fixture("stripe/dispute-no-intent.json");
+
+	/* charge.refunded repeats the charge's refunds: not a source. */
+	assert_status(read_changed("stripe", "stripe/refund.json",
+				   "\"refund.updated\"", "\"charge.refunded\"",
+				   sign_stripe),
+		      PROVIDER_IGNORED);
+	ck_assert_uint_eq(batch.lifecycle_count, 0);
+	ck_assert_str_eq(batch.event_type, "charge.refunded");
+	assert_status(read_changed("stripe", "stripe/refund.json",
+				   "\"status\": \"succeeded\"",
+				   "\"status\": \"requires_action\"",
+				   sign_stripe),
+		      PROVIDER_IGNORED);
+	ck_assert_int_eq(batch.lifecycle[0].state, LIFECYCLE_PENDING);
+	assert_status(read_changed("stripe", "stripe/refund.json",
+				   "\"status\": \"succeeded\"",
+				   "\"status\": \"reversed\"", sign_stripe),
+		      PROVIDER_INVALID);
+	ck_assert_str_eq(why.message, "data.object.status: not a refund "
+			 "status payhook knows");
+	assert_status(read_changed("stripe", "stripe/refund.json",
+				   "\"created\": 1692942318,\n  \"data\"",
+				   "\"created\": -5,\n  \"data\"", sign_stripe),
+		      PROVIDER_INVALID);
+	ck_assert_str_eq(why.message, "created: must be Unix seconds (1970-9999)");
+	/* Stripe's own example dispute has no PaymentIntent: of no payment
+	 * payhook records. */
+	assert_status(read_signed("stripe", no_intent, sign_stripe),
+		      PROVIDER_IGNORED);
+	ck_assert_uint_eq(batch.lifecycle_count, 0);
+	/* Any dispute status but won and lost is an open dispute. */
+	assert_status(read_changed("stripe", "stripe/dispute-closed.json",
+				   "\"lost\"", "\"under_review\"", sign_stripe),
+		      PROVIDER_IGNORED);
+	ck_assert_int_eq(batch.lifecycle[0].state, LIFECYCLE_OPEN);
+	free(no_intent);
+}
+END_TEST
+
+START_TEST(test_lifecycle_paddle)
+{
+	char *created = fixture("paddle/adjustment-created.json");
+	char *updated = fixture("paddle/adjustment-updated.json");
+	struct lifecycle_event first;
+
+	/* Paddle's two examples, in either order, end approved. */
+	assert_status(read_signed("paddle", created, paddle_sign),
+		      PROVIDER_IGNORED);
+	first = batch.lifecycle[0];
+	assert_status(read_signed("paddle", updated, paddle_sign),
+		      PROVIDER_IGNORED);
+	ck_assert(lifecycle_supersedes(&first, &batch.lifecycle[0]));
+	ck_assert(!lifecycle_supersedes(&batch.lifecycle[0], &first));
+	/* A credit adjustment moves no money back: not read. */
+	assert_status(read_changed("paddle", "paddle/adjustment-created.json",
+				   "\"action\":\"refund\"",
+				   "\"action\":\"credit\"", paddle_sign),
+		      PROVIDER_IGNORED);
+	ck_assert_uint_eq(batch.lifecycle_count, 0);
+	assert_status(read_changed("paddle", "paddle/adjustment-created.json",
+				   "\"total\":\"100\",\"earnings\"",
+				   "\"total\":\"1.00\",\"earnings\"",
+				   paddle_sign),
+		      PROVIDER_INVALID);
+	ck_assert_str_eq(why.message, "data.totals.total: must be a string of "
+			 "1-9223372036854775807 minor units");
+	free(created);
+	free(updated);
+}
+END_TEST
+
+/* The rules of Razorpay, KOMOJU, PAY.JP and Square beyond their fixtures. */
+START_TEST(test_lifecycle_states)
+{
+	char *text = fixture("razorpay/dispute.json");
+	char *body = replaced2(text, "\"payment.dispute.created\"",
+			       "\"payment.dispute.closed\"",
+			       "\"status\":\"open\"", "\"status\":\"closed\"");
+
+	/* Razorpay closes a dispute without deducting: won. */
+	assert_status(read_signed("razorpay", body, sign_razorpay),
+		      PROVIDER_IGNORED);
+	ck_assert_int_eq(batch.lifecycle[0].state, LIFECYCLE_WON);
+	free(body);
+	free(text);
+	text = fixture("square/dispute-created.json");
+	body = replaced2(text, "\"dispute.created\"", "\"dispute.state.updated\"",
+			 "\"EVIDENCE_REQUIRED\"", "\"ACCEPTED\"");
+	assert_status(read_signed("square", body, sign_square),
+		      PROVIDER_IGNORED);
+	ck_assert_int_eq(batch.lifecycle[0].state, LIFECYCLE_LOST);
+	free(body);
+	free(text);
+	/* payment.updated is never a refund source. */
+	text = fixture("square/other.json");
+	assert_status(read_signed("square", text, sign_square),
+		      PROVIDER_IGNORED);
+	ck_assert_uint_eq(batch.lifecycle_count, 0);
+	free(text);
+	assert_status(read_changed("komoju", "komoju/refunded.json",
+				   "\"amount\":700", "\"amount\":0",
+				   sign_komoju),
+		      PROVIDER_INVALID);
+	ck_assert_str_eq(why.message, "amount: must be 1-9223372036854775807");
+	/* PAY.JP's amount_refunded is the charge's running total. */
+	text = fixture("payjp/other.json");
+	assert_status(read_signed("payjp", text, sign_payjp), PROVIDER_IGNORED);
+	ck_assert(batch.lifecycle[0].cumulative);
+	free(text);
+	text = fixture("payjp/dispute.json");
+	assert_status(read_signed("payjp", text, sign_payjp), PROVIDER_IGNORED);
+	ck_assert(!batch.lifecycle[0].cumulative);
+	free(text);
+}
+END_TEST
+
+START_TEST(test_lifecycle_shopify)
+{
+	char *refund = fixture("shopify/refund.json");
+	char *order = fixture("shopify/payment.json");
+	char *text, *body;
+	time_t now = time(NULL);
+
+	/* The body's shape decides, not the unsigned topic header: the
+	 * refund under the topic of a payment is the same refund... */
+	shopify_start(refund, "orders/paid");
+	assert_status(read_as("shopify", refund, now), PROVIDER_IGNORED);
+	ck_assert_uint_eq(batch.count, 0);
+	ck_assert_uint_eq(batch.lifecycle_count, 1);
+	/* ...and an order under refunds/create is no refund. */
+	shopify_start(order, "refunds/create");
+	assert_status(read_as("shopify", order, now), PROVIDER_IGNORED);
+	ck_assert_uint_eq(batch.lifecycle_count, 0);
+	/* Only a pending refund transaction: a pending refund. */
+	assert_status(read_changed("shopify", "shopify/refund.json",
+				   "\"status\":\"success\"",
+				   "\"status\":\"pending\"", sign_shopify),
+		      PROVIDER_IGNORED);
+	ck_assert_int_eq(batch.lifecycle[0].state, LIFECYCLE_PENDING);
+	ck_assert_int_eq(batch.lifecycle[0].link.amount, 20900);
+	/* A restock without money is no refund of money: an event that
+	 * records nothing. */
+	body = replaced(refund, "\"kind\":\"refund\"", "\"kind\":\"sale\"");
+	shopify_start(body, "refunds/create");
+	assert_status(read_as("shopify", body, now), PROVIDER_IGNORED);
+	ck_assert_uint_eq(batch.lifecycle_count, 0);
+	free(body);
+	assert_status(read_changed("shopify", "shopify/refund.json",
+				   "\"209.00\"", "\"209.001\"", sign_shopify),
+		      PROVIDER_INVALID);
+	ck_assert_str_eq(why.message, "amount: more decimals than the currency "
+			 "has: not an exact amount");
+	/* Decided: dated by finalized_on. */
+	text = fixture("shopify/dispute.json");
+	body = replaced2(text, "\"status\":\"needs_response\"",
+			 "\"status\":\"won\"", "\"finalized_on\":null",
+			 "\"finalized_on\":\"2013-06-01T00:00:00Z\"");
+	assert_status(read_signed("shopify", body, sign_shopify),
+		      PROVIDER_IGNORED);
+	ck_assert_int_eq(batch.lifecycle[0].state, LIFECYCLE_WON);
+	ck_assert_int_eq(batch.lifecycle[0].occurred_at.seconds, 1370044800);
+	free(body);
+	free(text);
+	free(refund);
+	free(order);
+}
+END_TEST
+
+START_TEST(test_lifecycle_adyen)
+{
+	char *yes = adyen_fixture("adyen/refund-true.json");
+	char *no = adyen_fixture("adyen/refund-false.json");
+	char *mixed = adyen_fixture("adyen/mixed.json");
+	char *cancel;
+	time_t now = time(NULL);
+
+	adyen_fill(yes, "PSP_REFERENCE:ORIGINAL_PSP:MagentoMerchantTest2:"
+			"payment-2017-1-17-11-refund:1500:EUR:REFUND:true");
+	start("adyen", yes);
+	assert_status(read_as("adyen", yes, now), PROVIDER_IGNORED);
+	assert_event(0, LIFECYCLE_REFUND, LIFECYCLE_SUCCEEDED, "PSP_REFERENCE",
+		     "ORIGINAL_PSP", 1500, "EUR", NULL, 1487326304, 0);
+	ck_assert_str_eq(batch.success_body, "[accepted]");
+	adyen_fill(no, "PSP_REFERENCE:ORIGINAL_PSP:MagentoMerchantTest2:"
+		       "payment-2017-1-17-11-refund:1500:EUR:REFUND:false");
+	start("adyen", no);
+	assert_status(read_as("adyen", no, now), PROVIDER_IGNORED);
+	assert_event(0, LIFECYCLE_REFUND, LIFECYCLE_FAILED, "PSP_REFERENCE",
+		     "ORIGINAL_PSP", 1500, "EUR", NULL, 1487325847, 0);
+	/* A payment, a refund and a chargeback in one batch. */
+	adyen_fill(mixed, "7914073381342284::TestMerchant:"
+			  "TestPayment-1407325143704:1130:EUR:AUTHORISATION:true");
+	adyen_fill(mixed, "8825408195409505:7914073381342284:"
+			  "MagentoMerchantTest2:YOUR_REFERENCE:1130:EUR:"
+			  "CANCEL_OR_REFUND:true");
+	adyen_fill(mixed, "9915555555555555:9913333333333333:"
+			  "MagentoMerchantTest2:YOUR_REFERENCE_2:1000:EUR:"
+			  "NOTIFICATION_OF_CHARGEBACK:true");
+	start("adyen", mixed);
+	assert_status(read_as("adyen", mixed, now), PROVIDER_PAYMENTS);
+	ck_assert_uint_eq(batch.count, 1);
+	assert_payment(0, "adyen", "7914073381342284", 1130, "EUR", NULL);
+	ck_assert_uint_eq(batch.lifecycle_count, 2);
+	assert_event(0, LIFECYCLE_REFUND, LIFECYCLE_SUCCEEDED,
+		     "8825408195409505", "7914073381342284", 1130, "EUR", NULL,
+		     1561741430, 0);
+	assert_event(1, LIFECYCLE_DISPUTE, LIFECYCLE_OPEN, "9915555555555555",
+		     "9913333333333333", 1000, "EUR", NULL, 1561795200, 0);
+	/* modification.action is outside Adyen's HMAC: the same signatures
+	 * pass with it changed (see the README). */
+	cancel = replaced(mixed, "\"modification.action\": \"refund\"",
+			  "\"modification.action\": \"cancel\"");
+	start("adyen", cancel);
+	assert_status(read_as("adyen", cancel, now), PROVIDER_PAYMENTS);
+	ck_assert_int_eq(batch.lifecycle[0].kind, LIFECYCLE_CANCELLATION);
+	ck_assert_int_eq(batch.lifecycle[0].state, LIFECYCLE_SUCCEEDED);
+	free(cancel);
+	free(yes);
+	free(no);
+	free(mixed);
+}
+END_TEST
+
+START_TEST(test_lifecycle_generic)
+{
+	char *body = "{\"event\":\"refund\",\"id\":\"evt_9\",\"data\":"
+		     "{\"id\":\"ord_1\",\"total\":\"1.00\",\"currency\":\"USD\"}}";
+	char ts[32], hex[128];
+	time_t now = time(NULL);
+
+	/* The generic profile reads payments only. */
+	snprintf(ts, sizeof(ts), "%lld.", (long long)now);
+	hmac_hex(GENERIC_SECRET, ts, body, hex, sizeof(hex));
+	start("generic", body);
+	snprintf(ts, sizeof(ts), "%lld", (long long)now);
+	testreq_header(&req, "X-Timestamp", ts);
+	{
+		char header[160];
+
+		snprintf(header, sizeof(header), "sha256=%s", hex);
+		testreq_header(&req, "X-Signature", header);
+	}
+	assert_status(read_as("generic", body, now), PROVIDER_IGNORED);
+	ck_assert_uint_eq(batch.lifecycle_count, 0);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("provider");
@@ -859,8 +1456,19 @@ int main(void)
 	tcase_add_test(tc, test_decimal_amounts);
 	tcase_add_test(tc, test_adyen);
 	tcase_add_test(tc, test_generic);
-	tcase_add_loop_test(tc, test_sender_round_trip, 0, CONFIG_PROVIDER_COUNT);
+	tcase_add_test(tc, test_generic_template_covers_body);
+	tcase_add_loop_test(tc, test_sign_round_trip, 0, CONFIG_PROVIDER_COUNT);
 	tcase_add_test(tc, test_routing_without_standard);
+	tcase_add_loop_test(tc, test_lifecycle_fixture, 0,
+			    (int)(sizeof(lifecycle_fixtures) /
+				  sizeof(lifecycle_fixtures[0])));
+	tcase_add_test(tc, test_lifecycle_standard);
+	tcase_add_test(tc, test_lifecycle_stripe);
+	tcase_add_test(tc, test_lifecycle_paddle);
+	tcase_add_test(tc, test_lifecycle_states);
+	tcase_add_test(tc, test_lifecycle_shopify);
+	tcase_add_test(tc, test_lifecycle_adyen);
+	tcase_add_test(tc, test_lifecycle_generic);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);

@@ -63,7 +63,7 @@ START_TEST(test_every_outcome)
 	struct result r = { .transaction_id = "tx-1" };
 	json_object *body, *field;
 
-	result_set(&r, table[_i].outcome, "because %d", 42);
+	response_set(&r, table[_i].outcome, "because %d", 42);
 	body = render(&r, buf, sizeof(buf));
 	ck_assert_msg(strncmp(buf, table[_i].status_line,
 			      strlen(table[_i].status_line)) == 0,
@@ -72,7 +72,7 @@ START_TEST(test_every_outcome)
 	ck_assert_ptr_nonnull(body);
 	ck_assert(json_object_object_get_ex(body, "result", &field));
 	ck_assert_str_eq(json_object_get_string(field), table[_i].name);
-	ck_assert_str_eq(outcome_name(table[_i].outcome), table[_i].name);
+	ck_assert_str_eq(response_outcome_name(table[_i].outcome), table[_i].name);
 	ck_assert(json_object_object_get_ex(body, "transaction_id", &field));
 	ck_assert_str_eq(json_object_get_string(field), "tx-1");
 	ck_assert(json_object_object_get_ex(body, "reason", &field));
@@ -87,20 +87,20 @@ START_TEST(test_retry_after_and_allow)
 	struct result r = { .transaction_id = "" };
 	json_object *body;
 
-	result_set(&r, OUTCOME_IN_PROGRESS, NULL);
+	response_set(&r, OUTCOME_IN_PROGRESS, NULL);
 	json_object_put(render(&r, buf, sizeof(buf)));
 	ck_assert_ptr_nonnull(strstr(buf, "\r\nRetry-After: 7\r\n"));
 
-	result_set(&r, OUTCOME_UNAVAILABLE, NULL);
+	response_set(&r, OUTCOME_UNAVAILABLE, NULL);
 	json_object_put(render(&r, buf, sizeof(buf)));
 	ck_assert_ptr_nonnull(strstr(buf, "\r\nRetry-After: 7\r\n"));
 
-	result_set(&r, OUTCOME_METHOD_NOT_ALLOWED, NULL);
+	response_set(&r, OUTCOME_METHOD_NOT_ALLOWED, NULL);
 	json_object_put(render(&r, buf, sizeof(buf)));
 	ck_assert_ptr_nonnull(strstr(buf, "\r\nAllow: POST\r\n"));
 	ck_assert_ptr_null(strstr(buf, "Retry-After"));
 
-	result_set(&r, OUTCOME_PROCESSED, NULL);
+	response_set(&r, OUTCOME_PROCESSED, NULL);
 	body = render(&r, buf, sizeof(buf));
 	ck_assert_ptr_null(strstr(buf, "Retry-After"));
 	ck_assert_ptr_null(strstr(buf, "Allow:"));
@@ -117,10 +117,10 @@ START_TEST(test_in_progress_status_503)
 	struct result r = { .transaction_id = "" };
 
 	cfg.in_progress_status = 503;
-	result_set(&r, OUTCOME_IN_PROGRESS, NULL);
+	response_set(&r, OUTCOME_IN_PROGRESS, NULL);
 	json_object_put(render(&r, buf, sizeof(buf)));
 	ck_assert(strncmp(buf, "Status: 503 Service Unavailable\r\n", 33) == 0);
-	ck_assert_int_eq(outcome_status(OUTCOME_IN_PROGRESS, &cfg), 503);
+	ck_assert_int_eq(response_outcome_status(OUTCOME_IN_PROGRESS, &cfg), 503);
 	ck_assert_ptr_nonnull(strstr(buf, "\r\nRetry-After: 7\r\n"));
 }
 END_TEST
@@ -131,7 +131,7 @@ START_TEST(test_strings_are_escaped)
 	struct result r = { .transaction_id = "a\"b\\c</x>" };
 	json_object *body, *field;
 
-	result_set(&r, OUTCOME_INVALID, "quote \" newline \n tab \t");
+	response_set(&r, OUTCOME_INVALID, "quote \" newline \n tab \t");
 	body = render(&r, buf, sizeof(buf));
 	ck_assert_ptr_nonnull(body);
 	ck_assert(json_object_object_get_ex(body, "transaction_id", &field));
@@ -150,7 +150,7 @@ START_TEST(test_buffer_too_small)
 	struct result r = { .transaction_id = "tx" };
 	struct error err;
 
-	result_set(&r, OUTCOME_PROCESSED, NULL);
+	response_set(&r, OUTCOME_PROCESSED, NULL);
 	ck_assert_int_eq(response_render(&r, &cfg, buf, sizeof(buf), &err), -1);
 	ck_assert_ptr_nonnull(strstr(err.message, "too small"));
 }

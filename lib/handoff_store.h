@@ -1,22 +1,22 @@
-/* dispatch.h - payhook-dispatch's side of the payments table (prefix
- * dispatch_): claiming due payments under a lease with a fencing token,
+/* handoff_store.h - payhook-dispatch's reads and writes of the payments
+ * table for the hand-off (prefix handoff_store_): claiming due payments under a lease with a fencing token,
  * recording each attempt's result only while that token is still current,
  * giving back claims that were never attempted, and the operators' tools for
  * dead payments.
  *
- * One struct dispatch is one MySQL connection (libmysqlclient API, from
- * MariaDB Connector/C): timeouts, auto-reconnect off, autocommit off, READ
- * COMMITTED, time_zone +00:00, innodb_lock_wait_timeout 1. After a
- * connection fault the next call reconnects explicitly, never in the middle
- * of a transaction.
+ * One struct handoff_store is one MySQL connection on the client core
+ * (sqlconn.h), so it follows mysql_nodes, the Galera checks and the move to
+ * the next node as the receiver does; its sessions add autocommit off and
+ * READ COMMITTED. After a connection fault the next call reconnects
+ * explicitly, never in the middle of a transaction.
  *
  * The fencing rule: every claim adds one to dispatch_token, and every write
  * about an attempt names the token it was claimed with. A dispatcher that was
  * paused past its lease (or whose result arrives late for any reason) finds
- * a newer token and changes nothing: DISPATCH_SUPERSEDED.
+ * a newer token and changes nothing: HANDOFF_STORE_SUPERSEDED.
  */
-#ifndef PAYHOOK_DISPATCH_H
-#define PAYHOOK_DISPATCH_H
+#ifndef PAYHOOK_HANDOFF_STORE_H
+#define PAYHOOK_HANDOFF_STORE_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -26,18 +26,18 @@
 #include "error.h"
 
 /* dispatch_owner is VARCHAR(128): "<host>:<pid>" is cut to fit. */
-#define DISPATCH_OWNER_MAX 128
+#define HANDOFF_STORE_OWNER_MAX 128
 /* dispatch_last_error is VARCHAR(255): longer texts are cut. */
-#define DISPATCH_LAST_ERROR_MAX 255
+#define HANDOFF_STORE_LAST_ERROR_MAX 255
 /* What the lease must keep beyond an attempt's own timeout: the kill grace
  * of a command (HANDOFF_KILL_GRACE_MS) and scheduling. */
-#define DISPATCH_LEASE_MARGIN_MS 1000L
+#define HANDOFF_STORE_LEASE_MARGIN_MS 1000L
 
-struct dispatch; /* one connection; opaque */
+struct handoff_store; /* one connection; opaque */
 
 /* One claimed payment, read in the claim's transaction. Strings are
  * NUL-terminated copies; payload and event_id are owned by the batch. */
-struct dispatch_payment {
+struct handoff_store_payment {
 	unsigned long long id;
 	char provider[33];          /* VARCHAR(32) */
 	char transaction_id[129];   /* VARBINARY(128) */
@@ -58,16 +58,16 @@ struct dispatch_payment {
 /* The payments of one claim and its lease, measured on the monotonic clock
  * (timing_now_us) from before the claim was sent: the server's lease ends
  * later than lease_end_us, never earlier. */
-struct dispatch_batch {
-	struct dispatch_payment *items;
+struct handoff_store_batch {
+	struct handoff_store_payment *items;
 	size_t count;
 	int64_t lease_start_us;
 	int64_t lease_end_us;
 };
 
-/* One row of dispatch_list_dead. The strings live until the callback
+/* One row of handoff_store_list_dead. The strings live until the callback
  * returns. */
-struct dispatch_dead {
+struct handoff_store_dead {
 	unsigned long long id;
 	const char *provider;
 	const char *transaction_id;
@@ -75,102 +75,102 @@ struct dispatch_dead {
 	const char *last_error;     /* "" when NULL */
 };
 
-enum dispatch_status {
-	DISPATCH_OK = 0,       /* written and committed */
-	DISPATCH_SUPERSEDED,   /* the token is no longer ours: nothing changed */
-	DISPATCH_FAILED,       /* the database failed; err says why. Writes
-				* are idempotent under one token: retry them */
+enum handoff_store_status {
+	HANDOFF_STORE_OK = 0,     /* written and committed */
+	HANDOFF_STORE_SUPERSEDED, /* the token is no longer ours: nothing
+				   * changed */
+	HANDOFF_STORE_FAILED,     /* the database failed; err says why. Writes
+				   * are idempotent under one token: retry
+				   * them */
 };
 
-/* Returns a dispatcher for cfg (not connected yet; cfg must outlive it), or
- * NULL with err set when out of memory. Its owner name holds getpid(): make
- * it in the process that uses it (after fork). */
-struct dispatch *dispatch_new(const struct config *cfg, struct error *err);
+/* Returns a hand-off store for cfg (not connected yet; cfg must outlive it), or
+ * NULL with err set (out of memory, mysql_nodes that do not parse). Its
+ * owner name holds getpid(): make it in the process that uses it (after
+ * fork). */
+struct handoff_store *handoff_store_new(const struct config *cfg,
+					struct error *err);
 
 /* Closes the connection and frees it; NULL is fine. An open transaction is
  * rolled back by the server. */
-void dispatch_free(struct dispatch *d);
-
-/* Connects unless connected. Returns 0, or -1 with err naming what failed
- * (then not connected). */
-int dispatch_connect(struct dispatch *d, struct error *err);
+void handoff_store_free(struct handoff_store *d);
 
 /* The start-up checks of the dispatch keys that concern the database: the
  * lease must be larger than dispatch_timeout_ms plus two MySQL round trips
- * (config_round_trip_bound_ms) plus DISPATCH_LEASE_MARGIN_MS. Returns 0, or
- * -1 with err saying what to set. Can't fail otherwise. */
-int dispatch_check_config(const struct config *cfg, struct error *err);
+ * (config_round_trip_bound_ms) plus HANDOFF_STORE_LEASE_MARGIN_MS. Returns 0,
+ * or -1 with err saying what to set. Can't fail otherwise. */
+int handoff_store_check_config(const struct config *cfg, struct error *err);
 
 /* For --check-config: the payments table has the columns payhook-dispatch
  * reads and writes, dispatch_state has its four values, the index
  * ix_payments_dispatch_due starts with dispatch_due_at, and the server knows
  * FOR UPDATE SKIP LOCKED (MariaDB 10.6+, MySQL 8.0+). Returns 0, or -1 with
  * err saying what is wrong and what to run. */
-int dispatch_check_schema(struct dispatch *d, struct error *err);
+int handoff_store_check_schema(struct handoff_store *d, struct error *err);
 
 /* Claims up to limit due payments in one short transaction (SELECT ... FOR
  * UPDATE SKIP LOCKED, UPDATE token/attempts/owner/due_at = now + lease, read
  * the rows, COMMIT) and fills batch, oldest due first. Returns 0 (batch->count
  * may be 0), or -1 with err set and batch empty: nothing was claimed, or a
  * COMMIT whose outcome is unknown claimed rows that come due again when their
- * lease ends. The caller frees batch with dispatch_batch_cleanup. */
-int dispatch_claim(struct dispatch *d, size_t limit,
-		   struct dispatch_batch *batch, struct error *err);
+ * lease ends. The caller frees batch with handoff_store_batch_cleanup. */
+int handoff_store_claim(struct handoff_store *d, size_t limit,
+			struct handoff_store_batch *batch, struct error *err);
 
-/* Frees what dispatch_claim put in batch and empties it; an empty batch is
+/* Frees what handoff_store_claim put in batch and empties it; an empty batch is
  * fine. Can't fail. */
-void dispatch_batch_cleanup(struct dispatch_batch *batch);
+void handoff_store_batch_cleanup(struct handoff_store_batch *batch);
 
 /* Marks p delivered (due_at NULL, delivered_at now, owner and last error
  * cleared) while its token is current. */
-enum dispatch_status dispatch_record_delivered(struct dispatch *d,
-					       const struct dispatch_payment *p,
-					       struct error *err);
+enum handoff_store_status handoff_store_record_delivered(
+	struct handoff_store *d, const struct handoff_store_payment *p,
+	struct error *err);
 
 /* Records a failed attempt while p's token is current: due again delay_ms
  * from now (server time), owner cleared, last_error kept (cut to
- * DISPATCH_LAST_ERROR_MAX, bytes outside printable ASCII replaced by '?'). */
-enum dispatch_status dispatch_record_retry(struct dispatch *d,
-					   const struct dispatch_payment *p,
-					   const char *last_error,
-					   long delay_ms, struct error *err);
+ * HANDOFF_STORE_LAST_ERROR_MAX, bytes outside printable ASCII replaced by '?').
+ */
+enum handoff_store_status handoff_store_record_retry(
+	struct handoff_store *d, const struct handoff_store_payment *p,
+	const char *last_error, long delay_ms, struct error *err);
 
 /* Records a failed attempt as the last one while p's token is current:
  * dispatch_state 'dead', due_at NULL, last_error kept as above. */
-enum dispatch_status dispatch_record_dead(struct dispatch *d,
-					  const struct dispatch_payment *p,
-					  const char *last_error,
-					  struct error *err);
+enum handoff_store_status handoff_store_record_dead(
+	struct handoff_store *d, const struct handoff_store_payment *p,
+	const char *last_error, struct error *err);
 
 /* Gives back a claim that was never attempted while its token is current:
  * due now, owner cleared, and the claim's attempt not counted. */
-enum dispatch_status dispatch_release(struct dispatch *d,
-				      const struct dispatch_payment *p,
-				      struct error *err);
+enum handoff_store_status handoff_store_release(
+	struct handoff_store *d, const struct handoff_store_payment *p,
+	struct error *err);
 
 /* The delay before attempt number attempts + 1, after attempts failed ones:
  * d = min(dispatch_backoff_ms * 2^(attempts - 1), dispatch_backoff_max_ms),
  * then "equal jitter": d / 2 + (random mod (d - d / 2 + 1)), so retries of
  * payments that failed together spread out. random should come from the OS.
  * Never overflows. Can't fail. */
-long dispatch_backoff_ms(const struct config *cfg, unsigned long attempts,
-			 uint64_t random);
+long handoff_store_backoff_ms(const struct config *cfg, unsigned long attempts,
+			      uint64_t random);
 
 /* Calls each for every dead payment, by id; stops early when each returns
  * non-zero. Returns 0, or -1 with err set (some rows may have been passed). */
-int dispatch_list_dead(struct dispatch *d,
-		       int (*each)(void *ctx, const struct dispatch_dead *row),
-		       void *ctx, struct error *err);
+int handoff_store_list_dead(struct handoff_store *d,
+			    int (*each)(void *ctx,
+					const struct handoff_store_dead *row),
+			    void *ctx, struct error *err);
 
 /* Puts the dead or skipped payments among ids[0..count) back to pending: due
  * now, attempts 0 (the last error is kept until the next attempt). Stores how
  * many changed in *changed (ids of other states, or of no row, are left
  * alone). Returns 0, or -1 with err set and nothing changed. */
-int dispatch_requeue(struct dispatch *d, const unsigned long long *ids,
-		     size_t count, unsigned long long *changed,
-		     struct error *err);
+int handoff_store_requeue(struct handoff_store *d,
+			  const unsigned long long *ids, size_t count,
+			  unsigned long long *changed, struct error *err);
 
 /* A short name of a status, for logs. */
-const char *dispatch_status_name(enum dispatch_status status);
+const char *handoff_store_status_name(enum handoff_store_status status);
 
 #endif

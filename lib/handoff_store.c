@@ -1,5 +1,6 @@
-/* dispatch.c - claims, fenced results and dead-letter tools of
- * payhook-dispatch on the payments table (see dispatch.h). */
+/* handoff_store.c - the hand-off's reads and writes of the payments table:
+ * claims, fenced results and dead-letter tools of payhook-dispatch (see
+ * handoff_store.h). */
 #include "config.h"
 
 #include <stdarg.h>
@@ -10,16 +11,14 @@
 
 #include <mysql.h>
 
-#include "dispatch.h"
+#include "handoff_store.h"
 #include "number.h"
+#include "sqlconn.h"
 #include "timing.h"
 
-/* Server error codes that leave the connection usable (mysqld_error.h). */
-#define DISPATCH_ER_LOCK_WAIT_TIMEOUT 1205
-#define DISPATCH_ER_LOCK_DEADLOCK 1213
 /* The client's packet limit: a row with a payload of 16 MiB - 1 bytes
  * (MEDIUMBLOB) and the rest of its columns. */
-#define DISPATCH_CLIENT_PACKET (64UL * 1024 * 1024)
+#define HANDOFF_STORE_CLIENT_PACKET (64UL * 1024 * 1024)
 /* Room for one id and its comma in an "IN (...)" list. */
 #define ID_TEXT_MAX 21
 
@@ -65,29 +64,58 @@ static const char *const stmt_names[STMT_COUNT] = {
  * time_zone +00:00). Passed as an argument so no '%' reaches a printf. */
 static const char received_at_format[] = "%Y-%m-%dT%H:%i:%s.%fZ";
 
-struct dispatch {
+struct handoff_store {
 	const struct config *cfg;
-	MYSQL *mysql;               /* NULL while not connected */
-	MYSQL_STMT *stmt[STMT_COUNT];
-	char owner[DISPATCH_OWNER_MAX + 1]; /* "<host>:<pid>" */
+	/* The connection, on the node list with the receiver's failover. */
+	struct sqlconn *conn;
+	MYSQL_STMT *stmt[STMT_COUNT]; /* prepared at first use */
+	char owner[HANDOFF_STORE_OWNER_MAX + 1]; /* "<host>:<pid>" */
 };
 
 static const char *const status_names[] = {
-	[DISPATCH_OK] = "ok",
-	[DISPATCH_SUPERSEDED] = "superseded",
-	[DISPATCH_FAILED] = "failed",
+	[HANDOFF_STORE_OK] = "ok",
+	[HANDOFF_STORE_SUPERSEDED] = "superseded",
+	[HANDOFF_STORE_FAILED] = "failed",
 };
 
-const char *dispatch_status_name(enum dispatch_status status)
+const char *handoff_store_status_name(enum handoff_store_status status)
 {
 	if ((unsigned)status >= sizeof(status_names) / sizeof(status_names[0]))
 		return "?";
 	return status_names[status];
 }
 
-struct dispatch *dispatch_new(const struct config *cfg, struct error *err)
+/* The statements go with their connection (sqlconn's on_disconnect). */
+static void close_statements(void *ctx)
 {
-	struct dispatch *d = calloc(1, sizeof(*d));
+	struct handoff_store *d = ctx;
+
+	for (size_t i = 0; i < STMT_COUNT; i++) {
+		if (d->stmt[i] != NULL)
+			mysql_stmt_close(d->stmt[i]);
+		d->stmt[i] = NULL;
+	}
+}
+
+struct handoff_store *handoff_store_new(const struct config *cfg,
+					struct error *err)
+{
+	struct handoff_store *d = calloc(1, sizeof(*d));
+	struct sqlconn_options options = {
+		.max_packet = HANDOFF_STORE_CLIENT_PACKET,
+		/* Every claim and every fenced write is a transaction of its
+		 * own, ended by COMMIT or ROLLBACK. */
+		.autocommit = false,
+		/* The claim's locking read takes no gap locks, so it never
+		 * blocks payhook's INSERTs of new payments, and each claim
+		 * sees the rows committed before it. */
+		.read_committed = true,
+		/* An UPDATE reports the rows it matched, so a fenced write
+		 * that matched its row is never mistaken for superseded. */
+		.found_rows = true,
+		.on_disconnect = close_statements,
+		.ctx = d,
+	};
 	char host[256];
 
 	if (d == NULL) {
@@ -95,127 +123,59 @@ struct dispatch *dispatch_new(const struct config *cfg, struct error *err)
 		return NULL;
 	}
 	d->cfg = cfg;
+	d->conn = sqlconn_new(cfg, &options, err);
+	if (d->conn == NULL) {
+		free(d);
+		return NULL;
+	}
 	if (gethostname(host, sizeof(host)) != 0)
 		snprintf(host, sizeof(host), "unknown-host");
 	host[sizeof(host) - 1] = '\0';
 	/* The pid is the part that must survive the cut. */
 	snprintf(d->owner, sizeof(d->owner), "%.*s:%ld",
-		 DISPATCH_OWNER_MAX - 21, host, (long)getpid());
+		 HANDOFF_STORE_OWNER_MAX - 21, host, (long)getpid());
 	return d;
 }
 
-static void disconnect(struct dispatch *d)
+static void disconnect(struct handoff_store *d)
 {
-	for (size_t i = 0; i < STMT_COUNT; i++) {
-		if (d->stmt[i] != NULL)
-			mysql_stmt_close(d->stmt[i]);
-		d->stmt[i] = NULL;
-	}
-	if (d->mysql != NULL)
-		mysql_close(d->mysql);
-	d->mysql = NULL;
+	sqlconn_disconnect(d->conn);
 }
 
-void dispatch_free(struct dispatch *d)
+void handoff_store_free(struct handoff_store *d)
 {
 	if (d == NULL)
 		return;
-	disconnect(d);
+	sqlconn_free(d->conn);
 	free(d);
 }
 
-/* After a failed statement: a lock wait timeout or deadlock leaves a usable
- * connection (the transaction is rolled back); anything else - a lost
+/* After a failed statement (sqlconn_failed): a lock wait timeout or
+ * deadlock rolls back and keeps the connection; anything else - a lost
  * connection, a read-only server after a failover, a missing column - drops
- * it, and the next call reconnects. */
-static void after_failure(struct dispatch *d, unsigned int code)
+ * it (a failed node for the next one), and the next call reconnects. */
+static void after_failure(struct handoff_store *d, unsigned int code)
 {
-	if (d->mysql == NULL)
-		return;
-	if ((code == DISPATCH_ER_LOCK_WAIT_TIMEOUT ||
-	     code == DISPATCH_ER_LOCK_DEADLOCK) &&
-	    mysql_rollback(d->mysql) == 0)
-		return;
-	disconnect(d);
+	sqlconn_failed(d->conn, code, true);
 }
 
 /* Fills err with what failed on the connection, then cleans up. Returns -1. */
-static int connection_failed(struct dispatch *d, const char *what,
+static int connection_failed(struct handoff_store *d, const char *what,
 			     struct error *err)
 {
-	unsigned int code = mysql_errno(d->mysql);
+	MYSQL *mysql = sqlconn_mysql(d->conn);
+	unsigned int code = mysql_errno(mysql);
 
-	error_set(err, "mysql %s: %u %s", what, code, mysql_error(d->mysql));
+	error_set(err, "mysql %s: %u %s", what, code, mysql_error(mysql));
 	after_failure(d, code);
 	return -1;
 }
 
-int dispatch_connect(struct dispatch *d, struct error *err)
-{
-	const struct config *cfg = d->cfg;
-	unsigned int connect_s = (unsigned int)cfg->mysql_connect_timeout_s;
-	unsigned int read_s = (unsigned int)cfg->mysql_read_timeout_s;
-	unsigned int write_s = (unsigned int)cfg->mysql_write_timeout_s;
-	unsigned long packet = DISPATCH_CLIENT_PACKET;
-	my_bool reconnect = 0;
-	const char *where;
-
-	if (d->mysql != NULL)
-		return 0;
-	d->mysql = mysql_init(NULL);
-	if (d->mysql == NULL)
-		return error_set(err, "mysql: out of memory");
-	mysql_options(d->mysql, MYSQL_OPT_CONNECT_TIMEOUT, &connect_s);
-	mysql_options(d->mysql, MYSQL_OPT_READ_TIMEOUT, &read_s);
-	mysql_options(d->mysql, MYSQL_OPT_WRITE_TIMEOUT, &write_s);
-	mysql_options(d->mysql, MYSQL_OPT_MAX_ALLOWED_PACKET, &packet);
-	/* A silent reconnect would lose the claim's transaction and the
-	 * session settings below. */
-	mysql_options(d->mysql, MYSQL_OPT_RECONNECT, &reconnect);
-	mysql_options(d->mysql, MYSQL_SET_CHARSET_NAME, "utf8mb4");
-	/* UTC like payhook's sessions, so received_at and the due times mean
-	 * the same on every host; a lock wait far shorter than any lease;
-	 * English messages whatever the server's lc_messages. */
-	mysql_options(d->mysql, MYSQL_INIT_COMMAND,
-		      "SET SESSION innodb_lock_wait_timeout = 1, "
-		      "lc_messages = 'en_US', time_zone = '+00:00'");
-
-	where = cfg->mysql_socket != NULL ? cfg->mysql_socket : cfg->mysql_host;
-	/* CLIENT_FOUND_ROWS: an UPDATE reports the rows it matched, so a
-	 * fenced write that matched its row is never mistaken for superseded. */
-	if (mysql_real_connect(d->mysql,
-			       cfg->mysql_socket != NULL ? "localhost"
-							 : cfg->mysql_host,
-			       cfg->mysql_user, cfg->mysql_password,
-			       cfg->mysql_database,
-			       (unsigned int)cfg->mysql_port, cfg->mysql_socket,
-			       CLIENT_FOUND_ROWS) == NULL) {
-		error_set(err, "mysql connect to %s: %u %s", where,
-			  mysql_errno(d->mysql), mysql_error(d->mysql));
-		disconnect(d);
-		return -1;
-	}
-	if (mysql_autocommit(d->mysql, 0) != 0)
-		goto failed;
-	/* READ COMMITTED: the claim's locking read takes no gap locks, so it
-	 * never blocks payhook's INSERTs of new payments, and each claim sees
-	 * the rows committed before it. */
-	if (mysql_query(d->mysql, "SET SESSION TRANSACTION ISOLATION LEVEL "
-				  "READ COMMITTED") != 0)
-		goto failed;
-	return 0;
-failed:
-	error_set(err, "mysql session setup on %s: %u %s", where,
-		  mysql_errno(d->mysql), mysql_error(d->mysql));
-	disconnect(d);
-	return -1;
-}
-
-int dispatch_check_config(const struct config *cfg, struct error *err)
+int handoff_store_check_config(const struct config *cfg, struct error *err)
 {
 	long round_trip = config_round_trip_bound_ms(cfg);
 	long need = cfg->dispatch_timeout_ms + 2 * round_trip +
-		    DISPATCH_LEASE_MARGIN_MS;
+		    HANDOFF_STORE_LEASE_MARGIN_MS;
 
 	if (cfg->dispatch_lease_ms <= need)
 		return error_set(err,
@@ -225,36 +185,21 @@ int dispatch_check_config(const struct config *cfg, struct error *err)
 				 "dispatch_timeout_ms or the mysql_*_timeout_s",
 				 cfg->dispatch_lease_ms, need,
 				 cfg->dispatch_timeout_ms, round_trip,
-				 DISPATCH_LEASE_MARGIN_MS);
+				 HANDOFF_STORE_LEASE_MARGIN_MS);
 	return 0;
 }
 
-/* Runs a query with one numeric result into *out. Returns 0, or -1 with err
- * set (the connection is cleaned up). */
-static int query_number(struct dispatch *d, const char *sql,
+/* sqlconn_query_number, dropping the connection when it fails. */
+static int query_number(struct handoff_store *d, const char *sql,
 			unsigned long long *out, struct error *err)
 {
-	MYSQL_RES *res;
-	MYSQL_ROW row;
-	uint64_t value = 0;
-	int rc = 0;
-
-	if (mysql_query(d->mysql, sql) != 0)
-		return connection_failed(d, "check query", err);
-	res = mysql_store_result(d->mysql);
-	if (res == NULL)
-		return connection_failed(d, "check query result", err);
-	row = mysql_fetch_row(res);
-	if (row == NULL || row[0] == NULL ||
-	    number_parse(row[0], UINT64_MAX, &value) != NUMBER_OK)
-		rc = error_set(err, "mysql: no number from a check query");
-	else
-		*out = value;
-	mysql_free_result(res);
-	return rc;
+	if (sqlconn_query_number(d->conn, sql, out, err) == 0)
+		return 0;
+	disconnect(d);
+	return -1;
 }
 
-int dispatch_check_schema(struct dispatch *d, struct error *err)
+int handoff_store_check_schema(struct handoff_store *d, struct error *err)
 {
 	static const char table_sql[] =
 		"SELECT COUNT(*) FROM information_schema.columns "
@@ -283,7 +228,7 @@ int dispatch_check_schema(struct dispatch *d, struct error *err)
 	MYSQL_RES *res;
 	int rc = 0;
 
-	if (dispatch_connect(d, err) != 0)
+	if (sqlconn_connect(d->conn, err) != 0)
 		return -1;
 	if (query_number(d, table_sql, &table, err) != 0 ||
 	    query_number(d, columns_sql, &columns, err) != 0 ||
@@ -311,20 +256,20 @@ int dispatch_check_schema(struct dispatch *d, struct error *err)
 			       "payments would read the whole table; add it as "
 			       "db/migrate-3-dispatch.sql does");
 	if (rc != 0) {
-		mysql_rollback(d->mysql);
+		mysql_rollback(sqlconn_mysql(d->conn));
 		return rc;
 	}
-	if (mysql_query(d->mysql, skip_locked_sql) != 0) {
+	if (mysql_query(sqlconn_mysql(d->conn), skip_locked_sql) != 0) {
 		error_set(err, "the server refuses FOR UPDATE SKIP LOCKED "
 			  "(MariaDB 10.6+ or MySQL 8.0.1+ is needed): %u %s",
-			  mysql_errno(d->mysql), mysql_error(d->mysql));
-		after_failure(d, mysql_errno(d->mysql));
+			  mysql_errno(sqlconn_mysql(d->conn)), mysql_error(sqlconn_mysql(d->conn)));
+		after_failure(d, mysql_errno(sqlconn_mysql(d->conn)));
 		return -1;
 	}
-	res = mysql_store_result(d->mysql);
+	res = mysql_store_result(sqlconn_mysql(d->conn));
 	if (res != NULL)
 		mysql_free_result(res);
-	if (mysql_rollback(d->mysql) != 0)
+	if (mysql_rollback(sqlconn_mysql(d->conn)) != 0)
 		return connection_failed(d, "rollback", err);
 	return 0;
 }
@@ -383,7 +328,7 @@ static char *id_list_new(const unsigned long long *ids, size_t count,
 	return list;
 }
 
-void dispatch_batch_cleanup(struct dispatch_batch *batch)
+void handoff_store_batch_cleanup(struct handoff_store_batch *batch)
 {
 	if (batch->items != NULL) {
 		for (size_t i = 0; i < batch->count; i++) {
@@ -435,10 +380,11 @@ static unsigned long long parse_ull(const char *text)
 /* Reads the claimed rows (10 columns, see claim_rows_sql) into batch.
  * Returns 0, or -1 with err set (batch keeps what it read; the caller
  * cleans it up). */
-static int read_claimed(struct dispatch *d, struct dispatch_batch *batch,
-			size_t expected, struct error *err)
+static int read_claimed(struct handoff_store *d,
+			struct handoff_store_batch *batch, size_t expected,
+			struct error *err)
 {
-	MYSQL_RES *res = mysql_store_result(d->mysql);
+	MYSQL_RES *res = mysql_store_result(sqlconn_mysql(d->conn));
 	MYSQL_ROW row;
 	int rc = 0;
 
@@ -451,7 +397,7 @@ static int read_claimed(struct dispatch *d, struct dispatch_batch *batch,
 	}
 	while (batch->count < expected && (row = mysql_fetch_row(res)) != NULL) {
 		unsigned long *len = mysql_fetch_lengths(res);
-		struct dispatch_payment *p = &batch->items[batch->count];
+		struct handoff_store_payment *p = &batch->items[batch->count];
 
 		if (len == NULL || row[7] == NULL) {
 			rc = error_set(err, "mysql claim read: a row without "
@@ -488,21 +434,21 @@ static int read_claimed(struct dispatch *d, struct dispatch_batch *batch,
 	return rc;
 }
 
-int dispatch_claim(struct dispatch *d, size_t limit,
-		   struct dispatch_batch *batch, struct error *err)
+int handoff_store_claim(struct handoff_store *d, size_t limit,
+			struct handoff_store_batch *batch, struct error *err)
 {
 	const struct config *cfg = d->cfg;
 	unsigned long long *ids = NULL;
 	size_t count = 0;
 	char *list = NULL, *sql = NULL;
-	char owner[2 * DISPATCH_OWNER_MAX + 1];
+	char owner[2 * HANDOFF_STORE_OWNER_MAX + 1];
 	MYSQL_RES *res = NULL;
 	MYSQL_ROW row;
 
 	memset(batch, 0, sizeof(*batch));
 	if (limit == 0)
 		return 0;
-	if (dispatch_connect(d, err) != 0)
+	if (sqlconn_connect(d->conn, err) != 0)
 		return -1;
 	/* The lease is measured from before the claim is sent: the server's
 	 * due_at is computed later, so it can only end after ours. */
@@ -517,8 +463,8 @@ int dispatch_claim(struct dispatch *d, size_t limit,
 		      "FOR UPDATE SKIP LOCKED", limit);
 	if (sql == NULL)
 		goto fail;
-	if (mysql_query(d->mysql, sql) != 0 ||
-	    (res = mysql_store_result(d->mysql)) == NULL) {
+	if (mysql_query(sqlconn_mysql(d->conn), sql) != 0 ||
+	    (res = mysql_store_result(sqlconn_mysql(d->conn))) == NULL) {
 		connection_failed(d, "claim select", err);
 		goto fail;
 	}
@@ -535,7 +481,7 @@ int dispatch_claim(struct dispatch *d, size_t limit,
 	res = NULL;
 	if (count == 0) {
 		/* End the (empty) transaction: nothing is claimed. */
-		if (mysql_rollback(d->mysql) != 0) {
+		if (mysql_rollback(sqlconn_mysql(d->conn)) != 0) {
 			connection_failed(d, "rollback", err);
 			goto fail;
 		}
@@ -546,7 +492,7 @@ int dispatch_claim(struct dispatch *d, size_t limit,
 	list = id_list_new(ids, count, err);
 	if (list == NULL)
 		goto fail_rollback;
-	mysql_real_escape_string(d->mysql, owner, d->owner,
+	mysql_real_escape_string(sqlconn_mysql(d->conn), owner, d->owner,
 				 (unsigned long)strlen(d->owner));
 	sql = sql_new(err,
 		      "UPDATE payments SET dispatch_token = dispatch_token + 1, "
@@ -557,7 +503,7 @@ int dispatch_claim(struct dispatch *d, size_t limit,
 		      owner, (long long)cfg->dispatch_lease_ms * 1000, list);
 	if (sql == NULL)
 		goto fail_rollback;
-	if (mysql_query(d->mysql, sql) != 0) {
+	if (mysql_query(sqlconn_mysql(d->conn), sql) != 0) {
 		connection_failed(d, "claim update", err);
 		goto fail;
 	}
@@ -571,7 +517,7 @@ int dispatch_claim(struct dispatch *d, size_t limit,
 		      received_at_format, list, list);
 	if (sql == NULL)
 		goto fail_rollback;
-	if (mysql_query(d->mysql, sql) != 0) {
+	if (mysql_query(sqlconn_mysql(d->conn), sql) != 0) {
 		connection_failed(d, "claim read", err);
 		goto fail;
 	}
@@ -579,7 +525,7 @@ int dispatch_claim(struct dispatch *d, size_t limit,
 		goto fail_rollback;
 	/* A COMMIT that fails may or may not have claimed the rows: either
 	 * way they come due again when the server's lease ends. */
-	if (mysql_commit(d->mysql) != 0) {
+	if (mysql_commit(sqlconn_mysql(d->conn)) != 0) {
 		connection_failed(d, "claim commit", err);
 		goto fail;
 	}
@@ -589,7 +535,7 @@ int dispatch_claim(struct dispatch *d, size_t limit,
 	return 0;
 
 fail_rollback:
-	if (d->mysql != NULL && mysql_rollback(d->mysql) != 0)
+	if (sqlconn_mysql(d->conn) != NULL && mysql_rollback(sqlconn_mysql(d->conn)) != 0)
 		disconnect(d);
 fail:
 	if (res != NULL)
@@ -597,7 +543,7 @@ fail:
 	free(sql);
 	free(list);
 	free(ids);
-	dispatch_batch_cleanup(batch);
+	handoff_store_batch_cleanup(batch);
 	return -1;
 }
 
@@ -608,14 +554,15 @@ static void bind_ull(MYSQL_BIND *bind, unsigned long long *value)
 	bind->is_unsigned = 1;
 }
 
-/* Copies text into buf (DISPATCH_LAST_ERROR_MAX + 1 bytes) as printable
+/* Copies text into buf (HANDOFF_STORE_LAST_ERROR_MAX + 1 bytes) as printable
  * ASCII: the column's character set then never refuses it, and a log or a
  * terminal showing it never sees control bytes. */
 static void clean_error_text(const char *text, char *buf)
 {
 	size_t n = 0;
 
-	for (; text != NULL && text[n] != '\0' && n < DISPATCH_LAST_ERROR_MAX;
+	for (; text != NULL && text[n] != '\0' &&
+	       n < HANDOFF_STORE_LAST_ERROR_MAX;
 	     n++) {
 		unsigned char c = (unsigned char)text[n];
 
@@ -627,24 +574,15 @@ static void clean_error_text(const char *text, char *buf)
 /* The statement number which, prepared on this connection at first use (so
  * that --check-config can connect to a table that lacks its columns).
  * Returns it, or NULL with err set and the connection dropped. */
-static MYSQL_STMT *prepared(struct dispatch *d, enum stmt_index which,
+static MYSQL_STMT *prepared(struct handoff_store *d, enum stmt_index which,
 			    struct error *err)
 {
 	MYSQL_STMT *stmt = d->stmt[which];
 
 	if (stmt != NULL)
 		return stmt;
-	stmt = mysql_stmt_init(d->mysql);
+	stmt = sqlconn_prepare(d->conn, stmt_sql[which], err);
 	if (stmt == NULL) {
-		error_set(err, "mysql: out of memory preparing a statement");
-		disconnect(d);
-		return NULL;
-	}
-	if (mysql_stmt_prepare(stmt, stmt_sql[which],
-			       strlen(stmt_sql[which])) != 0) {
-		error_set(err, "mysql prepare %s: %u %s", stmt_names[which],
-			  mysql_stmt_errno(stmt), mysql_stmt_error(stmt));
-		mysql_stmt_close(stmt);
 		disconnect(d);
 		return NULL;
 	}
@@ -653,49 +591,48 @@ static MYSQL_STMT *prepared(struct dispatch *d, enum stmt_index which,
 }
 
 /* Runs the fenced statement number which with param bound, then COMMIT.
- * DISPATCH_SUPERSEDED when it matched no row: the token has moved on. */
-static enum dispatch_status fenced_write(struct dispatch *d,
-					 enum stmt_index which,
-					 MYSQL_BIND *param, struct error *err)
+ * HANDOFF_STORE_SUPERSEDED when it matched no row: the token has moved on. */
+static enum handoff_store_status fenced_write(struct handoff_store *d,
+					      enum stmt_index which,
+					      MYSQL_BIND *param,
+					      struct error *err)
 {
 	MYSQL_STMT *stmt;
 	my_ulonglong matched;
 	unsigned int code;
 
-	if (dispatch_connect(d, err) != 0)
-		return DISPATCH_FAILED;
+	if (sqlconn_connect(d->conn, err) != 0)
+		return HANDOFF_STORE_FAILED;
 	stmt = prepared(d, which, err);
 	if (stmt == NULL)
-		return DISPATCH_FAILED;
+		return HANDOFF_STORE_FAILED;
 	if (mysql_stmt_bind_param(stmt, param) != 0 ||
 	    mysql_stmt_execute(stmt) != 0) {
 		code = mysql_stmt_errno(stmt);
 		error_set(err, "mysql %s: %u %s", stmt_names[which], code,
 			  mysql_stmt_error(stmt));
 		after_failure(d, code);
-		return DISPATCH_FAILED;
+		return HANDOFF_STORE_FAILED;
 	}
 	matched = mysql_stmt_affected_rows(stmt);
-	if (mysql_commit(d->mysql) != 0) {
+	if (mysql_commit(sqlconn_mysql(d->conn)) != 0) {
 		connection_failed(d, "commit", err);
-		return DISPATCH_FAILED;
+		return HANDOFF_STORE_FAILED;
 	}
 	/* (my_ulonglong)-1 only follows a failed statement. */
-	return matched == 0 ? DISPATCH_SUPERSEDED : DISPATCH_OK;
+	return matched == 0 ? HANDOFF_STORE_SUPERSEDED : HANDOFF_STORE_OK;
 }
 
 /* The fenced statements end with "id = ? AND dispatch_token = ?". */
-static enum dispatch_status fenced_by_token(struct dispatch *d,
-					    enum stmt_index which,
-					    const struct dispatch_payment *p,
-					    const char *last_error,
-					    long long delay_us,
-					    struct error *err)
+static enum handoff_store_status fenced_by_token(
+	struct handoff_store *d, enum stmt_index which,
+	const struct handoff_store_payment *p, const char *last_error,
+	long long delay_us, struct error *err)
 {
 	MYSQL_BIND param[4];
 	unsigned long long id = p->id, token = p->token;
 	long long delay = delay_us;
-	char text[DISPATCH_LAST_ERROR_MAX + 1];
+	char text[HANDOFF_STORE_LAST_ERROR_MAX + 1];
 	unsigned long text_len;
 	size_t n = 0;
 
@@ -719,40 +656,38 @@ static enum dispatch_status fenced_by_token(struct dispatch *d,
 	return fenced_write(d, which, param, err);
 }
 
-enum dispatch_status dispatch_record_delivered(struct dispatch *d,
-					       const struct dispatch_payment *p,
-					       struct error *err)
+enum handoff_store_status handoff_store_record_delivered(
+	struct handoff_store *d, const struct handoff_store_payment *p,
+	struct error *err)
 {
 	return fenced_by_token(d, STMT_DELIVERED, p, NULL, 0, err);
 }
 
-enum dispatch_status dispatch_record_retry(struct dispatch *d,
-					   const struct dispatch_payment *p,
-					   const char *last_error,
-					   long delay_ms, struct error *err)
+enum handoff_store_status handoff_store_record_retry(
+	struct handoff_store *d, const struct handoff_store_payment *p,
+	const char *last_error, long delay_ms, struct error *err)
 {
 	return fenced_by_token(d, STMT_RETRY, p, last_error,
 			       (long long)(delay_ms < 0 ? 0 : delay_ms) * 1000,
 			       err);
 }
 
-enum dispatch_status dispatch_record_dead(struct dispatch *d,
-					  const struct dispatch_payment *p,
-					  const char *last_error,
-					  struct error *err)
+enum handoff_store_status handoff_store_record_dead(
+	struct handoff_store *d, const struct handoff_store_payment *p,
+	const char *last_error, struct error *err)
 {
 	return fenced_by_token(d, STMT_DEAD, p, last_error, 0, err);
 }
 
-enum dispatch_status dispatch_release(struct dispatch *d,
-				      const struct dispatch_payment *p,
-				      struct error *err)
+enum handoff_store_status handoff_store_release(
+	struct handoff_store *d, const struct handoff_store_payment *p,
+	struct error *err)
 {
 	return fenced_by_token(d, STMT_RELEASE, p, NULL, 0, err);
 }
 
-long dispatch_backoff_ms(const struct config *cfg, unsigned long attempts,
-			 uint64_t random)
+long handoff_store_backoff_ms(const struct config *cfg, unsigned long attempts,
+			      uint64_t random)
 {
 	long max = cfg->dispatch_backoff_max_ms > 0 ? cfg->dispatch_backoff_max_ms
 						    : 1;
@@ -769,9 +704,10 @@ long dispatch_backoff_ms(const struct config *cfg, unsigned long attempts,
 	return half + (long)(random % (uint64_t)(delay - half + 1));
 }
 
-int dispatch_list_dead(struct dispatch *d,
-		       int (*each)(void *ctx, const struct dispatch_dead *row),
-		       void *ctx, struct error *err)
+int handoff_store_list_dead(struct handoff_store *d,
+			    int (*each)(void *ctx,
+					const struct handoff_store_dead *row),
+			    void *ctx, struct error *err)
 {
 	static const char sql[] =
 		"SELECT id, provider, transaction_id, dispatch_attempts, "
@@ -781,16 +717,16 @@ int dispatch_list_dead(struct dispatch *d,
 	MYSQL_ROW row;
 	int stop = 0;
 
-	if (dispatch_connect(d, err) != 0)
+	if (sqlconn_connect(d->conn, err) != 0)
 		return -1;
-	if (mysql_query(d->mysql, sql) != 0)
+	if (mysql_query(sqlconn_mysql(d->conn), sql) != 0)
 		return connection_failed(d, "list dead", err);
 	/* Streamed: the list may be long. */
-	res = mysql_use_result(d->mysql);
+	res = mysql_use_result(sqlconn_mysql(d->conn));
 	if (res == NULL)
 		return connection_failed(d, "list dead", err);
 	while (!stop && (row = mysql_fetch_row(res)) != NULL) {
-		struct dispatch_dead dead = {
+		struct handoff_store_dead dead = {
 			.id = parse_ull(row[0]),
 			.provider = row[1] != NULL ? row[1] : "",
 			.transaction_id = row[2] != NULL ? row[2] : "",
@@ -801,19 +737,19 @@ int dispatch_list_dead(struct dispatch *d,
 		stop = each(ctx, &dead);
 	}
 	/* mysql_fetch_row returns NULL at the end and on an error alike. */
-	if (!stop && mysql_errno(d->mysql) != 0) {
+	if (!stop && mysql_errno(sqlconn_mysql(d->conn)) != 0) {
 		mysql_free_result(res);
 		return connection_failed(d, "list dead", err);
 	}
 	mysql_free_result(res);
-	if (mysql_rollback(d->mysql) != 0)
+	if (mysql_rollback(sqlconn_mysql(d->conn)) != 0)
 		return connection_failed(d, "rollback", err);
 	return 0;
 }
 
-int dispatch_requeue(struct dispatch *d, const unsigned long long *ids,
-		     size_t count, unsigned long long *changed,
-		     struct error *err)
+int handoff_store_requeue(struct handoff_store *d,
+			  const unsigned long long *ids, size_t count,
+			  unsigned long long *changed, struct error *err)
 {
 	char *list, *sql;
 	my_ulonglong rows;
@@ -821,7 +757,7 @@ int dispatch_requeue(struct dispatch *d, const unsigned long long *ids,
 	*changed = 0;
 	if (count == 0)
 		return 0;
-	if (dispatch_connect(d, err) != 0)
+	if (sqlconn_connect(d->conn, err) != 0)
 		return -1;
 	list = id_list_new(ids, count, err);
 	if (list == NULL)
@@ -834,13 +770,13 @@ int dispatch_requeue(struct dispatch *d, const unsigned long long *ids,
 	free(list);
 	if (sql == NULL)
 		return -1;
-	if (mysql_query(d->mysql, sql) != 0) {
+	if (mysql_query(sqlconn_mysql(d->conn), sql) != 0) {
 		free(sql);
 		return connection_failed(d, "requeue", err);
 	}
 	free(sql);
-	rows = mysql_affected_rows(d->mysql);
-	if (mysql_commit(d->mysql) != 0)
+	rows = mysql_affected_rows(sqlconn_mysql(d->conn));
+	if (mysql_commit(sqlconn_mysql(d->conn)) != 0)
 		return connection_failed(d, "requeue commit", err);
 	*changed = rows == (my_ulonglong)-1 ? 0 : (unsigned long long)rows;
 	return 0;

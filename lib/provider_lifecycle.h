@@ -1,0 +1,40 @@
+/* provider_lifecycle.h - reading a provider's refund, dispute and
+ * cancellation events: for each profile, which signed events announce a
+ * lifecycle object, and where its id, its payment's id, its amount, state
+ * and event time are. The provider floor: lib/provider.c calls it once the
+ * signature is checked, with the parsed body (or one Adyen item).
+ */
+#ifndef PAYHOOK_PROVIDER_LIFECYCLE_H
+#define PAYHOOK_PROVIDER_LIFECYCLE_H
+
+#include <stddef.h>
+
+#include <json-c/json.h>
+
+#include "configuration.h"
+#include "error.h"
+#include "lifecycle.h"
+#include "payload.h"
+
+/* KOMOJU lists every refund of a payment in one event; more than this in
+ * one request is refused as invalid rather than half read. */
+#define PROVIDER_LIFECYCLE_MAX 64
+
+/* Reads node (the parsed body, or one Adyen notification item, borrowed) as
+ * the lifecycle events of provider, into out[0..*count), at most cap.
+ * Returns PAYLOAD_VALID with *count = 0 when node is no lifecycle event of
+ * provider (a payment, or an event payhook does not read); PAYLOAD_VALID
+ * with *count >= 1 when it is, every field checked by the rules payments
+ * follow (rules: trim_transaction_id for the payment's id,
+ * default_currency); PAYLOAD_INVALID when it is one but breaks a field rule
+ * (why names the field); PAYLOAD_ERROR when our configuration is at fault.
+ * link.provider and link.event_id are left for the caller. After a failure
+ * out and *count say nothing. */
+enum payload_status provider_lifecycle_read(enum config_provider provider,
+					    struct json_object *node,
+					    const struct payload_rules *rules,
+					    struct lifecycle_event *out,
+					    size_t cap, size_t *count,
+					    struct error *why);
+
+#endif

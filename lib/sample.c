@@ -1,0 +1,392 @@
+/* sample.c - sample events in each provider's shape, and ids in the form
+ * each provider gives them (see sample.h). Signing them is the profile's
+ * job (provider_sign), from the one table the receiving side reads.
+ */
+#include "config.h"
+
+#include <ctype.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <json-c/json.h>
+
+#include "currency.h"
+#include "provider.h"
+#include "sample.h"
+
+/* ---- samples ---- */
+
+/* Each provider's payment event, abridged from its documentation (the
+ * fixtures under tests/fixtures/providers/ hold the full examples). The
+ * fields payhook reads are overwritten from the input. */
+static const char *const templates[CONFIG_PROVIDER_COUNT] = {
+	[CONFIG_PROVIDER_STANDARD] =
+		"{\"transaction_id\":\"\",\"amount\":1,\"currency\":\"\"}",
+	[CONFIG_PROVIDER_STRIPE] =
+		"{\"id\":\"evt_3MtwBwLkdIwHu7ix2Jy0ZHIh\",\"object\":\"event\","
+		"\"api_version\":\"2024-06-20\",\"created\":1680800523,"
+		"\"data\":{\"object\":{\"id\":\"\",\"object\":\"payment_intent\","
+		"\"amount\":1,\"amount_received\":1,\"capture_method\":"
+		"\"automatic\",\"currency\":\"\",\"livemode\":false,"
+		"\"metadata\":{},\"status\":\"succeeded\"}},\"livemode\":false,"
+		"\"pending_webhooks\":1,\"request\":{\"id\":null,"
+		"\"idempotency_key\":null},\"type\":\"\"}",
+	[CONFIG_PROVIDER_PADDLE] =
+		"{\"event_id\":\"evt_01h8e1jxjnw9ra6zarhnz1a7y1\",\"event_type\":"
+		"\"\",\"occurred_at\":\"2023-08-22T07:15:45.366122Z\","
+		"\"notification_id\":\"ntf_01h8e1jxna32kc43ev1vkqsq8x\","
+		"\"data\":{\"id\":\"\",\"status\":\"completed\",\"currency_code\":"
+		"\"\",\"origin\":\"web\",\"details\":{\"totals\":{\"subtotal\":"
+		"\"0\",\"tax\":\"0\",\"discount\":\"0\",\"total\":\"0\","
+		"\"grand_total\":\"\"}}}}",
+	[CONFIG_PROVIDER_RAZORPAY] =
+		"{\"entity\":\"event\",\"account_id\":\"acc_BFQ7uQEaa7j2z7\","
+		"\"event\":\"\",\"contains\":[\"payment\"],\"payload\":"
+		"{\"payment\":{\"entity\":{\"id\":\"\",\"entity\":\"payment\","
+		"\"amount\":1,\"currency\":\"\",\"status\":\"captured\","
+		"\"method\":\"card\",\"captured\":true}}},"
+		"\"created_at\":1567674606}",
+	[CONFIG_PROVIDER_KOMOJU] =
+		"{\"id\":\"b2lhvm8e6pny4sz4xz9l1qh7c\",\"type\":\"\",\"resource\":"
+		"\"event\",\"data\":{\"id\":\"\",\"resource\":\"payment\","
+		"\"status\":\"captured\",\"amount\":1,\"currency\":\"\"},"
+		"\"created_at\":\"2024-06-17T04:03:26Z\",\"reason\":null}",
+	[CONFIG_PROVIDER_PAYJP] =
+		"{\"id\":\"evnt_54db4d63c7886256acdbc784ccf\",\"object\":\"event\","
+		"\"livemode\":false,\"created\":1433127984,\"pending_webhooks\":1,"
+		"\"type\":\"\",\"data\":{\"id\":\"\",\"object\":\"charge\","
+		"\"amount\":1,\"currency\":\"\",\"paid\":true,\"captured\":true}}",
+	[CONFIG_PROVIDER_SQUARE] =
+		"{\"merchant_id\":\"6SSW7HV8K2ST5\",\"type\":\"\",\"event_id\":"
+		"\"6a8f5f28-54a1-4eb0-a98a-3111513fd4fc\",\"created_at\":"
+		"\"2020-11-22T21:16:51.310Z\",\"data\":{\"type\":\"payment\","
+		"\"id\":\"\",\"object\":{\"payment\":{\"id\":\"\","
+		"\"amount_money\":{\"amount\":1,\"currency\":\"\"},\"status\":"
+		"\"COMPLETED\",\"source_type\":\"CARD\"}}}}",
+	[CONFIG_PROVIDER_SHOPIFY] =
+		"{\"id\":1,\"name\":\"#1001\",\"currency\":\"\",\"total_price\":"
+		"\"\",\"financial_status\":\"paid\",\"created_at\":"
+		"\"2021-12-31T19:00:00-05:00\"}",
+	[CONFIG_PROVIDER_ADYEN] =
+		"{\"live\":\"false\",\"notificationItems\":[{"
+		"\"NotificationRequestItem\":{\"additionalData\":{"
+		"\"hmacSignature\":\"\"},\"amount\":{\"currency\":\"\",\"value\":1},"
+		"\"eventCode\":\"\",\"eventDate\":\"2024-06-17T13:42:40+02:00\","
+		"\"merchantAccountCode\":\"TestMerchant\",\"merchantReference\":"
+		"\"order-1\",\"pspReference\":\"\",\"success\":\"true\"}}]}",
+};
+
+/* The events a sample can be of: each provider's payment event first, then
+ * events of the same object that record nothing (200 ignored), with the
+ * fields that differ from the payment event's template set as JSON text.
+ * standard has no event type: its one sample is "payment"; Shopify's topic
+ * travels in X-Shopify-Topic (payhook-sign --topic), not in the body. */
+struct sample_event {
+	enum config_provider provider;
+	const char *event;
+	const char *set[3][2]; /* dotted path, JSON text */
+};
+
+static const struct sample_event sample_events[] = {
+	{ CONFIG_PROVIDER_STANDARD, "payment", { { NULL, NULL } } },
+	{ CONFIG_PROVIDER_STRIPE, "payment_intent.succeeded", { { NULL, NULL } } },
+	{ CONFIG_PROVIDER_STRIPE, "payment_intent.created",
+	  { { "data.object.status", "\"requires_payment_method\"" },
+	    { "data.object.amount_received", "0" } } },
+	{ CONFIG_PROVIDER_STRIPE, "payment_intent.processing",
+	  { { "data.object.status", "\"processing\"" },
+	    { "data.object.amount_received", "0" } } },
+	{ CONFIG_PROVIDER_STRIPE, "payment_intent.payment_failed",
+	  { { "data.object.status", "\"requires_payment_method\"" },
+	    { "data.object.amount_received", "0" } } },
+	{ CONFIG_PROVIDER_PADDLE, "transaction.completed", { { NULL, NULL } } },
+	{ CONFIG_PROVIDER_PADDLE, "transaction.created",
+	  { { "data.status", "\"draft\"" } } },
+	{ CONFIG_PROVIDER_PADDLE, "transaction.paid",
+	  { { "data.status", "\"paid\"" } } },
+	{ CONFIG_PROVIDER_RAZORPAY, "payment.captured", { { NULL, NULL } } },
+	{ CONFIG_PROVIDER_RAZORPAY, "payment.authorized",
+	  { { "payload.payment.entity.status", "\"authorized\"" },
+	    { "payload.payment.entity.captured", "false" } } },
+	{ CONFIG_PROVIDER_RAZORPAY, "payment.failed",
+	  { { "payload.payment.entity.status", "\"failed\"" },
+	    { "payload.payment.entity.captured", "false" } } },
+	{ CONFIG_PROVIDER_KOMOJU, "payment.captured", { { NULL, NULL } } },
+	{ CONFIG_PROVIDER_KOMOJU, "payment.authorized",
+	  { { "data.status", "\"authorized\"" } } },
+	{ CONFIG_PROVIDER_KOMOJU, "payment.expired",
+	  { { "data.status", "\"expired\"" } } },
+	{ CONFIG_PROVIDER_PAYJP, "charge.succeeded", { { NULL, NULL } } },
+	{ CONFIG_PROVIDER_PAYJP, "charge.failed",
+	  { { "data.paid", "false" }, { "data.captured", "false" } } },
+	{ CONFIG_PROVIDER_SQUARE, "payment.updated", { { NULL, NULL } } },
+	{ CONFIG_PROVIDER_SQUARE, "payment.created",
+	  { { "data.object.payment.status", "\"APPROVED\"" } } },
+	{ CONFIG_PROVIDER_SHOPIFY, "orders/paid", { { NULL, NULL } } },
+	{ CONFIG_PROVIDER_SHOPIFY, "orders/create",
+	  { { "financial_status", "\"pending\"" } } },
+	{ CONFIG_PROVIDER_ADYEN, "AUTHORISATION", { { NULL, NULL } } },
+	{ CONFIG_PROVIDER_ADYEN, "CAPTURE", { { NULL, NULL } } },
+};
+
+#define SAMPLE_EVENT_COUNT (sizeof(sample_events) / sizeof(sample_events[0]))
+
+/* The sample of event (NULL: the payment event) of provider, or NULL. */
+static const struct sample_event *find_sample(enum config_provider provider,
+					      const char *event)
+{
+	for (size_t i = 0; i < SAMPLE_EVENT_COUNT; i++) {
+		if (sample_events[i].provider != provider)
+			continue;
+		if (event == NULL || strcmp(event, sample_events[i].event) == 0)
+			return &sample_events[i];
+	}
+	return NULL;
+}
+
+/* err: "no sample of EVENT: NAME has a, b, c". */
+static void no_such_sample(enum config_provider provider, const char *event,
+			   struct error *err)
+{
+	char list[ERROR_MESSAGE_MAX] = "";
+	size_t used = 0;
+
+	for (size_t i = 0; i < SAMPLE_EVENT_COUNT && used < sizeof(list); i++) {
+		int n;
+
+		if (sample_events[i].provider != provider)
+			continue;
+		n = snprintf(list + used, sizeof(list) - used, "%s%s",
+			     used == 0 ? "" : ", ", sample_events[i].event);
+		if (n < 0)
+			break;
+		used += (size_t)n;
+	}
+	error_set(err, "no sample of event '%.64s' for %s; it has: %s", event,
+		  config_provider_name(provider), list);
+}
+
+/* How each provider writes the ids of a sample: prefix, alphabet, length. */
+struct id_shape {
+	const char *prefix;
+	const char *alphabet;
+	size_t len;
+	bool uuid; /* 8-4-4-4-12 hex (Square's event ids) */
+};
+
+#define BASE62 "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+#define LOWER36 "0123456789abcdefghijklmnopqrstuvwxyz"
+#define UPPER36 "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+#define ULID32 "0123456789abcdefghjkmnpqrstvwxyz"
+#define HEX "0123456789abcdef"
+#define DIGITS "0123456789"
+
+/* Each provider's ids: [0] its transactions', [1] its events'. */
+static const struct id_shape id_shapes[CONFIG_PROVIDER_COUNT][2] = {
+	[CONFIG_PROVIDER_STANDARD] = { { "tx_", LOWER36, 24, false },
+				       { "msg_", HEX, 24, false } },
+	[CONFIG_PROVIDER_STRIPE] = { { "pi_", BASE62, 24, false },
+				     { "evt_", BASE62, 24, false } },
+	[CONFIG_PROVIDER_PADDLE] = { { "txn_01", ULID32, 24, false },
+				     { "evt_01", ULID32, 24, false } },
+	[CONFIG_PROVIDER_RAZORPAY] = { { "pay_", BASE62, 14, false },
+				       { "", BASE62, 14, false } },
+	[CONFIG_PROVIDER_KOMOJU] = { { "", LOWER36, 25, false },
+				     { "", LOWER36, 25, false } },
+	[CONFIG_PROVIDER_PAYJP] = { { "ch_", HEX, 29, false },
+				    { "evnt_", HEX, 27, false } },
+	[CONFIG_PROVIDER_SQUARE] = { { "", BASE62, 29, false },
+				     { "", HEX, 32, true } },
+	[CONFIG_PROVIDER_SHOPIFY] = { { "", DIGITS, 13, false },
+				      { "", LOWER36, 24, false } },
+	[CONFIG_PROVIDER_ADYEN] = { { "", UPPER36, 16, false },
+				    { "", UPPER36, 16, false } },
+	[CONFIG_PROVIDER_GENERIC] = { { "", LOWER36, 24, false },
+				      { "evt_", LOWER36, 24, false } },
+};
+
+int sample_id(enum config_provider provider, enum sample_id_kind kind,
+		     const unsigned char *rnd, size_t n, char *out, size_t cap)
+{
+	const struct id_shape *shape;
+	size_t alphabet, used;
+
+	if ((unsigned)provider >= CONFIG_PROVIDER_COUNT)
+		return -1;
+	shape = &id_shapes[provider][kind == SAMPLE_ID_EVENT];
+	alphabet = strlen(shape->alphabet);
+	used = strlen(shape->prefix);
+	if (n < shape->len || cap < used + shape->len + 5)
+		return -1;
+	memcpy(out, shape->prefix, used);
+	for (size_t i = 0; i < shape->len; i++) {
+		if (shape->uuid && (i == 8 || i == 12 || i == 16 || i == 20))
+			out[used++] = '-';
+		out[used++] = shape->alphabet[rnd[i] % alphabet];
+	}
+	/* A leading zero would not survive Shopify's integer ids. */
+	if (shape->alphabet[0] == '0' && alphabet == 10 && out[0] == '0')
+		out[0] = '1';
+	out[used] = '\0';
+	return 0;
+}
+
+/* Sets value at a dotted path of existing objects; takes value. */
+static int set_path(struct json_object *node, const char *path,
+		    struct json_object *value)
+{
+	char step[64];
+
+	while (strchr(path, '.') != NULL) {
+		size_t n = strcspn(path, ".");
+
+		if (n >= sizeof(step))
+			break;
+		memcpy(step, path, n);
+		step[n] = '\0';
+		if (!json_object_object_get_ex(node, step, &node))
+			break;
+		path += n + 1;
+	}
+	if (strchr(path, '.') != NULL || value == NULL ||
+	    json_object_object_add(node, path, value) != 0) {
+		json_object_put(value);
+		return -1;
+	}
+	return 0;
+}
+
+/* amount minor units as a decimal in major units ("19.99"). */
+static int decimal_text(int64_t amount, const char *currency, char *out,
+			size_t cap)
+{
+	int exponent = currency_exponent(currency);
+	int64_t scale = 1;
+
+	/* ISO 4217 exponents are 0 to 4. */
+	if (exponent < 0 || exponent > 4)
+		return -1;
+	for (int i = 0; i < exponent; i++)
+		scale *= 10;
+	if (exponent == 0)
+		snprintf(out, cap, "%lld", (long long)amount);
+	else
+		snprintf(out, cap, "%lld.%0*d", (long long)(amount / scale),
+			 exponent, (int)(amount % scale));
+	return 0;
+}
+
+char *sample_event(const struct sample_input *in, struct error *err)
+{
+	const struct sample_event *sample;
+	struct provider_fields f;
+	struct json_object *root, *node;
+	char currency[4], number[32];
+	const char *text;
+	char *out = NULL;
+	bool lower = in->provider == CONFIG_PROVIDER_STRIPE ||
+		     in->provider == CONFIG_PROVIDER_PAYJP;
+	int rc = 0;
+
+	if ((unsigned)in->provider >= CONFIG_PROVIDER_COUNT ||
+	    templates[in->provider] == NULL) {
+		error_set(err, "no sample for this provider");
+		return NULL;
+	}
+	sample = find_sample(in->provider, in->event);
+	if (sample == NULL) {
+		no_such_sample(in->provider, in->event, err);
+		return NULL;
+	}
+	if (in->currency == NULL || strlen(in->currency) != 3 ||
+	    in->transaction_id == NULL || in->transaction_id[0] == '\0' ||
+	    in->amount < 1) {
+		error_set(err, "a sample needs a transaction id, an amount of at "
+			  "least 1 and a 3-letter currency");
+		return NULL;
+	}
+	for (int i = 0; i < 3; i++) {
+		unsigned char c = (unsigned char)in->currency[i];
+
+		currency[i] = (char)(lower ? tolower(c) : toupper(c));
+	}
+	currency[3] = '\0';
+	provider_fields(in->provider, &f);
+	root = json_tokener_parse(templates[in->provider]);
+	if (root == NULL) {
+		error_set(err, "out of memory");
+		return NULL;
+	}
+	node = root;
+	if (in->provider == CONFIG_PROVIDER_ADYEN)
+		node = json_object_object_get(json_object_array_get_idx(
+			json_object_object_get(root, "notificationItems"), 0),
+			"NotificationRequestItem");
+	if (f.event_path != NULL)
+		rc |= set_path(node, f.event_path,
+			       json_object_new_string(sample->event));
+	if (f.id_integer) {
+		char *end;
+		long long id = strtoll(in->transaction_id, &end, 10);
+
+		if (*end != '\0' || id < 1) {
+			error_set(err, "this provider's ids are positive "
+				  "integers");
+			json_object_put(root);
+			return NULL;
+		}
+		rc |= set_path(node, f.id_path, json_object_new_int64(id));
+	} else {
+		rc |= set_path(node, f.id_path,
+			       json_object_new_string(in->transaction_id));
+	}
+	if (in->provider == CONFIG_PROVIDER_SQUARE)
+		rc |= set_path(node, "data.object.payment.id",
+			       json_object_new_string(in->transaction_id));
+	if (in->provider == CONFIG_PROVIDER_STRIPE)
+		rc |= set_path(node, "data.object.amount",
+			       json_object_new_int64(in->amount));
+	rc |= set_path(node, f.currency_path, json_object_new_string(currency));
+	switch (f.amount_form) {
+	case PAYLOAD_AMOUNT_INTEGER:
+		rc |= set_path(node, f.amount_path,
+			       json_object_new_int64(in->amount));
+		break;
+	case PAYLOAD_AMOUNT_MINOR_STRING:
+		snprintf(number, sizeof(number), "%lld", (long long)in->amount);
+		rc |= set_path(node, f.amount_path,
+			       json_object_new_string(number));
+		break;
+	case PAYLOAD_AMOUNT_DECIMAL:
+		if (decimal_text(in->amount, currency, number,
+				 sizeof(number)) != 0) {
+			error_set(err, "no known ISO 4217 exponent for the "
+				  "currency");
+			json_object_put(root);
+			return NULL;
+		}
+		rc |= set_path(node, f.amount_path,
+			       json_object_new_string(number));
+		break;
+	}
+	if (in->event_id != NULL && f.event_id_path != NULL)
+		rc |= set_path(node, f.event_id_path,
+			       json_object_new_string(in->event_id));
+	/* What the event's object holds at that point (after the payment
+	 * fields, which some of these overwrite: nothing received yet). */
+	for (size_t i = 0; i < 3 && sample->set[i][0] != NULL; i++)
+		rc |= set_path(node, sample->set[i][0],
+			       json_tokener_parse(sample->set[i][1]));
+	text = rc == 0 ? json_object_to_json_string_ext(
+				 root, JSON_C_TO_STRING_PLAIN |
+					       JSON_C_TO_STRING_NOSLASHESCAPE)
+		       : NULL;
+	if (text != NULL)
+		out = strdup(text);
+	if (out == NULL)
+		error_set(err, "could not build the sample");
+	json_object_put(root);
+	return out;
+}

@@ -1,0 +1,464 @@
+/* sqlconn.c - the one MySQL client core: nodes, session, Galera checks,
+ * error classes, failover (see sqlconn.h). */
+#include "config.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <errmsg.h>
+
+#include "endpoint.h"
+#include "log.h"
+#include "sqlconn.h"
+
+/* Server error codes that say what happened to the node or the session. */
+#define SQLCONN_ER_UNKNOWN_COM 1047             /* Galera: node not ready */
+#define SQLCONN_ER_SERVER_SHUTDOWN 1053
+#define SQLCONN_ER_OPTION_PREVENTS 1290         /* read_only */
+#define SQLCONN_ER_CONNECTION_KILLED 1927       /* MariaDB: KILL, shutdown */
+#define SQLCONN_ER_CLIENT_INTERACTION_TIMEOUT 4031 /* MySQL 8.0.24+ */
+
+struct sqlconn {
+	const struct config *cfg;
+	struct sqlconn_options options;
+	/* The servers, in the order of preference: mysql_nodes, or the one
+	 * of mysql_host/mysql_port (or mysql_socket). */
+	struct endpoint nodes[ENDPOINT_LIST_MAX];
+	size_t node_count;
+	size_t node;            /* index of the node in use or tried next */
+	bool galera;            /* the connected server runs wsrep */
+	MYSQL *mysql;           /* NULL while not connected */
+	unsigned connect_error; /* see sqlconn_connect_error */
+};
+
+struct sqlconn *sqlconn_new(const struct config *cfg,
+			    const struct sqlconn_options *options,
+			    struct error *err)
+{
+	struct sqlconn *c = calloc(1, sizeof(*c));
+
+	if (c == NULL) {
+		error_set(err, "mysql: out of memory");
+		return NULL;
+	}
+	c->cfg = cfg;
+	c->options = *options;
+	/* One server: nodes[0] is filled from the configuration at each
+	 * connect (connect_node). */
+	if (cfg->mysql_nodes == NULL) {
+		c->node_count = 1;
+	} else if (endpoint_list_parse(cfg->mysql_nodes, cfg->mysql_port,
+				       c->nodes, &c->node_count, err) != 0) {
+		free(c);
+		return NULL;
+	}
+	return c;
+}
+
+void sqlconn_disconnect(struct sqlconn *c)
+{
+	if (c->mysql == NULL)
+		return;
+	if (c->options.on_disconnect != NULL)
+		c->options.on_disconnect(c->options.ctx);
+	mysql_close(c->mysql);
+	c->mysql = NULL;
+}
+
+void sqlconn_free(struct sqlconn *c)
+{
+	if (c == NULL)
+		return;
+	sqlconn_disconnect(c);
+	free(c);
+}
+
+MYSQL *sqlconn_mysql(const struct sqlconn *c)
+{
+	return c->mysql;
+}
+
+bool sqlconn_galera(const struct sqlconn *c)
+{
+	return c->galera;
+}
+
+unsigned sqlconn_connect_error(const struct sqlconn *c)
+{
+	return c->connect_error;
+}
+
+size_t sqlconn_node_count(const struct sqlconn *c)
+{
+	return c->node_count;
+}
+
+const char *sqlconn_where(const struct config *cfg)
+{
+	return cfg->mysql_nodes != NULL ? cfg->mysql_nodes :
+	       cfg->mysql_socket != NULL ? cfg->mysql_socket : cfg->mysql_host;
+}
+
+bool sqlconn_is_lost(unsigned int code)
+{
+	/* Client-side errors (CR_*, 2000-2999) mean the connection can't be
+	 * trusted. */
+	return (code >= 2000 && code < 3000) ||
+	       code == SQLCONN_ER_CLIENT_INTERACTION_TIMEOUT ||
+	       code == SQLCONN_ER_CONNECTION_KILLED;
+}
+
+/* Errors that say a node is gone or does not serve writes (down, killed,
+ * shutting down, read-only, or a Galera node outside the primary component):
+ * the next connection goes to the next node of mysql_nodes. */
+static bool is_node_failure(unsigned int code)
+{
+	return code == CR_CONNECTION_ERROR || code == CR_CONN_HOST_ERROR ||
+	       code == CR_SERVER_GONE_ERROR || code == CR_SERVER_LOST ||
+	       code == SQLCONN_ER_UNKNOWN_COM ||
+	       code == SQLCONN_ER_SERVER_SHUTDOWN ||
+	       code == SQLCONN_ER_OPTION_PREVENTS ||
+	       code == SQLCONN_ER_CONNECTION_KILLED;
+}
+
+static void next_node(struct sqlconn *c)
+{
+	c->node = (c->node + 1) % c->node_count;
+}
+
+enum sqlconn_failure sqlconn_failed(struct sqlconn *c, unsigned int code,
+				    bool in_transaction)
+{
+	enum sqlconn_failure failure = SQLCONN_FAILED;
+
+	if (sqlconn_is_lost(code)) {
+		sqlconn_disconnect(c);
+		failure = SQLCONN_LOST;
+	} else {
+		/* Outside a transaction a failed statement is already
+		 * rolled back; a connection that can't even roll back is
+		 * dropped, to be reopened by the next call. */
+		if (c->mysql != NULL && in_transaction &&
+		    mysql_rollback(c->mysql) != 0)
+			sqlconn_disconnect(c);
+		if (code == SQLCONN_ER_LOCK_DEADLOCK ||
+		    code == SQLCONN_ER_LOCK_WAIT_TIMEOUT ||
+		    code == SQLCONN_ER_STATEMENT_TIMEOUT)
+			return SQLCONN_RETRYABLE;
+		/* Read-only after a failover, a missing table, a node not
+		 * ready: the next call reconnects, which may reach the
+		 * server that now takes writes. */
+		sqlconn_disconnect(c);
+	}
+	if (is_node_failure(code))
+		next_node(c);
+	return failure;
+}
+
+MYSQL_STMT *sqlconn_prepare(struct sqlconn *c, const char *sql,
+			    struct error *err)
+{
+	MYSQL_STMT *stmt = mysql_stmt_init(c->mysql);
+
+	if (stmt == NULL) {
+		error_set(err, "mysql: out of memory preparing a statement");
+		return NULL;
+	}
+	if (mysql_stmt_prepare(stmt, sql, strlen(sql)) != 0) {
+		error_set(err, "mysql prepare: %u %s", mysql_stmt_errno(stmt),
+			  mysql_stmt_error(stmt));
+		mysql_stmt_close(stmt);
+		return NULL;
+	}
+	return stmt;
+}
+
+int sqlconn_query_number(struct sqlconn *c, const char *sql,
+			 unsigned long long *out, struct error *err)
+{
+	MYSQL_RES *res;
+	MYSQL_ROW row;
+	int rc = 0;
+
+	if (mysql_query(c->mysql, sql) != 0 ||
+	    (res = mysql_store_result(c->mysql)) == NULL)
+		return error_set(err, "mysql: %u %s", mysql_errno(c->mysql),
+				 mysql_error(c->mysql));
+	row = mysql_fetch_row(res);
+	if (row == NULL || row[0] == NULL)
+		rc = error_set(err, "mysql: no result for a check query");
+	else
+		*out = strtoull(row[0], NULL, 10);
+	mysql_free_result(res);
+	return rc;
+}
+
+/* What a node says of itself: Galera or not, and if so whether it takes
+ * writes. */
+struct node_state {
+	bool galera;
+	char state[32];   /* wsrep_local_state_comment: Synced, Donor/Desynced, ... */
+	char cluster[32]; /* wsrep_cluster_status: Primary, non-Primary */
+	char ready[8];    /* wsrep_ready: ON, OFF */
+};
+
+static bool node_writable(const struct node_state *st)
+{
+	return !st->galera || (strcmp(st->state, "Synced") == 0 &&
+			       strcmp(st->cluster, "Primary") == 0 &&
+			       strcmp(st->ready, "ON") == 0);
+}
+
+/* Runs a SHOW statement and copies the second column of each row into the
+ * field of st its first column names. Returns 0, or -1 with err set. */
+static int read_show(MYSQL *mysql, const char *sql, struct node_state *st,
+		     struct error *err)
+{
+	MYSQL_RES *res;
+	MYSQL_ROW row;
+
+	if (mysql_query(mysql, sql) != 0 ||
+	    (res = mysql_store_result(mysql)) == NULL)
+		return error_set(err, "mysql: %u %s", mysql_errno(mysql),
+				 mysql_error(mysql));
+	while ((row = mysql_fetch_row(res)) != NULL) {
+		char *field = NULL;
+		size_t size = 0;
+
+		if (row[0] == NULL || row[1] == NULL)
+			continue;
+		if (strcmp(row[0], "wsrep_on") == 0) {
+			st->galera = strcmp(row[1], "ON") == 0;
+		} else if (strcmp(row[0], "wsrep_local_state_comment") == 0) {
+			field = st->state;
+			size = sizeof(st->state);
+		} else if (strcmp(row[0], "wsrep_cluster_status") == 0) {
+			field = st->cluster;
+			size = sizeof(st->cluster);
+		} else if (strcmp(row[0], "wsrep_ready") == 0) {
+			field = st->ready;
+			size = sizeof(st->ready);
+		}
+		if (field != NULL)
+			snprintf(field, size, "%s", row[1]);
+	}
+	mysql_free_result(res);
+	return 0;
+}
+
+/* Reads whether the server runs Galera (a MySQL or a MariaDB without wsrep
+ * has no wsrep_on = ON) and, if so, its node's state. */
+static int read_node_state(MYSQL *mysql, struct node_state *st,
+			   struct error *err)
+{
+	memset(st, 0, sizeof(*st));
+	if (read_show(mysql, "SHOW VARIABLES LIKE 'wsrep_on'", st, err) != 0)
+		return -1;
+	if (!st->galera)
+		return 0;
+	return read_show(mysql, "SHOW STATUS WHERE Variable_name IN ("
+			 "'wsrep_local_state_comment', 'wsrep_cluster_status', "
+			 "'wsrep_ready')", st, err);
+}
+
+/* Opens a connection to node with the common session settings and the
+ * caller's packet limit and flags. Returns it, or NULL with err set and
+ * *code the MySQL error. */
+static MYSQL *open_node(const struct config *cfg,
+			const struct sqlconn_options *options,
+			const struct endpoint *node, unsigned int *code,
+			struct error *err)
+{
+	unsigned int connect_s = (unsigned int)cfg->mysql_connect_timeout_s;
+	unsigned int read_s = (unsigned int)cfg->mysql_read_timeout_s;
+	unsigned int write_s = (unsigned int)cfg->mysql_write_timeout_s;
+	unsigned long packet = options->max_packet;
+	my_bool reconnect = 0;
+	bool socket = cfg->mysql_socket != NULL && cfg->mysql_nodes == NULL;
+	MYSQL *mysql = mysql_init(NULL);
+
+	*code = 0;
+	if (mysql == NULL) {
+		error_set(err, "mysql: out of memory");
+		return NULL;
+	}
+	mysql_options(mysql, MYSQL_OPT_CONNECT_TIMEOUT, &connect_s);
+	mysql_options(mysql, MYSQL_OPT_READ_TIMEOUT, &read_s);
+	mysql_options(mysql, MYSQL_OPT_WRITE_TIMEOUT, &write_s);
+	/* The client has a packet limit of its own. */
+	mysql_options(mysql, MYSQL_OPT_MAX_ALLOWED_PACKET, &packet);
+	/* A silent reconnect would lose the transaction and the session settings. */
+	mysql_options(mysql, MYSQL_OPT_RECONNECT, &reconnect);
+	mysql_options(mysql, MYSQL_SET_CHARSET_NAME, "utf8mb4");
+	/* A lock wait far shorter than any lease: never stuck behind a row.
+	 * English messages make the log readable whatever lc_messages the
+	 * server has; nothing is decided on a message's text. UTC, so that
+	 * received_at and the hand-off's due times mean the same on every
+	 * host. */
+	mysql_options(mysql, MYSQL_INIT_COMMAND,
+		      "SET SESSION innodb_lock_wait_timeout = 1, "
+		      "lc_messages = 'en_US', time_zone = '+00:00'");
+	/* CLIENT_FOUND_ROWS: an UPDATE reports the rows it matched. */
+	if (mysql_real_connect(mysql, socket ? "localhost" : node->host,
+			       cfg->mysql_user, cfg->mysql_password,
+			       cfg->mysql_database, (unsigned int)node->port,
+			       socket ? cfg->mysql_socket : NULL,
+			       options->found_rows ? CLIENT_FOUND_ROWS : 0) ==
+	    NULL) {
+		*code = mysql_errno(mysql);
+		if (socket)
+			error_set(err, "mysql connect to %s: %u %s",
+				  cfg->mysql_socket, *code, mysql_error(mysql));
+		else
+			error_set(err, "mysql connect to %s:%d: %u %s",
+				  node->host, node->port, *code,
+				  mysql_error(mysql));
+		mysql_close(mysql);
+		return NULL;
+	}
+	return mysql;
+}
+
+/* Connects to the current node and readies the session: autocommit and
+ * isolation as asked, the node's Galera state checked, wsrep_sync_wait set,
+ * then the caller's on_connect. Returns 0, or -1 with err set (nothing left
+ * open). */
+static int connect_node(struct sqlconn *c, struct error *err)
+{
+	const struct endpoint *node = &c->nodes[c->node];
+	struct node_state st;
+	unsigned int code;
+
+	/* One server: as the configuration says now (cfg may be changed
+	 * between calls, e.g. by a test moving the port). */
+	if (c->cfg->mysql_nodes == NULL) {
+		snprintf(c->nodes[0].host, sizeof(c->nodes[0].host), "%s",
+			 c->cfg->mysql_host);
+		c->nodes[0].port = c->cfg->mysql_port;
+	}
+
+	c->mysql = open_node(c->cfg, &c->options, node, &code, err);
+	if (c->mysql == NULL) {
+		c->connect_error = code;
+		return -1;
+	}
+	if (mysql_autocommit(c->mysql, c->options.autocommit) != 0) {
+		error_set(err, "mysql autocommit: %s", mysql_error(c->mysql));
+		goto fail;
+	}
+	/* READ COMMITTED: a locking read takes no gap locks, and each
+	 * transaction sees the rows committed before it. */
+	if (c->options.read_committed &&
+	    mysql_query(c->mysql, "SET SESSION TRANSACTION ISOLATION LEVEL "
+				  "READ COMMITTED") != 0) {
+		error_set(err, "mysql session setup: %u %s",
+			  mysql_errno(c->mysql), mysql_error(c->mysql));
+		goto fail;
+	}
+	if (read_node_state(c->mysql, &st, err) != 0)
+		goto fail;
+	if (!node_writable(&st)) {
+		c->connect_error = SQLCONN_ER_UNKNOWN_COM;
+		error_set(err, "mysql node %s:%d does not take writes: "
+			  "wsrep_local_state_comment %s, wsrep_cluster_status "
+			  "%s, wsrep_ready %s", node->host, node->port,
+			  st.state, st.cluster, st.ready);
+		goto fail;
+	}
+	c->galera = st.galera;
+	/* Every read and every START TRANSACTION first waits for what the
+	 * cluster has committed: a look-up finds a row just committed on
+	 * another node, and the loser of a race on two nodes gets a clean
+	 * 1062 rather than a certification failure. */
+	if (c->galera && mysql_query(c->mysql,
+				     "SET SESSION wsrep_sync_wait = 1") != 0) {
+		error_set(err, "mysql SET wsrep_sync_wait: %u %s",
+			  mysql_errno(c->mysql), mysql_error(c->mysql));
+		goto fail;
+	}
+	if (c->options.on_connect != NULL &&
+	    c->options.on_connect(c->options.ctx, err) != 0)
+		goto fail;
+	return 0;
+fail:
+	if (c->connect_error == 0)
+		c->connect_error = mysql_errno(c->mysql);
+	sqlconn_disconnect(c);
+	return -1;
+}
+
+int sqlconn_connect(struct sqlconn *c, struct error *err)
+{
+	size_t first = c->node;
+
+	if (c->mysql != NULL)
+		return 0;
+	for (size_t tried = 0; tried < c->node_count; tried++) {
+		c->connect_error = 0;
+		if (connect_node(c, err) == 0) {
+			if (c->node != first)
+				log_warn("mysql: now writing to node %s:%d "
+					 "(%s:%d does not take writes)",
+					 c->nodes[c->node].host,
+					 c->nodes[c->node].port,
+					 c->nodes[first].host,
+					 c->nodes[first].port);
+			return 0;
+		}
+		next_node(c);
+	}
+	/* Back where this call started: the preferred order is kept. */
+	c->node = first;
+	return -1;
+}
+
+/* Writes node number n's line for sqlconn_report_nodes to out. */
+static void probe_node(const struct config *cfg, const struct endpoint *node,
+		       size_t n, FILE *out)
+{
+	static const struct sqlconn_options plain = { .max_packet = 1UL << 20 };
+	struct node_state st;
+	struct error err;
+	unsigned int code;
+	MYSQL *mysql;
+
+	fprintf(out, "mysql: node %zu: ", n);
+	mysql = open_node(cfg, &plain, node, &code, &err);
+	if (mysql == NULL) {
+		fprintf(out, "WARNING: %s:%d unreachable: %s\n", node->host,
+			node->port, err.message);
+		return;
+	}
+	if (read_node_state(mysql, &st, &err) != 0)
+		fprintf(out, "WARNING: %s:%d reachable, state unknown: %s\n",
+			node->host, node->port, err.message);
+	else if (!st.galera)
+		fprintf(out, "%s:%d reachable (not Galera)\n", node->host,
+			node->port);
+	else if (node_writable(&st))
+		fprintf(out, "%s:%d reachable, Galera %s, %s, ready %s\n",
+			node->host, node->port, st.state, st.cluster, st.ready);
+	else
+		fprintf(out, "WARNING: %s:%d reachable, Galera %s, %s, ready "
+			"%s: does not take writes\n", node->host, node->port,
+			st.state, st.cluster, st.ready);
+	mysql_close(mysql);
+}
+
+void sqlconn_report_nodes(const struct config *cfg, FILE *out)
+{
+	struct endpoint nodes[ENDPOINT_LIST_MAX];
+	struct error err = { "" };
+	size_t count = 0;
+
+	if (cfg->mysql_nodes == NULL)
+		return;
+	if (endpoint_list_parse(cfg->mysql_nodes, cfg->mysql_port, nodes,
+				&count, &err) != 0) {
+		fprintf(out, "mysql: WARNING: %s\n", err.message);
+		return;
+	}
+	for (size_t i = 0; i < count; i++)
+		probe_node(cfg, &nodes[i], i + 1, out);
+}
