@@ -64,6 +64,7 @@ struct pool {
 	pid_t self;
 	int64_t ready_deadline_ms; /* RELOADING: the replacements' time */
 	int64_t kill_at_ms;        /* FINISHING: when SIGKILL goes out */
+	int64_t tick_at_ms;        /* the next on_tick; INT64_MAX: none */
 	unsigned unclean;
 	struct helper helper;
 	struct slot *slots;
@@ -107,6 +108,8 @@ struct pool *pool_new(const struct pool_config *cfg, struct error *err)
 	pool->cfg = *cfg;
 	pool->sigfd = -1;
 	pool->self = getpid();
+	pool->tick_at_ms = cfg->on_tick != NULL && cfg->tick_ms > 0 ?
+				   now_ms() + cfg->tick_ms : INT64_MAX;
 	for (unsigned i = 0; i < cfg->count; i++) {
 		pool->slots[i].cur.ready_fd = -1;
 		pool->slots[i].next.ready_fd = -1;
@@ -486,7 +489,7 @@ static void stop(struct pool *pool, int signo)
 }
 
 /* The timers whose time came: the replacements', the helper's, the
- * stop's. */
+ * owner's tick, the stop's. */
 static void run_timers(struct pool *pool)
 {
 	int64_t now = now_ms();
@@ -502,6 +505,10 @@ static void run_timers(struct pool *pool)
 	if (pool->helper.pid > 0 && now >= pool->helper.deadline_ms) {
 		kill(pool->helper.pid, SIGKILL);
 		pool->helper.deadline_ms = INT64_MAX;
+	}
+	if (now >= pool->tick_at_ms) {
+		pool->tick_at_ms = now + pool->cfg.tick_ms;
+		pool->cfg.on_tick(pool->cfg.ctx);
 	}
 	if (pool->state == POOL_FINISHING && now >= pool->kill_at_ms) {
 		log_warn("%ss still busy after %ld ms: SIGKILL", pool->cfg.noun,
@@ -532,6 +539,8 @@ static int next_timer_ms(const struct pool *pool)
 		next = pool->helper.deadline_ms;
 	if (pool->state == POOL_FINISHING && pool->kill_at_ms < next)
 		next = pool->kill_at_ms;
+	if (pool->tick_at_ms < next)
+		next = pool->tick_at_ms;
 	if (next == INT64_MAX)
 		return -1;
 	return next <= now ? 0 : next - now > 60000 ? 60000 : (int)(next - now);

@@ -58,6 +58,10 @@ struct pool_config {
 	/* A child was reaped; crashed: it did not exit 0 and is restarted.
 	 * NULL: nothing to do. */
 	void (*on_child_gone)(void *ctx, pid_t pid, bool crashed);
+	/* Called from the loop every tick_ms (in every state, a stop's
+	 * too): the owner's periodic look at its children. NULL: none. */
+	long tick_ms;
+	void (*on_tick)(void *ctx);
 };
 
 /* Sets up the pool: blocks the signals it handles (the mask before is
