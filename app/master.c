@@ -21,6 +21,7 @@
 #include <pwd.h>
 #include <unistd.h>
 
+#include "listen_queue.h"
 #include "log.h"
 #include "master.h"
 #include "metrics.h"
@@ -39,6 +40,9 @@
 #define UPGRADE_CHECK_MS 10000
 /* A new worker that has not passed its start-up checks by then failed. */
 #define READY_TIMEOUT_MS 10000
+/* How often the master reads the workers' slots: the resolution of the
+ * slow log, of the terminate timeout and of the pool's maxima. */
+#define LOOK_MS 250
 
 struct master {
 	const struct master_options *opts;
@@ -49,6 +53,8 @@ struct master {
 	int listen_fd;
 	const char *made_path;  /* the unix socket --listen made, or NULL */
 	struct pool *pool;
+	struct metrics_worker *seen; /* POOL_MAX, for look() */
+	bool queue_unknown_said;     /* the listen queue's failure, logged */
 };
 
 /* ---- the listening socket ---- */
@@ -278,6 +284,71 @@ static void worker_gone(void *ctx, pid_t pid, bool crashed)
 	metrics_worker_gone(m->metrics, pid);
 	if (crashed)
 		metrics_worker_restarted(m->metrics);
+}
+
+/* ---- the master's look at its workers ---- */
+
+static bool is_ours(pid_t pid, const pid_t *pids, size_t count)
+{
+	for (size_t i = 0; i < count; i++)
+		if (pids[i] == pid)
+			return true;
+	return false;
+}
+
+/* Every LOOK_MS (pool tick): the pool's maxima and listen queue, then each
+ * busy worker of this pool against request_slowlog_timeout_ms (logged once
+ * per request) and request_terminate_timeout_ms (SIGKILL: its request was
+ * not answered, so the provider retries; the pool starts a new worker). */
+static void look(void *ctx)
+{
+	struct master *m = ctx;
+	const struct config *cfg = m->cfg;
+	pid_t pids[2 * POOL_MAX];
+	size_t count = pool_pids(m->pool, pids, sizeof(pids) / sizeof(pids[0]));
+	size_t n = metrics_read_status(m->metrics, NULL, m->seen, POOL_MAX);
+	long long queued, backlog;
+	unsigned active = 0;
+	struct error err;
+
+	if (listen_queue_read(m->listen_fd, &queued, &backlog, &err) != 0 &&
+	    !m->queue_unknown_said) {
+		log_info("the listen queue is not shown: %s", err.message);
+		m->queue_unknown_said = true;
+	}
+	for (size_t i = 0; i < n; i++) {
+		const struct metrics_worker *w = &m->seen[i];
+		long long ms = w->elapsed_us / 1000;
+		const char *profile = w->provider < CONFIG_PROVIDER_COUNT ?
+			config_provider_name(w->provider) : "-";
+		const char *id = w->transaction_id[0] != '\0' ?
+			w->transaction_id : "-";
+
+		if (w->stage == METRICS_IDLE || !is_ours(w->pid, pids, count))
+			continue;
+		active++;
+		if (cfg->request_slowlog_timeout_ms > 0 &&
+		    ms >= cfg->request_slowlog_timeout_ms &&
+		    metrics_slow_seen(m->metrics, w->pid, w->request))
+			log_warn("slow request: worker %ld has been %s for "
+				 "%lld ms (request_slowlog_timeout_ms = %ld): "
+				 "profile %s, transaction_id %s", (long)w->pid,
+				 metrics_stage_name(w->stage), ms,
+				 cfg->request_slowlog_timeout_ms, profile, id);
+		if (cfg->request_terminate_timeout_ms > 0 &&
+		    ms >= cfg->request_terminate_timeout_ms &&
+		    metrics_terminated_seen(m->metrics, w->pid, w->request)) {
+			log_error("stuck request: worker %ld has been %s for "
+				  "%lld ms (request_terminate_timeout_ms = %ld): "
+				  "SIGKILL; profile %s, transaction_id %s was "
+				  "not answered, the provider retries it",
+				  (long)w->pid, metrics_stage_name(w->stage),
+				  ms, cfg->request_terminate_timeout_ms,
+				  profile, id);
+			kill(w->pid, SIGKILL);
+		}
+	}
+	metrics_pool_sample(m->metrics, active, queued, backlog);
 }
 
 /* ---- signals: reload, upgrade ---- */
@@ -542,6 +613,7 @@ static void master_release(struct master *m)
 {
 	pool_free(m->pool);
 	metrics_free(m->metrics);
+	free(m->seen);
 	config_cleanup(m->cfg);
 	if (m->reloading)
 		config_cleanup(&m->next);
@@ -563,8 +635,11 @@ int master_run(const struct master_options *opts, struct config *cfg)
 		.on_signal = on_signal,
 		.on_replaced = replaced,
 		.on_child_gone = worker_gone,
+		.tick_ms = LOOK_MS,
+		.on_tick = look,
 	};
 	unsigned unclean = 0;
+	bool started_now;
 
 	if (m == NULL) {
 		fprintf(stderr, "payhook: master: out of memory\n");
@@ -592,9 +667,16 @@ int master_run(const struct master_options *opts, struct config *cfg)
 	if (getenv(ENV_LISTEN_FD) == NULL && own_socket(m, &err) != 0)
 		goto fail;
 	unsetenv(ENV_LISTEN_FD);
+	started_now = getenv(ENV_METRICS_FD) == NULL;
 	m->metrics = open_metrics(cfg, &err);
 	if (m->metrics == NULL)
 		goto fail;
+	metrics_pool_started(m->metrics, opts->workers, started_now);
+	m->seen = calloc(POOL_MAX, sizeof(*m->seen));
+	if (m->seen == NULL) {
+		error_set(&err, "out of memory");
+		goto fail;
+	}
 	if (adopt_old_workers(m) > 0 && pool_replace(m->pool, &err) != 0)
 		log_error("upgrade: starting the new workers: %s", err.message);
 	log_info("master %ld: %u workers (configuration %s)", (long)getpid(),

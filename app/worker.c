@@ -159,7 +159,8 @@ static int serve_cgi(struct ops *ops, struct pipeline *pipeline,
 }
 
 static int serve_fastcgi(struct ops *ops, struct pipeline *pipeline,
-			 const struct config *cfg, unsigned long max_requests)
+			 const struct config *cfg, struct metrics *metrics,
+			 unsigned long max_requests)
 {
 	FCGX_Request fcgi;
 	struct result result;
@@ -187,8 +188,10 @@ static int serve_fastcgi(struct ops *ops, struct pipeline *pipeline,
 		}
 		req.read_ctx = fcgi.in;
 		req.params = fcgi.envp;
+		metrics_request_begin(metrics);
 		webhook = answer(ops, pipeline, cfg, &req, &result, out,
 				 sizeof(out), &text, &len);
+		metrics_request_stage(metrics, METRICS_ANSWERING);
 		/* A client that went away is its loss; the outcome is committed
 		 * or not regardless, and the worker goes on. */
 		if (FCGX_PutStr(text, (int)len, fcgi.out) != (int)len)
@@ -196,8 +199,10 @@ static int serve_fastcgi(struct ops *ops, struct pipeline *pipeline,
 				 result.transaction_id[0] ? result.transaction_id : "-");
 		/* The answer goes out first; the locks are released after. */
 		FCGX_Finish_r(&fcgi);
+		metrics_request_stage(metrics, METRICS_FINISHING);
 		if (webhook)
 			pipeline_finish(pipeline, &result);
+		metrics_request_end(metrics);
 		served++;
 	}
 	FCGX_Free(&fcgi, 1);
@@ -279,7 +284,8 @@ int worker_run(const struct config *cfg, struct metrics *metrics,
 			metrics_worker_started(metrics, getpid());
 			pool_child_ready(ready_fd);
 			ready_fd = -1;
-			rc = serve_fastcgi(ops, pipeline, cfg, max_requests);
+			rc = serve_fastcgi(ops, pipeline, cfg, metrics,
+					   max_requests);
 			metrics_worker_gone(metrics, getpid());
 		}
 	}

@@ -216,6 +216,12 @@ static const struct key_def keys[] = {
 	 * metrics_path without one, leave the key out). */
 	STRING("metrics_token", metrics_token, NULL, FLAG_SECRET | FLAG_NONEMPTY),
 	STRING("metrics_file", metrics_file, NULL, 0),
+	STRING("status_path", status_path, NULL, 0),
+	STRING("ping_path", ping_path, NULL, 0),
+	NUMBER("request_slowlog_timeout_ms", KIND_LONG, request_slowlog_timeout_ms,
+	       0, 86400000, "0"),
+	NUMBER("request_terminate_timeout_ms", KIND_LONG,
+	       request_terminate_timeout_ms, 0, 86400000, "0"),
 };
 
 #define KEY_COUNT (sizeof(keys) / sizeof(keys[0]))
@@ -1068,6 +1074,12 @@ int config_generic_template(const struct config_generic *g,
 	return 0;
 }
 
+/* A path key: unset, or a request path. */
+static bool request_path_ok(const char *path)
+{
+	return path == NULL || path[0] == '/';
+}
+
 static int check_generic(const struct config *cfg, struct error *err)
 {
 	const struct config_generic *g = &cfg->generic;
@@ -1168,17 +1180,33 @@ static int check_receiver(const struct config *cfg, struct error *err)
 		return error_set(err, "lock_backend = none and redis_unavailable "
 				 "= fail contradict each other: without Redis "
 				 "every request would get 503");
-	if ((cfg->health_path != NULL && cfg->health_path[0] != '/') ||
-	    (cfg->metrics_path != NULL && cfg->metrics_path[0] != '/'))
-		return error_set(err, "health_path and metrics_path are request "
-				 "paths: they start with /");
-	if (cfg->metrics_token != NULL && cfg->metrics_path == NULL)
-		return error_set(err, "metrics_token is set but metrics_path is "
-				 "not");
+	if (!request_path_ok(cfg->health_path) ||
+	    !request_path_ok(cfg->metrics_path) ||
+	    !request_path_ok(cfg->status_path) ||
+	    !request_path_ok(cfg->ping_path))
+		return error_set(err, "health_path, metrics_path, status_path "
+				 "and ping_path are request paths: they start "
+				 "with /");
+	if (cfg->metrics_token != NULL && cfg->metrics_path == NULL &&
+	    cfg->status_path == NULL)
+		return error_set(err, "metrics_token is set but neither "
+				 "metrics_path nor status_path is");
+	/* A worker ended while it holds the lock is safe only because no row
+	 * is committed without a lease that covers the write: it is never a
+	 * reason to end one the lease still covers. */
+	if (cfg->request_terminate_timeout_ms != 0 &&
+	    cfg->request_terminate_timeout_ms < cfg->lock_ttl_ms)
+		return error_set(err, "request_terminate_timeout_ms = %ld is "
+				 "shorter than lock_ttl_ms = %ld: a request "
+				 "may rightly run as long as its lease; set it "
+				 "to at least %ld, or 0 (off)",
+				 cfg->request_terminate_timeout_ms,
+				 cfg->lock_ttl_ms, cfg->lock_ttl_ms);
 	/* Set but empty counts as unset (a metrics_token line still holds),
 	 * but with no token anywhere it would make metrics_path public: a
 	 * variable written to hold a token that came out empty. */
-	if (cfg->metrics_path != NULL && cfg->metrics_token == NULL &&
+	if ((cfg->metrics_path != NULL || cfg->status_path != NULL) &&
+	    cfg->metrics_token == NULL &&
 	    getenv(ENV_PREFIX "METRICS_TOKEN") != NULL)
 		return error_set(err, "environment PAYHOOK_METRICS_TOKEN is set "
 				 "but empty and no metrics_token line gives a "
@@ -1221,6 +1249,14 @@ int config_warning(const struct config *cfg, size_t index, char *out,
 			 "webhook_" : provider_names[p],
 			 p == CONFIG_PROVIDER_STANDARD ? "secret" : "_secret",
 			 provider_names[p], provider_names[p]);
+		return 0;
+	}
+	if (cfg->status_path != NULL && cfg->metrics_token == NULL &&
+	    n++ == index) {
+		snprintf(out, cap, "status_path is served without a token: "
+			 "whoever reaches it reads the pool's workers and the "
+			 "transaction ids in hand (set metrics_token to require "
+			 "one)");
 		return 0;
 	}
 	if (cfg->metrics_path != NULL && cfg->metrics_token == NULL &&

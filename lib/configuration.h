@@ -183,6 +183,10 @@ struct config {
 	char *metrics_path;         /* e.g. /webhook/metrics */
 	char *metrics_token;        /* Authorization: Bearer <token> */
 	char *metrics_file;         /* the shared counter segment's file */
+	char *status_path;          /* the pool's status (metrics_token) */
+	char *ping_path;            /* liveness: 200 pong, no backend */
+	long request_slowlog_timeout_ms;   /* log longer requests; 0: off */
+	long request_terminate_timeout_ms; /* SIGKILL stuck ones; 0: off */
 };
 
 /* Loads the configuration: defaults, then the file at path (NULL: no file),

@@ -10,16 +10,19 @@
 #include <signal.h>
 #include <stdarg.h>
 #include <stdatomic.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "metrics.h"
+#include "timing.h"
 
-#define MAGIC 0x70686d31u /* "phm1" */
+#define MAGIC 0x70686d32u /* "phm2" */
 #define PROVIDER_SLOTS (CONFIG_PROVIDER_COUNT + 1)
 #define WORKER_SLOTS 1024
 
@@ -41,6 +44,28 @@ static const char *const redis_fault_names[METRICS_REDIS_FAULTS] = {
 	"connect", "io", "reply",
 };
 
+/* The transaction id in 8-byte words: atomics, so a reader racing the
+ * writer reads a torn value (which the sequence lock then refuses), never
+ * undefined behaviour. */
+#define TXID_WORDS 17
+_Static_assert(TXID_WORDS * 8 <= sizeof(((struct metrics_worker *)0)->transaction_id),
+	       "metrics_worker.transaction_id holds a slot's id");
+
+/* One worker's slot: written by that worker only (and pid by whoever starts
+ * and reaps it); read by anyone. */
+struct slot {
+	atomic_int pid;
+	atomic_uint stage;
+	atomic_uint seq;             /* odd while provider/txid change */
+	atomic_uint provider;
+	atomic_ullong served;
+	atomic_ullong request;       /* requests begun */
+	atomic_llong started_us;     /* CLOCK_MONOTONIC, of request */
+	atomic_ullong slow_logged;   /* the request the master logged slow */
+	atomic_ullong terminated;    /* the request whose worker it ended */
+	atomic_ullong txid[TXID_WORDS];
+};
+
 struct segment {
 	uint32_t magic;
 	uint32_t size;
@@ -55,12 +80,21 @@ struct segment {
 	atomic_ullong worker_restarts;
 	atomic_ullong reloads;
 	atomic_ullong reloads_refused;
-	atomic_int worker_pids[WORKER_SLOTS];
+	atomic_llong start_time;
+	atomic_uint workers_configured;
+	atomic_ullong accepted;
+	atomic_ullong max_active;
+	atomic_ullong max_children_reached;
+	atomic_llong listen_queue, max_listen_queue, listen_queue_len;
+	atomic_ullong slow_requests;
+	atomic_ullong terminated_requests;
+	struct slot slots[WORKER_SLOTS];
 };
 
 struct metrics {
 	struct segment *seg;
 	int fd;
+	struct slot *mine; /* this process's slot (a worker's), or NULL */
 };
 
 static struct metrics *map_fd(int fd, bool fresh, struct error *err)
@@ -97,6 +131,10 @@ static struct metrics *map_fd(int fd, bool fresh, struct error *err)
 	/* A fresh file is all zeros: the counters start at 0. */
 	if (m->seg->magic == 0) {
 		m->seg->size = (uint32_t)sizeof(struct segment);
+		atomic_store(&m->seg->start_time, (long long)time(NULL));
+		atomic_store(&m->seg->listen_queue, -1);
+		atomic_store(&m->seg->max_listen_queue, -1);
+		atomic_store(&m->seg->listen_queue_len, -1);
 		m->seg->magic = MAGIC;
 	}
 	if (m->seg->magic != MAGIC ||
@@ -218,11 +256,23 @@ bool metrics_worker_started(struct metrics *m, pid_t pid)
 		return false;
 	add(&m->seg->workers_started);
 	for (size_t i = 0; i < WORKER_SLOTS; i++) {
+		struct slot *s = &m->seg->slots[i];
 		int expected = 0;
 
-		if (atomic_compare_exchange_strong(&m->seg->worker_pids[i],
-						   &expected, (int)pid))
+		if (atomic_compare_exchange_strong(&s->pid, &expected,
+						   (int)pid)) {
+			/* The slot's figures are this worker's from now. */
+			atomic_store(&s->stage, METRICS_IDLE);
+			atomic_store(&s->served, 0);
+			atomic_store(&s->request, 0);
+			atomic_store(&s->slow_logged, 0);
+			atomic_store(&s->terminated, 0);
+			atomic_store(&s->provider, CONFIG_PROVIDER_COUNT);
+			atomic_store(&s->txid[0], 0);
+			if (pid == getpid())
+				m->mine = s;
 			return true;
+		}
 	}
 	return false;
 }
@@ -234,9 +284,12 @@ void metrics_worker_gone(struct metrics *m, pid_t pid)
 	for (size_t i = 0; i < WORKER_SLOTS; i++) {
 		int expected = (int)pid;
 
-		if (atomic_compare_exchange_strong(&m->seg->worker_pids[i],
-						   &expected, 0))
+		if (atomic_compare_exchange_strong(&m->seg->slots[i].pid,
+						   &expected, 0)) {
+			if (m->mine == &m->seg->slots[i])
+				m->mine = NULL;
 			return;
+		}
 	}
 }
 
@@ -252,6 +305,15 @@ void metrics_reloaded(struct metrics *m, bool applied)
 		add(applied ? &m->seg->reloads : &m->seg->reloads_refused);
 }
 
+/* Whether the slot's worker runs: a worker killed outright never cleared
+ * its slot (independent workers have no master to do it). */
+static bool slot_alive(const struct slot *s)
+{
+	int pid = atomic_load_explicit(&s->pid, memory_order_relaxed);
+
+	return pid > 0 && (kill(pid, 0) == 0 || errno == EPERM);
+}
+
 /* Workers in the slots that still run: a worker killed outright never
  * cleared its slot (independent workers have no master to do it). */
 static long workers_alive(const struct segment *seg)
@@ -259,13 +321,246 @@ static long workers_alive(const struct segment *seg)
 	long alive = 0;
 
 	for (size_t i = 0; i < WORKER_SLOTS; i++) {
-		int pid = atomic_load_explicit(&seg->worker_pids[i],
-					       memory_order_relaxed);
-
-		if (pid > 0 && (kill(pid, 0) == 0 || errno == EPERM))
+		if (slot_alive(&seg->slots[i]))
 			alive++;
 	}
 	return alive;
+}
+
+static const char *const stage_names[METRICS_STAGES] = {
+	"idle", "reading", "connecting", "locking", "inserting", "answering",
+	"finishing",
+};
+
+const char *metrics_stage_name(enum metrics_stage stage)
+{
+	return (unsigned)stage < METRICS_STAGES ? stage_names[stage] : "-";
+}
+
+static void set_stage(struct slot *s, enum metrics_stage stage)
+{
+	atomic_store_explicit(&s->stage, (unsigned)stage, memory_order_relaxed);
+}
+
+/* The writer's half of the sequence lock over provider and txid: only the
+ * slot's worker writes them, so plain increments around release fences
+ * suffice. */
+static void publish_item(struct slot *s, unsigned provider, const char *id,
+			 size_t len)
+{
+	uint64_t words[TXID_WORDS] = { 0 };
+	unsigned seq = atomic_load_explicit(&s->seq, memory_order_relaxed);
+
+	if (len > sizeof(words) - 1)
+		len = sizeof(words) - 1;
+	memcpy(words, id, len);
+	atomic_store_explicit(&s->seq, seq + 1, memory_order_relaxed);
+	atomic_thread_fence(memory_order_release);
+	atomic_store_explicit(&s->provider, provider, memory_order_relaxed);
+	/* Only the words the id covers (and its NUL): an id is short. */
+	for (size_t w = 0; w <= len / 8; w++)
+		atomic_store_explicit(&s->txid[w], words[w],
+				      memory_order_relaxed);
+	atomic_thread_fence(memory_order_release);
+	atomic_store_explicit(&s->seq, seq + 2, memory_order_relaxed);
+}
+
+void metrics_request_begin(struct metrics *m)
+{
+	struct slot *s = m != NULL ? m->mine : NULL;
+
+	if (s == NULL)
+		return;
+	add(&m->seg->accepted);
+	atomic_store_explicit(&s->started_us, (long long)timing_now_us(),
+			      memory_order_relaxed);
+	atomic_fetch_add_explicit(&s->request, 1, memory_order_relaxed);
+	publish_item(s, CONFIG_PROVIDER_COUNT, "", 0);
+	/* Last: a reader that sees the stage sees the request's start. */
+	atomic_store_explicit(&s->stage, METRICS_READING, memory_order_release);
+}
+
+void metrics_request_stage(struct metrics *m, enum metrics_stage stage)
+{
+	if (m != NULL && m->mine != NULL)
+		set_stage(m->mine, stage);
+}
+
+void metrics_request_item(struct metrics *m, unsigned provider,
+			  const char *transaction_id, size_t len)
+{
+	if (m != NULL && m->mine != NULL)
+		publish_item(m->mine, provider, transaction_id, len);
+}
+
+void metrics_request_end(struct metrics *m)
+{
+	struct slot *s = m != NULL ? m->mine : NULL;
+
+	if (s == NULL)
+		return;
+	add(&s->served);
+	set_stage(s, METRICS_IDLE);
+}
+
+/* The reader's half: a consistent provider and id, or none after a bounded
+ * number of tries (the writer changes them twice per request at most). */
+static void read_item(const struct slot *s, struct metrics_worker *w)
+{
+	uint64_t words[TXID_WORDS];
+
+	for (int tries = 0; tries < 64; tries++) {
+		unsigned before = atomic_load_explicit(&s->seq,
+						       memory_order_acquire);
+
+		if (before % 2 != 0)
+			continue;
+		w->provider = atomic_load_explicit(&s->provider,
+						   memory_order_relaxed);
+		for (size_t i = 0; i < TXID_WORDS; i++)
+			words[i] = atomic_load_explicit(&s->txid[i],
+							memory_order_relaxed);
+		atomic_thread_fence(memory_order_acquire);
+		if (atomic_load_explicit(&s->seq, memory_order_relaxed) !=
+		    before)
+			continue;
+		memcpy(w->transaction_id, words, sizeof(words));
+		w->transaction_id[sizeof(words) - 1] = '\0';
+		if (w->provider > CONFIG_PROVIDER_COUNT)
+			w->provider = CONFIG_PROVIDER_COUNT;
+		return;
+	}
+	w->provider = CONFIG_PROVIDER_COUNT;
+	w->transaction_id[0] = '\0';
+}
+
+size_t metrics_read_status(const struct metrics *m, struct metrics_pool *pool,
+			   struct metrics_worker *workers, size_t cap)
+{
+	const struct segment *seg = m->seg;
+	int64_t now = timing_now_us();
+	size_t n = 0;
+	unsigned total = 0, active = 0;
+
+	for (size_t i = 0; i < WORKER_SLOTS; i++) {
+		const struct slot *s = &seg->slots[i];
+		struct metrics_worker w;
+
+		if (!slot_alive(s))
+			continue;
+		w.pid = atomic_load_explicit(&s->pid, memory_order_relaxed);
+		w.stage = atomic_load_explicit(&s->stage, memory_order_acquire);
+		if (w.stage >= METRICS_STAGES)
+			w.stage = METRICS_IDLE;
+		w.served = get(&s->served);
+		w.request = get(&s->request);
+		w.elapsed_us = 0;
+		if (w.stage != METRICS_IDLE) {
+			w.elapsed_us = now - atomic_load_explicit(
+				&s->started_us, memory_order_relaxed);
+			if (w.elapsed_us < 0)
+				w.elapsed_us = 0;
+			active++;
+		}
+		read_item(s, &w);
+		total++;
+		if (workers != NULL && n < cap)
+			workers[n++] = w;
+	}
+	if (pool != NULL) {
+		pool->start_time = atomic_load(&seg->start_time);
+		pool->uptime_s = (int64_t)time(NULL) - pool->start_time;
+		pool->workers_configured = atomic_load(&seg->workers_configured);
+		pool->workers_total = total;
+		pool->workers_active = active;
+		pool->workers_idle = total - active;
+		pool->accepted = get(&seg->accepted);
+		pool->max_active = get(&seg->max_active);
+		pool->max_children_reached = get(&seg->max_children_reached);
+		pool->listen_queue = atomic_load(&seg->listen_queue);
+		pool->max_listen_queue = atomic_load(&seg->max_listen_queue);
+		pool->listen_queue_len = atomic_load(&seg->listen_queue_len);
+		pool->slow_requests = get(&seg->slow_requests);
+		pool->terminated_requests = get(&seg->terminated_requests);
+	}
+	return n;
+}
+
+void metrics_pool_started(struct metrics *m, unsigned workers,
+			  bool started_now)
+{
+	if (m == NULL)
+		return;
+	atomic_store(&m->seg->workers_configured, workers);
+	if (started_now)
+		atomic_store(&m->seg->start_time, (long long)time(NULL));
+}
+
+/* Raises *max to value when it is higher. */
+static void raise_max(atomic_llong *max, long long value)
+{
+	long long seen = atomic_load(max);
+
+	while (value > seen &&
+	       !atomic_compare_exchange_weak(max, &seen, value))
+		;
+}
+
+void metrics_pool_sample(struct metrics *m, unsigned active, long long queue,
+			 long long backlog)
+{
+	struct segment *seg;
+	unsigned long long seen;
+
+	if (m == NULL)
+		return;
+	seg = m->seg;
+	seen = get(&seg->max_active);
+	while (active > seen &&
+	       !atomic_compare_exchange_weak(&seg->max_active, &seen, active))
+		;
+	if (active > 0 && active >= atomic_load(&seg->workers_configured))
+		add(&seg->max_children_reached);
+	atomic_store(&seg->listen_queue, queue);
+	atomic_store(&seg->listen_queue_len, backlog);
+	raise_max(&seg->max_listen_queue, queue);
+}
+
+/* Marks pid's request in the slot field at offset mark (once: true the
+ * first time) and counts it in *counter. */
+static bool mark_once(struct metrics *m, pid_t pid, unsigned long long request,
+		      size_t mark, atomic_ullong *counter)
+{
+	for (size_t i = 0; i < WORKER_SLOTS; i++) {
+		struct slot *s = &m->seg->slots[i];
+		atomic_ullong *field = (atomic_ullong *)((char *)s + mark);
+		unsigned long long marked;
+
+		if (atomic_load(&s->pid) != (int)pid)
+			continue;
+		marked = atomic_load(field);
+		if (marked >= request ||
+		    !atomic_compare_exchange_strong(field, &marked, request))
+			return false;
+		add(counter);
+		return true;
+	}
+	return false;
+}
+
+bool metrics_slow_seen(struct metrics *m, pid_t pid, unsigned long long request)
+{
+	return m != NULL && mark_once(m, pid, request,
+				      offsetof(struct slot, slow_logged),
+				      &m->seg->slow_requests);
+}
+
+bool metrics_terminated_seen(struct metrics *m, pid_t pid,
+			     unsigned long long request)
+{
+	return m != NULL && mark_once(m, pid, request,
+				      offsetof(struct slot, terminated),
+				      &m->seg->terminated_requests);
 }
 
 /* A growing text in a fixed buffer; remembers running out of room. */
@@ -297,6 +592,88 @@ static void put(struct out *o, const char *fmt, ...)
 static const char *provider_label(unsigned p)
 {
 	return p < CONFIG_PROVIDER_COUNT ? config_provider_name(p) : "-";
+}
+
+/* The pool's status series: the figures of metrics_read_status. */
+static void put_status(struct out *o, const struct metrics *m)
+{
+	struct metrics_pool p;
+	struct metrics_worker w[128];
+	size_t n = metrics_read_status(m, &p, w, sizeof(w) / sizeof(w[0]));
+
+	put(o, "# HELP payhook_pool_start_time_seconds When the pool's "
+	       "segment was made (Unix time).\n"
+	       "# TYPE payhook_pool_start_time_seconds gauge\n"
+	       "payhook_pool_start_time_seconds %lld\n"
+	       "# HELP payhook_pool_uptime_seconds Seconds since then.\n"
+	       "# TYPE payhook_pool_uptime_seconds gauge\n"
+	       "payhook_pool_uptime_seconds %lld\n",
+	    (long long)p.start_time, (long long)p.uptime_s);
+	put(o, "# HELP payhook_pool_info The version serving.\n"
+	       "# TYPE payhook_pool_info gauge\n"
+	       "payhook_pool_info{version=\"%s\"} 1\n", PACKAGE_VERSION);
+	put(o, "# HELP payhook_pool_workers Worker processes by state.\n"
+	       "# TYPE payhook_pool_workers gauge\n"
+	       "payhook_pool_workers{state=\"configured\"} %u\n"
+	       "payhook_pool_workers{state=\"total\"} %u\n"
+	       "payhook_pool_workers{state=\"active\"} %u\n"
+	       "payhook_pool_workers{state=\"idle\"} %u\n",
+	    p.workers_configured, p.workers_total, p.workers_active,
+	    p.workers_idle);
+	put(o, "# HELP payhook_pool_accepted_total Requests workers began.\n"
+	       "# TYPE payhook_pool_accepted_total counter\n"
+	       "payhook_pool_accepted_total %llu\n"
+	       "# HELP payhook_pool_max_active Most workers seen busy at once "
+	       "(sampled by the master).\n"
+	       "# TYPE payhook_pool_max_active gauge\n"
+	       "payhook_pool_max_active %llu\n"
+	       "# HELP payhook_pool_max_children_reached_total Master samples "
+	       "that found every worker busy.\n"
+	       "# TYPE payhook_pool_max_children_reached_total counter\n"
+	       "payhook_pool_max_children_reached_total %llu\n",
+	    p.accepted, p.max_active, p.max_children_reached);
+	put(o, "# HELP payhook_pool_listen_queue Connections waiting in the "
+	       "listening socket's queue (-1: unknown).\n"
+	       "# TYPE payhook_pool_listen_queue gauge\n"
+	       "payhook_pool_listen_queue %lld\n"
+	       "# HELP payhook_pool_max_listen_queue The most seen waiting.\n"
+	       "# TYPE payhook_pool_max_listen_queue gauge\n"
+	       "payhook_pool_max_listen_queue %lld\n"
+	       "# HELP payhook_pool_listen_queue_len The queue's size (the "
+	       "backlog).\n"
+	       "# TYPE payhook_pool_listen_queue_len gauge\n"
+	       "payhook_pool_listen_queue_len %lld\n",
+	    p.listen_queue, p.max_listen_queue, p.listen_queue_len);
+	put(o, "# HELP payhook_pool_slow_requests_total Requests that ran "
+	       "longer than request_slowlog_timeout_ms.\n"
+	       "# TYPE payhook_pool_slow_requests_total counter\n"
+	       "payhook_pool_slow_requests_total %llu\n"
+	       "# HELP payhook_pool_terminated_requests_total Workers ended "
+	       "by request_terminate_timeout_ms.\n"
+	       "# TYPE payhook_pool_terminated_requests_total counter\n"
+	       "payhook_pool_terminated_requests_total %llu\n",
+	    p.slow_requests, p.terminated_requests);
+	put(o, "# HELP payhook_worker_requests_total Requests a worker "
+	       "finished, with its stage now.\n"
+	       "# TYPE payhook_worker_requests_total counter\n");
+	for (size_t i = 0; i < n; i++)
+		put(o, "payhook_worker_requests_total{pid=\"%ld\",state=\"%s\"} "
+		       "%llu\n", (long)w[i].pid, metrics_stage_name(w[i].stage),
+		    w[i].served);
+	put(o, "# HELP payhook_worker_request_duration_seconds How long the "
+	       "request in hand has run (0: idle).\n"
+	       "# TYPE payhook_worker_request_duration_seconds gauge\n");
+	for (size_t i = 0; i < n; i++)
+		put(o, "payhook_worker_request_duration_seconds{pid=\"%ld\"} "
+		       "%.6f\n", (long)w[i].pid, (double)w[i].elapsed_us / 1e6);
+}
+
+long metrics_render_status(const struct metrics *m, char *buf, size_t cap)
+{
+	struct out o = { buf, cap, 0, false };
+
+	put_status(&o, m);
+	return o.full ? -1 : (long)o.len;
 }
 
 long metrics_render(const struct metrics *m, const struct config *cfg,
@@ -377,6 +754,7 @@ long metrics_render(const struct metrics *m, const struct config *cfg,
 		"payhook_reloads_total{result=\"applied\"} %llu\n"
 		"payhook_reloads_total{result=\"refused\"} %llu\n",
 	    get(&seg->reloads), get(&seg->reloads_refused));
+	put_status(&o, m);
 	if (o.full)
 		return -1;
 	return (long)o.len;

@@ -4,6 +4,12 @@
  * to them with relaxed atomic increments (no lock, no system call); any
  * reader renders the sum in the Prometheus text format.
  *
+ * Each worker also publishes its own slot (pid, stage, requests served, the
+ * request in hand: since when, which profile and transaction id), with
+ * relaxed atomic stores and a sequence lock around the transaction id, so
+ * the master can log slow requests and end stuck ones, and a status can
+ * show the pool as php-fpm's does.
+ *
  * The segment is a memfd shared by a master and the workers it forks (and
  * handed on across an upgrade's exec), or the file metrics_file names, which
  * independent workers (spawn-fcgi, mod_fcgid) and payhook --stats share.
@@ -60,21 +66,104 @@ void metrics_mysql_error(struct metrics *metrics, unsigned code);
 void metrics_redis_error(struct metrics *metrics, enum metrics_redis_fault fault);
 void metrics_lost_lease(struct metrics *metrics);
 
-/* The pool's own events: a worker started (its slot; false when every slot
- * is taken), a worker gone, a worker restarted after an unplanned exit, a
+/* The pool's own events: a worker started (it takes a slot, which this
+ * process's view remembers for the request path; false when every slot is
+ * taken), a worker gone, a worker restarted after an unplanned exit, a
  * reload that took effect or was refused. */
 bool metrics_worker_started(struct metrics *metrics, pid_t pid);
 void metrics_worker_gone(struct metrics *metrics, pid_t pid);
 void metrics_worker_restarted(struct metrics *metrics);
 void metrics_reloaded(struct metrics *metrics, bool applied);
 
+/* Where a worker's request is. */
+enum metrics_stage {
+	METRICS_IDLE = 0,   /* waiting for a request */
+	METRICS_READING,    /* reading and checking the request */
+	METRICS_CONNECTING, /* reaching MySQL */
+	METRICS_LOCKING,    /* taking the transaction's lock */
+	METRICS_INSERTING,  /* the row: its INSERT (or looking it up) */
+	METRICS_ANSWERING,  /* writing the answer */
+	METRICS_FINISHING,  /* releasing the locks, counting, logging */
+	METRICS_STAGES
+};
+
+/* The stage's name ("idle", "reading", ...). */
+const char *metrics_stage_name(enum metrics_stage stage);
+
+/* The request path of a worker, on its own slot (the one
+ * metrics_worker_started took in this process): no lock, no system call.
+ * metrics NULL, or no slot, is fine (nothing is published). Can't fail. */
+void metrics_request_begin(struct metrics *metrics);
+void metrics_request_stage(struct metrics *metrics, enum metrics_stage stage);
+/* The payment in hand: its profile and transaction id (len bytes). */
+void metrics_request_item(struct metrics *metrics, unsigned provider,
+			  const char *transaction_id, size_t len);
+void metrics_request_end(struct metrics *metrics);
+
+/* One worker as read from its slot. */
+struct metrics_worker {
+	pid_t pid;
+	enum metrics_stage stage;
+	unsigned long long served;   /* requests finished */
+	unsigned long long request;  /* requests begun (names the current one) */
+	int64_t elapsed_us;          /* the current request's; 0 when idle */
+	unsigned provider;           /* CONFIG_PROVIDER_COUNT: none yet */
+	char transaction_id[136];    /* "" when none yet */
+};
+
+/* The pool as a whole. Listen queue figures are -1 where unknown (no
+ * master, or a socket whose queue the kernel does not report). */
+struct metrics_pool {
+	int64_t start_time;          /* Unix time the segment was made */
+	int64_t uptime_s;
+	unsigned workers_configured; /* 0: no master (independent workers) */
+	unsigned workers_total, workers_active, workers_idle;
+	unsigned long long accepted; /* requests begun */
+	unsigned long long max_active;
+	unsigned long long max_children_reached;
+	long long listen_queue, max_listen_queue, listen_queue_len;
+	unsigned long long slow_requests;
+	unsigned long long terminated_requests;
+};
+
+/* Reads every live worker's slot (up to cap) into workers, and the pool's
+ * figures into pool (either may be NULL). Returns how many workers. Can't
+ * fail. */
+size_t metrics_read_status(const struct metrics *metrics,
+			   struct metrics_pool *pool,
+			   struct metrics_worker *workers, size_t cap);
+
+/* The master's side: how many workers it keeps, at start (started_now:
+ * the start time is now; false after an upgrade's exec, whose pool goes
+ * on); a sample of its loop (active workers now, the listening socket's
+ * queue and backlog, -1 when unknown) for the maxima. Can't fail. */
+void metrics_pool_started(struct metrics *metrics, unsigned workers,
+			  bool started_now);
+void metrics_pool_sample(struct metrics *metrics, unsigned active,
+			 long long queue, long long backlog);
+
+/* What the master did about pid's request number request: logged it slow,
+ * or ended its worker. Each returns true the first time only for that
+ * request (and then counts it), so a request is logged and counted once.
+ * Can't fail. */
+bool metrics_slow_seen(struct metrics *metrics, pid_t pid,
+		       unsigned long long request);
+bool metrics_terminated_seen(struct metrics *metrics, pid_t pid,
+			     unsigned long long request);
+
 /* Writes the Prometheus text exposition of everything counted into buf (cap
  * bytes, NUL-terminated). Returns its length, or -1 when it does not fit. */
 long metrics_render(const struct metrics *metrics, const struct config *cfg,
 		    char *buf, size_t cap);
 
+/* Writes only the pool's status (the payhook_pool_* and payhook_worker_*
+ * series, which metrics_render includes) into buf. Returns its length, or
+ * -1 when it does not fit. */
+long metrics_render_status(const struct metrics *metrics, char *buf,
+			   size_t cap);
+
 /* Enough for metrics_render's output. */
-#define METRICS_RENDER_MAX 65536
+#define METRICS_RENDER_MAX 262144
 
 /* Reads one counter by its rendered name and labels, e.g.
  * metrics_value(m, cfg, "payhook_requests_total{provider=\"stripe\","

@@ -1,4 +1,5 @@
-/* ops.c - health_path and metrics_path (see ops.h). */
+/* ops.c - health_path, ping_path, metrics_path and status_path (see
+ * ops.h). */
 #include "config.h"
 
 #include <stdbool.h>
@@ -14,6 +15,8 @@
 
 #define PATH_MAX_BYTES 512
 #define BEARER "Bearer "
+/* The most workers status_path lists one by one. */
+#define POOL_STATUS_WORKERS 1024
 
 struct ops {
 	const struct config *cfg;
@@ -48,7 +51,8 @@ struct ops *ops_new(const struct config *cfg, struct pipeline *pipeline,
 		}
 	}
 	/* Only a worker that serves metrics needs the big buffer. */
-	ops->cap = cfg->metrics_path != NULL ? METRICS_RENDER_MAX + 512 : 1024;
+	ops->cap = cfg->metrics_path != NULL || cfg->status_path != NULL ?
+			   METRICS_RENDER_MAX + 512 : 1024;
 	ops->buf = malloc(ops->cap);
 	if (ops->buf == NULL) {
 		error_set(err, "ops: out of memory");
@@ -152,6 +156,15 @@ static bool authorized(const struct ops *ops, const struct request *req)
 				      NULL) == SIGNATURE_VALID;
 }
 
+static const char *unauthorized(struct ops *ops, bool head, size_t *len)
+{
+	return answer_json(ops, 401, "Unauthorized",
+			   "WWW-Authenticate: Bearer\r\n",
+			   result_body("unauthorized",
+				       "a valid bearer token is required"),
+			   head, len);
+}
+
 static const char *metrics(struct ops *ops, const struct request *req,
 			   bool head, size_t *len)
 {
@@ -162,11 +175,7 @@ static const char *metrics(struct ops *ops, const struct request *req,
 	long n;
 
 	if (!authorized(ops, req))
-		return answer_json(ops, 401, "Unauthorized",
-				   "WWW-Authenticate: Bearer\r\n",
-				   result_body("unauthorized",
-					       "a valid bearer token is "
-					       "required"), head, len);
+		return unauthorized(ops, head, len);
 	if (ops->metrics == NULL)
 		return answer_json(ops, 503, "Service Unavailable", "",
 				   result_body("unavailable",
@@ -185,21 +194,145 @@ static const char *metrics(struct ops *ops, const struct request *req,
 	return ops->buf;
 }
 
+/* ping_path: this worker runs and answers; no backend is asked. */
+static const char *ping(struct ops *ops, bool head, size_t *len)
+{
+	int n = snprintf(ops->buf, ops->cap,
+			 "Status: 200 OK\r\n"
+			 "Content-Type: text/plain\r\n"
+			 "Cache-Control: no-store\r\n\r\n%s",
+			 head ? "" : "pong\n");
+
+	*len = (size_t)n;
+	return ops->buf;
+}
+
+/* Whether the client asked for JSON: ?json, or an Accept naming it. */
+static bool wants_json(const struct request *req)
+{
+	const char *query = request_param(req, "QUERY_STRING");
+	const char *accept = request_param(req, "HTTP_ACCEPT");
+
+	return (query != NULL && (strcmp(query, "json") == 0 ||
+				  strncmp(query, "json&", 5) == 0 ||
+				  strstr(query, "&json") != NULL)) ||
+	       (accept != NULL && strstr(accept, "application/json") != NULL);
+}
+
+static json_object *status_json(const struct metrics *m)
+{
+	struct metrics_pool p;
+	struct metrics_worker *w = calloc(POOL_STATUS_WORKERS, sizeof(*w));
+	size_t n = metrics_read_status(m, &p, w,
+				       w != NULL ? POOL_STATUS_WORKERS : 0);
+	json_object *body = json_object_new_object();
+	json_object *list = json_object_new_array();
+
+#define ADD_INT(key, value) \
+	json_object_object_add(body, key, json_object_new_int64((int64_t)(value)))
+	json_object_object_add(body, "version",
+			       json_object_new_string(PACKAGE_VERSION));
+	ADD_INT("start_time", p.start_time);
+	ADD_INT("uptime_s", p.uptime_s);
+	ADD_INT("workers_configured", p.workers_configured);
+	ADD_INT("workers_total", p.workers_total);
+	ADD_INT("workers_active", p.workers_active);
+	ADD_INT("workers_idle", p.workers_idle);
+	ADD_INT("accepted", p.accepted);
+	ADD_INT("max_active", p.max_active);
+	ADD_INT("max_children_reached", p.max_children_reached);
+	ADD_INT("listen_queue", p.listen_queue);
+	ADD_INT("max_listen_queue", p.max_listen_queue);
+	ADD_INT("listen_queue_len", p.listen_queue_len);
+	ADD_INT("slow_requests", p.slow_requests);
+	ADD_INT("terminated_requests", p.terminated_requests);
+#undef ADD_INT
+	for (size_t i = 0; i < n; i++) {
+		json_object *o = json_object_new_object();
+
+		json_object_object_add(o, "pid", json_object_new_int64(w[i].pid));
+		json_object_object_add(o, "state", json_object_new_string(
+					       metrics_stage_name(w[i].stage)));
+		json_object_object_add(o, "requests",
+				       json_object_new_int64((int64_t)w[i].served));
+		json_object_object_add(o, "request_duration_ms",
+				       json_object_new_int64(w[i].elapsed_us / 1000));
+		json_object_object_add(o, "profile", json_object_new_string(
+			w[i].provider < CONFIG_PROVIDER_COUNT ?
+				config_provider_name(w[i].provider) : "-"));
+		json_object_object_add(o, "transaction_id",
+				       json_object_new_string(w[i].transaction_id));
+		json_object_array_add(list, o);
+	}
+	json_object_object_add(body, "workers", list);
+	free(w);
+	return body;
+}
+
+/* status_path: the pool's status, Prometheus text or JSON (the same
+ * numbers). */
+static const char *status(struct ops *ops, const struct request *req,
+			  bool head, size_t *len)
+{
+	static const char header[] =
+		"Status: 200 OK\r\n"
+		"Content-Type: text/plain; version=0.0.4; charset=utf-8\r\n"
+		"Cache-Control: no-store\r\n\r\n";
+	long n;
+
+	if (!authorized(ops, req))
+		return unauthorized(ops, head, len);
+	if (ops->metrics == NULL)
+		return answer_json(ops, 503, "Service Unavailable", "",
+				   result_body("unavailable",
+					       "no metrics segment"), head, len);
+	if (wants_json(req))
+		return answer_json(ops, 200, "OK", "", status_json(ops->metrics),
+				   head, len);
+	memcpy(ops->buf, header, sizeof(header) - 1);
+	*len = sizeof(header) - 1;
+	if (head)
+		return ops->buf;
+	n = metrics_render_status(ops->metrics, ops->buf + *len,
+				  ops->cap - *len);
+	if (n < 0)
+		return answer_json(ops, 500, "Internal Server Error", "",
+				   result_body("error", "status too large"),
+				   head, len);
+	*len += (size_t)n;
+	return ops->buf;
+}
+
+/* Which operator's path req names, if any. */
+enum path { PATH_NONE, PATH_HEALTH, PATH_PING, PATH_METRICS, PATH_STATUS };
+
+static bool is_path(const char *key, const char *path)
+{
+	return key != NULL && strcmp(path, key) == 0;
+}
+
 const char *ops_handle(struct ops *ops, const struct request *req,
 		       size_t *len)
 {
 	const struct config *cfg = ops->cfg;
 	char path[PATH_MAX_BYTES];
 	const char *method;
-	bool is_health, head;
+	enum path which = PATH_NONE;
+	bool head;
 
-	if (cfg->health_path == NULL && cfg->metrics_path == NULL)
+	if (cfg->health_path == NULL && cfg->metrics_path == NULL &&
+	    cfg->status_path == NULL && cfg->ping_path == NULL)
 		return NULL;
 	request_path(req, path, sizeof(path));
-	is_health = cfg->health_path != NULL &&
-		    strcmp(path, cfg->health_path) == 0;
-	if (!is_health && (cfg->metrics_path == NULL ||
-			   strcmp(path, cfg->metrics_path) != 0))
+	if (is_path(cfg->health_path, path))
+		which = PATH_HEALTH;
+	else if (is_path(cfg->ping_path, path))
+		which = PATH_PING;
+	else if (is_path(cfg->metrics_path, path))
+		which = PATH_METRICS;
+	else if (is_path(cfg->status_path, path))
+		which = PATH_STATUS;
+	else
 		return NULL;
 	method = request_param(req, "REQUEST_METHOD");
 	head = method != NULL && strcmp(method, "HEAD") == 0;
@@ -209,5 +342,14 @@ const char *ops_handle(struct ops *ops, const struct request *req,
 				   result_body("method_not_allowed",
 					       "only GET is allowed"),
 				   false, len);
-	return is_health ? health(ops, head, len) : metrics(ops, req, head, len);
+	switch (which) {
+	case PATH_HEALTH:
+		return health(ops, head, len);
+	case PATH_PING:
+		return ping(ops, head, len);
+	case PATH_STATUS:
+		return status(ops, req, head, len);
+	default:
+		return metrics(ops, req, head, len);
+	}
 }

@@ -1,8 +1,11 @@
 /* ops.h - the operator's paths of the FastCGI application: health_path (for
  * load balancers and uptime checks: 200 when this worker reaches its
- * backends, else 503, with a JSON body saying which) and metrics_path (the
- * pool's counters in the Prometheus text format, behind a bearer token when
- * metrics_token is set). Both are off until their key is set.
+ * backends, else 503, with a JSON body saying which), ping_path (liveness:
+ * 200 pong, no backend asked), metrics_path (the pool's counters in the
+ * Prometheus text format) and status_path (the pool and each worker, in the
+ * Prometheus text or, for ?json or Accept: application/json, JSON), the
+ * last two behind a bearer token when metrics_token is set. Each is off
+ * until its key is set.
  *
  * It sits above the pipeline: the health check uses the pipeline's own
  * backend connections, so it tells whether this worker could record a
@@ -30,7 +33,7 @@ struct ops *ops_new(const struct config *cfg, struct pipeline *pipeline,
 /* Frees it; NULL is fine. */
 void ops_free(struct ops *ops);
 
-/* When req's path is health_path or metrics_path, answers it: returns the
+/* When req's path is one of the operator's paths, answers it: returns the
  * whole CGI response (status line, headers, body) in a buffer owned by ops,
  * valid until the next call, and its length in *len. Returns NULL when the
  * request is not for these paths (the pipeline answers it). Can't fail

@@ -227,12 +227,17 @@ static void record_payment(struct pipeline *p, const struct payment *payment,
 	enum lock_status locked;
 	enum store_status stored;
 
+	metrics_request_item(p->metrics, (unsigned)provider_id(p->provider),
+			     payment->transaction_id,
+			     payment->transaction_id_len);
+	metrics_request_stage(p->metrics, METRICS_CONNECTING);
 	/* Connect first, so the lease is not spent on connecting. */
 	if (store_connect(p->store, detail) != 0) {
 		metrics_mysql_error(p->metrics, store_last_error(p->store));
 		response_set(r, OUTCOME_UNAVAILABLE, "database unavailable: retry");
 		return;
 	}
+	metrics_request_stage(p->metrics, METRICS_INSERTING);
 	/* No lock at all (lock_backend = none): the unique key alone. */
 	if (p->cfg->lock_backend == CONFIG_LOCK_NONE) {
 		stored = store_insert_payment(p->store, payment, p->body,
@@ -242,9 +247,11 @@ static void record_payment(struct pipeline *p, const struct payment *payment,
 		return;
 	}
 
+	metrics_request_stage(p->metrics, METRICS_LOCKING);
 	locked = lock_acquire(p->lock, scope, payment->transaction_id,
 			      payment->transaction_id_len, p->cfg->lock_ttl_ms,
 			      lease, &lock_err);
+	metrics_request_stage(p->metrics, METRICS_INSERTING);
 	switch (locked) {
 	case LOCK_ACQUIRED:
 		p->held_count++;
