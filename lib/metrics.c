@@ -8,7 +8,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -20,6 +19,7 @@
 #include <unistd.h>
 
 #include "metrics.h"
+#include "textbuf.h"
 #include "timing.h"
 
 #define MAGIC 0x70686d32u /* "phm2" */
@@ -66,6 +66,26 @@ struct slot {
 	atomic_ullong txid[TXID_WORDS];
 };
 
+/* One minute of answers; stamp: the minute (Unix time / 60) it counts. */
+struct minute {
+	atomic_llong stamp;
+	atomic_ullong counts[PROVIDER_SLOTS][METRICS_KINDS];
+};
+
+#define REASON_WORDS 16
+_Static_assert(REASON_WORDS * 8 <= sizeof(((struct metrics_failure *)0)->reason),
+	       "metrics_failure.reason holds a ring entry's reason");
+
+/* One entry of the failures' ring, under its own sequence lock. */
+struct failure {
+	atomic_uint seq;
+	atomic_uint provider;
+	atomic_uint outcome;
+	atomic_llong time;
+	atomic_ullong txid[TXID_WORDS];
+	atomic_ullong reason[REASON_WORDS];
+};
+
 struct segment {
 	uint32_t magic;
 	uint32_t size;
@@ -89,6 +109,9 @@ struct segment {
 	atomic_ullong slow_requests;
 	atomic_ullong terminated_requests;
 	struct slot slots[WORKER_SLOTS];
+	struct minute minutes[METRICS_MINUTES];
+	atomic_ullong failures_next;
+	struct failure failures[METRICS_FAILURES];
 };
 
 struct metrics {
@@ -204,6 +227,43 @@ static unsigned long long get(const atomic_ullong *counter)
 	return atomic_load_explicit(counter, memory_order_relaxed);
 }
 
+static enum metrics_kind kind_of(enum outcome outcome)
+{
+	switch (outcome) {
+	case OUTCOME_PROCESSED:
+	case OUTCOME_DUPLICATE:
+	case OUTCOME_IGNORED:
+		return METRICS_OK;
+	case OUTCOME_IN_PROGRESS:
+	case OUTCOME_UNAVAILABLE:
+	case OUTCOME_ERROR:
+		return METRICS_RETRY;
+	default:
+		return METRICS_REFUSED;
+	}
+}
+
+/* This minute's bucket of the hour: the first answer of a new minute
+ * claims the bucket and clears what it held an hour ago (an answer racing
+ * that clearing may be lost: the chart is a picture, the counters above are
+ * the figures). time() reads the vDSO: no system call. */
+static void count_minute(struct segment *seg, unsigned provider,
+			 enum outcome outcome)
+{
+	long long now = (long long)time(NULL) / 60;
+	struct minute *b = &seg->minutes[now % METRICS_MINUTES];
+	long long stamp = atomic_load_explicit(&b->stamp, memory_order_relaxed);
+
+	if (stamp != now &&
+	    atomic_compare_exchange_strong(&b->stamp, &stamp, now)) {
+		for (unsigned p = 0; p < PROVIDER_SLOTS; p++)
+			for (unsigned k = 0; k < METRICS_KINDS; k++)
+				atomic_store_explicit(&b->counts[p][k], 0,
+						      memory_order_relaxed);
+	}
+	add(&b->counts[provider][kind_of(outcome)]);
+}
+
 void metrics_request(struct metrics *m, unsigned provider, enum outcome outcome,
 		     int64_t elapsed_us)
 {
@@ -216,6 +276,7 @@ void metrics_request(struct metrics *m, unsigned provider, enum outcome outcome,
 	if ((unsigned)outcome >= OUTCOME_COUNT)
 		outcome = OUTCOME_ERROR;
 	add(&m->seg->requests[provider][outcome]);
+	count_minute(m->seg, provider, outcome);
 	for (b = 0; b < BUCKETS && elapsed_us > bucket_us[b]; b++)
 		;
 	if (b < BUCKETS)
@@ -342,27 +403,62 @@ static void set_stage(struct slot *s, enum metrics_stage stage)
 	atomic_store_explicit(&s->stage, (unsigned)stage, memory_order_relaxed);
 }
 
-/* The writer's half of the sequence lock over provider and txid: only the
- * slot's worker writes them, so plain increments around release fences
- * suffice. */
+/* Text into atomic words (a reader racing the writer reads a torn value,
+ * which its sequence lock then refuses): only the words the text and its
+ * NUL cover, at most nwords. */
+static void store_words(atomic_ullong *dst, size_t nwords, const char *text,
+			size_t len)
+{
+	uint64_t word;
+
+	if (len > nwords * 8 - 1)
+		len = nwords * 8 - 1;
+	for (size_t w = 0; w <= len / 8; w++) {
+		size_t from = w * 8, n = len - from < 8 ? len - from : 8;
+
+		word = 0;
+		memcpy(&word, text + from, n);
+		atomic_store_explicit(&dst[w], word, memory_order_relaxed);
+	}
+}
+
+/* The reader's copy of what store_words wrote (out: nwords * 8 bytes),
+ * NUL-terminated. */
+static void load_words(const atomic_ullong *src, size_t nwords, char *out)
+{
+	for (size_t w = 0; w < nwords; w++) {
+		uint64_t word = atomic_load_explicit(&src[w],
+						     memory_order_relaxed);
+
+		memcpy(out + w * 8, &word, 8);
+	}
+	out[nwords * 8 - 1] = '\0';
+}
+
+/* The writer's half of a sequence lock: seq odd while the fields change. */
+static unsigned write_begin(atomic_uint *seq)
+{
+	unsigned before = atomic_fetch_add_explicit(seq, 1,
+						    memory_order_relaxed);
+
+	atomic_thread_fence(memory_order_release);
+	return before;
+}
+
+static void write_end(atomic_uint *seq)
+{
+	atomic_thread_fence(memory_order_release);
+	atomic_fetch_add_explicit(seq, 1, memory_order_relaxed);
+}
+
+/* The worker's payment in hand, in its own slot (it alone writes there). */
 static void publish_item(struct slot *s, unsigned provider, const char *id,
 			 size_t len)
 {
-	uint64_t words[TXID_WORDS] = { 0 };
-	unsigned seq = atomic_load_explicit(&s->seq, memory_order_relaxed);
-
-	if (len > sizeof(words) - 1)
-		len = sizeof(words) - 1;
-	memcpy(words, id, len);
-	atomic_store_explicit(&s->seq, seq + 1, memory_order_relaxed);
-	atomic_thread_fence(memory_order_release);
+	write_begin(&s->seq);
 	atomic_store_explicit(&s->provider, provider, memory_order_relaxed);
-	/* Only the words the id covers (and its NUL): an id is short. */
-	for (size_t w = 0; w <= len / 8; w++)
-		atomic_store_explicit(&s->txid[w], words[w],
-				      memory_order_relaxed);
-	atomic_thread_fence(memory_order_release);
-	atomic_store_explicit(&s->seq, seq + 2, memory_order_relaxed);
+	store_words(s->txid, TXID_WORDS, id, len);
+	write_end(&s->seq);
 }
 
 void metrics_request_begin(struct metrics *m)
@@ -407,8 +503,6 @@ void metrics_request_end(struct metrics *m)
  * number of tries (the writer changes them twice per request at most). */
 static void read_item(const struct slot *s, struct metrics_worker *w)
 {
-	uint64_t words[TXID_WORDS];
-
 	for (int tries = 0; tries < 64; tries++) {
 		unsigned before = atomic_load_explicit(&s->seq,
 						       memory_order_acquire);
@@ -417,15 +511,11 @@ static void read_item(const struct slot *s, struct metrics_worker *w)
 			continue;
 		w->provider = atomic_load_explicit(&s->provider,
 						   memory_order_relaxed);
-		for (size_t i = 0; i < TXID_WORDS; i++)
-			words[i] = atomic_load_explicit(&s->txid[i],
-							memory_order_relaxed);
+		load_words(s->txid, TXID_WORDS, w->transaction_id);
 		atomic_thread_fence(memory_order_acquire);
 		if (atomic_load_explicit(&s->seq, memory_order_relaxed) !=
 		    before)
 			continue;
-		memcpy(w->transaction_id, words, sizeof(words));
-		w->transaction_id[sizeof(words) - 1] = '\0';
 		if (w->provider > CONFIG_PROVIDER_COUNT)
 			w->provider = CONFIG_PROVIDER_COUNT;
 		return;
@@ -563,30 +653,84 @@ bool metrics_terminated_seen(struct metrics *m, pid_t pid,
 				      &m->seg->terminated_requests);
 }
 
-/* A growing text in a fixed buffer; remembers running out of room. */
-struct out {
-	char *buf;
-	size_t cap, len;
-	bool full;
-};
-
-static void put(struct out *o, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
-static void put(struct out *o, const char *fmt, ...)
+void metrics_failure(struct metrics *m, unsigned provider,
+		     const struct result *r)
 {
-	va_list ap;
-	int n;
+	struct failure *f;
 
-	if (o->full)
+	if (m == NULL)
 		return;
-	va_start(ap, fmt);
-	n = vsnprintf(o->buf + o->len, o->cap - o->len, fmt, ap);
-	va_end(ap);
-	if (n < 0 || (size_t)n >= o->cap - o->len) {
-		o->full = true;
-		return;
+	f = &m->seg->failures[atomic_fetch_add(&m->seg->failures_next, 1) %
+			      METRICS_FAILURES];
+	write_begin(&f->seq);
+	atomic_store_explicit(&f->time, (long long)time(NULL),
+			      memory_order_relaxed);
+	atomic_store_explicit(&f->provider, provider, memory_order_relaxed);
+	atomic_store_explicit(&f->outcome, (unsigned)r->outcome,
+			      memory_order_relaxed);
+	store_words(f->txid, TXID_WORDS, r->transaction_id,
+		    strlen(r->transaction_id));
+	store_words(f->reason, REASON_WORDS, r->reason, strlen(r->reason));
+	write_end(&f->seq);
+}
+
+/* One ring entry, consistent; false when it is empty or kept changing. */
+static bool read_failure(const struct failure *f, struct metrics_failure *out)
+{
+	for (int tries = 0; tries < 64; tries++) {
+		unsigned before = atomic_load_explicit(&f->seq,
+						       memory_order_acquire);
+
+		if (before == 0)
+			return false;
+		if (before % 2 != 0)
+			continue;
+		out->time = atomic_load_explicit(&f->time, memory_order_relaxed);
+		out->provider = atomic_load_explicit(&f->provider,
+						     memory_order_relaxed);
+		out->outcome = (enum outcome)atomic_load_explicit(
+			&f->outcome, memory_order_relaxed);
+		load_words(f->txid, TXID_WORDS, out->transaction_id);
+		load_words(f->reason, REASON_WORDS, out->reason);
+		atomic_thread_fence(memory_order_acquire);
+		if (atomic_load_explicit(&f->seq, memory_order_relaxed) !=
+		    before)
+			continue;
+		if (out->provider > CONFIG_PROVIDER_COUNT)
+			out->provider = CONFIG_PROVIDER_COUNT;
+		if ((unsigned)out->outcome >= OUTCOME_COUNT)
+			out->outcome = OUTCOME_ERROR;
+		return true;
 	}
-	o->len += (size_t)n;
+	return false;
+}
+
+size_t metrics_read_recent(const struct metrics *m,
+			   struct metrics_hour *hour,
+			   struct metrics_failure *failures)
+{
+	const struct segment *seg = m->seg;
+	long long now = (long long)time(NULL) / 60;
+	unsigned long long next = get(&seg->failures_next);
+	size_t n = 0;
+
+	memset(hour, 0, sizeof(*hour));
+	for (int i = 0; i < METRICS_MINUTES; i++) {
+		long long minute = now - (METRICS_MINUTES - 1) + i;
+		const struct minute *b = &seg->minutes[minute % METRICS_MINUTES];
+
+		if (atomic_load(&b->stamp) != minute)
+			continue;
+		for (unsigned p = 0; p < PROVIDER_SLOTS; p++)
+			for (unsigned k = 0; k < METRICS_KINDS; k++)
+				hour->counts[p][i][k] = get(&b->counts[p][k]);
+	}
+	for (unsigned i = 1; i <= METRICS_FAILURES && i <= next; i++) {
+		if (read_failure(&seg->failures[(next - i) % METRICS_FAILURES],
+				 &failures[n]))
+			n++;
+	}
+	return n;
 }
 
 static const char *provider_label(unsigned p)
@@ -595,13 +739,13 @@ static const char *provider_label(unsigned p)
 }
 
 /* The pool's status series: the figures of metrics_read_status. */
-static void put_status(struct out *o, const struct metrics *m)
+static void put_status(struct textbuf *o, const struct metrics *m)
 {
 	struct metrics_pool p;
 	struct metrics_worker w[128];
 	size_t n = metrics_read_status(m, &p, w, sizeof(w) / sizeof(w[0]));
 
-	put(o, "# HELP payhook_pool_start_time_seconds When the pool's "
+	textbuf_printf(o, "# HELP payhook_pool_start_time_seconds When the pool's "
 	       "segment was made (Unix time).\n"
 	       "# TYPE payhook_pool_start_time_seconds gauge\n"
 	       "payhook_pool_start_time_seconds %lld\n"
@@ -609,10 +753,10 @@ static void put_status(struct out *o, const struct metrics *m)
 	       "# TYPE payhook_pool_uptime_seconds gauge\n"
 	       "payhook_pool_uptime_seconds %lld\n",
 	    (long long)p.start_time, (long long)p.uptime_s);
-	put(o, "# HELP payhook_pool_info The version serving.\n"
+	textbuf_printf(o, "# HELP payhook_pool_info The version serving.\n"
 	       "# TYPE payhook_pool_info gauge\n"
 	       "payhook_pool_info{version=\"%s\"} 1\n", PACKAGE_VERSION);
-	put(o, "# HELP payhook_pool_workers Worker processes by state.\n"
+	textbuf_printf(o, "# HELP payhook_pool_workers Worker processes by state.\n"
 	       "# TYPE payhook_pool_workers gauge\n"
 	       "payhook_pool_workers{state=\"configured\"} %u\n"
 	       "payhook_pool_workers{state=\"total\"} %u\n"
@@ -620,7 +764,7 @@ static void put_status(struct out *o, const struct metrics *m)
 	       "payhook_pool_workers{state=\"idle\"} %u\n",
 	    p.workers_configured, p.workers_total, p.workers_active,
 	    p.workers_idle);
-	put(o, "# HELP payhook_pool_accepted_total Requests workers began.\n"
+	textbuf_printf(o, "# HELP payhook_pool_accepted_total Requests workers began.\n"
 	       "# TYPE payhook_pool_accepted_total counter\n"
 	       "payhook_pool_accepted_total %llu\n"
 	       "# HELP payhook_pool_max_active Most workers seen busy at once "
@@ -632,7 +776,7 @@ static void put_status(struct out *o, const struct metrics *m)
 	       "# TYPE payhook_pool_max_children_reached_total counter\n"
 	       "payhook_pool_max_children_reached_total %llu\n",
 	    p.accepted, p.max_active, p.max_children_reached);
-	put(o, "# HELP payhook_pool_listen_queue Connections waiting in the "
+	textbuf_printf(o, "# HELP payhook_pool_listen_queue Connections waiting in the "
 	       "listening socket's queue (-1: unknown).\n"
 	       "# TYPE payhook_pool_listen_queue gauge\n"
 	       "payhook_pool_listen_queue %lld\n"
@@ -644,7 +788,7 @@ static void put_status(struct out *o, const struct metrics *m)
 	       "# TYPE payhook_pool_listen_queue_len gauge\n"
 	       "payhook_pool_listen_queue_len %lld\n",
 	    p.listen_queue, p.max_listen_queue, p.listen_queue_len);
-	put(o, "# HELP payhook_pool_slow_requests_total Requests that ran "
+	textbuf_printf(o, "# HELP payhook_pool_slow_requests_total Requests that ran "
 	       "longer than request_slowlog_timeout_ms.\n"
 	       "# TYPE payhook_pool_slow_requests_total counter\n"
 	       "payhook_pool_slow_requests_total %llu\n"
@@ -653,24 +797,24 @@ static void put_status(struct out *o, const struct metrics *m)
 	       "# TYPE payhook_pool_terminated_requests_total counter\n"
 	       "payhook_pool_terminated_requests_total %llu\n",
 	    p.slow_requests, p.terminated_requests);
-	put(o, "# HELP payhook_worker_requests_total Requests a worker "
+	textbuf_printf(o, "# HELP payhook_worker_requests_total Requests a worker "
 	       "finished, with its stage now.\n"
 	       "# TYPE payhook_worker_requests_total counter\n");
 	for (size_t i = 0; i < n; i++)
-		put(o, "payhook_worker_requests_total{pid=\"%ld\",state=\"%s\"} "
+		textbuf_printf(o, "payhook_worker_requests_total{pid=\"%ld\",state=\"%s\"} "
 		       "%llu\n", (long)w[i].pid, metrics_stage_name(w[i].stage),
 		    w[i].served);
-	put(o, "# HELP payhook_worker_request_duration_seconds How long the "
+	textbuf_printf(o, "# HELP payhook_worker_request_duration_seconds How long the "
 	       "request in hand has run (0: idle).\n"
 	       "# TYPE payhook_worker_request_duration_seconds gauge\n");
 	for (size_t i = 0; i < n; i++)
-		put(o, "payhook_worker_request_duration_seconds{pid=\"%ld\"} "
+		textbuf_printf(o, "payhook_worker_request_duration_seconds{pid=\"%ld\"} "
 		       "%.6f\n", (long)w[i].pid, (double)w[i].elapsed_us / 1e6);
 }
 
 long metrics_render_status(const struct metrics *m, char *buf, size_t cap)
 {
-	struct out o = { buf, cap, 0, false };
+	struct textbuf o = textbuf_init(buf, cap);
 
 	put_status(&o, m);
 	return o.full ? -1 : (long)o.len;
@@ -680,10 +824,10 @@ long metrics_render(const struct metrics *m, const struct config *cfg,
 		    char *buf, size_t cap)
 {
 	const struct segment *seg = m->seg;
-	struct out o = { buf, cap, 0, false };
+	struct textbuf o = textbuf_init(buf, cap);
 	unsigned long long cumulative = 0;
 
-	put(&o, "# HELP payhook_requests_total Webhook requests answered, by "
+	textbuf_printf(&o, "# HELP payhook_requests_total Webhook requests answered, by "
 		"provider, outcome and HTTP status.\n"
 		"# TYPE payhook_requests_total counter\n");
 	for (unsigned p = 0; p < PROVIDER_SLOTS; p++) {
@@ -697,27 +841,27 @@ long metrics_render(const struct metrics *m, const struct config *cfg,
 				       !config_provider_enabled(cfg, p) ||
 				       oc > OUTCOME_CONFLICT))
 				continue;
-			put(&o, "payhook_requests_total{provider=\"%s\","
+			textbuf_printf(&o, "payhook_requests_total{provider=\"%s\","
 				"outcome=\"%s\",status=\"%d\"} %llu\n",
 			    provider_label(p), response_outcome_name(oc),
 			    response_outcome_status(oc, cfg), n);
 		}
 	}
-	put(&o, "# HELP payhook_request_duration_seconds Time from the request "
+	textbuf_printf(&o, "# HELP payhook_request_duration_seconds Time from the request "
 		"to its answer.\n"
 		"# TYPE payhook_request_duration_seconds histogram\n");
 	for (size_t b = 0; b < BUCKETS; b++) {
 		cumulative += get(&seg->duration_buckets[b]);
-		put(&o, "payhook_request_duration_seconds_bucket{le=\"%g\"} "
+		textbuf_printf(&o, "payhook_request_duration_seconds_bucket{le=\"%g\"} "
 			"%llu\n", (double)bucket_us[b] / 1e6, cumulative);
 	}
-	put(&o, "payhook_request_duration_seconds_bucket{le=\"+Inf\"} %llu\n"
+	textbuf_printf(&o, "payhook_request_duration_seconds_bucket{le=\"+Inf\"} %llu\n"
 		"payhook_request_duration_seconds_sum %.6f\n"
 		"payhook_request_duration_seconds_count %llu\n",
 	    get(&seg->duration_count),
 	    (double)get(&seg->duration_sum_us) / 1e6,
 	    get(&seg->duration_count));
-	put(&o, "# HELP payhook_backend_errors_total Errors from MySQL (by "
+	textbuf_printf(&o, "# HELP payhook_backend_errors_total Errors from MySQL (by "
 		"error number) and Redis (by kind).\n"
 		"# TYPE payhook_backend_errors_total counter\n");
 	for (size_t i = 0; i <= MYSQL_CODES; i++) {
@@ -726,29 +870,29 @@ long metrics_render(const struct metrics *m, const struct config *cfg,
 		if (n == 0)
 			continue;
 		if (i < MYSQL_CODES)
-			put(&o, "payhook_backend_errors_total{backend=\"mysql\","
+			textbuf_printf(&o, "payhook_backend_errors_total{backend=\"mysql\","
 				"code=\"%u\"} %llu\n", mysql_codes[i], n);
 		else
-			put(&o, "payhook_backend_errors_total{backend=\"mysql\","
+			textbuf_printf(&o, "payhook_backend_errors_total{backend=\"mysql\","
 				"code=\"other\"} %llu\n", n);
 	}
 	for (size_t i = 0; i < METRICS_REDIS_FAULTS; i++)
-		put(&o, "payhook_backend_errors_total{backend=\"redis\","
+		textbuf_printf(&o, "payhook_backend_errors_total{backend=\"redis\","
 			"code=\"%s\"} %llu\n", redis_fault_names[i],
 		    get(&seg->redis_errors[i]));
-	put(&o, "# HELP payhook_lost_leases_total Lock releases that found the "
+	textbuf_printf(&o, "# HELP payhook_lost_leases_total Lock releases that found the "
 		"lease gone or taken over.\n"
 		"# TYPE payhook_lost_leases_total counter\n"
 		"payhook_lost_leases_total %llu\n", get(&seg->lost_leases));
-	put(&o, "# HELP payhook_workers Worker processes alive.\n"
+	textbuf_printf(&o, "# HELP payhook_workers Worker processes alive.\n"
 		"# TYPE payhook_workers gauge\n"
 		"payhook_workers %ld\n", workers_alive(seg));
-	put(&o, "# HELP payhook_worker_restarts_total Workers started again "
+	textbuf_printf(&o, "# HELP payhook_worker_restarts_total Workers started again "
 		"after an exit nobody asked for.\n"
 		"# TYPE payhook_worker_restarts_total counter\n"
 		"payhook_worker_restarts_total %llu\n",
 	    get(&seg->worker_restarts));
-	put(&o, "# HELP payhook_reloads_total Configuration reloads, applied "
+	textbuf_printf(&o, "# HELP payhook_reloads_total Configuration reloads, applied "
 		"or refused.\n"
 		"# TYPE payhook_reloads_total counter\n"
 		"payhook_reloads_total{result=\"applied\"} %llu\n"

@@ -156,6 +156,40 @@ bool metrics_terminated_seen(struct metrics *metrics, pid_t pid,
 long metrics_render(const struct metrics *metrics, const struct config *cfg,
 		    char *buf, size_t cap);
 
+/* A non-2xx answer, kept in a small ring of the latest (time, provider,
+ * outcome, transaction id, reason: never a body or a secret) for the
+ * operator's page. Can't fail; metrics NULL is fine. */
+void metrics_failure(struct metrics *metrics, unsigned provider,
+		     const struct result *result);
+
+/* Answers by kind, for the per-minute chart: ok (2xx), retry (what makes
+ * the provider retry: 409 and 5xx), refused (any other 4xx). */
+enum metrics_kind { METRICS_OK = 0, METRICS_RETRY, METRICS_REFUSED,
+		    METRICS_KINDS };
+#define METRICS_MINUTES 60
+#define METRICS_FAILURES 16
+
+/* One non-2xx answer of the ring. */
+struct metrics_failure {
+	int64_t time;                /* Unix time */
+	unsigned provider;           /* CONFIG_PROVIDER_COUNT: none */
+	enum outcome outcome;
+	char transaction_id[136];
+	char reason[128];
+};
+
+/* The answers of the last hour per profile (index CONFIG_PROVIDER_COUNT:
+ * none named) and minute (index METRICS_MINUTES - 1: this minute), and the
+ * latest failures, newest first (up to METRICS_FAILURES). Returns how many
+ * failures. Can't fail. */
+struct metrics_hour {
+	unsigned long long counts[CONFIG_PROVIDER_COUNT + 1][METRICS_MINUTES]
+				 [METRICS_KINDS];
+};
+size_t metrics_read_recent(const struct metrics *metrics,
+			   struct metrics_hour *hour,
+			   struct metrics_failure *failures);
+
 /* Writes only the pool's status (the payhook_pool_* and payhook_worker_*
  * series, which metrics_render includes) into buf. Returns its length, or
  * -1 when it does not fit. */

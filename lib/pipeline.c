@@ -477,6 +477,10 @@ void pipeline_finish(struct pipeline *p, const struct result *r)
 			provider != NULL ? (unsigned)provider_id(provider)
 					 : CONFIG_PROVIDER_COUNT,
 			r->outcome, p->elapsed_us);
+	if (response_outcome_status(r->outcome, p->cfg) >= 300)
+		metrics_failure(p->metrics,
+				provider != NULL ? (unsigned)provider_id(provider)
+						 : CONFIG_PROVIDER_COUNT, r);
 	log_request(p->cfg, provider != NULL ? provider_name(provider) : "-",
 		    p->batch, r, p->elapsed_us, &p->detail, &p->note);
 }
