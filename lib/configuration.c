@@ -218,6 +218,9 @@ static const struct key_def keys[] = {
 	STRING("metrics_file", metrics_file, NULL, 0),
 	STRING("status_path", status_path, NULL, 0),
 	STRING("ping_path", ping_path, NULL, 0),
+	STRING("status_page_path", status_page_path, NULL, 0),
+	STRING("status_page_token", status_page_token, NULL,
+	       FLAG_SECRET | FLAG_NONEMPTY),
 	NUMBER("request_slowlog_timeout_ms", KIND_LONG, request_slowlog_timeout_ms,
 	       0, 86400000, "0"),
 	NUMBER("request_terminate_timeout_ms", KIND_LONG,
@@ -1183,10 +1186,19 @@ static int check_receiver(const struct config *cfg, struct error *err)
 	if (!request_path_ok(cfg->health_path) ||
 	    !request_path_ok(cfg->metrics_path) ||
 	    !request_path_ok(cfg->status_path) ||
-	    !request_path_ok(cfg->ping_path))
-		return error_set(err, "health_path, metrics_path, status_path "
-				 "and ping_path are request paths: they start "
-				 "with /");
+	    !request_path_ok(cfg->ping_path) ||
+	    !request_path_ok(cfg->status_page_path))
+		return error_set(err, "health_path, metrics_path, status_path, "
+				 "ping_path and status_page_path are request "
+				 "paths: they start with /");
+	if (cfg->status_page_token != NULL && cfg->status_page_path == NULL)
+		return error_set(err, "status_page_token is set but "
+				 "status_page_path is not");
+	/* The page lists transaction ids: never without a token. */
+	if (cfg->status_page_path != NULL && cfg->status_page_token == NULL &&
+	    cfg->metrics_token == NULL)
+		return error_set(err, "status_page_path needs a token: set "
+				 "status_page_token (or metrics_token)");
 	if (cfg->metrics_token != NULL && cfg->metrics_path == NULL &&
 	    cfg->status_path == NULL)
 		return error_set(err, "metrics_token is set but neither "

@@ -185,6 +185,8 @@ struct config {
 	char *metrics_file;         /* the shared counter segment's file */
 	char *status_path;          /* the pool's status (metrics_token) */
 	char *ping_path;            /* liveness: 200 pong, no backend */
+	char *status_page_path;     /* the operator's HTML page */
+	char *status_page_token;    /* its token; NULL: metrics_token's */
 	long request_slowlog_timeout_ms;   /* log longer requests; 0: off */
 	long request_terminate_timeout_ms; /* SIGKILL stuck ones; 0: off */
 };

@@ -9,12 +9,15 @@
 
 #include <json-c/json.h>
 
+#include "encoding.h"
 #include "log.h"
 #include "ops.h"
+#include "page.h"
 #include "signature.h"
 
 #define PATH_MAX_BYTES 512
 #define BEARER "Bearer "
+#define BASIC "Basic "
 /* The most workers status_path lists one by one. */
 #define POOL_STATUS_WORKERS 1024
 
@@ -23,6 +26,7 @@ struct ops {
 	struct pipeline *pipeline;
 	const struct metrics *metrics;
 	struct signature_keyring *token; /* metrics_token, NULL: none */
+	struct signature_keyring *page_token; /* the page's, NULL: token */
 	char *buf;                       /* METRICS_RENDER_MAX + headers */
 	size_t cap;
 };
@@ -50,8 +54,19 @@ struct ops *ops_new(const struct config *cfg, struct pipeline *pipeline,
 			goto fail;
 		}
 	}
-	/* Only a worker that serves metrics needs the big buffer. */
-	ops->cap = cfg->metrics_path != NULL || cfg->status_path != NULL ?
+	if (cfg->status_page_token != NULL) {
+		char *tokens[] = { cfg->status_page_token };
+
+		ops->page_token = signature_keyring_new(tokens, 1, SECRET_TEXT,
+							&inner);
+		if (ops->page_token == NULL) {
+			error_set(err, "status_page_token: %s", inner.message);
+			goto fail;
+		}
+	}
+	/* Only a worker that serves metrics or pages needs a big buffer. */
+	ops->cap = cfg->status_page_path != NULL ? 2 * METRICS_RENDER_MAX + 512 :
+		   cfg->metrics_path != NULL || cfg->status_path != NULL ?
 			   METRICS_RENDER_MAX + 512 : 1024;
 	ops->buf = malloc(ops->cap);
 	if (ops->buf == NULL) {
@@ -69,6 +84,7 @@ void ops_free(struct ops *ops)
 	if (ops == NULL)
 		return;
 	signature_keyring_free(ops->token);
+	signature_keyring_free(ops->page_token);
 	free(ops->buf);
 	free(ops);
 }
@@ -141,19 +157,44 @@ static const char *health(struct ops *ops, bool head, size_t *len)
 			   len);
 }
 
-/* Whether the request carries "Authorization: Bearer <metrics_token>". The
- * comparison is the static-token check of the signatures: constant time in
- * content and length. */
-static bool authorized(const struct ops *ops, const struct request *req)
+/* Whether the request carries "Authorization: Bearer <token>" for keyring
+ * (NULL: no token needed), or, when basic, the token as the password of
+ * "Authorization: Basic" (what a browser sends; the user name is not
+ * looked at). The comparison is the static-token check of the signatures:
+ * constant time in content and length. */
+static bool token_in(const struct signature_keyring *keyring,
+		     const struct request *req, bool basic)
 {
 	const char *auth = request_param(req, "HTTP_AUTHORIZATION");
+	unsigned char pair[512];
+	const char *colon;
+	long n;
 
-	if (ops->token == NULL)
+	if (keyring == NULL)
 		return true;
-	if (auth == NULL || strncmp(auth, BEARER, strlen(BEARER)) != 0)
+	if (auth == NULL)
 		return false;
-	return signature_verify_token(ops->token, auth + strlen(BEARER), "",
-				      NULL) == SIGNATURE_VALID;
+	if (strncmp(auth, BEARER, strlen(BEARER)) == 0)
+		return signature_verify_token(keyring, auth + strlen(BEARER),
+					      "", NULL) == SIGNATURE_VALID;
+	if (!basic || strncmp(auth, BASIC, strlen(BASIC)) != 0)
+		return false;
+	n = encoding_base64_decode(auth + strlen(BASIC),
+				   strlen(auth + strlen(BASIC)), pair,
+				   sizeof(pair) - 1);
+	if (n < 0)
+		return false;
+	pair[n] = '\0';
+	colon = memchr(pair, ':', (size_t)n);
+	return colon != NULL && strlen((const char *)pair) == (size_t)n &&
+	       signature_verify_token(keyring, colon + 1, "", NULL) ==
+		       SIGNATURE_VALID;
+}
+
+/* metrics_path and status_path: metrics_token as a bearer token. */
+static bool authorized(const struct ops *ops, const struct request *req)
+{
+	return token_in(ops->token, req, false);
 }
 
 static const char *unauthorized(struct ops *ops, bool head, size_t *len)
@@ -303,8 +344,49 @@ static const char *status(struct ops *ops, const struct request *req,
 	return ops->buf;
 }
 
+/* status_page_path: the operator's page, behind status_page_token (else
+ * metrics_token), as a bearer token or a browser's Basic password. */
+static const char *page(struct ops *ops, const struct request *req,
+			bool head, size_t *len)
+{
+	static const char header[] =
+		"Status: 200 OK\r\n"
+		"Content-Type: text/html; charset=utf-8\r\n"
+		"Cache-Control: no-store\r\n"
+		"X-Content-Type-Options: nosniff\r\n"
+		"Content-Security-Policy: default-src 'none'; "
+		"style-src 'unsafe-inline'; img-src 'self'\r\n\r\n";
+	long n;
+
+	if (!token_in(ops->page_token != NULL ? ops->page_token : ops->token,
+		      req, true))
+		return answer_json(ops, 401, "Unauthorized",
+				   "WWW-Authenticate: Basic realm=\"payhook\", "
+				   "charset=\"UTF-8\"\r\n",
+				   result_body("unauthorized",
+					       "a valid token is required"),
+				   head, len);
+	if (ops->metrics == NULL)
+		return answer_json(ops, 503, "Service Unavailable", "",
+				   result_body("unavailable",
+					       "no metrics segment"), head, len);
+	memcpy(ops->buf, header, sizeof(header) - 1);
+	*len = sizeof(header) - 1;
+	if (head)
+		return ops->buf;
+	n = page_render(ops->metrics, ops->cfg, ops->buf + *len,
+			ops->cap - *len);
+	if (n < 0)
+		return answer_json(ops, 500, "Internal Server Error", "",
+				   result_body("error", "page too large"),
+				   head, len);
+	*len += (size_t)n;
+	return ops->buf;
+}
+
 /* Which operator's path req names, if any. */
-enum path { PATH_NONE, PATH_HEALTH, PATH_PING, PATH_METRICS, PATH_STATUS };
+enum path { PATH_NONE, PATH_HEALTH, PATH_PING, PATH_METRICS, PATH_STATUS,
+	    PATH_PAGE };
 
 static bool is_path(const char *key, const char *path)
 {
@@ -321,7 +403,8 @@ const char *ops_handle(struct ops *ops, const struct request *req,
 	bool head;
 
 	if (cfg->health_path == NULL && cfg->metrics_path == NULL &&
-	    cfg->status_path == NULL && cfg->ping_path == NULL)
+	    cfg->status_path == NULL && cfg->ping_path == NULL &&
+	    cfg->status_page_path == NULL)
 		return NULL;
 	request_path(req, path, sizeof(path));
 	if (is_path(cfg->health_path, path))
@@ -332,6 +415,8 @@ const char *ops_handle(struct ops *ops, const struct request *req,
 		which = PATH_METRICS;
 	else if (is_path(cfg->status_path, path))
 		which = PATH_STATUS;
+	else if (is_path(cfg->status_page_path, path))
+		which = PATH_PAGE;
 	else
 		return NULL;
 	method = request_param(req, "REQUEST_METHOD");
@@ -349,6 +434,8 @@ const char *ops_handle(struct ops *ops, const struct request *req,
 		return ping(ops, head, len);
 	case PATH_STATUS:
 		return status(ops, req, head, len);
+	case PATH_PAGE:
+		return page(ops, req, head, len);
 	default:
 		return metrics(ops, req, head, len);
 	}

@@ -1,0 +1,221 @@
+/* page.c - the operator's page (see page.h). Every figure sits in a table
+ * row or a sentence a person reads, and the same figure is in the status
+ * and the metrics, so a test (or an operator) can hold one against the
+ * other.
+ */
+#include "config.h"
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <time.h>
+
+#include "page.h"
+#include "response.h"
+#include "textbuf.h"
+
+#define CHART_W 360
+#define CHART_H 80
+#define BAR_W (CHART_W / METRICS_MINUTES)
+/* The most workers the page lists one by one (every slot). */
+#define POOL_PAGE_WORKERS 1024
+
+static const char style[] =
+	"body{font-family:system-ui,sans-serif;margin:0 auto;padding:1rem;"
+	"max-width:72rem;color:#1b1b1b;background:#fafafa}"
+	"h1{font-size:1.4rem;margin:0 0 .25rem}"
+	"h2{font-size:1.1rem;border-bottom:1px solid #ccc}"
+	"h3{font-size:1rem;margin:.75rem 0 .25rem}"
+	"main{display:grid;grid-template-columns:1fr 1fr;gap:0 2rem}"
+	"@media (max-width:600px){main{grid-template-columns:1fr}}"
+	"section{min-width:0}#failures{grid-column:1/-1}"
+	".scroll{overflow-x:auto}"
+	"table{border-collapse:collapse;font-size:.9rem}"
+	"th,td{text-align:left;padding:.15rem .5rem .15rem 0;"
+	"vertical-align:top}"
+	"td.n{text-align:right;font-variant-numeric:tabular-nums}"
+	"svg{max-width:100%;height:auto;background:#fff;border:1px solid #ddd}"
+	".ok{fill:#2e7d32}.retry{fill:#ef6c00}.refused{fill:#c62828}"
+	".key span{display:inline-block;width:.8em;height:.8em;"
+	"margin:0 .25em 0 .75em}"
+	".key .ok{background:#2e7d32}.key .retry{background:#ef6c00}"
+	".key .refused{background:#c62828}";
+
+static const char *const kind_names[METRICS_KINDS] = { "ok", "retry",
+						      "refused" };
+
+static const char *profile_name(unsigned p)
+{
+	return p < CONFIG_PROVIDER_COUNT ? config_provider_name(p) : "-";
+}
+
+static void row_number(struct textbuf *o, const char *label, long long value)
+{
+	textbuf_printf(o, "<tr><th scope=\"row\">%s</th><td class=\"n\">%lld"
+			  "</td></tr>\n", label, value);
+}
+
+static void pool_section(struct textbuf *o, const struct metrics_pool *p,
+			 const struct metrics_worker *w, size_t n)
+{
+	textbuf_printf(o, "<section id=\"pool\">\n<h2>Pool</h2>\n"
+			  "<table>\n");
+	row_number(o, "workers configured", p->workers_configured);
+	row_number(o, "workers total", p->workers_total);
+	row_number(o, "workers active", p->workers_active);
+	row_number(o, "workers idle", p->workers_idle);
+	row_number(o, "requests accepted", (long long)p->accepted);
+	row_number(o, "max active", (long long)p->max_active);
+	row_number(o, "max children reached",
+		   (long long)p->max_children_reached);
+	row_number(o, "listen queue", p->listen_queue);
+	row_number(o, "max listen queue", p->max_listen_queue);
+	row_number(o, "listen queue length", p->listen_queue_len);
+	row_number(o, "slow requests", (long long)p->slow_requests);
+	row_number(o, "terminated requests",
+		   (long long)p->terminated_requests);
+	textbuf_printf(o, "</table>\n<h3>Workers</h3>\n<div class=\"scroll\">"
+			  "<table>\n<thead><tr><th>pid</th><th>state</th>"
+			  "<th>requests</th><th>current ms</th>"
+			  "<th>profile</th><th>transaction id</th></tr>"
+			  "</thead>\n<tbody>\n");
+	for (size_t i = 0; i < n; i++) {
+		textbuf_printf(o, "<tr><td class=\"n\">%ld</td><td>%s</td>"
+				  "<td class=\"n\">%llu</td>"
+				  "<td class=\"n\">%lld</td><td>%s</td><td>",
+			       (long)w[i].pid, metrics_stage_name(w[i].stage),
+			       w[i].served,
+			       (long long)(w[i].elapsed_us / 1000),
+			       profile_name(w[i].provider));
+		textbuf_html(o, w[i].transaction_id[0] != '\0' ?
+					w[i].transaction_id : "-");
+		textbuf_printf(o, "</td></tr>\n");
+	}
+	textbuf_printf(o, "</tbody>\n</table></div>\n</section>\n");
+}
+
+/* One profile's hour: its totals in a sentence and 60 stacked bars. */
+static void profile_chart(struct textbuf *o, unsigned p,
+			  const struct metrics_hour *h)
+{
+	unsigned long long total[METRICS_KINDS] = { 0 }, peak = 1;
+
+	for (int m = 0; m < METRICS_MINUTES; m++) {
+		unsigned long long sum = 0;
+
+		for (int k = 0; k < METRICS_KINDS; k++) {
+			total[k] += h->counts[p][m][k];
+			sum += h->counts[p][m][k];
+		}
+		if (sum > peak)
+			peak = sum;
+	}
+	textbuf_printf(o, "<h3>%s</h3>\n<p>ok %llu, retry %llu, refused "
+			  "%llu</p>\n", profile_name(p), total[METRICS_OK],
+		       total[METRICS_RETRY], total[METRICS_REFUSED]);
+	textbuf_printf(o, "<svg viewBox=\"0 0 %d %d\" width=\"%d\" "
+			  "height=\"%d\" role=\"img\" aria-label=\"%s: "
+			  "answers per minute over the last hour, at most "
+			  "%llu\">\n", CHART_W, CHART_H, CHART_W, CHART_H,
+		       profile_name(p), peak);
+	for (int m = 0; m < METRICS_MINUTES; m++) {
+		double y = CHART_H;
+
+		for (int k = 0; k < METRICS_KINDS; k++) {
+			double hgt = (double)h->counts[p][m][k] * CHART_H /
+				     (double)peak;
+
+			if (h->counts[p][m][k] == 0)
+				continue;
+			y -= hgt;
+			textbuf_printf(o, "<rect class=\"%s\" x=\"%d\" y=\"%.1f\""
+					  " width=\"%d\" height=\"%.1f\"/>\n",
+				       kind_names[k], m * BAR_W, y, BAR_W - 1,
+				       hgt);
+		}
+	}
+	textbuf_printf(o, "</svg>\n");
+}
+
+static void hour_section(struct textbuf *o, const struct config *cfg,
+			 const struct metrics_hour *h)
+{
+	textbuf_printf(o, "<section id=\"hour\">\n<h2>Last hour</h2>\n"
+			  "<p class=\"key\">Answers per minute, oldest left:"
+			  "<span class=\"ok\">&#160;</span>ok (2xx)"
+			  "<span class=\"retry\">&#160;</span>retry (409, 5xx)"
+			  "<span class=\"refused\">&#160;</span>refused (other 4xx)"
+			  "</p>\n");
+	for (unsigned p = 0; p < CONFIG_PROVIDER_COUNT; p++)
+		if (config_provider_enabled(cfg, p))
+			profile_chart(o, p, h);
+	textbuf_printf(o, "</section>\n");
+}
+
+static void failures_section(struct textbuf *o, const struct config *cfg,
+			     const struct metrics_failure *f, size_t n)
+{
+	textbuf_printf(o, "<section id=\"failures\">\n<h2>Recent failures</h2>"
+			  "\n");
+	if (n == 0) {
+		textbuf_printf(o, "<p>No answer other than 2xx since the pool "
+				  "started.</p>\n</section>\n");
+		return;
+	}
+	textbuf_printf(o, "<div class=\"scroll\"><table>\n<thead><tr>"
+			  "<th>time (UTC)</th><th>profile</th>"
+			  "<th>transaction id</th><th>outcome</th>"
+			  "<th>reason</th></tr></thead>\n<tbody>\n");
+	for (size_t i = 0; i < n; i++) {
+		time_t t = (time_t)f[i].time;
+		struct tm tm;
+		char when[32] = "-";
+
+		if (gmtime_r(&t, &tm) != NULL)
+			strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S", &tm);
+		textbuf_printf(o, "<tr><td>%s</td><td>%s</td><td>", when,
+			       profile_name(f[i].provider));
+		textbuf_html(o, f[i].transaction_id[0] != '\0' ?
+					f[i].transaction_id : "-");
+		textbuf_printf(o, "</td><td>%s %d</td><td>",
+			       response_outcome_name(f[i].outcome),
+			       response_outcome_status(f[i].outcome, cfg));
+		textbuf_html(o, f[i].reason[0] != '\0' ? f[i].reason : "-");
+		textbuf_printf(o, "</td></tr>\n");
+	}
+	textbuf_printf(o, "</tbody>\n</table></div>\n</section>\n");
+}
+
+long page_render(const struct metrics *m, const struct config *cfg,
+		 char *buf, size_t cap)
+{
+	struct textbuf o = textbuf_init(buf, cap);
+	struct metrics_pool pool;
+	struct metrics_worker *w = calloc(POOL_PAGE_WORKERS, sizeof(*w));
+	struct metrics_hour *hour = malloc(sizeof(*hour));
+	struct metrics_failure failures[METRICS_FAILURES];
+	size_t n, nf = 0;
+	long len = -1;
+
+	if (w == NULL || hour == NULL)
+		goto out;
+	n = metrics_read_status(m, &pool, w, POOL_PAGE_WORKERS);
+	nf = metrics_read_recent(m, hour, failures);
+	textbuf_printf(&o, "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n"
+			   "<meta charset=\"utf-8\">\n"
+			   "<meta name=\"viewport\" content=\"width=device-width, "
+			   "initial-scale=1\">\n<title>payhook status</title>\n"
+			   "<style>%s</style>\n</head>\n<body>\n"
+			   "<h1>payhook</h1>\n<p>version %s, up %lld s</p>\n"
+			   "<main>\n", style, PACKAGE_VERSION,
+		       (long long)pool.uptime_s);
+	pool_section(&o, &pool, w, n);
+	hour_section(&o, cfg, hour);
+	failures_section(&o, cfg, failures, nf);
+	textbuf_printf(&o, "</main>\n</body>\n</html>\n");
+	if (!o.full)
+		len = (long)o.len;
+out:
+	free(w);
+	free(hour);
+	return len;
+}
