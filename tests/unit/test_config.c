@@ -842,6 +842,42 @@ START_TEST(lease_bound)
 }
 END_TEST
 
+/* The operator's keys: a terminate timeout no shorter than the lease, a
+ * page never without a token. */
+START_TEST(operator_keys)
+{
+	struct config cfg;
+	struct error err;
+
+	write_conf("signature_scheme = none\nlock_ttl_ms = 20000\n"
+		   "request_terminate_timeout_ms = 19999\n");
+	expect_failure(conf_path, "request_terminate_timeout_ms = 19999 is "
+		       "shorter than lock_ttl_ms = 20000", &err);
+	write_conf("signature_scheme = none\nlock_ttl_ms = 20000\n"
+		   "request_terminate_timeout_ms = 20000\n"
+		   "request_slowlog_timeout_ms = 1000\nping_path = /ping\n"
+		   "status_path = /status\n");
+	load_ok(&cfg, conf_path);
+	ck_assert_int_eq(cfg.request_terminate_timeout_ms, 20000);
+	ck_assert_int_eq(cfg.request_slowlog_timeout_ms, 1000);
+	ck_assert_str_eq(cfg.ping_path, "/ping");
+	config_cleanup(&cfg);
+
+	write_conf("signature_scheme = none\nstatus_page_path = /page\n");
+	expect_failure(conf_path, "status_page_path needs a token", &err);
+	write_conf("signature_scheme = none\nstatus_page_token = t\n");
+	expect_failure(conf_path, "status_page_token is set but "
+		       "status_page_path is not", &err);
+	write_conf("signature_scheme = none\nping_path = ping\n");
+	expect_failure(conf_path, "are request paths", &err);
+	write_conf("signature_scheme = none\nstatus_page_path = /page\n"
+		   "status_page_token = t\n");
+	load_ok(&cfg, conf_path);
+	ck_assert_str_eq(cfg.status_page_path, "/page");
+	config_cleanup(&cfg);
+}
+END_TEST
+
 START_TEST(missing_file)
 {
 	struct error err;
@@ -1096,6 +1132,7 @@ static Suite *config_suite(void)
 	tcase_add_test(tc, standard_without_secret_refused);
 	tcase_add_test(tc, bad_secret_refused_without_quoting_it);
 	tcase_add_test(tc, lease_bound);
+	tcase_add_test(tc, operator_keys);
 	tcase_add_test(tc, missing_file);
 	tcase_add_test(tc, passwords_never_in_errors);
 	tcase_add_test(tc, default_path_from_env);
