@@ -31,11 +31,27 @@ struct ops {
 	size_t cap;
 };
 
+/* The keyring of one token key (NULL token: none). Returns 0, or -1 with
+ * err naming the key. */
+static int token_keyring(char *token, const char *key,
+			 struct signature_keyring **keyring, struct error *err)
+{
+	char *tokens[] = { token };
+	struct error inner;
+
+	*keyring = NULL;
+	if (token == NULL)
+		return 0;
+	*keyring = signature_keyring_new(tokens, 1, SECRET_TEXT, &inner);
+	if (*keyring == NULL)
+		return error_set(err, "%s: %s", key, inner.message);
+	return 0;
+}
+
 struct ops *ops_new(const struct config *cfg, struct pipeline *pipeline,
 		    const struct metrics *metrics, struct error *err)
 {
 	struct ops *ops = calloc(1, sizeof(*ops));
-	struct error inner;
 
 	if (ops == NULL) {
 		error_set(err, "ops: out of memory");
@@ -44,26 +60,11 @@ struct ops *ops_new(const struct config *cfg, struct pipeline *pipeline,
 	ops->cfg = cfg;
 	ops->pipeline = pipeline;
 	ops->metrics = metrics;
-	if (cfg->metrics_token != NULL) {
-		char *tokens[] = { cfg->metrics_token };
-
-		ops->token = signature_keyring_new(tokens, 1, SECRET_TEXT,
-						   &inner);
-		if (ops->token == NULL) {
-			error_set(err, "metrics_token: %s", inner.message);
-			goto fail;
-		}
-	}
-	if (cfg->status_page_token != NULL) {
-		char *tokens[] = { cfg->status_page_token };
-
-		ops->page_token = signature_keyring_new(tokens, 1, SECRET_TEXT,
-							&inner);
-		if (ops->page_token == NULL) {
-			error_set(err, "status_page_token: %s", inner.message);
-			goto fail;
-		}
-	}
+	if (token_keyring(cfg->metrics_token, "metrics_token", &ops->token,
+			  err) != 0 ||
+	    token_keyring(cfg->status_page_token, "status_page_token",
+			  &ops->page_token, err) != 0)
+		goto fail;
 	/* Only a worker that serves metrics or pages needs a big buffer. */
 	ops->cap = cfg->status_page_path != NULL ? 2 * METRICS_RENDER_MAX + 512 :
 		   cfg->metrics_path != NULL || cfg->status_path != NULL ?
@@ -206,33 +207,51 @@ static const char *unauthorized(struct ops *ops, bool head, size_t *len)
 			   head, len);
 }
 
-static const char *metrics(struct ops *ops, const struct request *req,
-			   bool head, size_t *len)
+static const char prometheus_header[] =
+	"Status: 200 OK\r\n"
+	"Content-Type: text/plain; version=0.0.4; charset=utf-8\r\n"
+	"Cache-Control: no-store\r\n\r\n";
+
+/* Renders one of the metrics segment's views into buf (cap bytes);
+ * returns its length or -1 when it does not fit. */
+typedef long (*render_fn)(const struct metrics *metrics,
+			  const struct config *cfg, char *buf, size_t cap);
+
+/* A 200 with header (a NUL-terminated string of complete header lines and
+ * the blank line) and what render writes, or the 503 of a worker without
+ * a segment, or a 500 naming what when it is too large. */
+static const char *answer_rendered(struct ops *ops, const char *header,
+				   render_fn render, const char *what,
+				   bool head, size_t *len)
 {
-	static const char header[] =
-		"Status: 200 OK\r\n"
-		"Content-Type: text/plain; version=0.0.4; charset=utf-8\r\n"
-		"Cache-Control: no-store\r\n\r\n";
+	char too_large[64];
 	long n;
 
-	if (!authorized(ops, req))
-		return unauthorized(ops, head, len);
 	if (ops->metrics == NULL)
 		return answer_json(ops, 503, "Service Unavailable", "",
 				   result_body("unavailable",
 					       "no metrics segment"), head, len);
-	memcpy(ops->buf, header, sizeof(header) - 1);
-	*len = sizeof(header) - 1;
+	*len = strlen(header);
+	memcpy(ops->buf, header, *len);
 	if (head)
 		return ops->buf;
-	n = metrics_render(ops->metrics, ops->cfg, ops->buf + *len,
-			   ops->cap - *len);
-	if (n < 0)
+	n = render(ops->metrics, ops->cfg, ops->buf + *len, ops->cap - *len);
+	if (n < 0) {
+		snprintf(too_large, sizeof(too_large), "%s too large", what);
 		return answer_json(ops, 500, "Internal Server Error", "",
-				   result_body("error", "metrics too large"),
-				   head, len);
+				   result_body("error", too_large), head, len);
+	}
 	*len += (size_t)n;
 	return ops->buf;
+}
+
+static const char *metrics(struct ops *ops, const struct request *req,
+			   bool head, size_t *len)
+{
+	if (!authorized(ops, req))
+		return unauthorized(ops, head, len);
+	return answer_rendered(ops, prometheus_header, metrics_render,
+			       "metrics", head, len);
 }
 
 /* ping_path: this worker runs and answers; no backend is asked. */
@@ -310,38 +329,25 @@ static json_object *status_json(const struct metrics *m)
 	return body;
 }
 
+static long render_status(const struct metrics *m, const struct config *cfg,
+			  char *buf, size_t cap)
+{
+	(void)cfg;
+	return metrics_render_status(m, buf, cap);
+}
+
 /* status_path: the pool's status, Prometheus text or JSON (the same
  * numbers). */
 static const char *status(struct ops *ops, const struct request *req,
 			  bool head, size_t *len)
 {
-	static const char header[] =
-		"Status: 200 OK\r\n"
-		"Content-Type: text/plain; version=0.0.4; charset=utf-8\r\n"
-		"Cache-Control: no-store\r\n\r\n";
-	long n;
-
 	if (!authorized(ops, req))
 		return unauthorized(ops, head, len);
-	if (ops->metrics == NULL)
-		return answer_json(ops, 503, "Service Unavailable", "",
-				   result_body("unavailable",
-					       "no metrics segment"), head, len);
-	if (wants_json(req))
+	if (ops->metrics != NULL && wants_json(req))
 		return answer_json(ops, 200, "OK", "", status_json(ops->metrics),
 				   head, len);
-	memcpy(ops->buf, header, sizeof(header) - 1);
-	*len = sizeof(header) - 1;
-	if (head)
-		return ops->buf;
-	n = metrics_render_status(ops->metrics, ops->buf + *len,
-				  ops->cap - *len);
-	if (n < 0)
-		return answer_json(ops, 500, "Internal Server Error", "",
-				   result_body("error", "status too large"),
-				   head, len);
-	*len += (size_t)n;
-	return ops->buf;
+	return answer_rendered(ops, prometheus_header, render_status,
+			       "status", head, len);
 }
 
 /* status_page_path: the operator's page, behind status_page_token (else
@@ -356,7 +362,6 @@ static const char *page(struct ops *ops, const struct request *req,
 		"X-Content-Type-Options: nosniff\r\n"
 		"Content-Security-Policy: default-src 'none'; "
 		"style-src 'unsafe-inline'; img-src 'self'\r\n\r\n";
-	long n;
 
 	if (!token_in(ops->page_token != NULL ? ops->page_token : ops->token,
 		      req, true))
@@ -366,22 +371,7 @@ static const char *page(struct ops *ops, const struct request *req,
 				   result_body("unauthorized",
 					       "a valid token is required"),
 				   head, len);
-	if (ops->metrics == NULL)
-		return answer_json(ops, 503, "Service Unavailable", "",
-				   result_body("unavailable",
-					       "no metrics segment"), head, len);
-	memcpy(ops->buf, header, sizeof(header) - 1);
-	*len = sizeof(header) - 1;
-	if (head)
-		return ops->buf;
-	n = page_render(ops->metrics, ops->cfg, ops->buf + *len,
-			ops->cap - *len);
-	if (n < 0)
-		return answer_json(ops, 500, "Internal Server Error", "",
-				   result_body("error", "page too large"),
-				   head, len);
-	*len += (size_t)n;
-	return ops->buf;
+	return answer_rendered(ops, header, page_render, "page", head, len);
 }
 
 /* Which operator's path req names, if any. */

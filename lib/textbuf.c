@@ -34,26 +34,20 @@ void textbuf_printf(struct textbuf *tb, const char *fmt, ...)
 
 void textbuf_html(struct textbuf *tb, const char *text)
 {
+	static const char *const entities[][2] = {
+		{ "&", "&amp;" }, { "<", "&lt;" }, { ">", "&gt;" },
+		{ "\"", "&quot;" }, { "'", "&#39;" },
+	};
+
 	for (const char *p = text; *p != '\0' && !tb->full; p++) {
-		switch (*p) {
-		case '&':
-			textbuf_printf(tb, "&amp;");
-			break;
-		case '<':
-			textbuf_printf(tb, "&lt;");
-			break;
-		case '>':
-			textbuf_printf(tb, "&gt;");
-			break;
-		case '"':
-			textbuf_printf(tb, "&quot;");
-			break;
-		case '\'':
-			textbuf_printf(tb, "&#39;");
-			break;
-		default:
+		const char *entity = NULL;
+
+		for (size_t i = 0; i < sizeof(entities) / sizeof(entities[0]); i++)
+			if (*p == entities[i][0][0])
+				entity = entities[i][1];
+		if (entity != NULL)
+			textbuf_printf(tb, "%s", entity);
+		else
 			textbuf_printf(tb, "%c", *p);
-			break;
-		}
 	}
 }
