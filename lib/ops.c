@@ -14,10 +14,13 @@
 #include "ops.h"
 #include "page.h"
 #include "signature.h"
+#include "timing.h"
 
 #define PATH_MAX_BYTES 512
 #define BEARER "Bearer "
 #define BASIC "Basic "
+/* A page load asks MySQL at most this often per worker. */
+#define SUMMARY_MS 5000
 /* The most workers status_path lists one by one. */
 #define POOL_STATUS_WORKERS 1024
 
@@ -28,6 +31,11 @@ struct ops {
 	struct signature_keyring *token; /* metrics_token, NULL: none */
 	struct signature_keyring *page_token; /* the page's, NULL: token */
 	char *buf;                       /* METRICS_RENDER_MAX + headers */
+	/* The page's figures from MySQL, asked at most every SUMMARY_MS. */
+	struct store_summary summary;
+	bool summary_ok;
+	struct error summary_err;
+	int64_t summary_at_us;           /* 0: never asked */
 	size_t cap;
 };
 
@@ -212,10 +220,9 @@ static const char prometheus_header[] =
 	"Content-Type: text/plain; version=0.0.4; charset=utf-8\r\n"
 	"Cache-Control: no-store\r\n\r\n";
 
-/* Renders one of the metrics segment's views into buf (cap bytes);
- * returns its length or -1 when it does not fit. */
-typedef long (*render_fn)(const struct metrics *metrics,
-			  const struct config *cfg, char *buf, size_t cap);
+/* Renders one of the metrics segment's views for ops into buf (cap
+ * bytes); returns its length or -1 when it does not fit. */
+typedef long (*render_fn)(const struct ops *ops, char *buf, size_t cap);
 
 /* A 200 with header (a NUL-terminated string of complete header lines and
  * the blank line) and what render writes, or the 503 of a worker without
@@ -235,7 +242,7 @@ static const char *answer_rendered(struct ops *ops, const char *header,
 	memcpy(ops->buf, header, *len);
 	if (head)
 		return ops->buf;
-	n = render(ops->metrics, ops->cfg, ops->buf + *len, ops->cap - *len);
+	n = render(ops, ops->buf + *len, ops->cap - *len);
 	if (n < 0) {
 		snprintf(too_large, sizeof(too_large), "%s too large", what);
 		return answer_json(ops, 500, "Internal Server Error", "",
@@ -245,12 +252,17 @@ static const char *answer_rendered(struct ops *ops, const char *header,
 	return ops->buf;
 }
 
+static long render_metrics(const struct ops *ops, char *buf, size_t cap)
+{
+	return metrics_render(ops->metrics, ops->cfg, buf, cap);
+}
+
 static const char *metrics(struct ops *ops, const struct request *req,
 			   bool head, size_t *len)
 {
 	if (!authorized(ops, req))
 		return unauthorized(ops, head, len);
-	return answer_rendered(ops, prometheus_header, metrics_render,
+	return answer_rendered(ops, prometheus_header, render_metrics,
 			       "metrics", head, len);
 }
 
@@ -329,11 +341,9 @@ static json_object *status_json(const struct metrics *m)
 	return body;
 }
 
-static long render_status(const struct metrics *m, const struct config *cfg,
-			  char *buf, size_t cap)
+static long render_status(const struct ops *ops, char *buf, size_t cap)
 {
-	(void)cfg;
-	return metrics_render_status(m, buf, cap);
+	return metrics_render_status(ops->metrics, buf, cap);
 }
 
 /* status_path: the pool's status, Prometheus text or JSON (the same
@@ -348,6 +358,19 @@ static const char *status(struct ops *ops, const struct request *req,
 				   head, len);
 	return answer_rendered(ops, prometheus_header, render_status,
 			       "status", head, len);
+}
+
+/* The page, with what the last summary found. */
+static long render_page(const struct ops *ops, char *buf, size_t cap)
+{
+	struct page_backend b = {
+		.summary = ops->summary_ok ? &ops->summary : NULL,
+		.why = "MySQL did not answer",
+		.age_s = (long)((timing_now_us() - ops->summary_at_us) /
+				1000000),
+	};
+
+	return page_render(ops->metrics, ops->cfg, &b, buf, cap);
 }
 
 /* status_page_path: the operator's page, behind status_page_token (else
@@ -371,7 +394,17 @@ static const char *page(struct ops *ops, const struct request *req,
 				   result_body("unauthorized",
 					       "a valid token is required"),
 				   head, len);
-	return answer_rendered(ops, header, page_render, "page", head, len);
+	if (ops->summary_at_us == 0 ||
+	    timing_now_us() - ops->summary_at_us >= SUMMARY_MS * 1000L) {
+		ops->summary_at_us = timing_now_us();
+		ops->summary_ok = ops->pipeline != NULL &&
+				  pipeline_summary(ops->pipeline, &ops->summary,
+						   &ops->summary_err) == 0;
+		/* The detail (host names) goes to the log. */
+		if (ops->pipeline != NULL && !ops->summary_ok)
+			log_warn("status page: %s", ops->summary_err.message);
+	}
+	return answer_rendered(ops, header, render_page, "page", head, len);
 }
 
 /* Which operator's path req names, if any. */

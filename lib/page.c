@@ -185,8 +185,55 @@ static void failures_section(struct textbuf *o, const struct config *cfg,
 	textbuf_printf(o, "</tbody>\n</table></div>\n</section>\n");
 }
 
+static void handoff_section(struct textbuf *o, const struct page_backend *b)
+{
+	const struct store_summary *s = b->summary;
+
+	textbuf_printf(o, "<section id=\"handoff\">\n<h2>Hand-off</h2>\n");
+	if (s == NULL) {
+		textbuf_printf(o, "<p>Not known: ");
+		textbuf_html(o, b->why);
+		textbuf_printf(o, "</p>\n</section>\n");
+		return;
+	}
+	textbuf_printf(o, "<table>\n");
+	textbuf_printf(o, "<tr><th scope=\"row\">payments pending</th>"
+			  "<td class=\"n\">%s%llu</td></tr>\n",
+		       s->pending_capped ? "more than " : "", s->pending);
+	row_number(o, "longest overdue (s)", (long long)s->overdue_s);
+	textbuf_printf(o, "</table>\n<p>Pending: recorded, not yet delivered "
+			  "nor dead (payhook-dispatch's metrics count the "
+			  "dead). From MySQL, %ld s ago.</p>\n</section>\n",
+		       b->age_s);
+}
+
+static void lifecycle_section(struct textbuf *o, const struct page_backend *b)
+{
+	const struct store_summary *s = b->summary;
+
+	textbuf_printf(o, "<section id=\"lifecycle\">\n"
+			  "<h2>Refunds and disputes</h2>\n");
+	if (s == NULL)
+		textbuf_printf(o, "<p>Not known: MySQL did not answer.</p>\n");
+	else if (!s->events)
+		textbuf_printf(o, "<p>Not recorded: the table payment_events is "
+				  "missing (db/migrate-4-lifecycle.sql).</p>\n");
+	else if (s->refunds + s->disputes + s->cancellations == 0)
+		textbuf_printf(o, "<p>None recorded yet: payment_events is "
+				  "empty.</p>\n");
+	else {
+		textbuf_printf(o, "<table>\n");
+		row_number(o, "refunds", (long long)s->refunds);
+		row_number(o, "disputes", (long long)s->disputes);
+		row_number(o, "disputes open", (long long)s->disputes_open);
+		row_number(o, "cancellations", (long long)s->cancellations);
+		textbuf_printf(o, "</table>\n");
+	}
+	textbuf_printf(o, "</section>\n");
+}
+
 long page_render(const struct metrics *m, const struct config *cfg,
-		 char *buf, size_t cap)
+		 const struct page_backend *backend, char *buf, size_t cap)
 {
 	struct textbuf o = textbuf_init(buf, cap);
 	struct metrics_pool pool;
@@ -210,6 +257,8 @@ long page_render(const struct metrics *m, const struct config *cfg,
 		       (long long)pool.uptime_s);
 	pool_section(&o, &pool, w, n);
 	hour_section(&o, cfg, hour);
+	handoff_section(&o, backend);
+	lifecycle_section(&o, backend);
 	failures_section(&o, cfg, failures, nf);
 	textbuf_printf(&o, "</main>\n</body>\n</html>\n");
 	if (!o.full)

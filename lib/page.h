@@ -11,10 +11,19 @@
 
 #include "configuration.h"
 #include "metrics.h"
+#include "store.h"
+
+/* What MySQL told the page: summary when known, else why not. */
+struct page_backend {
+	const struct store_summary *summary; /* NULL: unknown */
+	const char *why;                     /* when summary is NULL */
+	long age_s;                          /* how old summary is */
+};
 
 /* Writes the page (the HTML document only, no headers) into buf (cap
- * bytes). Returns its length, or -1 when it does not fit. */
+ * bytes). Returns its length, or -1 when it does not fit (or memory ran
+ * out). */
 long page_render(const struct metrics *metrics, const struct config *cfg,
-		 char *buf, size_t cap);
+		 const struct page_backend *backend, char *buf, size_t cap);
 
 #endif

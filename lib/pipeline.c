@@ -107,6 +107,12 @@ int pipeline_check_mysql(struct pipeline *p, struct error *err)
 	return store_check_schema(p->store, err);
 }
 
+int pipeline_summary(struct pipeline *p, struct store_summary *summary,
+		     struct error *err)
+{
+	return store_summary(p->store, summary, err);
+}
+
 static int enough_lease(void *ctx, long needed_ms)
 {
 	const struct lock_lease *lease = ctx;

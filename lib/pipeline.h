@@ -18,6 +18,7 @@
 #include "metrics.h"
 #include "request.h"
 #include "response.h"
+#include "store.h"
 
 struct pipeline; /* configuration, parsers and backend connections; opaque */
 
@@ -65,5 +66,10 @@ void pipeline_handle(struct pipeline *pipeline, const struct request *request,
 /* Connects to MySQL and checks the schema, for --check-config, logging
  * nothing. Returns 0, or -1 with err naming what failed. */
 int pipeline_check_mysql(struct pipeline *pipeline, struct error *err);
+
+/* The operator's page's figures from MySQL (store_summary) over the
+ * pipeline's own connection. Returns 0, or -1 with err set. */
+int pipeline_summary(struct pipeline *pipeline, struct store_summary *summary,
+		     struct error *err);
 
 #endif

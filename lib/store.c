@@ -227,6 +227,54 @@ int store_ping(struct store *store, struct error *err)
 	return -1;
 }
 
+int store_summary(struct store *store, struct store_summary *summary,
+		  struct error *err)
+{
+	static const char pending_sql[] =
+		"SELECT COUNT(*) FROM (SELECT 1 FROM payments "
+		"WHERE dispatch_due_at IS NOT NULL LIMIT 10001) AS pending";
+	static const char overdue_sql[] =
+		"SELECT COALESCE(GREATEST(0, TIMESTAMPDIFF(SECOND, "
+		"MIN(dispatch_due_at), UTC_TIMESTAMP(6))), 0) FROM payments "
+		"WHERE dispatch_due_at IS NOT NULL";
+	static const char *const events_sql[] = {
+		"SELECT COUNT(*) FROM payment_events WHERE kind = 'refund'",
+		"SELECT COUNT(*) FROM payment_events WHERE kind = 'dispute'",
+		"SELECT COUNT(*) FROM payment_events WHERE kind = 'dispute' "
+		"AND state = 'open'",
+		"SELECT COUNT(*) FROM payment_events WHERE kind = 'cancellation'",
+	};
+	unsigned long long *events_out[] = {
+		&summary->refunds, &summary->disputes, &summary->disputes_open,
+		&summary->cancellations,
+	};
+	struct sqlconn *c;
+
+	_Static_assert(STORE_SUMMARY_CAP == 10000, "pending_sql's LIMIT");
+	memset(summary, 0, sizeof(*summary));
+	if (store_connect(store, err) != 0)
+		return -1;
+	c = store->conn;
+	if (sqlconn_query_number(c, pending_sql, &summary->pending, err) != 0 ||
+	    sqlconn_query_number(c, overdue_sql, &summary->overdue_s, err) != 0)
+		return -1;
+	if (summary->pending > STORE_SUMMARY_CAP) {
+		summary->pending = STORE_SUMMARY_CAP;
+		summary->pending_capped = true;
+	}
+	for (size_t i = 0; i < sizeof(events_sql) / sizeof(events_sql[0]); i++) {
+		if (sqlconn_query_number(c, events_sql[i], events_out[i],
+					 err) == 0)
+			continue;
+		/* No payment_events table: the page says so. */
+		if (mysql_errno(sqlconn_mysql(c)) == 1146)
+			return 0;
+		return -1;
+	}
+	summary->events = true;
+	return 0;
+}
+
 int store_check_schema(struct store *store, struct error *err)
 {
 	static const char key_sql[] =

@@ -238,6 +238,14 @@ int store_check_schema(struct store *store, struct error *err)
 	return store_connect(store, err);
 }
 
+int store_summary(struct store *store, struct store_summary *summary,
+		  struct error *err)
+{
+	FUZZ_CHECK(store != NULL, "store_summary: NULL store");
+	memset(summary, 0, sizeof(*summary));
+	return store_connect(store, err);
+}
+
 int store_ping(struct store *store, struct error *err)
 {
 	FUZZ_CHECK(store != NULL, "store_ping: NULL store");
