@@ -191,7 +191,7 @@ enum result_kind { RESULT_DELIVERED, RESULT_RETRY, RESULT_DEAD };
  * lease's end is when another dispatcher may take the payment anyway. */
 static enum handoff_store_status record_result(
 	struct worker *w, const struct handoff_store_batch *batch,
-	const struct handoff_store_payment *p, enum result_kind kind,
+	const struct handoff_row *p, enum result_kind kind,
 	const char *detail, long delay_ms)
 {
 	long pause = RECORD_RETRY_MIN_MS;
@@ -248,21 +248,9 @@ static void answer_text(const struct worker *w,
 
 /* One attempt at p and its one log line. */
 static void attempt(struct worker *w, const struct handoff_store_batch *batch,
-		    struct handoff_store_payment *p)
+		    struct handoff_row *p)
 {
 	const struct config *cfg = w->cfg;
-	struct handoff_payment hp = {
-		.provider = p->provider,
-		.transaction_id = p->transaction_id,
-		.transaction_id_len = p->transaction_id_len,
-		.event_id = p->event_id,
-		.event_id_len = p->event_id_len,
-		.amount = p->amount,
-		.currency = p->currency,
-		.received_at = p->received_at,
-		.payload = p->payload,
-		.payload_len = p->payload_len,
-	};
 	struct handoff_outcome out;
 	struct error err = { "" };
 	enum result_kind kind;
@@ -276,7 +264,7 @@ static void attempt(struct worker *w, const struct handoff_store_batch *batch,
 	/* A failure to even try (out of memory, no process, a payment that
 	 * cannot be expressed) counts as a failed attempt; out.detail says
 	 * why, and out.permanent whether retrying can help. */
-	if (handoff_deliver(w->handoff, &hp, &out, &err) != 0)
+	if (handoff_deliver(w->handoff, p, &out, &err) != 0)
 		out.delivered = false;
 	elapsed_ms = (long long)((timing_now_us() - started) / 1000);
 	if (out.delivered) {

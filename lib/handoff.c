@@ -212,7 +212,7 @@ void handoff_free(struct handoff *h)
 	free(h);
 }
 
-int handoff_idempotency_key(const struct handoff_payment *p, char *out,
+int handoff_idempotency_key(const struct handoff_row *p, char *out,
 			    size_t cap, struct error *err)
 {
 	int len = snprintf(out, cap, "payhook:%s:%.*s", p->provider,
@@ -295,7 +295,7 @@ static int add_string(json_object *obj, const char *key, const char *text,
 
 /* handoff_body_new; *not_utf8 tells a field that can never be sent from
  * running out of memory, which may pass. */
-static char *body_new(const struct handoff_payment *p, size_t *len,
+static char *body_new(const struct handoff_row *p, size_t *len,
 		      bool *not_utf8, struct error *err)
 {
 	json_object *obj, *amount;
@@ -360,7 +360,7 @@ oom:
 	return NULL;
 }
 
-char *handoff_body_new(const struct handoff_payment *p, size_t *len,
+char *handoff_body_new(const struct handoff_row *p, size_t *len,
 		       struct error *err)
 {
 	bool not_utf8 = false;
@@ -752,7 +752,7 @@ out:
 	return result;
 }
 
-int handoff_deliver(struct handoff *h, const struct handoff_payment *p,
+int handoff_deliver(struct handoff *h, const struct handoff_row *p,
 		    struct handoff_outcome *out, struct error *err)
 {
 	char key[HANDOFF_KEY_MAX];

@@ -17,6 +17,7 @@
 
 #include "configuration.h"
 #include "error.h"
+#include "handoff_row.h"
 
 /* "payhook:" + provider (32) + ":" + transaction id (128) + NUL. */
 #define HANDOFF_KEY_MAX 176
@@ -29,21 +30,6 @@
 #define HANDOFF_OUTPUT_KEEP 120
 
 struct handoff; /* a libcurl handle or a command, the signing key; opaque */
-
-/* What is handed on: the columns of one payments row. The strings need not
- * be NUL-terminated where a length is given. */
-struct handoff_payment {
-	const char *provider;
-	const char *transaction_id;
-	size_t transaction_id_len;
-	const char *event_id;       /* NULL when the provider sent none */
-	size_t event_id_len;
-	unsigned long long amount;  /* minor units */
-	const char *currency;
-	const char *received_at;    /* RFC 3339 UTC */
-	const char *payload;        /* the provider's raw body */
-	size_t payload_len;
-};
 
 struct handoff_outcome {
 	bool delivered;     /* 2xx, or exit status 0 */
@@ -83,7 +69,7 @@ void handoff_free(struct handoff *h);
  * bytes, HANDOFF_KEY_MAX is enough). Returns 0, or -1 with err set when it
  * does not fit or is not 1-255 bytes of visible ASCII (it goes into a header
  * and the command's environment); out is then "". */
-int handoff_idempotency_key(const struct handoff_payment *p, char *out,
+int handoff_idempotency_key(const struct handoff_row *p, char *out,
 			    size_t cap, struct error *err);
 
 /* Builds the JSON object handed on (json-c, so every string is escaped):
@@ -92,7 +78,7 @@ int handoff_idempotency_key(const struct handoff_payment *p, char *out,
  * NUL-terminated string the caller frees with free(), its length in *len; or
  * NULL with err set: out of memory, or a field that is not valid UTF-8 (no
  * JSON string can carry it). */
-char *handoff_body_new(const struct handoff_payment *p, size_t *len,
+char *handoff_body_new(const struct handoff_row *p, size_t *len,
 		       struct error *err);
 
 /* One attempt to hand p on. Returns 0 with *out telling how it went
@@ -100,7 +86,7 @@ char *handoff_body_new(const struct handoff_payment *p, size_t *len,
  * pipe or process, a field that cannot be expressed: see out->permanent),
  * with err set and *out a failure whose detail is err's message. Bounded by
  * dispatch_timeout_ms (+ HANDOFF_KILL_GRACE_MS for a command). */
-int handoff_deliver(struct handoff *h, const struct handoff_payment *p,
+int handoff_deliver(struct handoff *h, const struct handoff_row *p,
 		    struct handoff_outcome *out, struct error *err);
 
 #endif

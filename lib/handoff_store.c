@@ -397,7 +397,7 @@ static int read_claimed(struct handoff_store *d,
 	}
 	while (batch->count < expected && (row = mysql_fetch_row(res)) != NULL) {
 		unsigned long *len = mysql_fetch_lengths(res);
-		struct handoff_store_payment *p = &batch->items[batch->count];
+		struct handoff_row *p = &batch->items[batch->count];
 
 		if (len == NULL || row[7] == NULL) {
 			rc = error_set(err, "mysql claim read: a row without "
@@ -626,7 +626,7 @@ static enum handoff_store_status fenced_write(struct handoff_store *d,
 /* The fenced statements end with "id = ? AND dispatch_token = ?". */
 static enum handoff_store_status fenced_by_token(
 	struct handoff_store *d, enum stmt_index which,
-	const struct handoff_store_payment *p, const char *last_error,
+	const struct handoff_row *p, const char *last_error,
 	long long delay_us, struct error *err)
 {
 	MYSQL_BIND param[4];
@@ -657,14 +657,14 @@ static enum handoff_store_status fenced_by_token(
 }
 
 enum handoff_store_status handoff_store_record_delivered(
-	struct handoff_store *d, const struct handoff_store_payment *p,
+	struct handoff_store *d, const struct handoff_row *p,
 	struct error *err)
 {
 	return fenced_by_token(d, STMT_DELIVERED, p, NULL, 0, err);
 }
 
 enum handoff_store_status handoff_store_record_retry(
-	struct handoff_store *d, const struct handoff_store_payment *p,
+	struct handoff_store *d, const struct handoff_row *p,
 	const char *last_error, long delay_ms, struct error *err)
 {
 	return fenced_by_token(d, STMT_RETRY, p, last_error,
@@ -673,14 +673,14 @@ enum handoff_store_status handoff_store_record_retry(
 }
 
 enum handoff_store_status handoff_store_record_dead(
-	struct handoff_store *d, const struct handoff_store_payment *p,
+	struct handoff_store *d, const struct handoff_row *p,
 	const char *last_error, struct error *err)
 {
 	return fenced_by_token(d, STMT_DEAD, p, last_error, 0, err);
 }
 
 enum handoff_store_status handoff_store_release(
-	struct handoff_store *d, const struct handoff_store_payment *p,
+	struct handoff_store *d, const struct handoff_row *p,
 	struct error *err)
 {
 	return fenced_by_token(d, STMT_RELEASE, p, NULL, 0, err);

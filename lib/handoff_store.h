@@ -24,6 +24,7 @@
 
 #include "configuration.h"
 #include "error.h"
+#include "handoff_row.h"
 
 /* dispatch_owner is VARCHAR(128): "<host>:<pid>" is cut to fit. */
 #define HANDOFF_STORE_OWNER_MAX 128
@@ -35,31 +36,11 @@
 
 struct handoff_store; /* one connection; opaque */
 
-/* One claimed payment, read in the claim's transaction. Strings are
- * NUL-terminated copies; payload and event_id are owned by the batch. */
-struct handoff_store_payment {
-	unsigned long long id;
-	char provider[33];          /* VARCHAR(32) */
-	char transaction_id[129];   /* VARBINARY(128) */
-	size_t transaction_id_len;
-	char *event_id;             /* NULL when the column is NULL */
-	size_t event_id_len;
-	unsigned long long amount;
-	char currency[4];
-	char received_at[32];       /* RFC 3339 UTC: 2026-11-30T14:00:00.123456Z */
-	char *payload;              /* the provider's raw body (NUL added) */
-	size_t payload_len;
-	unsigned long long token;   /* dispatch_token after this claim */
-	unsigned long attempts;     /* dispatch_attempts, this attempt included */
-	bool attempted;             /* the caller's: set once an attempt began
-				     * (such a claim is never released) */
-};
-
 /* The payments of one claim and its lease, measured on the monotonic clock
  * (timing_now_us) from before the claim was sent: the server's lease ends
  * later than lease_end_us, never earlier. */
 struct handoff_store_batch {
-	struct handoff_store_payment *items;
+	struct handoff_row *items;
 	size_t count;
 	int64_t lease_start_us;
 	int64_t lease_end_us;
@@ -124,7 +105,7 @@ void handoff_store_batch_cleanup(struct handoff_store_batch *batch);
 /* Marks p delivered (due_at NULL, delivered_at now, owner and last error
  * cleared) while its token is current. */
 enum handoff_store_status handoff_store_record_delivered(
-	struct handoff_store *d, const struct handoff_store_payment *p,
+	struct handoff_store *d, const struct handoff_row *p,
 	struct error *err);
 
 /* Records a failed attempt while p's token is current: due again delay_ms
@@ -132,19 +113,19 @@ enum handoff_store_status handoff_store_record_delivered(
  * HANDOFF_STORE_LAST_ERROR_MAX, bytes outside printable ASCII replaced by '?').
  */
 enum handoff_store_status handoff_store_record_retry(
-	struct handoff_store *d, const struct handoff_store_payment *p,
+	struct handoff_store *d, const struct handoff_row *p,
 	const char *last_error, long delay_ms, struct error *err);
 
 /* Records a failed attempt as the last one while p's token is current:
  * dispatch_state 'dead', due_at NULL, last_error kept as above. */
 enum handoff_store_status handoff_store_record_dead(
-	struct handoff_store *d, const struct handoff_store_payment *p,
+	struct handoff_store *d, const struct handoff_row *p,
 	const char *last_error, struct error *err);
 
 /* Gives back a claim that was never attempted while its token is current:
  * due now, owner cleared, and the claim's attempt not counted. */
 enum handoff_store_status handoff_store_release(
-	struct handoff_store *d, const struct handoff_store_payment *p,
+	struct handoff_store *d, const struct handoff_row *p,
 	struct error *err);
 
 /* The delay before attempt number attempts + 1, after attempts failed ones:
