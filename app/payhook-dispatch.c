@@ -34,6 +34,7 @@
 #endif
 
 #include "configuration.h"
+#include "dispatcher.h"
 #include "handoff_store.h"
 #include "handoff.h"
 #include "log.h"
@@ -44,15 +45,6 @@
 
 #define PROGRAM "payhook-dispatch"
 #define EXIT_USAGE 2
-/* Waits after a failed claim: doubling from the first to the last, so a
- * database that is back is used again within DB_RETRY_MAX_MS. */
-#define DB_RETRY_MIN_MS 100L
-#define DB_RETRY_MAX_MS 2000L
-/* While the database keeps failing, one warning per this many ms. */
-#define DB_WARN_EVERY_MS 30000L
-/* Waits between tries to record an attempt's result (within its lease). */
-#define RECORD_RETRY_MIN_MS 100L
-#define RECORD_RETRY_MAX_MS 1000L
 
 static volatile sig_atomic_t stop_requested;
 static volatile sig_atomic_t stop_signal;
@@ -154,296 +146,96 @@ static uint64_t random_u64(void)
 	       (uint64_t)getpid();
 }
 
-/* Writes the UTC wall-clock time ms from now as RFC 3339 into buf. */
-static void utc_in(long ms, char *buf, size_t cap)
-{
-	struct timespec now;
-	struct tm tm;
-	time_t secs;
-	long msec;
+/* ---- the dispatcher's world: the process's clock, waits and signals ---- */
 
-	clock_gettime(CLOCK_REALTIME, &now);
-	msec = now.tv_nsec / 1000000L + ms % 1000;
-	secs = now.tv_sec + ms / 1000 + msec / 1000;
-	msec %= 1000;
-	if (gmtime_r(&secs, &tm) == NULL ||
-	    strftime(buf, cap, "%Y-%m-%dT%H:%M:%S", &tm) == 0) {
-		snprintf(buf, cap, "?");
-		return;
-	}
-	snprintf(buf + strlen(buf), cap - strlen(buf), ".%03ldZ", msec);
+static int64_t env_now_us(void *ctx)
+{
+	(void)ctx;
+	return timing_now_us();
 }
 
-/* ---- the dispatcher ---- */
-
-struct worker {
-	const struct config *cfg;
-	struct handoff_store *db;
-	struct handoff *handoff;
-	bool command;                  /* dispatch_command, else dispatch_url */
-	unsigned long long delivered, retried, dead, superseded, unrecorded;
-};
-
-enum result_kind { RESULT_DELIVERED, RESULT_RETRY, RESULT_DEAD };
-
-/* Records an attempt's result, trying again while the claim's lease lasts:
- * the writes are fenced and idempotent, so a late try is harmless, and the
- * lease's end is when another dispatcher may take the payment anyway. */
-static enum handoff_store_status record_result(
-	struct worker *w, const struct handoff_store_batch *batch,
-	const struct handoff_row *p, enum result_kind kind,
-	const char *detail, long delay_ms)
+static void env_wait_ms(void *ctx, long ms)
 {
-	long pause = RECORD_RETRY_MIN_MS;
+	(void)ctx;
+	wait_ms(ms);
+}
+
+/* Serves the signals that came, between attempts. */
+static bool env_stopping(void *ctx)
+{
+	const struct config *cfg = ctx;
+
+	take_signals();
+	if (reopen_log)
+		reopen_log_file(cfg);
+	return stop_requested != 0;
+}
+
+static uint64_t env_random(void *ctx)
+{
+	(void)ctx;
+	return random_u64();
+}
+
+/* The dispatcher's loop (lib/dispatcher.h) until SIGTERM or SIGINT, or with
+ * once until nothing is due or deadline_us; once started it tells its pool
+ * on ready_fd (-1: none). Returns the exit status. */
+static int run_worker(const struct config *cfg, int ready_fd, bool once,
+		      int64_t deadline_us)
+{
+	struct dispatcher_env env = {
+		.now_us = env_now_us,
+		.wait_ms = env_wait_ms,
+		.stopping = env_stopping,
+		.random = env_random,
+		.ctx = (void *)cfg,
+	};
+	struct dispatcher_run_options options = {
+		.once = once,
+		.deadline_us = deadline_us,
+	};
+	struct handoff_store *db = NULL;
+	struct handoff *handoff = NULL;
+	struct dispatcher *d = NULL;
+	const struct dispatcher_stats *st;
 	struct error err = { "" };
+	bool command = cfg->dispatch_url == NULL || cfg->dispatch_url[0] == '\0';
+	int rc = 1;
 
-	for (;;) {
-		enum handoff_store_status st;
-		int64_t left_ms;
-
-		if (kind == RESULT_DELIVERED)
-			st = handoff_store_record_delivered(w->db, p, &err);
-		else if (kind == RESULT_RETRY)
-			st = handoff_store_record_retry(w->db, p, detail,
-							delay_ms, &err);
-		else
-			st = handoff_store_record_dead(w->db, p, detail, &err);
-		if (st != HANDOFF_STORE_FAILED)
-			return st;
-		left_ms = (batch->lease_end_us - timing_now_us()) / 1000;
-		if (left_ms <= pause) {
-			log_error("recording the attempt of provider=%s "
-				  "transaction_id=%s failed: %s; giving up as "
-				  "its lease ends", p->provider,
-				  p->transaction_id, err.message);
-			return HANDOFF_STORE_FAILED;
-		}
-		log_warn("recording the attempt of provider=%s transaction_id=%s "
-			 "failed: %s; trying again in %ld ms", p->provider,
-			 p->transaction_id, err.message, pause);
-		wait_ms(pause);
-		pause = pause * 2 < RECORD_RETRY_MAX_MS ? pause * 2
-							: RECORD_RETRY_MAX_MS;
-	}
-}
-
-/* "status=200", "status=-", "exit_status=3", "signal=9". */
-static void answer_text(const struct worker *w,
-			const struct handoff_outcome *out, char *buf,
-			size_t cap)
-{
-	if (!w->command) {
-		if (out->http_status > 0)
-			snprintf(buf, cap, "status=%ld", out->http_status);
-		else
-			snprintf(buf, cap, "status=-");
-	} else if (out->exit_status >= 0) {
-		snprintf(buf, cap, "exit_status=%d", out->exit_status);
-	} else if (out->term_signal > 0) {
-		snprintf(buf, cap, "exit_status=- signal=%d", out->term_signal);
-	} else {
-		snprintf(buf, cap, "exit_status=-");
-	}
-}
-
-/* One attempt at p and its one log line. */
-static void attempt(struct worker *w, const struct handoff_store_batch *batch,
-		    struct handoff_row *p)
-{
-	const struct config *cfg = w->cfg;
-	struct handoff_outcome out;
-	struct error err = { "" };
-	enum result_kind kind;
-	enum handoff_store_status st;
-	long delay_ms = 0;
-	long long elapsed_ms;
-	int64_t started = timing_now_us();
-	char answer[48], retry_at[40];
-
-	p->attempted = true;
-	/* A failure to even try (out of memory, no process, a payment that
-	 * cannot be expressed) counts as a failed attempt; out.detail says
-	 * why, and out.permanent whether retrying can help. */
-	if (handoff_deliver(w->handoff, p, &out, &err) != 0)
-		out.delivered = false;
-	elapsed_ms = (long long)((timing_now_us() - started) / 1000);
-	if (out.delivered) {
-		kind = RESULT_DELIVERED;
-	} else if (out.permanent ||
-		   p->attempts >= (unsigned long)cfg->dispatch_max_attempts) {
-		kind = RESULT_DEAD;
-	} else {
-		kind = RESULT_RETRY;
-		delay_ms = handoff_store_backoff_ms(cfg, p->attempts,
-						    random_u64());
-	}
-	st = record_result(w, batch, p, kind, out.detail, delay_ms);
-	answer_text(w, &out, answer, sizeof(answer));
-
-	if (st == HANDOFF_STORE_SUPERSEDED) {
-		w->superseded++;
-		log_warn("outcome=superseded provider=%s transaction_id=%s "
-			 "attempt=%lu %s elapsed_ms=%lld: a newer claim took "
-			 "this payment while the attempt ran, so its late "
-			 "result (%s) changed nothing", p->provider,
-			 p->transaction_id, p->attempts, answer, elapsed_ms,
-			 kind == RESULT_DELIVERED ? "delivered" : "failed");
-	} else if (st == HANDOFF_STORE_FAILED) {
-		w->unrecorded++;
-		log_error("outcome=unrecorded provider=%s transaction_id=%s "
-			  "attempt=%lu %s elapsed_ms=%lld detail=\"%s\": the "
-			  "result (%s) is not recorded; the payment comes due "
-			  "again when its lease ends", p->provider,
-			  p->transaction_id, p->attempts, answer, elapsed_ms,
-			  out.detail,
-			  kind == RESULT_DELIVERED ? "delivered" : "failed");
-	} else if (kind == RESULT_DELIVERED) {
-		w->delivered++;
-		log_info("outcome=delivered provider=%s transaction_id=%s "
-			 "attempt=%lu %s elapsed_ms=%lld", p->provider,
-			 p->transaction_id, p->attempts, answer, elapsed_ms);
-	} else if (kind == RESULT_RETRY) {
-		w->retried++;
-		utc_in(delay_ms, retry_at, sizeof(retry_at));
-		log_warn("outcome=retry retry_at=%s delay_ms=%ld provider=%s "
-			 "transaction_id=%s attempt=%lu %s elapsed_ms=%lld "
-			 "detail=\"%s\"", retry_at, delay_ms, p->provider,
-			 p->transaction_id, p->attempts, answer, elapsed_ms,
-			 out.detail);
-	} else {
-		w->dead++;
-		log_error("outcome=dead provider=%s transaction_id=%s "
-			  "attempt=%lu %s elapsed_ms=%lld detail=\"%s\": %s; "
-			  "payhook-dispatch --requeue %llu hands it on again",
-			  p->provider, p->transaction_id, p->attempts, answer,
-			  elapsed_ms, out.detail,
-			  out.permanent ? "it can never be handed on as it is"
-					: "no attempts left",
-			  p->id);
-	}
-}
-
-/* Delivers a batch in order while its lease leaves room for a whole
- * attempt and no stop was asked for; gives back the rest. */
-static void deliver_batch(struct worker *w, struct handoff_store_batch *batch)
-{
-	const struct config *cfg = w->cfg;
-	size_t i, released = 0;
-	const char *why = NULL;
-	struct error err = { "" };
-
-	for (i = 0; i < batch->count; i++) {
-		int64_t left_ms;
-
-		take_signals();
-		if (stop_requested) {
-			why = "stopping";
-			break;
-		}
-		if (reopen_log)
-			reopen_log_file(cfg);
-		/* An attempt that could outlive the lease might run while
-		 * another dispatcher delivers the same payment. */
-		left_ms = (batch->lease_end_us - timing_now_us()) / 1000;
-		if (left_ms <=
-		    cfg->dispatch_timeout_ms + HANDOFF_STORE_LEASE_MARGIN_MS) {
-			why = "the lease has too little left for an attempt";
-			break;
-		}
-		attempt(w, batch, &batch->items[i]);
-	}
-	if (i == batch->count)
-		return;
-	for (size_t k = i; k < batch->count; k++) {
-		enum handoff_store_status st;
-
-		st = handoff_store_release(w->db, &batch->items[k], &err);
-		if (st == HANDOFF_STORE_FAILED) {
-			log_warn("giving back %zu claimed payments failed: %s; "
-				 "they come due again when their lease ends",
-				 batch->count - k, err.message);
-			break;
-		}
-		if (st == HANDOFF_STORE_OK)
-			released++;
-	}
-	log_info("gave back %zu of %zu claimed payments not attempted (%s)",
-		 released, batch->count - i, why);
-}
-
-/* The dispatcher's loop, until SIGTERM or SIGINT; once started it tells
- * its pool on ready_fd (-1: none). Returns the exit status. */
-static int run_worker(const struct config *cfg, int ready_fd)
-{
-	struct worker w = { .cfg = cfg };
-	struct error err = { "" };
-	long retry_ms = 0;
-	int64_t last_warn_us = 0;
-
-	w.command = cfg->dispatch_url == NULL || cfg->dispatch_url[0] == '\0';
-	w.db = handoff_store_new(cfg, &err);
-	if (w.db != NULL)
-		w.handoff = handoff_new(cfg, &err);
-	if (w.db == NULL || w.handoff == NULL) {
+	db = handoff_store_new(cfg, &err);
+	if (db != NULL)
+		handoff = handoff_new(cfg, &err);
+	if (handoff != NULL)
+		d = dispatcher_new(cfg, &env, &err);
+	if (d == NULL) {
 		log_error("%s", err.message);
-		handoff_store_free(w.db);
 		if (ready_fd >= 0)
 			close(ready_fd);
-		return 1;
+		goto out;
 	}
 	pool_child_ready(ready_fd);
 	log_info("dispatcher started: %s, batch %d, lease %ld ms, attempt "
-		 "timeout %ld ms, %d attempts", w.command ? "command" :
+		 "timeout %ld ms, %d attempts%s", command ? "command" :
 		 cfg->dispatch_secret.count > 0 ? "signed HTTP POST" : "HTTP POST",
 		 cfg->dispatch_batch_size, cfg->dispatch_lease_ms,
-		 cfg->dispatch_timeout_ms, cfg->dispatch_max_attempts);
-	for (;;) {
-		struct handoff_store_batch batch;
-
-		take_signals();
-		if (stop_requested)
-			break;
-		if (reopen_log)
-			reopen_log_file(cfg);
-		if (handoff_store_claim(w.db, (size_t)cfg->dispatch_batch_size,
-					&batch, &err) != 0) {
-			int64_t now = timing_now_us();
-
-			retry_ms = retry_ms == 0 ? DB_RETRY_MIN_MS
-				   : retry_ms * 2 < DB_RETRY_MAX_MS ? retry_ms * 2
-								    : DB_RETRY_MAX_MS;
-			if (last_warn_us == 0 ||
-			    now - last_warn_us >= DB_WARN_EVERY_MS * 1000) {
-				log_warn("claiming due payments failed: %s; "
-					 "trying again every %ld ms at most",
-					 err.message, DB_RETRY_MAX_MS);
-				last_warn_us = now;
-			} else {
-				log_debug("claiming due payments failed: %s",
-					  err.message);
-			}
-			wait_ms(retry_ms);
-			continue;
-		}
-		if (retry_ms != 0) {
-			log_info("claiming due payments works again");
-			retry_ms = 0;
-			last_warn_us = 0;
-		}
-		if (batch.count == 0) {
-			wait_ms(cfg->dispatch_poll_ms);
-			continue;
-		}
-		deliver_batch(&w, &batch);
-		handoff_store_batch_cleanup(&batch);
+		 cfg->dispatch_timeout_ms, cfg->dispatch_max_attempts,
+		 once ? ", once" : "");
+	rc = 0;
+	if (dispatcher_run(d, db, handoff, &options, &err) != 0) {
+		log_error("%s", err.message);
+		rc = 1;
 	}
-	log_info("dispatcher exits on signal %d: %llu delivered, %llu to retry, "
-		 "%llu dead, %llu superseded, %llu unrecorded",
-		 (int)stop_signal, w.delivered, w.retried, w.dead, w.superseded,
-		 w.unrecorded);
-	handoff_free(w.handoff);
-	handoff_store_free(w.db);
-	return 0;
+	st = dispatcher_stats(d);
+	log_info("dispatcher exits%s%.0d: %llu delivered, %llu to retry, "
+		 "%llu deferred, %llu dead, %llu superseded, %llu unrecorded",
+		 stop_signal != 0 ? " on signal " : "", (int)stop_signal,
+		 st->delivered, st->retried, st->deferred, st->dead,
+		 st->superseded, st->unrecorded);
+out:
+	dispatcher_free(d);
+	handoff_free(handoff);
+	handoff_store_free(db);
+	return rc;
 }
 
 /* ---- dispatch_concurrency > 1: a master and its dispatchers ---- */
@@ -464,7 +256,7 @@ static void dispatcher_entry(void *ctx, bool replacement, int ready_fd)
 		log_error("cannot set up signal handling: %s", strerror(errno));
 		exit(1);
 	}
-	exit(run_worker(cfg, ready_fd));
+	exit(run_worker(cfg, ready_fd, false, 0));
 }
 
 /* SIGHUP: the master's log reopened, and each dispatcher's. */
@@ -770,7 +562,7 @@ int main(int argc, char **argv)
 		log_error("cannot set up signal handling: %s", strerror(errno));
 		rc = 1;
 	} else {
-		rc = run_worker(&cfg, -1);
+		rc = run_worker(&cfg, -1, false, 0);
 	}
 	handoff_global_cleanup();
 out:

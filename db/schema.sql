@@ -56,3 +56,14 @@ CREATE TABLE IF NOT EXISTS payments (
     UNIQUE KEY uq_payments_provider_transaction_id (provider, transaction_id),
     KEY ix_payments_dispatch_due (dispatch_due_at)
 ) ENGINE=InnoDB;
+
+-- dispatch_control holds one row (id 1): the pause flag every payhook-dispatch
+-- of this database reads before it claims (--pause, --resume), with when and
+-- by whom it last changed. No row means not paused.
+
+CREATE TABLE IF NOT EXISTS dispatch_control (
+    id TINYINT UNSIGNED NOT NULL PRIMARY KEY,
+    paused TINYINT(1) NOT NULL DEFAULT 0,
+    changed_at DATETIME(6) NULL,
+    changed_by VARCHAR(128) NULL
+) ENGINE=InnoDB;

@@ -468,6 +468,17 @@ static int deliver_http(struct handoff *h, const char *key, const char *body,
 	curl_easy_getinfo(h->curl, CURLINFO_RESPONSE_CODE, &status);
 	out->http_status = status;
 	out->delivered = status >= 200 && status <= 299;
+	if (status == 429 || status == 503) {
+		curl_off_t seconds = 0;
+
+		/* libcurl reads both forms (delta-seconds and an HTTP date);
+		 * 0 when the header is absent or says nothing usable. */
+		if (curl_easy_getinfo(h->curl, CURLINFO_RETRY_AFTER,
+				      &seconds) == CURLE_OK && seconds > 0)
+			out->retry_after_ms = seconds > 86400 * 7
+						      ? 86400L * 7 * 1000
+						      : (long)seconds * 1000;
+	}
 	{
 		char prefix[48];
 
@@ -763,6 +774,7 @@ int handoff_deliver(struct handoff *h, const struct handoff_row *p,
 
 	memset(out, 0, sizeof(*out));
 	out->exit_status = -1;
+	out->retry_after_ms = -1;
 	if (handoff_idempotency_key(p, key, sizeof(key), err) != 0) {
 		out->permanent = true;
 		detail_set(out, err->message, "", 0);

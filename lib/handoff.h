@@ -37,6 +37,8 @@ struct handoff_outcome {
 			     * put in JSON or a header): dead at once */
 	bool timed_out;     /* dispatch_timeout_ms ran out (command killed) */
 	long http_status;   /* the answer's status; 0 when there was none */
+	long retry_after_ms; /* a 429 or 503's Retry-After (seconds or a date),
+			     * in ms; -1: none, or another status */
 	int exit_status;    /* a command's exit status; -1 when it did not
 			     * exit by itself */
 	int term_signal;    /* the signal that ended a command, else 0 */

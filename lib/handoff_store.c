@@ -26,6 +26,7 @@
 enum stmt_index {
 	STMT_DELIVERED,
 	STMT_RETRY,
+	STMT_DEFER,
 	STMT_DEAD,
 	STMT_RELEASE,
 	STMT_COUNT
@@ -41,6 +42,14 @@ static const char *const stmt_sql[STMT_COUNT] = {
 		"UPDATE payments SET dispatch_due_at = UTC_TIMESTAMP(6) + "
 		"INTERVAL ? MICROSECOND, dispatch_owner = NULL, "
 		"dispatch_last_error = ? WHERE id = ? AND dispatch_token = ?",
+	/* A failure that does not count (a Retry-After, an outage): the
+	 * claim's attempt is taken back, as a release does. */
+	[STMT_DEFER] =
+		"UPDATE payments SET dispatch_due_at = UTC_TIMESTAMP(6) + "
+		"INTERVAL ? MICROSECOND, dispatch_owner = NULL, "
+		"dispatch_last_error = ?, dispatch_attempts = "
+		"IF(dispatch_attempts > 0, dispatch_attempts - 1, 0) "
+		"WHERE id = ? AND dispatch_token = ?",
 	[STMT_DEAD] =
 		"UPDATE payments SET dispatch_state = 'dead', "
 		"dispatch_due_at = NULL, dispatch_owner = NULL, "
@@ -56,6 +65,7 @@ static const char *const stmt_sql[STMT_COUNT] = {
 static const char *const stmt_names[STMT_COUNT] = {
 	[STMT_DELIVERED] = "record delivered",
 	[STMT_RETRY] = "record retry",
+	[STMT_DEFER] = "record deferred retry",
 	[STMT_DEAD] = "record dead",
 	[STMT_RELEASE] = "release",
 };
@@ -637,12 +647,12 @@ static enum handoff_store_status fenced_by_token(
 	size_t n = 0;
 
 	memset(param, 0, sizeof(param));
-	if (which == STMT_RETRY) {
+	if (which == STMT_RETRY || which == STMT_DEFER) {
 		param[n].buffer_type = MYSQL_TYPE_LONGLONG;
 		param[n].buffer = &delay;
 		n++;
 	}
-	if (which == STMT_RETRY || which == STMT_DEAD) {
+	if (which == STMT_RETRY || which == STMT_DEFER || which == STMT_DEAD) {
 		clean_error_text(last_error, text);
 		text_len = (unsigned long)strlen(text);
 		param[n].buffer_type = MYSQL_TYPE_STRING;
@@ -665,9 +675,10 @@ enum handoff_store_status handoff_store_record_delivered(
 
 enum handoff_store_status handoff_store_record_retry(
 	struct handoff_store *d, const struct handoff_row *p,
-	const char *last_error, long delay_ms, struct error *err)
+	const char *last_error, long delay_ms, bool counted, struct error *err)
 {
-	return fenced_by_token(d, STMT_RETRY, p, last_error,
+	return fenced_by_token(d, counted ? STMT_RETRY : STMT_DEFER, p,
+			       last_error,
 			       (long long)(delay_ms < 0 ? 0 : delay_ms) * 1000,
 			       err);
 }
@@ -779,5 +790,74 @@ int handoff_store_requeue(struct handoff_store *d,
 	if (mysql_commit(sqlconn_mysql(d->conn)) != 0)
 		return connection_failed(d, "requeue commit", err);
 	*changed = rows == (my_ulonglong)-1 ? 0 : (unsigned long long)rows;
+	return 0;
+}
+
+/* ER_NO_SUCH_TABLE: a database from before db/migrate-4-dispatch-control.sql. */
+#define NO_SUCH_TABLE 1146
+
+int handoff_store_paused(struct handoff_store *d, bool *paused,
+			 struct error *err)
+{
+	static const char sql[] =
+		"SELECT COALESCE(MAX(paused), 0) FROM dispatch_control";
+	MYSQL *mysql;
+	unsigned long long value = 0;
+
+	*paused = false;
+	if (sqlconn_connect(d->conn, err) != 0)
+		return -1;
+	mysql = sqlconn_mysql(d->conn);
+	if (sqlconn_query_number(d->conn, sql, &value, err) != 0) {
+		if (mysql_errno(mysql) != NO_SUCH_TABLE) {
+			disconnect(d);
+			return -1;
+		}
+		/* No table, no pause: the flag came with migration 4. */
+		value = 0;
+	}
+	/* End the read's transaction: no snapshot or metadata lock kept. */
+	if (mysql_rollback(mysql) != 0)
+		return connection_failed(d, "rollback", err);
+	*paused = value != 0;
+	return 0;
+}
+
+int handoff_store_set_paused(struct handoff_store *d, bool paused,
+			     struct error *err)
+{
+	char owner[2 * HANDOFF_STORE_OWNER_MAX + 1];
+	char *sql;
+	MYSQL *mysql;
+
+	if (sqlconn_connect(d->conn, err) != 0)
+		return -1;
+	mysql = sqlconn_mysql(d->conn);
+	mysql_real_escape_string(mysql, owner, d->owner,
+				 (unsigned long)strlen(d->owner));
+	sql = sql_new(err,
+		      "INSERT INTO dispatch_control (id, paused, changed_at, "
+		      "changed_by) VALUES (1, %d, UTC_TIMESTAMP(6), '%s') "
+		      "ON DUPLICATE KEY UPDATE paused = VALUES(paused), "
+		      "changed_at = VALUES(changed_at), "
+		      "changed_by = VALUES(changed_by)",
+		      paused ? 1 : 0, owner);
+	if (sql == NULL)
+		return -1;
+	if (mysql_query(mysql, sql) != 0) {
+		unsigned int code = mysql_errno(mysql);
+
+		free(sql);
+		if (code == NO_SUCH_TABLE) {
+			after_failure(d, code);
+			return error_set(err, "no table dispatch_control in this "
+					 "database: run "
+					 "db/migrate-4-dispatch-control.sql");
+		}
+		return connection_failed(d, "pause flag", err);
+	}
+	free(sql);
+	if (mysql_commit(mysql) != 0)
+		return connection_failed(d, "pause flag commit", err);
 	return 0;
 }

@@ -111,10 +111,11 @@ enum handoff_store_status handoff_store_record_delivered(
 /* Records a failed attempt while p's token is current: due again delay_ms
  * from now (server time), owner cleared, last_error kept (cut to
  * HANDOFF_STORE_LAST_ERROR_MAX, bytes outside printable ASCII replaced by '?').
- */
+ * Not counted: the claim's attempt is taken back (dispatch_attempts - 1), as
+ * for a Retry-After or a failure during an outage. */
 enum handoff_store_status handoff_store_record_retry(
 	struct handoff_store *d, const struct handoff_row *p,
-	const char *last_error, long delay_ms, struct error *err);
+	const char *last_error, long delay_ms, bool counted, struct error *err);
 
 /* Records a failed attempt as the last one while p's token is current:
  * dispatch_state 'dead', due_at NULL, last_error kept as above. */
@@ -150,6 +151,20 @@ int handoff_store_list_dead(struct handoff_store *d,
 int handoff_store_requeue(struct handoff_store *d,
 			  const unsigned long long *ids, size_t count,
 			  unsigned long long *changed, struct error *err);
+
+/* The pause flag every dispatcher of this database reads before it claims
+ * (payhook-dispatch --pause, --resume): the one row of dispatch_control, so
+ * it holds across processes and hosts. Stores it in *paused (false without
+ * the table: a database from before db/migrate-4-dispatch-control.sql).
+ * Returns 0, or -1 with err set and *paused false. */
+int handoff_store_paused(struct handoff_store *d, bool *paused,
+			 struct error *err);
+
+/* Sets the pause flag (with when and by whom). Returns 0, or -1 with err set
+ * (saying which migration to run when the table is missing) and the flag
+ * unchanged. */
+int handoff_store_set_paused(struct handoff_store *d, bool paused,
+			     struct error *err);
 
 /* A short name of a status, for logs. */
 const char *handoff_store_status_name(enum handoff_store_status status);
