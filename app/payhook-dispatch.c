@@ -548,7 +548,7 @@ int main(int argc, char **argv)
 		rc = 1;
 		goto out;
 	}
-	if (handoff_global_init(&err) != 0) {
+	if (transport_global_init(&err) != 0) {
 		fprintf(stderr, PROGRAM ": %s\n", err.message);
 		rc = 1;
 		goto out;
@@ -564,7 +564,7 @@ int main(int argc, char **argv)
 	} else {
 		rc = run_worker(&cfg, -1, false, 0);
 	}
-	handoff_global_cleanup();
+	transport_global_cleanup();
 out:
 	config_cleanup(&cfg);
 	return rc;

@@ -80,7 +80,7 @@ static void fire(struct dispatcher *d, enum dispatcher_event_kind kind,
 /* ---- the policy ---- */
 
 void dispatcher_judge(struct dispatcher *d, const struct handoff_row *row,
-		      const struct handoff_outcome *out,
+		      const struct transport_outcome *out,
 		      struct dispatcher_verdict *verdict)
 {
 	const struct config *cfg = d->cfg;
@@ -295,7 +295,7 @@ static enum handoff_store_status record_result(
 
 /* "status=200", "status=-", "exit_status=3", "signal=9". */
 static void answer_text(const struct dispatcher *d,
-			const struct handoff_outcome *out, char *buf,
+			const struct transport_outcome *out, char *buf,
 			size_t cap)
 {
 	if (!d->command) {
@@ -322,7 +322,7 @@ static void attempt(struct dispatcher *d, struct handoff_store *store,
 		    struct handoff *handoff, int64_t lease_end_us,
 		    struct handoff_row *p)
 {
-	struct handoff_outcome out;
+	struct transport_outcome out;
 	struct dispatcher_verdict v;
 	struct error err = { "" };
 	enum handoff_store_status st;

@@ -108,7 +108,7 @@ void dispatcher_free(struct dispatcher *d);
  * and updates the target's state: the circuit, a Retry-After, the run of
  * failures. Fires the episode events. Can't fail. */
 void dispatcher_judge(struct dispatcher *d, const struct handoff_row *row,
-		      const struct handoff_outcome *out,
+		      const struct transport_outcome *out,
 		      struct dispatcher_verdict *verdict);
 
 /* Milliseconds before the next attempt may start: a Retry-After or an open

@@ -31,7 +31,7 @@
 /* dispatch_last_error is VARCHAR(255): longer texts are cut. */
 #define HANDOFF_STORE_LAST_ERROR_MAX 255
 /* What the lease must keep beyond an attempt's own timeout: the kill grace
- * of a command (HANDOFF_KILL_GRACE_MS) and scheduling. */
+ * of a command (TRANSPORT_KILL_GRACE_MS) and scheduling. */
 #define HANDOFF_STORE_LEASE_MARGIN_MS 1000L
 
 struct handoff_store; /* one connection; opaque */

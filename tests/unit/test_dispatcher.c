@@ -85,9 +85,9 @@ static void teardown(void)
 	d = NULL;
 }
 
-static struct handoff_outcome answer(long status)
+static struct transport_outcome answer(long status)
 {
-	struct handoff_outcome out;
+	struct transport_outcome out;
 
 	memset(&out, 0, sizeof(out));
 	out.http_status = status;
@@ -102,7 +102,7 @@ static struct handoff_outcome answer(long status)
 static struct dispatcher_verdict judge(unsigned long attempts, long status)
 {
 	struct handoff_row row;
-	struct handoff_outcome out = answer(status);
+	struct transport_outcome out = answer(status);
 	struct dispatcher_verdict v;
 
 	memset(&row, 0, sizeof(row));
@@ -189,7 +189,7 @@ END_TEST
 START_TEST(test_retry_after_waits_for_the_whole_target)
 {
 	struct handoff_row row;
-	struct handoff_outcome out = answer(429);
+	struct transport_outcome out = answer(429);
 	struct dispatcher_verdict v;
 
 	memset(&row, 0, sizeof(row));
@@ -223,7 +223,7 @@ END_TEST
 START_TEST(test_permanent_dead_once_per_episode)
 {
 	struct handoff_row row;
-	struct handoff_outcome out = answer(0);
+	struct transport_outcome out = answer(0);
 	struct dispatcher_verdict v;
 
 	memset(&row, 0, sizeof(row));
