@@ -33,6 +33,7 @@
 #include <sys/random.h>
 #endif
 
+#include "alert.h"
 #include "configuration.h"
 #include "dispatcher.h"
 #include "handoff_store.h"
@@ -45,6 +46,9 @@
 
 #define PROGRAM "payhook-dispatch"
 #define EXIT_USAGE 2
+/* --once: the time bound without =SECONDS, and the largest. */
+#define ONCE_DEFAULT_S 50
+#define ONCE_MAX_S 86400
 
 static volatile sig_atomic_t stop_requested;
 static volatile sig_atomic_t stop_signal;
@@ -160,15 +164,71 @@ static void env_wait_ms(void *ctx, long ms)
 	wait_ms(ms);
 }
 
+/* What the dispatcher's callbacks get. */
+struct world {
+	const struct config *cfg;
+	struct alert *alert;
+};
+
 /* Serves the signals that came, between attempts. */
 static bool env_stopping(void *ctx)
 {
-	const struct config *cfg = ctx;
+	const struct world *world = ctx;
 
 	take_signals();
 	if (reopen_log)
-		reopen_log_file(cfg);
+		reopen_log_file(world->cfg);
 	return stop_requested != 0;
+}
+
+/* An episode's start or end: the alert, each saying what to do. */
+static void env_event(void *ctx, const struct dispatcher_event *e)
+{
+	const struct world *world = ctx;
+	struct alert_message m = { .detail = e->detail };
+	struct error err = { "" };
+	char summary[512], action[256];
+
+	if (!alert_enabled(world->alert))
+		return;
+	if (e->kind == DISPATCHER_EVENT_DEAD) {
+		m.event = "payment_dead";
+		m.id = e->id;
+		m.provider = e->provider;
+		m.transaction_id = e->transaction_id;
+		snprintf(summary, sizeof(summary),
+			 "payment %s %s (id %llu) is dead after %lu attempts: "
+			 "it will not be handed on again by itself",
+			 e->provider, e->transaction_id, e->id, e->attempts);
+		snprintf(action, sizeof(action),
+			 "fix what the target refused (see detail), then run "
+			 "payhook-dispatch --requeue %llu; --list-dead lists "
+			 "every dead payment", e->id);
+	} else if (e->kind == DISPATCHER_EVENT_CIRCUIT_OPEN) {
+		m.event = "circuit_open";
+		snprintf(summary, sizeof(summary),
+			 "the hand-off target failed %u attempts in a row: "
+			 "payments wait (none goes dead), one probe at a time",
+			 e->failures);
+		snprintf(action, sizeof(action),
+			 "check that the target (dispatch_url or "
+			 "dispatch_command) is up and answers 2xx; a "
+			 "circuit_closed alert follows when it does");
+	} else {
+		m.event = "circuit_closed";
+		snprintf(summary, sizeof(summary),
+			 "the hand-off target answers 2xx again: delivery "
+			 "goes on in full batches");
+		snprintf(action, sizeof(action),
+			 "nothing; the payments that waited are delivered "
+			 "now (payhook_dispatch_pending falls)");
+	}
+	m.summary = summary;
+	m.action = action;
+	if (alert_send(world->alert, &m, &err) != 0)
+		log_warn("alert %s: %s", m.event, err.message);
+	else
+		log_info("alert %s sent", m.event);
 }
 
 static uint64_t env_random(void *ctx)
@@ -183,12 +243,14 @@ static uint64_t env_random(void *ctx)
 static int run_worker(const struct config *cfg, int ready_fd, bool once,
 		      int64_t deadline_us)
 {
+	struct world world = { .cfg = cfg };
 	struct dispatcher_env env = {
 		.now_us = env_now_us,
 		.wait_ms = env_wait_ms,
 		.stopping = env_stopping,
 		.random = env_random,
-		.ctx = (void *)cfg,
+		.on_event = env_event,
+		.ctx = &world,
 	};
 	struct dispatcher_run_options options = {
 		.once = once,
@@ -206,6 +268,8 @@ static int run_worker(const struct config *cfg, int ready_fd, bool once,
 	if (db != NULL)
 		handoff = handoff_new(cfg, &err);
 	if (handoff != NULL)
+		world.alert = alert_new(cfg, PROGRAM, &err);
+	if (world.alert != NULL)
 		d = dispatcher_new(cfg, &env, &err);
 	if (d == NULL) {
 		log_error("%s", err.message);
@@ -233,6 +297,7 @@ static int run_worker(const struct config *cfg, int ready_fd, bool once,
 		 st->superseded, st->unrecorded);
 out:
 	dispatcher_free(d);
+	alert_free(world.alert);
 	handoff_free(handoff);
 	handoff_store_free(db);
 	return rc;
@@ -358,22 +423,47 @@ static int list_dead(const struct config *cfg)
 	return rc;
 }
 
-static int requeue(const struct config *cfg, char **args, size_t count)
+/* Prints at most 40 characters of text, anything but visible ASCII as
+ * '?', to stderr. */
+static void print_arg(const char *text)
 {
+	for (const char *c = text; *c != '\0' && c - text < 40; c++)
+		fputc((unsigned char)*c >= 0x20 && (unsigned char)*c < 0x7f ? *c
+									     : '?',
+		      stderr);
+}
+
+/* --requeue and --redeliver: the rows named by ids (args) and the filters
+ * in sel back to pending, or with dry_run only counted. */
+static int change_rows(const struct config *cfg,
+		       enum handoff_store_change change, char **args,
+		       size_t count, struct handoff_store_selection *sel,
+		       bool dry_run)
+{
+	const char *verb = change == HANDOFF_STORE_REDELIVER ? "redeliver"
+							       : "requeue";
+	const char *done = change == HANDOFF_STORE_REDELIVER ? "redelivered"
+							       : "requeued";
 	struct error err = { "" };
 	struct handoff_store *db;
-	unsigned long long *ids, changed = 0;
+	unsigned long long *ids = NULL, changed = 0;
 	int rc = 0;
 
-	if (count == 0) {
-		fprintf(stderr, PROGRAM ": --requeue needs the ids of the "
-				"payments (--list-dead shows them)\n");
+	if (count == 0 && (change == HANDOFF_STORE_REDELIVER ||
+			   (sel->provider == NULL && sel->since == NULL &&
+			    sel->until == NULL && sel->error == NULL))) {
+		fprintf(stderr, PROGRAM ": --%s needs the ids of the payments%s\n",
+			verb, change == HANDOFF_STORE_REDELIVER ? ""
+			: " (--list-dead shows them), or --provider, --since, "
+			  "--until or --error");
 		return EXIT_USAGE;
 	}
-	ids = calloc(count, sizeof(*ids));
-	if (ids == NULL) {
-		fprintf(stderr, PROGRAM ": out of memory\n");
-		return 1;
+	if (count > 0) {
+		ids = calloc(count, sizeof(*ids));
+		if (ids == NULL) {
+			fprintf(stderr, PROGRAM ": out of memory\n");
+			return 1;
+		}
 	}
 	for (size_t i = 0; i < count; i++) {
 		uint64_t id;
@@ -381,29 +471,61 @@ static int requeue(const struct config *cfg, char **args, size_t count)
 		if (number_parse(args[i], UINT64_MAX, &id) != NUMBER_OK ||
 		    id == 0) {
 			fprintf(stderr, PROGRAM ": not a payment id: ");
-			for (const char *c = args[i]; *c != '\0' && c - args[i] < 40; c++)
-				fputc((unsigned char)*c >= 0x20 &&
-					      (unsigned char)*c < 0x7f ? *c : '?',
-				      stderr);
+			print_arg(args[i]);
 			fputc('\n', stderr);
 			free(ids);
 			return EXIT_USAGE;
 		}
 		ids[i] = id;
 	}
+	sel->ids = ids;
+	sel->id_count = count;
 	db = handoff_store_new(cfg, &err);
 	if (db == NULL ||
-	    handoff_store_requeue(db, ids, count, &changed, &err) != 0) {
+	    handoff_store_requeue(db, change, sel, dry_run, &changed, &err) != 0) {
 		fprintf(stderr, PROGRAM ": %s\n", err.message);
 		rc = 1;
-	} else {
-		printf("requeued %llu of %zu payment%s%s\n", changed, count,
+	} else if (dry_run) {
+		printf("would %s %llu payment%s (dry run: nothing changed)\n",
+		       verb, changed, changed == 1 ? "" : "s");
+	} else if (count > 0) {
+		printf("%s %llu of %zu payment%s%s\n", done, changed, count,
 		       count == 1 ? "" : "s",
-		       changed < count ? " (the others are not dead or "
-					 "skipped, or do not exist)" : "");
+		       changed < count
+			       ? change == HANDOFF_STORE_REDELIVER
+					 ? " (the others are not delivered, "
+					   "or do not exist)"
+					 : " (the others are not dead or "
+					   "skipped, or do not exist)"
+			       : "");
+	} else {
+		printf("%s %llu payment%s\n", done, changed,
+		       changed == 1 ? "" : "s");
 	}
 	handoff_store_free(db);
 	free(ids);
+	return rc;
+}
+
+/* --pause and --resume: the flag every dispatcher of the database reads. */
+static int set_paused(const struct config *cfg, bool paused)
+{
+	struct error err = { "" };
+	struct handoff_store *db = handoff_store_new(cfg, &err);
+	int rc = 0;
+
+	if (db == NULL || handoff_store_set_paused(db, paused, &err) != 0) {
+		fprintf(stderr, PROGRAM ": %s\n", err.message);
+		rc = 1;
+	} else if (paused) {
+		printf("paused: every payhook-dispatch of this database stops "
+		       "claiming within dispatch_poll_ms (attempts in hand "
+		       "finish); --resume starts them again\n");
+	} else {
+		printf("resumed: every payhook-dispatch of this database claims "
+		       "again within dispatch_poll_ms\n");
+	}
+	handoff_store_free(db);
 	return rc;
 }
 
@@ -425,6 +547,14 @@ static int check_config(const struct config *cfg, const char *path)
 							     : ", unsigned");
 	} else {
 		printf("target: ok (command run by /bin/sh -c)\n");
+	}
+	if (alert_check_config(cfg, &err) != 0) {
+		printf("alert: FAILED: %s\n", err.message);
+		rc = 1;
+	} else if (cfg->alert_url != NULL && cfg->alert_url[0] != '\0') {
+		printf("alert: ok (HTTP POST to alert_url)\n");
+	} else if (cfg->alert_command != NULL && cfg->alert_command[0] != '\0') {
+		printf("alert: ok (alert_command run by /bin/sh -c)\n");
 	}
 	if (handoff_store_check_config(cfg, &err) != 0) {
 		printf("lease: FAILED: %s\n", err.message);
@@ -451,10 +581,13 @@ static int check_config(const struct config *cfg, const char *path)
 static void usage(FILE *to)
 {
 	fprintf(to,
-		"usage: " PROGRAM " [-c FILE]\n"
+		"usage: " PROGRAM " [-c FILE] [--once[=SECONDS]]\n"
 		"       " PROGRAM " --check-config [-c FILE]\n"
 		"       " PROGRAM " --list-dead [-c FILE]\n"
-		"       " PROGRAM " --requeue [-c FILE] ID...\n"
+		"       " PROGRAM " --requeue [-c FILE] [--dry-run] [ID...] [--provider P]\n"
+		"                 [--since TIME] [--until TIME] [--error TEXT]\n"
+		"       " PROGRAM " --redeliver [-c FILE] [--dry-run] ID...\n"
+		"       " PROGRAM " --pause | --resume [-c FILE]\n"
 		"       " PROGRAM " --version | --help\n"
 		"\n"
 		"Hands every payment payhook recorded on to dispatch_url (HTTP\n"
@@ -464,12 +597,38 @@ static void usage(FILE *to)
 		"Runs until SIGTERM. The configuration file comes from -c, else\n"
 		"$PAYHOOK_CONFIG; every key can be overridden by PAYHOOK_<KEY>.\n"
 		"\n"
+		"  --once[=SECONDS] deliver what is due, then exit (within SECONDS,\n"
+		"                  default %d; one process): for cron\n"
 		"  --check-config  check the configuration, MySQL and the schema\n"
 		"  --list-dead     print the dead payments (id, provider,\n"
 		"                  transaction_id, attempts, last error)\n"
-		"  --requeue ID... put dead or skipped payments back to pending,\n"
-		"                  due now, attempts 0\n");
+		"  --requeue       put dead or skipped payments back to pending,\n"
+		"                  due now, attempts 0: those with the ids given\n"
+		"                  and matching every filter: --provider P,\n"
+		"                  --since/--until TIME (received_at, UTC,\n"
+		"                  'YYYY-MM-DD HH:MM:SS'), --error TEXT (in the\n"
+		"                  last error)\n"
+		"  --redeliver ID... hand delivered payments on again (the same\n"
+		"                  Idempotency-Key)\n"
+		"  --dry-run       with --requeue or --redeliver: count, change\n"
+		"                  nothing\n"
+		"  --pause         stop delivery by every dispatcher of the database\n"
+		"                  (they keep running); --resume starts it again\n",
+		ONCE_DEFAULT_S);
 }
+
+/* The modes of the command line (getopt's values). */
+enum {
+	OPT_PROVIDER = 256,
+	OPT_SINCE,
+	OPT_UNTIL,
+	OPT_ERROR,
+	OPT_DRY_RUN,
+	OPT_ONCE,
+	MODE_REDELIVER,
+	MODE_PAUSE,
+	MODE_RESUME,
+};
 
 int main(int argc, char **argv)
 {
@@ -478,12 +637,24 @@ int main(int argc, char **argv)
 		{ "check-config", no_argument, NULL, 'C' },
 		{ "list-dead", no_argument, NULL, 'L' },
 		{ "requeue", no_argument, NULL, 'R' },
+		{ "redeliver", no_argument, NULL, MODE_REDELIVER },
+		{ "pause", no_argument, NULL, MODE_PAUSE },
+		{ "resume", no_argument, NULL, MODE_RESUME },
+		{ "once", optional_argument, NULL, OPT_ONCE },
+		{ "provider", required_argument, NULL, OPT_PROVIDER },
+		{ "since", required_argument, NULL, OPT_SINCE },
+		{ "until", required_argument, NULL, OPT_UNTIL },
+		{ "error", required_argument, NULL, OPT_ERROR },
+		{ "dry-run", no_argument, NULL, OPT_DRY_RUN },
 		{ "version", no_argument, NULL, 'V' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
+	struct handoff_store_selection sel = { 0 };
 	const char *path = NULL;
 	int mode = 0, opt, rc;
+	bool dry_run = false, once = false, filtered = false;
+	uint64_t once_s = ONCE_DEFAULT_S;
 	struct config cfg;
 	struct error err = { "" };
 
@@ -495,13 +666,46 @@ int main(int argc, char **argv)
 		case 'C':
 		case 'L':
 		case 'R':
+		case MODE_REDELIVER:
+		case MODE_PAUSE:
+		case MODE_RESUME:
 			if (mode != 0 && mode != opt) {
 				fprintf(stderr, PROGRAM ": --check-config, "
-						"--list-dead and --requeue "
-						"exclude each other\n");
+						"--list-dead, --requeue, "
+						"--redeliver, --pause and "
+						"--resume exclude each other\n");
 				return EXIT_USAGE;
 			}
 			mode = opt;
+			break;
+		case OPT_ONCE:
+			once = true;
+			if (optarg != NULL &&
+			    (number_parse(optarg, ONCE_MAX_S, &once_s) !=
+				     NUMBER_OK || once_s == 0)) {
+				fprintf(stderr, PROGRAM ": --once=SECONDS takes "
+						"1 to %d\n", ONCE_MAX_S);
+				return EXIT_USAGE;
+			}
+			break;
+		case OPT_PROVIDER:
+			sel.provider = optarg;
+			filtered = true;
+			break;
+		case OPT_SINCE:
+			sel.since = optarg;
+			filtered = true;
+			break;
+		case OPT_UNTIL:
+			sel.until = optarg;
+			filtered = true;
+			break;
+		case OPT_ERROR:
+			sel.error = optarg;
+			filtered = true;
+			break;
+		case OPT_DRY_RUN:
+			dry_run = true;
 			break;
 		case 'V':
 			printf(PROGRAM " %s\n", PACKAGE_VERSION);
@@ -514,7 +718,10 @@ int main(int argc, char **argv)
 			return EXIT_USAGE;
 		}
 	}
-	if (optind != argc && mode != 'R') {
+	if ((optind != argc && mode != 'R' && mode != MODE_REDELIVER) ||
+	    (filtered && mode != 'R') ||
+	    (dry_run && mode != 'R' && mode != MODE_REDELIVER) ||
+	    (once && mode != 0)) {
 		usage(stderr);
 		return EXIT_USAGE;
 	}
@@ -530,20 +737,30 @@ int main(int argc, char **argv)
 		config_cleanup(&cfg);
 		return 1;
 	}
-	if (mode == 'C') {
+	switch (mode) {
+	case 'C':
 		rc = check_config(&cfg, path);
 		goto out;
-	}
-	if (mode == 'L') {
+	case 'L':
 		rc = list_dead(&cfg);
 		goto out;
-	}
-	if (mode == 'R') {
-		rc = requeue(&cfg, argv + optind, (size_t)(argc - optind));
+	case 'R':
+	case MODE_REDELIVER:
+		rc = change_rows(&cfg, mode == 'R' ? HANDOFF_STORE_REQUEUE
+						   : HANDOFF_STORE_REDELIVER,
+				 argv + optind, (size_t)(argc - optind), &sel,
+				 dry_run);
 		goto out;
+	case MODE_PAUSE:
+	case MODE_RESUME:
+		rc = set_paused(&cfg, mode == MODE_PAUSE);
+		goto out;
+	default:
+		break;
 	}
 	if (handoff_check_config(&cfg, &err) != 0 ||
-	    handoff_store_check_config(&cfg, &err) != 0) {
+	    handoff_store_check_config(&cfg, &err) != 0 ||
+	    alert_check_config(&cfg, &err) != 0) {
 		fprintf(stderr, PROGRAM ": %s\n", err.message);
 		rc = 1;
 		goto out;
@@ -553,7 +770,7 @@ int main(int argc, char **argv)
 		rc = 1;
 		goto out;
 	}
-	if (cfg.dispatch_concurrency > 1) {
+	if (cfg.dispatch_concurrency > 1 && !once) {
 		/* Nothing points into argv's strings any more (the options
 		 * are read): they become the process titles. */
 		pool_title_init(argc, argv);
@@ -562,7 +779,10 @@ int main(int argc, char **argv)
 		log_error("cannot set up signal handling: %s", strerror(errno));
 		rc = 1;
 	} else {
-		rc = run_worker(&cfg, -1, false, 0);
+		rc = run_worker(&cfg, -1, once,
+				once ? timing_now_us() +
+					       (int64_t)once_s * 1000000
+				     : 0);
 	}
 	transport_global_cleanup();
 out:

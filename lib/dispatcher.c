@@ -21,6 +21,9 @@
 #define RECORD_RETRY_MIN_MS 100L
 #define RECORD_RETRY_MAX_MS 1000L
 
+/* Events one judgement can bring: a circuit closing, opening, a death. */
+#define DISPATCHER_PENDING_MAX 4
+
 enum circuit { CIRCUIT_CLOSED, CIRCUIT_OPEN };
 
 struct dispatcher {
@@ -34,6 +37,10 @@ struct dispatcher {
 	int64_t next_start_us;     /* dispatch_rate_per_s */
 	bool dead_episode;         /* a dead alert was sent; ends with the
 				    * next delivery */
+	/* Events judged, not yet flushed (at most one per attempt of each
+	 * kind). */
+	struct dispatcher_event pending[DISPATCHER_PENDING_MAX];
+	size_t pending_count;
 	struct dispatcher_stats stats;
 };
 
@@ -63,18 +70,44 @@ static int64_t now_us(const struct dispatcher *d)
 	return d->env.now_us(d->env.ctx);
 }
 
+/* Keeps an event for dispatcher_flush_events. */
 static void fire(struct dispatcher *d, enum dispatcher_event_kind kind,
 		 const struct handoff_row *row, const char *detail)
 {
-	struct dispatcher_event event = {
-		.kind = kind,
-		.row = row,
-		.failures = d->failures,
-		.detail = detail != NULL ? detail : "",
-	};
+	struct dispatcher_event *event;
 
-	if (d->env.on_event != NULL)
-		d->env.on_event(d->env.ctx, &event);
+	if (d->pending_count == DISPATCHER_PENDING_MAX)
+		return;
+	event = &d->pending[d->pending_count++];
+	memset(event, 0, sizeof(*event));
+	event->kind = kind;
+	event->id = row->id;
+	snprintf(event->provider, sizeof(event->provider), "%s", row->provider);
+	snprintf(event->transaction_id, sizeof(event->transaction_id), "%s",
+		 row->transaction_id);
+	event->attempts = row->attempts;
+	event->failures = d->failures;
+	snprintf(event->detail, sizeof(event->detail), "%s",
+		 detail != NULL ? detail : "");
+}
+
+void dispatcher_flush_events(struct dispatcher *d)
+{
+	for (size_t i = 0; i < d->pending_count; i++) {
+		const struct dispatcher_event *e = &d->pending[i];
+
+		if (e->kind == DISPATCHER_EVENT_CIRCUIT_OPEN)
+			log_error("circuit=open: the target failed %u attempts "
+				  "in a row (last: %s); one probe at a time "
+				  "until it answers 2xx, and no attempt counts "
+				  "meanwhile", e->failures, e->detail);
+		else if (e->kind == DISPATCHER_EVENT_CIRCUIT_CLOSED)
+			log_info("circuit=closed: the target answered 2xx "
+				 "again; delivering in full batches");
+		if (d->env.on_event != NULL)
+			d->env.on_event(d->env.ctx, e);
+	}
+	d->pending_count = 0;
 }
 
 /* ---- the policy ---- */
@@ -389,6 +422,7 @@ static void attempt(struct dispatcher *d, struct handoff_store *store,
 					: "no attempts left",
 			  p->id);
 	}
+	dispatcher_flush_events(d);
 }
 
 /* Gives back batch->items[from..count): not attempted, not counted. */
@@ -418,8 +452,9 @@ static void release_rest(struct dispatcher *d, struct handoff_store *store,
 }
 
 /* Delivers a batch in order while no stop was asked for, the target takes
- * attempts and the lease leaves room for a whole one; gives back the rest. */
-static void deliver_batch(struct dispatcher *d, struct handoff_store *store,
+ * attempts and the lease leaves room for a whole one; gives back the rest.
+ * Returns false when deadline_us (not 0) left no room for an attempt. */
+static bool deliver_batch(struct dispatcher *d, struct handoff_store *store,
 			  struct handoff *handoff,
 			  struct handoff_store_batch *batch, int64_t deadline_us)
 {
@@ -429,7 +464,7 @@ static void deliver_batch(struct dispatcher *d, struct handoff_store *store,
 		for (;;) {
 			if (stopping(d)) {
 				release_rest(d, store, batch, i, "stopping");
-				return;
+				return true;
 			}
 			wait = dispatcher_wait_ms(d);
 			if (wait == 0)
@@ -440,7 +475,7 @@ static void deliver_batch(struct dispatcher *d, struct handoff_store *store,
 						     ? "the target's circuit is open"
 						     : "the target asked to wait "
 						       "(Retry-After)");
-				return;
+				return true;
 			}
 			/* dispatch_rate_per_s: a short wait, if the lease
 			 * and the deadline allow it. */
@@ -451,7 +486,7 @@ static void deliver_batch(struct dispatcher *d, struct handoff_store *store,
 				release_rest(d, store, batch, i,
 					     "dispatch_rate_per_s leaves too "
 					     "little of the lease");
-				return;
+				return true;
 			}
 			wait_ms(d, wait);
 		}
@@ -459,17 +494,18 @@ static void deliver_batch(struct dispatcher *d, struct handoff_store *store,
 			release_rest(d, store, batch, i,
 				     "the lease has too little left for an "
 				     "attempt");
-			return;
+			return true;
 		}
 		if (deadline_us != 0 &&
 		    now_us(d) + (int64_t)d->cfg->dispatch_timeout_ms * 1000 >
 			    deadline_us) {
 			release_rest(d, store, batch, i,
 				     "--once: its time is up");
-			return;
+			return false;
 		}
 		attempt(d, store, handoff, batch->lease_end_us, &batch->items[i]);
 	}
+	return true;
 }
 
 int dispatcher_run(struct dispatcher *d, struct handoff_store *store,
@@ -509,9 +545,9 @@ int dispatcher_run(struct dispatcher *d, struct handoff_store *store,
 				log_info("delivery paused (payhook-dispatch "
 					 "--resume starts it again)");
 			paused_logged = true;
+			/* Not a failure: the operator asked for it. */
 			if (options->once)
-				return error_set(err, "--once: delivery is "
-						 "paused");
+				return 0;
 			wait_ms(d, cfg->dispatch_poll_ms);
 			continue;
 		}
@@ -556,8 +592,11 @@ int dispatcher_run(struct dispatcher *d, struct handoff_store *store,
 			wait_ms(d, cfg->dispatch_poll_ms);
 			continue;
 		}
-		deliver_batch(d, store, handoff, &batch, deadline);
+		rc = deliver_batch(d, store, handoff, &batch, deadline) ? 0 : -1;
 		handoff_store_batch_cleanup(&batch);
+		if (rc != 0)
+			return error_set(err, "--once: the time bound ran out "
+					 "with payments still due");
 	}
 	return 0;
 }

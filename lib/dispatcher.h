@@ -35,10 +35,14 @@ enum dispatcher_event_kind {
 
 struct dispatcher_event {
 	enum dispatcher_event_kind kind;
-	const struct handoff_row *row;  /* the dead row; else the last row
-					 * attempted (may be NULL) */
-	unsigned failures;              /* consecutive failures at the target */
-	const char *detail;             /* the last attempt's detail */
+	/* The dead row; else the row whose attempt it was. */
+	unsigned long long id;
+	char provider[HANDOFF_ROW_PROVIDER_MAX + 1];
+	char transaction_id[PAYMENT_TRANSACTION_ID_MAX + 1];
+	unsigned long attempts;
+	unsigned failures;              /* failed attempts at the target in a
+					 * row */
+	char detail[TRANSPORT_DETAIL_MAX]; /* the attempt's detail */
 };
 
 /* The world the loop runs in. now_us must be timing_now_us's clock in a
@@ -52,8 +56,8 @@ struct dispatcher_env {
 	bool (*stopping)(void *ctx);
 	/* 64 random bits for the back-off's jitter. */
 	uint64_t (*random)(void *ctx);
-	/* Told of each episode's start and end (alert.h sends them); may be
-	 * NULL. */
+	/* Told of each episode's start and end (alert.h sends them), after
+	 * the attempt is recorded; may be NULL. */
 	void (*on_event)(void *ctx, const struct dispatcher_event *event);
 	void *ctx;
 };
@@ -106,10 +110,16 @@ void dispatcher_free(struct dispatcher *d);
 
 /* Judges the outcome of an attempt at row (attempts counted by its claim)
  * and updates the target's state: the circuit, a Retry-After, the run of
- * failures. Fires the episode events. Can't fail. */
+ * failures. Keeps the episodes' events for dispatcher_flush_events. Can't
+ * fail. */
 void dispatcher_judge(struct dispatcher *d, const struct handoff_row *row,
 		      const struct transport_outcome *out,
 		      struct dispatcher_verdict *verdict);
+
+/* Tells env's on_event of the events judged since the last flush, in
+ * order (the loop does so once an attempt is recorded, so a slow alert
+ * never delays a record). Can't fail. */
+void dispatcher_flush_events(struct dispatcher *d);
 
 /* Milliseconds before the next attempt may start: a Retry-After or an open
  * circuit not yet due for its probe, or dispatch_rate_per_s. 0: now. */

@@ -6,7 +6,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 
 #include <json-c/json.h>
 
@@ -17,12 +16,6 @@ struct handoff {
 	const struct config *cfg;
 	struct transport *transport;      /* HTTP POST or command */
 };
-
-static bool has_http_scheme(const char *url)
-{
-	return strncasecmp(url, "http://", 7) == 0 ||
-	       strncasecmp(url, "https://", 8) == 0;
-}
 
 int handoff_check_config(const struct config *cfg, struct error *err)
 {
@@ -41,7 +34,7 @@ int handoff_check_config(const struct config *cfg, struct error *err)
 				 "them (the URL to POST each payment to, or the "
 				 "command to run per payment)");
 	/* The URL is never quoted: it may carry a token. */
-	if (url && !has_http_scheme(cfg->dispatch_url))
+	if (url && !transport_url_valid(cfg->dispatch_url))
 		return error_set(err, "dispatch_url must start with http:// or "
 				 "https://");
 	if (command && cfg->dispatch_secret.count > 0)

@@ -758,39 +758,110 @@ int handoff_store_list_dead(struct handoff_store *d,
 	return 0;
 }
 
-int handoff_store_requeue(struct handoff_store *d,
-			  const unsigned long long *ids, size_t count,
-			  unsigned long long *changed, struct error *err)
+/* Appends " AND <head>'<value, escaped>'<tail>" to the WHERE clause in
+ * *where (a new string; the old one is freed) when value is not NULL.
+ * Returns 0, or -1 with err set (out of memory; *where is then NULL). */
+static int where_add(struct handoff_store *d, char **where, const char *head,
+		     const char *value, const char *tail, struct error *err)
 {
-	char *list, *sql;
-	my_ulonglong rows;
+	char *escaped, *grown;
+	size_t len;
 
-	*changed = 0;
-	if (count == 0)
+	if (value == NULL)
 		return 0;
+	len = strlen(value);
+	escaped = malloc(2 * len + 1);
+	if (escaped == NULL) {
+		grown = NULL;
+		error_set(err, "dispatch: out of memory");
+	} else {
+		mysql_real_escape_string(sqlconn_mysql(d->conn), escaped, value,
+					 (unsigned long)len);
+		grown = sql_new(err, "%s AND %s'%s'%s", *where, head, escaped,
+				tail);
+	}
+	free(escaped);
+	free(*where);
+	*where = grown;
+	return grown == NULL ? -1 : 0;
+}
+
+int handoff_store_requeue(struct handoff_store *d,
+			  enum handoff_store_change change,
+			  const struct handoff_store_selection *sel,
+			  bool dry_run, unsigned long long *count,
+			  struct error *err)
+{
+	MYSQL *mysql;
+	char *where = NULL, *sql = NULL, *list = NULL;
+	my_ulonglong rows;
+	int rc = -1;
+
+	*count = 0;
 	if (sqlconn_connect(d->conn, err) != 0)
 		return -1;
-	list = id_list_new(ids, count, err);
-	if (list == NULL)
+	mysql = sqlconn_mysql(d->conn);
+	/* Requeue: dead or skipped (never attempted) rows; redeliver:
+	 * delivered ones. The idempotency key is the row's own, so it stays. */
+	where = sql_new(err, "%s", change == HANDOFF_STORE_REDELIVER
+					   ? "dispatch_state = 'delivered'"
+					   : "dispatch_state IN ('dead', 'skipped')");
+	if (where == NULL)
 		return -1;
+	if (sel->id_count > 0) {
+		char *grown;
+
+		list = id_list_new(sel->ids, sel->id_count, err);
+		if (list == NULL)
+			goto out;
+		grown = sql_new(err, "%s AND id IN (%s)", where, list);
+		free(where);
+		where = grown;
+		if (where == NULL)
+			goto out;
+	}
+	if (where_add(d, &where, "provider = ", sel->provider, "", err) != 0 ||
+	    where_add(d, &where, "received_at >= ", sel->since, "", err) != 0 ||
+	    where_add(d, &where, "received_at < ", sel->until, "", err) != 0 ||
+	    where_add(d, &where, "LOCATE(", sel->error,
+		      ", COALESCE(dispatch_last_error, '')) > 0", err) != 0)
+		goto out;
+	if (dry_run) {
+		sql = sql_new(err, "SELECT COUNT(*) FROM payments WHERE %s", where);
+		if (sql == NULL)
+			goto out;
+		if (query_number(d, sql, count, err) != 0)
+			goto out;
+		if (mysql_rollback(mysql) != 0) {
+			connection_failed(d, "rollback", err);
+			goto out;
+		}
+		rc = 0;
+		goto out;
+	}
 	sql = sql_new(err,
 		      "UPDATE payments SET dispatch_state = 'pending', "
 		      "dispatch_due_at = UTC_TIMESTAMP(6), dispatch_attempts = 0, "
-		      "dispatch_owner = NULL WHERE id IN (%s) "
-		      "AND dispatch_state IN ('dead', 'skipped')", list);
-	free(list);
+		      "dispatch_owner = NULL WHERE %s", where);
 	if (sql == NULL)
-		return -1;
-	if (mysql_query(sqlconn_mysql(d->conn), sql) != 0) {
-		free(sql);
-		return connection_failed(d, "requeue", err);
+		goto out;
+	if (mysql_query(mysql, sql) != 0) {
+		connection_failed(d, change == HANDOFF_STORE_REDELIVER
+					     ? "redeliver" : "requeue", err);
+		goto out;
 	}
+	rows = mysql_affected_rows(mysql);
+	if (mysql_commit(mysql) != 0) {
+		connection_failed(d, "requeue commit", err);
+		goto out;
+	}
+	*count = rows == (my_ulonglong)-1 ? 0 : (unsigned long long)rows;
+	rc = 0;
+out:
 	free(sql);
-	rows = mysql_affected_rows(sqlconn_mysql(d->conn));
-	if (mysql_commit(sqlconn_mysql(d->conn)) != 0)
-		return connection_failed(d, "requeue commit", err);
-	*changed = rows == (my_ulonglong)-1 ? 0 : (unsigned long long)rows;
-	return 0;
+	free(list);
+	free(where);
+	return rc;
 }
 
 /* ER_NO_SUCH_TABLE: a database from before db/migrate-4-dispatch-control.sql. */

@@ -144,13 +144,33 @@ int handoff_store_list_dead(struct handoff_store *d,
 					const struct handoff_store_dead *row),
 			    void *ctx, struct error *err);
 
-/* Puts the dead or skipped payments among ids[0..count) back to pending: due
- * now, attempts 0 (the last error is kept until the next attempt). Stores how
- * many changed in *changed (ids of other states, or of no row, are left
- * alone). Returns 0, or -1 with err set and nothing changed. */
+enum handoff_store_change {
+	HANDOFF_STORE_REQUEUE,   /* dead or skipped -> pending */
+	HANDOFF_STORE_REDELIVER, /* delivered -> pending (the same key) */
+};
+
+/* Which rows an operator's bulk change takes: every filter given (not NULL,
+ * or ids) must match. Times are UTC, as MySQL reads them
+ * ("2026-11-30 14:00:00"), compared with received_at; error is a text the
+ * last error contains. */
+struct handoff_store_selection {
+	const unsigned long long *ids;
+	size_t id_count;
+	const char *provider;
+	const char *since;          /* received_at >= since */
+	const char *until;          /* received_at < until */
+	const char *error;
+};
+
+/* Puts the selected rows of the change's states back to pending: due now,
+ * attempts 0 (the last error is kept until the next attempt). With dry_run
+ * changes nothing and counts them. Stores how many changed (or would) in
+ * *count. Returns 0, or -1 with err set and nothing changed. */
 int handoff_store_requeue(struct handoff_store *d,
-			  const unsigned long long *ids, size_t count,
-			  unsigned long long *changed, struct error *err);
+			  enum handoff_store_change change,
+			  const struct handoff_store_selection *sel,
+			  bool dry_run, unsigned long long *count,
+			  struct error *err);
 
 /* The pause flag every dispatcher of this database reads before it claims
  * (payhook-dispatch --pause, --resume): the one row of dispatch_control, so

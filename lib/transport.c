@@ -3,6 +3,7 @@
 #include "config.h"
 
 #include <string.h>
+#include <strings.h>
 
 #include <curl/curl.h>
 
@@ -37,6 +38,12 @@ void transport_free(struct transport *t)
 {
 	if (t != NULL)
 		t->free(t);
+}
+
+bool transport_url_valid(const char *url)
+{
+	return strncasecmp(url, "http://", 7) == 0 ||
+	       strncasecmp(url, "https://", 8) == 0;
 }
 
 void transport_outcome_init(struct transport_outcome *out)

@@ -90,6 +90,9 @@ int transport_send(struct transport *t, const char *key, const char *body,
 		   size_t body_len, struct transport_outcome *out,
 		   struct error *err);
 
+/* Whether url starts with http:// or https:// (any case). */
+bool transport_url_valid(const char *url);
+
 /* Clears out for an attempt: nothing delivered, no status, no
  * Retry-After. Can't fail. */
 void transport_outcome_init(struct transport_outcome *out);

@@ -109,6 +109,7 @@ static struct dispatcher_verdict judge(unsigned long attempts, long status)
 	row.id = 7;
 	row.attempts = attempts;
 	dispatcher_judge(d, &row, &out, &v);
+	dispatcher_flush_events(d);
 	return v;
 }
 
@@ -231,12 +232,17 @@ START_TEST(test_permanent_dead_once_per_episode)
 	out.permanent = true;
 	dispatcher_judge(d, &row, &out, &v);
 	ck_assert_int_eq(v.result, DISPATCHER_DEAD);
+	/* Told once recorded: the loop flushes after the record. */
+	ck_assert_uint_eq(world.events[DISPATCHER_EVENT_DEAD], 0);
+	dispatcher_flush_events(d);
 	dispatcher_judge(d, &row, &out, &v);
 	ck_assert_int_eq(v.result, DISPATCHER_DEAD);
+	dispatcher_flush_events(d);
 	ck_assert_uint_eq(world.events[DISPATCHER_EVENT_DEAD], 1);
 	/* A delivery ends the episode; the next dead row alerts again. */
 	judge(1, 200);
 	dispatcher_judge(d, &row, &out, &v);
+	dispatcher_flush_events(d);
 	ck_assert_uint_eq(world.events[DISPATCHER_EVENT_DEAD], 2);
 	/* A row's own fault says nothing about the target. */
 	ck_assert(judge(1, 500).counted);
