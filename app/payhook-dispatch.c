@@ -39,6 +39,7 @@
 #include "handoff_store.h"
 #include "handoff.h"
 #include "log.h"
+#include "metrics.h"
 #include "number.h"
 #include "pool.h"
 #include "sqlconn.h"
@@ -168,7 +169,40 @@ static void env_wait_ms(void *ctx, long ms)
 struct world {
 	const struct config *cfg;
 	struct alert *alert;
+	struct metrics *metrics;   /* metrics_file's segment; NULL: none */
 };
+
+/* The attempt's result in metrics_file (payhook's metrics_path shows it). */
+static void env_attempt(void *ctx, enum dispatcher_count what,
+			int64_t elapsed_us)
+{
+	static const enum metrics_dispatch_result results[] = {
+		[DISPATCHER_COUNT_DELIVERED] = METRICS_DISPATCH_DELIVERED,
+		[DISPATCHER_COUNT_RETRY] = METRICS_DISPATCH_RETRY,
+		[DISPATCHER_COUNT_DEFERRED] = METRICS_DISPATCH_DEFERRED,
+		[DISPATCHER_COUNT_DEAD] = METRICS_DISPATCH_DEAD,
+		[DISPATCHER_COUNT_SUPERSEDED] = METRICS_DISPATCH_SUPERSEDED,
+		[DISPATCHER_COUNT_UNRECORDED] = METRICS_DISPATCH_UNRECORDED,
+	};
+	const struct world *world = ctx;
+
+	if ((size_t)what < sizeof(results) / sizeof(results[0]))
+		metrics_dispatch_attempt(world->metrics, results[what],
+					 elapsed_us);
+}
+
+static void env_gauges(void *ctx, const struct handoff_store_gauges *g)
+{
+	const struct world *world = ctx;
+	struct metrics_dispatch_gauges mg = {
+		.pending = g->pending,
+		.in_flight = g->in_flight,
+		.dead = g->dead,
+		.oldest_due_s = g->oldest_due_s,
+	};
+
+	metrics_dispatch_gauges(world->metrics, &mg);
+}
 
 /* Serves the signals that came, between attempts. */
 static bool env_stopping(void *ctx)
@@ -189,6 +223,8 @@ static void env_event(void *ctx, const struct dispatcher_event *e)
 	struct error err = { "" };
 	char summary[512], action[256];
 
+	if (e->kind == DISPATCHER_EVENT_CIRCUIT_OPEN)
+		metrics_dispatch_circuit_opened(world->metrics);
 	if (!alert_enabled(world->alert))
 		return;
 	if (e->kind == DISPATCHER_EVENT_DEAD) {
@@ -250,6 +286,8 @@ static int run_worker(const struct config *cfg, int ready_fd, bool once,
 		.stopping = env_stopping,
 		.random = env_random,
 		.on_event = env_event,
+		.on_attempt = env_attempt,
+		.on_gauges = env_gauges,
 		.ctx = &world,
 	};
 	struct dispatcher_run_options options = {
@@ -269,6 +307,15 @@ static int run_worker(const struct config *cfg, int ready_fd, bool once,
 		handoff = handoff_new(cfg, &err);
 	if (handoff != NULL)
 		world.alert = alert_new(cfg, PROGRAM, &err);
+	/* The dispatcher's figures join the pool's in metrics_file, which
+	 * payhook's metrics_path and --stats render. */
+	if (world.alert != NULL && cfg->metrics_file != NULL) {
+		world.metrics = metrics_open_file(cfg->metrics_file, &err);
+		if (world.metrics == NULL) {
+			alert_free(world.alert);
+			world.alert = NULL;
+		}
+	}
 	if (world.alert != NULL)
 		d = dispatcher_new(cfg, &env, &err);
 	if (d == NULL) {
@@ -298,6 +345,7 @@ static int run_worker(const struct config *cfg, int ready_fd, bool once,
 out:
 	dispatcher_free(d);
 	alert_free(world.alert);
+	metrics_free(world.metrics);
 	handoff_free(handoff);
 	handoff_store_free(db);
 	return rc;

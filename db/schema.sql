@@ -30,7 +30,8 @@
 -- dispatch_token grows by one at every claim: a dispatcher records its result
 -- only while the token is still the one it claimed with, so one that was
 -- paused past its lease changes nothing. ix_payments_dispatch_due keeps
--- finding due payments cheap at millions of rows.
+-- finding due payments cheap at millions of rows; ix_payments_dispatch_state
+-- keeps counting the dead ones (the metrics, --requeue) cheap.
 --
 -- payload holds the raw request body; MEDIUMBLOB (up to 16 MiB) because a BLOB
 -- stops at 65535 bytes, one byte short of the default max_body_bytes.
@@ -54,7 +55,8 @@ CREATE TABLE IF NOT EXISTS payments (
     dispatch_last_error VARCHAR(255) NULL,
     delivered_at   DATETIME(6) NULL,
     UNIQUE KEY uq_payments_provider_transaction_id (provider, transaction_id),
-    KEY ix_payments_dispatch_due (dispatch_due_at)
+    KEY ix_payments_dispatch_due (dispatch_due_at),
+    KEY ix_payments_dispatch_state (dispatch_state)
 ) ENGINE=InnoDB;
 
 -- dispatch_control holds one row (id 1): the pause flag every payhook-dispatch

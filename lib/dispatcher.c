@@ -41,6 +41,7 @@ struct dispatcher {
 	 * kind). */
 	struct dispatcher_event pending[DISPATCHER_PENDING_MAX];
 	size_t pending_count;
+	int64_t gauges_at_us;      /* when the gauges were last read */
 	struct dispatcher_stats stats;
 };
 
@@ -350,6 +351,13 @@ static const char *result_name(enum dispatcher_result result)
 	return result == DISPATCHER_DELIVERED ? "delivered" : "failed";
 }
 
+static void counted(struct dispatcher *d, enum dispatcher_count what,
+		    int64_t elapsed_us)
+{
+	if (d->env.on_attempt != NULL)
+		d->env.on_attempt(d->env.ctx, what, elapsed_us);
+}
+
 /* One attempt at p, its record and its one log line. */
 static void attempt(struct dispatcher *d, struct handoff_store *store,
 		    struct handoff *handoff, int64_t lease_end_us,
@@ -378,6 +386,7 @@ static void attempt(struct dispatcher *d, struct handoff_store *store,
 
 	if (st == HANDOFF_STORE_SUPERSEDED) {
 		d->stats.superseded++;
+		counted(d, DISPATCHER_COUNT_SUPERSEDED, elapsed_us);
 		log_warn("outcome=superseded provider=%s transaction_id=%s "
 			 "attempt=%lu %s elapsed_ms=%lld: a newer claim took "
 			 "this payment while the attempt ran, so its late "
@@ -386,6 +395,7 @@ static void attempt(struct dispatcher *d, struct handoff_store *store,
 			 result_name(v.result));
 	} else if (st == HANDOFF_STORE_FAILED) {
 		d->stats.unrecorded++;
+		counted(d, DISPATCHER_COUNT_UNRECORDED, elapsed_us);
 		log_error("outcome=unrecorded provider=%s transaction_id=%s "
 			  "attempt=%lu %s elapsed_ms=%lld detail=\"%s\": the "
 			  "result (%s) is not recorded; the payment comes due "
@@ -395,6 +405,7 @@ static void attempt(struct dispatcher *d, struct handoff_store *store,
 	} else if (v.result == DISPATCHER_DELIVERED) {
 		d->stats.delivered++;
 		d->stats.latency_us_sum += elapsed_us;
+		counted(d, DISPATCHER_COUNT_DELIVERED, elapsed_us);
 		log_info("outcome=delivered provider=%s transaction_id=%s "
 			 "attempt=%lu %s elapsed_ms=%lld", p->provider,
 			 p->transaction_id, p->attempts, answer, elapsed_ms);
@@ -403,6 +414,8 @@ static void attempt(struct dispatcher *d, struct handoff_store *store,
 			d->stats.retried++;
 		else
 			d->stats.deferred++;
+		counted(d, v.counted ? DISPATCHER_COUNT_RETRY
+				     : DISPATCHER_COUNT_DEFERRED, elapsed_us);
 		utc_in(v.delay_ms, retry_at, sizeof(retry_at));
 		log_warn("outcome=retry retry_at=%s delay_ms=%ld provider=%s "
 			 "transaction_id=%s attempt=%lu %s elapsed_ms=%lld "
@@ -413,6 +426,7 @@ static void attempt(struct dispatcher *d, struct handoff_store *store,
 			 dispatcher_circuit_name(d), out.detail);
 	} else {
 		d->stats.dead++;
+		counted(d, DISPATCHER_COUNT_DEAD, elapsed_us);
 		log_error("outcome=dead provider=%s transaction_id=%s "
 			  "attempt=%lu %s elapsed_ms=%lld detail=\"%s\": %s; "
 			  "payhook-dispatch --requeue %llu hands it on again",
@@ -521,6 +535,7 @@ int dispatcher_run(struct dispatcher *d, struct handoff_store *store,
 
 	while (!stopping(d)) {
 		struct handoff_store_batch batch;
+		struct handoff_store_gauges gauges;
 		struct error claim_err = { "" };
 		long wait = dispatcher_wait_ms(d);
 		bool paused = false;
@@ -538,6 +553,19 @@ int dispatcher_run(struct dispatcher *d, struct handoff_store *store,
 						 "to wait past the time bound");
 			wait_ms(d, wait);
 			continue;
+		}
+		/* The metrics' view of the table, now and then: one
+		 * indexed statement. */
+		if (d->env.on_gauges != NULL &&
+		    (d->gauges_at_us == 0 ||
+		     now_us(d) - d->gauges_at_us >=
+			     DISPATCHER_GAUGES_EVERY_MS * 1000)) {
+			d->gauges_at_us = now_us(d);
+			if (handoff_store_gauges(store, &gauges, &claim_err) == 0)
+				d->env.on_gauges(d->env.ctx, &gauges);
+			else
+				log_debug("reading the gauges failed: %s",
+					  claim_err.message);
 		}
 		rc = handoff_store_paused(store, &paused, &claim_err);
 		if (rc == 0 && paused) {

@@ -45,6 +45,19 @@ struct dispatcher_event {
 	char detail[TRANSPORT_DETAIL_MAX]; /* the attempt's detail */
 };
 
+/* What became of an attempt, for the metrics. */
+enum dispatcher_count {
+	DISPATCHER_COUNT_DELIVERED,
+	DISPATCHER_COUNT_RETRY,      /* failed, counted */
+	DISPATCHER_COUNT_DEFERRED,   /* failed or told to wait, not counted */
+	DISPATCHER_COUNT_DEAD,
+	DISPATCHER_COUNT_SUPERSEDED,
+	DISPATCHER_COUNT_UNRECORDED,
+};
+
+/* How often the loop reads the table's gauges (handoff_store_gauges). */
+#define DISPATCHER_GAUGES_EVERY_MS 5000L
+
 /* The world the loop runs in. now_us must be timing_now_us's clock in a
  * real run (leases are measured on it). */
 struct dispatcher_env {
@@ -59,6 +72,11 @@ struct dispatcher_env {
 	/* Told of each episode's start and end (alert.h sends them), after
 	 * the attempt is recorded; may be NULL. */
 	void (*on_event)(void *ctx, const struct dispatcher_event *event);
+	/* Told of each attempt once recorded, and of the table's gauges every
+	 * DISPATCHER_GAUGES_EVERY_MS; either may be NULL. */
+	void (*on_attempt)(void *ctx, enum dispatcher_count what,
+			   int64_t elapsed_us);
+	void (*on_gauges)(void *ctx, const struct handoff_store_gauges *gauges);
 	void *ctx;
 };
 

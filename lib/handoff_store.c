@@ -932,3 +932,44 @@ int handoff_store_set_paused(struct handoff_store *d, bool paused,
 		return connection_failed(d, "pause flag commit", err);
 	return 0;
 }
+
+int handoff_store_gauges(struct handoff_store *d,
+			 struct handoff_store_gauges *g, struct error *err)
+{
+	/* Each part stays on an index: pending rows are those with a due
+	 * time (ix_payments_dispatch_due), leased ones the future end of that
+	 * range, dead ones ix_payments_dispatch_state. */
+	static const char sql[] =
+		"SELECT (SELECT COUNT(*) FROM payments "
+		"WHERE dispatch_due_at IS NOT NULL), "
+		"(SELECT COUNT(*) FROM payments WHERE dispatch_due_at > "
+		"UTC_TIMESTAMP(6) AND dispatch_owner IS NOT NULL), "
+		"(SELECT COUNT(*) FROM payments WHERE dispatch_state = 'dead'), "
+		"(SELECT GREATEST(0, COALESCE(TIMESTAMPDIFF(SECOND, "
+		"MIN(dispatch_due_at), UTC_TIMESTAMP(6)), 0)) FROM payments "
+		"WHERE dispatch_due_at IS NOT NULL)";
+	MYSQL *mysql;
+	MYSQL_RES *res;
+	MYSQL_ROW row;
+
+	memset(g, 0, sizeof(*g));
+	if (sqlconn_connect(d->conn, err) != 0)
+		return -1;
+	mysql = sqlconn_mysql(d->conn);
+	if (mysql_query(mysql, sql) != 0)
+		return connection_failed(d, "gauges", err);
+	res = mysql_store_result(mysql);
+	if (res == NULL)
+		return connection_failed(d, "gauges", err);
+	row = mysql_fetch_row(res);
+	if (row != NULL && mysql_num_fields(res) == 4) {
+		g->pending = parse_ull(row[0]);
+		g->in_flight = parse_ull(row[1]);
+		g->dead = parse_ull(row[2]);
+		g->oldest_due_s = parse_ull(row[3]);
+	}
+	mysql_free_result(res);
+	if (mysql_rollback(mysql) != 0)
+		return connection_failed(d, "rollback", err);
+	return 0;
+}

@@ -186,6 +186,21 @@ int handoff_store_paused(struct handoff_store *d, bool *paused,
 int handoff_store_set_paused(struct handoff_store *d, bool paused,
 			     struct error *err);
 
+/* The hand-off table at a glance, for the metrics. */
+struct handoff_store_gauges {
+	unsigned long long pending;      /* neither delivered nor dead */
+	unsigned long long in_flight;    /* claimed, lease running */
+	unsigned long long dead;
+	unsigned long long oldest_due_s; /* how long the most overdue pending
+					  * payment has been due (0: none) */
+};
+
+/* Reads the gauges with one statement whose parts each stay on an index
+ * (ix_payments_dispatch_due, ix_payments_dispatch_state). Returns 0, or -1
+ * with err set and *g zero. */
+int handoff_store_gauges(struct handoff_store *d,
+			 struct handoff_store_gauges *g, struct error *err);
+
 /* A short name of a status, for logs. */
 const char *handoff_store_status_name(enum handoff_store_status status);
 
