@@ -98,19 +98,30 @@ static struct transport_outcome answer(long status)
 	return out;
 }
 
-/* Judges status for a row claimed for its attempt number attempts. */
-static struct dispatcher_verdict judge(unsigned long attempts, long status)
+/* Judges out for a row claimed for its attempt number attempts; with flush,
+ * tells the events as the loop does once the attempt is recorded. */
+static struct dispatcher_verdict judge_out(unsigned long attempts,
+					   const struct transport_outcome *out,
+					   bool flush)
 {
 	struct handoff_row row;
-	struct transport_outcome out = answer(status);
 	struct dispatcher_verdict v;
 
 	memset(&row, 0, sizeof(row));
 	row.id = 7;
 	row.attempts = attempts;
-	dispatcher_judge(d, &row, &out, &v);
-	dispatcher_flush_events(d);
+	dispatcher_judge(d, &row, out, &v);
+	if (flush)
+		dispatcher_flush_events(d);
 	return v;
+}
+
+/* Judges an HTTP answer of status. */
+static struct dispatcher_verdict judge(unsigned long attempts, long status)
+{
+	struct transport_outcome out = answer(status);
+
+	return judge_out(attempts, &out, true);
 }
 
 START_TEST(test_failure_among_successes_counts_then_dead)
@@ -189,14 +200,12 @@ END_TEST
 
 START_TEST(test_retry_after_waits_for_the_whole_target)
 {
-	struct handoff_row row;
 	struct transport_outcome out = answer(429);
 	struct dispatcher_verdict v;
 
-	memset(&row, 0, sizeof(row));
-	row.attempts = 3; /* the last one: still not dead */
 	out.retry_after_ms = 2000;
-	dispatcher_judge(d, &row, &out, &v);
+	/* The last attempt: still not dead. */
+	v = judge_out(3, &out, true);
 	ck_assert_int_eq(v.result, DISPATCHER_RETRY);
 	ck_assert(!v.counted);
 	ck_assert_str_eq(v.reason, "retry-after");
@@ -210,12 +219,12 @@ START_TEST(test_retry_after_waits_for_the_whole_target)
 	/* Not a failure of the target: no run of failures begins, so the
 	 * next failure still counts, and the circuit stays closed. */
 	for (int i = 0; i < 5; i++)
-		dispatcher_judge(d, &row, &out, &v);
+		judge_out(3, &out, true);
 	ck_assert_str_eq(dispatcher_circuit_name(d), "closed");
 	ck_assert(judge(1, 500).counted);
 	/* A Retry-After beyond dispatch_backoff_max_ms waits the cap. */
 	out.retry_after_ms = 86400000;
-	dispatcher_judge(d, &row, &out, &v);
+	v = judge_out(3, &out, true);
 	ck_assert_int_eq(v.delay_ms, cfg.dispatch_backoff_max_ms);
 	ck_assert_int_eq(dispatcher_wait_ms(d), cfg.dispatch_backoff_max_ms);
 }
@@ -223,26 +232,19 @@ END_TEST
 
 START_TEST(test_permanent_dead_once_per_episode)
 {
-	struct handoff_row row;
 	struct transport_outcome out = answer(0);
-	struct dispatcher_verdict v;
 
-	memset(&row, 0, sizeof(row));
-	row.attempts = 1;
 	out.permanent = true;
-	dispatcher_judge(d, &row, &out, &v);
-	ck_assert_int_eq(v.result, DISPATCHER_DEAD);
+	ck_assert_int_eq(judge_out(1, &out, false).result, DISPATCHER_DEAD);
 	/* Told once recorded: the loop flushes after the record. */
 	ck_assert_uint_eq(world.events[DISPATCHER_EVENT_DEAD], 0);
 	dispatcher_flush_events(d);
-	dispatcher_judge(d, &row, &out, &v);
-	ck_assert_int_eq(v.result, DISPATCHER_DEAD);
-	dispatcher_flush_events(d);
+	ck_assert_uint_eq(world.events[DISPATCHER_EVENT_DEAD], 1);
+	ck_assert_int_eq(judge_out(1, &out, true).result, DISPATCHER_DEAD);
 	ck_assert_uint_eq(world.events[DISPATCHER_EVENT_DEAD], 1);
 	/* A delivery ends the episode; the next dead row alerts again. */
 	judge(1, 200);
-	dispatcher_judge(d, &row, &out, &v);
-	dispatcher_flush_events(d);
+	judge_out(1, &out, true);
 	ck_assert_uint_eq(world.events[DISPATCHER_EVENT_DEAD], 2);
 	/* A row's own fault says nothing about the target. */
 	ck_assert(judge(1, 500).counted);
