@@ -619,8 +619,20 @@ static int check_config(const struct config *cfg, const char *path)
 		printf("mysql: FAILED: %s\n", err.message);
 		rc = 1;
 	} else {
+		bool migrated = false, paused = false;
+
 		printf("mysql: ok (%s, table payments with the dispatch columns "
 		       "and ix_payments_dispatch_due)\n", sqlconn_where(cfg));
+		/* Both are notes: delivery works without them. */
+		if (handoff_store_check_control(db, &migrated, &paused, &err) != 0)
+			printf("mysql: WARNING: %s\n", err.message);
+		else if (!migrated)
+			printf("mysql: WARNING: no table dispatch_control or index "
+			       "ix_payments_dispatch_state: --pause and a cheap "
+			       "dead count need db/migrate-4-dispatch-control.sql\n");
+		if (paused)
+			printf("mysql: WARNING: delivery is paused "
+			       "(payhook-dispatch --resume starts it)\n");
 	}
 	handoff_store_free(db);
 	return rc;

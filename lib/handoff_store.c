@@ -973,3 +973,28 @@ int handoff_store_gauges(struct handoff_store *d,
 		return connection_failed(d, "rollback", err);
 	return 0;
 }
+
+int handoff_store_check_control(struct handoff_store *d, bool *migrated,
+				bool *paused, struct error *err)
+{
+	static const char sql[] =
+		"SELECT (SELECT COUNT(*) FROM information_schema.tables "
+		"WHERE table_schema = DATABASE() AND "
+		"table_name = 'dispatch_control') + "
+		"(SELECT COUNT(*) FROM information_schema.statistics "
+		"WHERE table_schema = DATABASE() AND table_name = 'payments' "
+		"AND index_name = 'ix_payments_dispatch_state' "
+		"AND seq_in_index = 1)";
+	unsigned long long found = 0;
+
+	*migrated = false;
+	*paused = false;
+	if (sqlconn_connect(d->conn, err) != 0)
+		return -1;
+	if (query_number(d, sql, &found, err) != 0)
+		return -1;
+	if (mysql_rollback(sqlconn_mysql(d->conn)) != 0)
+		return connection_failed(d, "rollback", err);
+	*migrated = found == 2;
+	return handoff_store_paused(d, paused, err);
+}

@@ -186,6 +186,12 @@ int handoff_store_paused(struct handoff_store *d, bool *paused,
 int handoff_store_set_paused(struct handoff_store *d, bool paused,
 			     struct error *err);
 
+/* For --check-config: whether db/migrate-4-dispatch-control.sql ran (the
+ * table dispatch_control and ix_payments_dispatch_state are there), and the
+ * pause flag. Returns 0, or -1 with err set. */
+int handoff_store_check_control(struct handoff_store *d, bool *migrated,
+				bool *paused, struct error *err);
+
 /* The hand-off table at a glance, for the metrics. */
 struct handoff_store_gauges {
 	unsigned long long pending;      /* neither delivered nor dead */
