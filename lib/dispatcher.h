@@ -140,29 +140,30 @@ void dispatcher_judge(struct dispatcher *d, const struct handoff_row *row,
 void dispatcher_flush_events(struct dispatcher *d);
 
 /* Milliseconds before the next attempt may start: a Retry-After or an open
- * circuit not yet due for its probe, or dispatch_rate_per_s. 0: now. */
+ * circuit not yet due for its probe, or dispatch_rate_per_s. 0: now.
+ * Can't fail. */
 long dispatcher_wait_ms(const struct dispatcher *d);
 
 /* True when the wait is the target's (Retry-After, the circuit), not the
- * rate's. */
+ * rate's. Can't fail. */
 bool dispatcher_target_blocked(const struct dispatcher *d);
 
 /* How many rows to claim: dispatch_batch_size, or 1 (the probe) while the
- * circuit is open. */
+ * circuit is open. Can't fail. */
 size_t dispatcher_claim_limit(const struct dispatcher *d);
 
 /* True when an attempt starting after wait_ms more still ends (timeout plus
- * HANDOFF_STORE_LEASE_MARGIN_MS) before lease_end_us. */
+ * HANDOFF_STORE_LEASE_MARGIN_MS) before lease_end_us. Can't fail. */
 bool dispatcher_lease_allows(const struct dispatcher *d, int64_t lease_end_us,
 			     long wait_ms);
 
 /* Notes that an attempt starts now (dispatch_rate_per_s). Can't fail. */
 void dispatcher_started(struct dispatcher *d);
 
-/* "closed" or "open". */
+/* "closed" or "open" (static). Can't fail. */
 const char *dispatcher_circuit_name(const struct dispatcher *d);
 
-/* The counts so far. */
+/* The counts so far, owned by d. Can't fail. */
 const struct dispatcher_stats *dispatcher_stats(const struct dispatcher *d);
 
 /* ---- the loop ---- */
