@@ -219,52 +219,18 @@ static bool env_stopping(void *ctx)
 static void env_event(void *ctx, const struct dispatcher_event *e)
 {
 	const struct world *world = ctx;
-	struct alert_message m = { .detail = e->detail };
+	struct dispatcher_alert alert;
 	struct error err = { "" };
-	char summary[512], action[256];
 
 	if (e->kind == DISPATCHER_EVENT_CIRCUIT_OPEN)
 		metrics_dispatch_circuit_opened(world->metrics);
 	if (!alert_enabled(world->alert))
 		return;
-	if (e->kind == DISPATCHER_EVENT_DEAD) {
-		m.event = "payment_dead";
-		m.id = e->id;
-		m.provider = e->provider;
-		m.transaction_id = e->transaction_id;
-		snprintf(summary, sizeof(summary),
-			 "payment %s %s (id %llu) is dead after %lu attempts: "
-			 "it will not be handed on again by itself",
-			 e->provider, e->transaction_id, e->id, e->attempts);
-		snprintf(action, sizeof(action),
-			 "fix what the target refused (see detail), then run "
-			 "payhook-dispatch --requeue %llu; --list-dead lists "
-			 "every dead payment", e->id);
-	} else if (e->kind == DISPATCHER_EVENT_CIRCUIT_OPEN) {
-		m.event = "circuit_open";
-		snprintf(summary, sizeof(summary),
-			 "the hand-off target failed %u attempts in a row: "
-			 "payments wait (none goes dead), one probe at a time",
-			 e->failures);
-		snprintf(action, sizeof(action),
-			 "check that the target (dispatch_url or "
-			 "dispatch_command) is up and answers 2xx; a "
-			 "circuit_closed alert follows when it does");
-	} else {
-		m.event = "circuit_closed";
-		snprintf(summary, sizeof(summary),
-			 "the hand-off target answers 2xx again: delivery "
-			 "goes on in full batches");
-		snprintf(action, sizeof(action),
-			 "nothing; the payments that waited are delivered "
-			 "now (payhook_dispatch_pending falls)");
-	}
-	m.summary = summary;
-	m.action = action;
-	if (alert_send(world->alert, &m, &err) != 0)
-		log_warn("alert %s: %s", m.event, err.message);
+	dispatcher_alert_init(&alert, e);
+	if (alert_send(world->alert, &alert.message, &err) != 0)
+		log_warn("alert %s: %s", alert.message.event, err.message);
 	else
-		log_info("alert %s sent", m.event);
+		log_info("alert %s sent", alert.message.event);
 }
 
 static uint64_t env_random(void *ctx)

@@ -111,6 +111,47 @@ void dispatcher_flush_events(struct dispatcher *d)
 	d->pending_count = 0;
 }
 
+void dispatcher_alert_init(struct dispatcher_alert *a,
+			   const struct dispatcher_event *e)
+{
+	memset(a, 0, sizeof(*a));
+	a->message.detail = e->detail;
+	if (e->kind == DISPATCHER_EVENT_DEAD) {
+		a->message.event = "payment_dead";
+		a->message.id = e->id;
+		a->message.provider = e->provider;
+		a->message.transaction_id = e->transaction_id;
+		snprintf(a->summary, sizeof(a->summary),
+			 "payment %s %s (id %llu) is dead after %lu attempts: "
+			 "it will not be handed on again by itself",
+			 e->provider, e->transaction_id, e->id, e->attempts);
+		snprintf(a->action, sizeof(a->action),
+			 "fix what the target refused (see detail), then run "
+			 "payhook-dispatch --requeue %llu; --list-dead lists "
+			 "every dead payment", e->id);
+	} else if (e->kind == DISPATCHER_EVENT_CIRCUIT_OPEN) {
+		a->message.event = "circuit_open";
+		snprintf(a->summary, sizeof(a->summary),
+			 "the hand-off target failed %u attempts in a row: "
+			 "payments wait (none goes dead), one probe at a time",
+			 e->failures);
+		snprintf(a->action, sizeof(a->action),
+			 "check that the target (dispatch_url or "
+			 "dispatch_command) is up and answers 2xx; a "
+			 "circuit_closed alert follows when it does");
+	} else {
+		a->message.event = "circuit_closed";
+		snprintf(a->summary, sizeof(a->summary),
+			 "the hand-off target answers 2xx again: delivery "
+			 "goes on in full batches");
+		snprintf(a->action, sizeof(a->action),
+			 "nothing; the payments that waited are delivered "
+			 "now (payhook_dispatch_pending falls)");
+	}
+	a->message.summary = a->summary;
+	a->message.action = a->action;
+}
+
 /* ---- the policy ---- */
 
 void dispatcher_judge(struct dispatcher *d, const struct handoff_row *row,

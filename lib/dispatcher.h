@@ -20,6 +20,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "alert.h"
 #include "configuration.h"
 #include "error.h"
 #include "handoff.h"
@@ -79,6 +80,17 @@ struct dispatcher_env {
 	void (*on_gauges)(void *ctx, const struct handoff_store_gauges *gauges);
 	void *ctx;
 };
+
+/* An event as an alert (alert.h): what happened and what to do. */
+struct dispatcher_alert {
+	struct alert_message message;   /* its strings point into e and here */
+	char summary[512];
+	char action[256];
+};
+
+/* Fills a for e (which must outlive a's use). Can't fail. */
+void dispatcher_alert_init(struct dispatcher_alert *a,
+			   const struct dispatcher_event *e);
 
 enum dispatcher_result {
 	DISPATCHER_DELIVERED,

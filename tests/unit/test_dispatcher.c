@@ -251,6 +251,38 @@ START_TEST(test_permanent_dead_once_per_episode)
 }
 END_TEST
 
+START_TEST(test_alerts_say_what_to_do)
+{
+	struct dispatcher_event e;
+	struct dispatcher_alert a;
+
+	memset(&e, 0, sizeof(e));
+	e.kind = DISPATCHER_EVENT_DEAD;
+	e.id = 4711;
+	e.attempts = 20;
+	snprintf(e.provider, sizeof(e.provider), "stripe");
+	snprintf(e.transaction_id, sizeof(e.transaction_id), "pi_1");
+	snprintf(e.detail, sizeof(e.detail), "HTTP 500: boom");
+	dispatcher_alert_init(&a, &e);
+	ck_assert_str_eq(a.message.event, "payment_dead");
+	ck_assert_uint_eq(a.message.id, 4711);
+	ck_assert_str_eq(a.message.detail, "HTTP 500: boom");
+	ck_assert_ptr_nonnull(strstr(a.message.summary, "stripe pi_1 (id 4711)"));
+	ck_assert_ptr_nonnull(strstr(a.message.action,
+				     "payhook-dispatch --requeue 4711"));
+	e.kind = DISPATCHER_EVENT_CIRCUIT_OPEN;
+	e.failures = 5;
+	dispatcher_alert_init(&a, &e);
+	ck_assert_str_eq(a.message.event, "circuit_open");
+	ck_assert_uint_eq(a.message.id, 0);
+	ck_assert_ptr_nonnull(strstr(a.message.summary, "failed 5 attempts"));
+	ck_assert_ptr_nonnull(strstr(a.message.action, "answers 2xx"));
+	e.kind = DISPATCHER_EVENT_CIRCUIT_CLOSED;
+	dispatcher_alert_init(&a, &e);
+	ck_assert_str_eq(a.message.event, "circuit_closed");
+}
+END_TEST
+
 START_TEST(test_rate_spaces_the_attempts)
 {
 	cfg.dispatch_rate_per_s = 4;
@@ -291,6 +323,7 @@ static Suite *dispatcher_suite(void)
 	tcase_add_test(tc, test_outage_counts_nothing_and_opens_the_circuit);
 	tcase_add_test(tc, test_retry_after_waits_for_the_whole_target);
 	tcase_add_test(tc, test_permanent_dead_once_per_episode);
+	tcase_add_test(tc, test_alerts_say_what_to_do);
 	tcase_add_test(tc, test_rate_spaces_the_attempts);
 	tcase_add_test(tc, test_lease_margin);
 	suite_add_tcase(s, tc);
