@@ -112,6 +112,22 @@ struct segment {
 	struct minute minutes[METRICS_MINUTES];
 	atomic_ullong failures_next;
 	struct failure failures[METRICS_FAILURES];
+	/* payhook-dispatch's, when it shares metrics_file. */
+	atomic_ullong dispatch_seen;
+	atomic_ullong dispatch_attempts[METRICS_DISPATCH_RESULTS];
+	atomic_ullong dispatch_buckets[BUCKETS];
+	atomic_ullong dispatch_count;
+	atomic_ullong dispatch_sum_us;
+	atomic_ullong dispatch_circuit_opened;
+	atomic_ullong dispatch_pending;
+	atomic_ullong dispatch_in_flight;
+	atomic_ullong dispatch_dead;
+	atomic_ullong dispatch_oldest_due_s;
+	atomic_ullong dispatch_gauges_at_s;
+};
+
+static const char *const dispatch_result_names[METRICS_DISPATCH_RESULTS] = {
+	"delivered", "retry", "deferred", "dead", "superseded", "unrecorded",
 };
 
 struct metrics {
@@ -264,11 +280,31 @@ static void count_minute(struct segment *seg, unsigned provider,
 	add(&b->counts[provider][kind_of(outcome)]);
 }
 
-void metrics_request(struct metrics *m, unsigned provider, enum outcome outcome,
-		     int64_t elapsed_us)
+static void set(atomic_ullong *gauge, unsigned long long value)
+{
+	atomic_store_explicit(gauge, value, memory_order_relaxed);
+}
+
+/* Counts elapsed_us into a histogram of bucket_us. */
+static void observe(atomic_ullong *buckets, atomic_ullong *count,
+		    atomic_ullong *sum_us, int64_t elapsed_us)
 {
 	size_t b;
 
+	for (b = 0; b < BUCKETS && elapsed_us > bucket_us[b]; b++)
+		;
+	if (b < BUCKETS)
+		add(&buckets[b]);
+	add(count);
+	atomic_fetch_add_explicit(sum_us,
+				  elapsed_us > 0 ? (unsigned long long)elapsed_us
+						 : 0,
+				  memory_order_relaxed);
+}
+
+void metrics_request(struct metrics *m, unsigned provider, enum outcome outcome,
+		     int64_t elapsed_us)
+{
 	if (m == NULL)
 		return;
 	if (provider > CONFIG_PROVIDER_COUNT)
@@ -277,15 +313,42 @@ void metrics_request(struct metrics *m, unsigned provider, enum outcome outcome,
 		outcome = OUTCOME_ERROR;
 	add(&m->seg->requests[provider][outcome]);
 	count_minute(m->seg, provider, outcome);
-	for (b = 0; b < BUCKETS && elapsed_us > bucket_us[b]; b++)
-		;
-	if (b < BUCKETS)
-		add(&m->seg->duration_buckets[b]);
-	add(&m->seg->duration_count);
-	atomic_fetch_add_explicit(&m->seg->duration_sum_us,
-				  elapsed_us > 0 ? (unsigned long long)elapsed_us
-						 : 0,
-				  memory_order_relaxed);
+	observe(m->seg->duration_buckets, &m->seg->duration_count,
+		&m->seg->duration_sum_us, elapsed_us);
+}
+
+void metrics_dispatch_attempt(struct metrics *m,
+			      enum metrics_dispatch_result result,
+			      int64_t elapsed_us)
+{
+	if (m == NULL || (unsigned)result >= METRICS_DISPATCH_RESULTS)
+		return;
+	set(&m->seg->dispatch_seen, 1);
+	add(&m->seg->dispatch_attempts[result]);
+	if (result == METRICS_DISPATCH_DELIVERED)
+		observe(m->seg->dispatch_buckets, &m->seg->dispatch_count,
+			&m->seg->dispatch_sum_us, elapsed_us);
+}
+
+void metrics_dispatch_circuit_opened(struct metrics *m)
+{
+	if (m == NULL)
+		return;
+	set(&m->seg->dispatch_seen, 1);
+	add(&m->seg->dispatch_circuit_opened);
+}
+
+void metrics_dispatch_gauges(struct metrics *m,
+			     const struct metrics_dispatch_gauges *g)
+{
+	if (m == NULL)
+		return;
+	set(&m->seg->dispatch_seen, 1);
+	set(&m->seg->dispatch_pending, g->pending);
+	set(&m->seg->dispatch_in_flight, g->in_flight);
+	set(&m->seg->dispatch_dead, g->dead);
+	set(&m->seg->dispatch_oldest_due_s, g->oldest_due_s);
+	set(&m->seg->dispatch_gauges_at_s, (unsigned long long)time(NULL));
 }
 
 void metrics_mysql_error(struct metrics *m, unsigned code)
@@ -733,6 +796,70 @@ size_t metrics_read_recent(const struct metrics *m,
 	return n;
 }
 
+/* A histogram of bucket_us in seconds. */
+static void put_histogram(struct textbuf *o, const char *name, const char *help,
+			  const atomic_ullong *buckets,
+			  const atomic_ullong *count,
+			  const atomic_ullong *sum_us)
+{
+	unsigned long long cumulative = 0;
+
+	textbuf_printf(o, "# HELP %s %s\n# TYPE %s histogram\n", name, help, name);
+	for (size_t b = 0; b < BUCKETS; b++) {
+		cumulative += get(&buckets[b]);
+		textbuf_printf(o, "%s_bucket{le=\"%g\"} %llu\n", name,
+		    (double)bucket_us[b] / 1e6, cumulative);
+	}
+	textbuf_printf(o, "%s_bucket{le=\"+Inf\"} %llu\n%s_sum %.6f\n%s_count %llu\n",
+	    name, get(count), name, (double)get(sum_us) / 1e6, name,
+	    get(count));
+}
+
+/* payhook-dispatch's series, once a dispatcher shares the segment. */
+static void put_dispatch(struct textbuf *o, const struct segment *seg)
+{
+	if (get(&seg->dispatch_seen) == 0)
+		return;
+	textbuf_printf(o, "# HELP payhook_dispatch_attempts_total Hand-off attempts, by "
+	       "what became of them.\n"
+	       "# TYPE payhook_dispatch_attempts_total counter\n");
+	for (size_t r = 0; r < METRICS_DISPATCH_RESULTS; r++)
+		textbuf_printf(o, "payhook_dispatch_attempts_total{result=\"%s\"} %llu\n",
+		    dispatch_result_names[r], get(&seg->dispatch_attempts[r]));
+	put_histogram(o, "payhook_dispatch_delivery_seconds",
+		      "Time of the attempts that delivered.",
+		      seg->dispatch_buckets, &seg->dispatch_count,
+		      &seg->dispatch_sum_us);
+	textbuf_printf(o, "# HELP payhook_dispatch_circuit_opened_total Times the target's "
+	       "circuit opened.\n"
+	       "# TYPE payhook_dispatch_circuit_opened_total counter\n"
+	       "payhook_dispatch_circuit_opened_total %llu\n",
+	    get(&seg->dispatch_circuit_opened));
+	textbuf_printf(o, "# HELP payhook_dispatch_pending Payments not yet delivered nor "
+	       "dead (as last read by payhook-dispatch).\n"
+	       "# TYPE payhook_dispatch_pending gauge\n"
+	       "payhook_dispatch_pending %llu\n"
+	       "# HELP payhook_dispatch_in_flight Payments claimed under a "
+	       "lease.\n"
+	       "# TYPE payhook_dispatch_in_flight gauge\n"
+	       "payhook_dispatch_in_flight %llu\n"
+	       "# HELP payhook_dispatch_dead Dead payments, waiting for "
+	       "--requeue.\n"
+	       "# TYPE payhook_dispatch_dead gauge\n"
+	       "payhook_dispatch_dead %llu\n"
+	       "# HELP payhook_dispatch_oldest_pending_seconds How long the "
+	       "most overdue pending payment has been due.\n"
+	       "# TYPE payhook_dispatch_oldest_pending_seconds gauge\n"
+	       "payhook_dispatch_oldest_pending_seconds %llu\n"
+	       "# HELP payhook_dispatch_gauges_timestamp_seconds When "
+	       "payhook-dispatch last read the gauges above (Unix time).\n"
+	       "# TYPE payhook_dispatch_gauges_timestamp_seconds gauge\n"
+	       "payhook_dispatch_gauges_timestamp_seconds %llu\n",
+	    get(&seg->dispatch_pending), get(&seg->dispatch_in_flight),
+	    get(&seg->dispatch_dead), get(&seg->dispatch_oldest_due_s),
+	    get(&seg->dispatch_gauges_at_s));
+}
+
 static const char *provider_label(unsigned p)
 {
 	return p < CONFIG_PROVIDER_COUNT ? config_provider_name(p) : "-";
@@ -825,7 +952,6 @@ long metrics_render(const struct metrics *m, const struct config *cfg,
 {
 	const struct segment *seg = m->seg;
 	struct textbuf o = textbuf_init(buf, cap);
-	unsigned long long cumulative = 0;
 
 	textbuf_printf(&o, "# HELP payhook_requests_total Webhook requests answered, by "
 		"provider, outcome and HTTP status.\n"
@@ -847,20 +973,10 @@ long metrics_render(const struct metrics *m, const struct config *cfg,
 			    response_outcome_status(oc, cfg), n);
 		}
 	}
-	textbuf_printf(&o, "# HELP payhook_request_duration_seconds Time from the request "
-		"to its answer.\n"
-		"# TYPE payhook_request_duration_seconds histogram\n");
-	for (size_t b = 0; b < BUCKETS; b++) {
-		cumulative += get(&seg->duration_buckets[b]);
-		textbuf_printf(&o, "payhook_request_duration_seconds_bucket{le=\"%g\"} "
-			"%llu\n", (double)bucket_us[b] / 1e6, cumulative);
-	}
-	textbuf_printf(&o, "payhook_request_duration_seconds_bucket{le=\"+Inf\"} %llu\n"
-		"payhook_request_duration_seconds_sum %.6f\n"
-		"payhook_request_duration_seconds_count %llu\n",
-	    get(&seg->duration_count),
-	    (double)get(&seg->duration_sum_us) / 1e6,
-	    get(&seg->duration_count));
+	put_histogram(&o, "payhook_request_duration_seconds",
+		      "Time from the request to its answer.",
+		      seg->duration_buckets, &seg->duration_count,
+		      &seg->duration_sum_us);
 	textbuf_printf(&o, "# HELP payhook_backend_errors_total Errors from MySQL (by "
 		"error number) and Redis (by kind).\n"
 		"# TYPE payhook_backend_errors_total counter\n");
@@ -899,6 +1015,7 @@ long metrics_render(const struct metrics *m, const struct config *cfg,
 		"payhook_reloads_total{result=\"refused\"} %llu\n",
 	    get(&seg->reloads), get(&seg->reloads_refused));
 	put_status(&o, m);
+	put_dispatch(&o, seg);
 	if (o.full)
 		return -1;
 	return (long)o.len;
