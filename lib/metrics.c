@@ -351,6 +351,23 @@ void metrics_dispatch_gauges(struct metrics *m,
 	set(&m->seg->dispatch_gauges_at_s, (unsigned long long)time(NULL));
 }
 
+bool metrics_read_dispatch(const struct metrics *m,
+			   struct metrics_dispatch_gauges *g, int64_t *at_s,
+			   unsigned long long *circuit_opened)
+{
+	const struct segment *seg = m->seg;
+
+	*at_s = (int64_t)get(&seg->dispatch_gauges_at_s);
+	if (*at_s == 0)
+		return false;
+	g->pending = get(&seg->dispatch_pending);
+	g->in_flight = get(&seg->dispatch_in_flight);
+	g->dead = get(&seg->dispatch_dead);
+	g->oldest_due_s = get(&seg->dispatch_oldest_due_s);
+	*circuit_opened = get(&seg->dispatch_circuit_opened);
+	return true;
+}
+
 void metrics_mysql_error(struct metrics *m, unsigned code)
 {
 	size_t i;

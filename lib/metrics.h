@@ -185,6 +185,14 @@ void metrics_dispatch_circuit_opened(struct metrics *metrics);
 void metrics_dispatch_gauges(struct metrics *metrics,
 			     const struct metrics_dispatch_gauges *gauges);
 
+/* The gauges payhook-dispatch last stored, when it shares this segment:
+ * returns true with *gauges, *at_s (Unix time they were read) and
+ * *circuit_opened (times the circuit opened) filled; false when it never
+ * stored any. Can't fail. */
+bool metrics_read_dispatch(const struct metrics *metrics,
+			   struct metrics_dispatch_gauges *gauges,
+			   int64_t *at_s, unsigned long long *circuit_opened);
+
 /* Writes the Prometheus text exposition of everything counted into buf (cap
  * bytes, NUL-terminated). Returns its length, or -1 when it does not fit. */
 long metrics_render(const struct metrics *metrics, const struct config *cfg,

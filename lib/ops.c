@@ -365,7 +365,6 @@ static long render_page(const struct ops *ops, char *buf, size_t cap)
 {
 	struct page_backend b = {
 		.summary = ops->summary_ok ? &ops->summary : NULL,
-		.why = "MySQL did not answer",
 		.age_s = (long)((timing_now_us() - ops->summary_at_us) /
 				1000000),
 	};

@@ -185,26 +185,34 @@ static void failures_section(struct textbuf *o, const struct config *cfg,
 	textbuf_printf(o, "</tbody>\n</table></div>\n</section>\n");
 }
 
-static void handoff_section(struct textbuf *o, const struct page_backend *b)
+/* The hand-off's figures older than this are said to be stale. */
+#define HANDOFF_STALE_S 60
+
+static void handoff_section(struct textbuf *o, const struct metrics *m)
 {
-	const struct store_summary *s = b->summary;
+	struct metrics_dispatch_gauges g;
+	unsigned long long opened;
+	int64_t at_s, age_s;
 
 	textbuf_printf(o, "<section id=\"handoff\">\n<h2>Hand-off</h2>\n");
-	if (s == NULL) {
-		textbuf_printf(o, "<p>Not known: ");
-		textbuf_html(o, b->why);
-		textbuf_printf(o, "</p>\n</section>\n");
+	if (!metrics_read_dispatch(m, &g, &at_s, &opened)) {
+		textbuf_printf(o, "<p>Not known: no payhook-dispatch counts into "
+				  "this pool's counters (run it with the same "
+				  "metrics_file).</p>\n</section>\n");
 		return;
 	}
+	age_s = (int64_t)time(NULL) - at_s;
 	textbuf_printf(o, "<table>\n");
-	textbuf_printf(o, "<tr><th scope=\"row\">payments pending</th>"
-			  "<td class=\"n\">%s%llu</td></tr>\n",
-		       s->pending_capped ? "more than " : "", s->pending);
-	row_number(o, "longest overdue (s)", (long long)s->overdue_s);
-	textbuf_printf(o, "</table>\n<p>Pending: recorded, not yet delivered "
-			  "nor dead (payhook-dispatch's metrics count the "
-			  "dead). From MySQL, %ld s ago.</p>\n</section>\n",
-		       b->age_s);
+	row_number(o, "payments pending", (long long)g.pending);
+	row_number(o, "payments in flight", (long long)g.in_flight);
+	row_number(o, "payments dead", (long long)g.dead);
+	row_number(o, "longest overdue (s)", (long long)g.oldest_due_s);
+	row_number(o, "circuit openings", (long long)opened);
+	textbuf_printf(o, "</table>\n<p>From payhook-dispatch's metrics, read "
+			  "%lld s ago%s. Pending: recorded, not yet delivered "
+			  "nor dead.</p>\n</section>\n", (long long)age_s,
+		       age_s > HANDOFF_STALE_S ?
+			       " (stale: is payhook-dispatch running?)" : "");
 }
 
 static void lifecycle_section(struct textbuf *o, const struct page_backend *b)
@@ -227,7 +235,8 @@ static void lifecycle_section(struct textbuf *o, const struct page_backend *b)
 		row_number(o, "disputes", (long long)s->disputes);
 		row_number(o, "disputes open", (long long)s->disputes_open);
 		row_number(o, "cancellations", (long long)s->cancellations);
-		textbuf_printf(o, "</table>\n");
+		textbuf_printf(o, "</table>\n<p>From MySQL, %ld s ago.</p>\n",
+			       b->age_s);
 	}
 	textbuf_printf(o, "</section>\n");
 }
@@ -257,7 +266,7 @@ long page_render(const struct metrics *m, const struct config *cfg,
 		       (long long)pool.uptime_s);
 	pool_section(&o, &pool, w, n);
 	hour_section(&o, cfg, hour);
-	handoff_section(&o, backend);
+	handoff_section(&o, m);
 	lifecycle_section(&o, backend);
 	failures_section(&o, cfg, failures, nf);
 	textbuf_printf(&o, "</main>\n</body>\n</html>\n");

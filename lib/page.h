@@ -1,7 +1,8 @@
 /* page.h - the operator's page (status_page_path): one read-only HTML5
  * page with the pool's status, each profile's answers over the last hour as
- * an inline SVG chart, the latest failures, and what the page knows of the
- * hand-off and of refunds and disputes. No script, no external asset;
+ * an inline SVG chart, the latest failures, the hand-off's gauges (from
+ * payhook-dispatch's metrics, when it shares the segment) and the counts of
+ * refunds and disputes. No script, no external asset;
  * readable on a phone (one column under 600 px).
  */
 #ifndef PAYHOOK_PAGE_H
@@ -13,10 +14,10 @@
 #include "metrics.h"
 #include "store.h"
 
-/* What MySQL told the page: summary when known, else why not. */
+/* What MySQL told the page of refunds and disputes (the hand-off's
+ * figures come from payhook-dispatch's metrics in the segment). */
 struct page_backend {
-	const struct store_summary *summary; /* NULL: unknown */
-	const char *why;                     /* when summary is NULL */
+	const struct store_summary *summary; /* NULL: MySQL did not answer */
 	long age_s;                          /* how old summary is */
 };
 

@@ -230,13 +230,6 @@ int store_ping(struct store *store, struct error *err)
 int store_summary(struct store *store, struct store_summary *summary,
 		  struct error *err)
 {
-	static const char pending_sql[] =
-		"SELECT COUNT(*) FROM (SELECT 1 FROM payments "
-		"WHERE dispatch_due_at IS NOT NULL LIMIT 10001) AS pending";
-	static const char overdue_sql[] =
-		"SELECT COALESCE(GREATEST(0, TIMESTAMPDIFF(SECOND, "
-		"MIN(dispatch_due_at), UTC_TIMESTAMP(6))), 0) FROM payments "
-		"WHERE dispatch_due_at IS NOT NULL";
 	static const char *const events_sql[] = {
 		"SELECT COUNT(*) FROM payment_events WHERE kind = 'refund'",
 		"SELECT COUNT(*) FROM payment_events WHERE kind = 'dispute'",
@@ -250,18 +243,10 @@ int store_summary(struct store *store, struct store_summary *summary,
 	};
 	struct sqlconn *c;
 
-	_Static_assert(STORE_SUMMARY_CAP == 10000, "pending_sql's LIMIT");
 	memset(summary, 0, sizeof(*summary));
 	if (store_connect(store, err) != 0)
 		return -1;
 	c = store->conn;
-	if (sqlconn_query_number(c, pending_sql, &summary->pending, err) != 0 ||
-	    sqlconn_query_number(c, overdue_sql, &summary->overdue_s, err) != 0)
-		return -1;
-	if (summary->pending > STORE_SUMMARY_CAP) {
-		summary->pending = STORE_SUMMARY_CAP;
-		summary->pending_capped = true;
-	}
 	for (size_t i = 0; i < sizeof(events_sql) / sizeof(events_sql[0]); i++) {
 		if (sqlconn_query_number(c, events_sql[i], events_out[i],
 					 err) == 0)

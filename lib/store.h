@@ -89,25 +89,16 @@ enum store_status store_find_payment(struct store *store,
  * check). Returns 0, or -1 with err set. */
 int store_ping(struct store *store, struct error *err);
 
-/* What the operator's page shows of the payments table and of
- * payment_events, from queries that stay cheap at millions of rows. */
+/* What the operator's page shows of payment_events: refunds, disputes
+ * (and those still open), cancellations; events: false when the table is
+ * missing (db/migrate-4-lifecycle.sql not run). */
 struct store_summary {
-	/* The hand-off: payments not yet delivered nor dead (dispatch_due_at
-	 * set), counted up to STORE_SUMMARY_CAP, and how long the longest
-	 * overdue one has been due (0: none overdue). */
-	unsigned long long pending;
-	bool pending_capped;
-	unsigned long long overdue_s;
-	/* Refunds, disputes (and those still open), cancellations; events:
-	 * false when payment_events is missing (migrate-4 not run). */
 	bool events;
 	unsigned long long refunds, disputes, disputes_open, cancellations;
 };
-#define STORE_SUMMARY_CAP 10000
 
-/* Fills *summary: ix_payments_dispatch_due finds the pending payments (a
- * count stopped at STORE_SUMMARY_CAP rows) and the oldest due; the
- * lifecycle counts read payment_events (one pass of its smallest index).
+/* Fills *summary with one pass over payment_events per figure (refunds
+ * and disputes are far fewer than payments; the caller asks seldom).
  * Returns 0, or -1 with err set. */
 int store_summary(struct store *store, struct store_summary *summary,
 		  struct error *err);
