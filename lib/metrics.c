@@ -20,6 +20,9 @@
 
 #include "metrics.h"
 #include "textbuf.h"
+
+/* The exposition is written into a textbuf; put is its short name here. */
+#define put textbuf_printf
 #include "timing.h"
 
 #define MAGIC 0x70686d32u /* "phm2" */
@@ -48,7 +51,8 @@ static const char *const redis_fault_names[METRICS_REDIS_FAULTS] = {
  * writer reads a torn value (which the sequence lock then refuses), never
  * undefined behaviour. */
 #define TXID_WORDS 17
-_Static_assert(TXID_WORDS * 8 <= sizeof(((struct metrics_worker *)0)->transaction_id),
+_Static_assert(TXID_WORDS * 8 <=
+		       sizeof(((struct metrics_worker *)0)->transaction_id),
 	       "metrics_worker.transaction_id holds a slot's id");
 
 /* One worker's slot: written by that worker only (and pid by whoever starts
@@ -73,7 +77,8 @@ struct minute {
 };
 
 #define REASON_WORDS 16
-_Static_assert(REASON_WORDS * 8 <= sizeof(((struct metrics_failure *)0)->reason),
+_Static_assert(REASON_WORDS * 8 <=
+		       sizeof(((struct metrics_failure *)0)->reason),
 	       "metrics_failure.reason holds a ring entry's reason");
 
 /* One entry of the failures' ring, under its own sequence lock. */
@@ -821,13 +826,13 @@ static void put_histogram(struct textbuf *o, const char *name, const char *help,
 {
 	unsigned long long cumulative = 0;
 
-	textbuf_printf(o, "# HELP %s %s\n# TYPE %s histogram\n", name, help, name);
+	put(o, "# HELP %s %s\n# TYPE %s histogram\n", name, help, name);
 	for (size_t b = 0; b < BUCKETS; b++) {
 		cumulative += get(&buckets[b]);
-		textbuf_printf(o, "%s_bucket{le=\"%g\"} %llu\n", name,
+		put(o, "%s_bucket{le=\"%g\"} %llu\n", name,
 		    (double)bucket_us[b] / 1e6, cumulative);
 	}
-	textbuf_printf(o, "%s_bucket{le=\"+Inf\"} %llu\n%s_sum %.6f\n%s_count %llu\n",
+	put(o, "%s_bucket{le=\"+Inf\"} %llu\n%s_sum %.6f\n%s_count %llu\n",
 	    name, get(count), name, (double)get(sum_us) / 1e6, name,
 	    get(count));
 }
@@ -837,22 +842,22 @@ static void put_dispatch(struct textbuf *o, const struct segment *seg)
 {
 	if (get(&seg->dispatch_seen) == 0)
 		return;
-	textbuf_printf(o, "# HELP payhook_dispatch_attempts_total Hand-off attempts, by "
+	put(o, "# HELP payhook_dispatch_attempts_total Hand-off attempts, by "
 	       "what became of them.\n"
 	       "# TYPE payhook_dispatch_attempts_total counter\n");
 	for (size_t r = 0; r < METRICS_DISPATCH_RESULTS; r++)
-		textbuf_printf(o, "payhook_dispatch_attempts_total{result=\"%s\"} %llu\n",
+		put(o, "payhook_dispatch_attempts_total{result=\"%s\"} %llu\n",
 		    dispatch_result_names[r], get(&seg->dispatch_attempts[r]));
 	put_histogram(o, "payhook_dispatch_delivery_seconds",
 		      "Time of the attempts that delivered.",
 		      seg->dispatch_buckets, &seg->dispatch_count,
 		      &seg->dispatch_sum_us);
-	textbuf_printf(o, "# HELP payhook_dispatch_circuit_opened_total Times the target's "
+	put(o, "# HELP payhook_dispatch_circuit_opened_total Times the target's "
 	       "circuit opened.\n"
 	       "# TYPE payhook_dispatch_circuit_opened_total counter\n"
 	       "payhook_dispatch_circuit_opened_total %llu\n",
 	    get(&seg->dispatch_circuit_opened));
-	textbuf_printf(o, "# HELP payhook_dispatch_pending Payments not yet delivered nor "
+	put(o, "# HELP payhook_dispatch_pending Payments not yet delivered nor "
 	       "dead (as last read by payhook-dispatch).\n"
 	       "# TYPE payhook_dispatch_pending gauge\n"
 	       "payhook_dispatch_pending %llu\n"
@@ -889,7 +894,7 @@ static void put_status(struct textbuf *o, const struct metrics *m)
 	struct metrics_worker w[128];
 	size_t n = metrics_read_status(m, &p, w, sizeof(w) / sizeof(w[0]));
 
-	textbuf_printf(o, "# HELP payhook_pool_start_time_seconds When the pool's "
+	put(o, "# HELP payhook_pool_start_time_seconds When the pool's "
 	       "segment was made (Unix time).\n"
 	       "# TYPE payhook_pool_start_time_seconds gauge\n"
 	       "payhook_pool_start_time_seconds %lld\n"
@@ -897,10 +902,10 @@ static void put_status(struct textbuf *o, const struct metrics *m)
 	       "# TYPE payhook_pool_uptime_seconds gauge\n"
 	       "payhook_pool_uptime_seconds %lld\n",
 	    (long long)p.start_time, (long long)p.uptime_s);
-	textbuf_printf(o, "# HELP payhook_pool_info The version serving.\n"
+	put(o, "# HELP payhook_pool_info The version serving.\n"
 	       "# TYPE payhook_pool_info gauge\n"
 	       "payhook_pool_info{version=\"%s\"} 1\n", PACKAGE_VERSION);
-	textbuf_printf(o, "# HELP payhook_pool_workers Worker processes by state.\n"
+	put(o, "# HELP payhook_pool_workers Worker processes by state.\n"
 	       "# TYPE payhook_pool_workers gauge\n"
 	       "payhook_pool_workers{state=\"configured\"} %u\n"
 	       "payhook_pool_workers{state=\"total\"} %u\n"
@@ -908,7 +913,7 @@ static void put_status(struct textbuf *o, const struct metrics *m)
 	       "payhook_pool_workers{state=\"idle\"} %u\n",
 	    p.workers_configured, p.workers_total, p.workers_active,
 	    p.workers_idle);
-	textbuf_printf(o, "# HELP payhook_pool_accepted_total Requests workers began.\n"
+	put(o, "# HELP payhook_pool_accepted_total Requests workers began.\n"
 	       "# TYPE payhook_pool_accepted_total counter\n"
 	       "payhook_pool_accepted_total %llu\n"
 	       "# HELP payhook_pool_max_active Most workers seen busy at once "
@@ -920,7 +925,7 @@ static void put_status(struct textbuf *o, const struct metrics *m)
 	       "# TYPE payhook_pool_max_children_reached_total counter\n"
 	       "payhook_pool_max_children_reached_total %llu\n",
 	    p.accepted, p.max_active, p.max_children_reached);
-	textbuf_printf(o, "# HELP payhook_pool_listen_queue Connections waiting in the "
+	put(o, "# HELP payhook_pool_listen_queue Connections waiting in the "
 	       "listening socket's queue (-1: unknown).\n"
 	       "# TYPE payhook_pool_listen_queue gauge\n"
 	       "payhook_pool_listen_queue %lld\n"
@@ -932,7 +937,7 @@ static void put_status(struct textbuf *o, const struct metrics *m)
 	       "# TYPE payhook_pool_listen_queue_len gauge\n"
 	       "payhook_pool_listen_queue_len %lld\n",
 	    p.listen_queue, p.max_listen_queue, p.listen_queue_len);
-	textbuf_printf(o, "# HELP payhook_pool_slow_requests_total Requests that ran "
+	put(o, "# HELP payhook_pool_slow_requests_total Requests that ran "
 	       "longer than request_slowlog_timeout_ms.\n"
 	       "# TYPE payhook_pool_slow_requests_total counter\n"
 	       "payhook_pool_slow_requests_total %llu\n"
@@ -941,18 +946,18 @@ static void put_status(struct textbuf *o, const struct metrics *m)
 	       "# TYPE payhook_pool_terminated_requests_total counter\n"
 	       "payhook_pool_terminated_requests_total %llu\n",
 	    p.slow_requests, p.terminated_requests);
-	textbuf_printf(o, "# HELP payhook_worker_requests_total Requests a worker "
+	put(o, "# HELP payhook_worker_requests_total Requests a worker "
 	       "finished, with its stage now.\n"
 	       "# TYPE payhook_worker_requests_total counter\n");
 	for (size_t i = 0; i < n; i++)
-		textbuf_printf(o, "payhook_worker_requests_total{pid=\"%ld\",state=\"%s\"} "
+		put(o, "payhook_worker_requests_total{pid=\"%ld\",state=\"%s\"} "
 		       "%llu\n", (long)w[i].pid, metrics_stage_name(w[i].stage),
 		    w[i].served);
-	textbuf_printf(o, "# HELP payhook_worker_request_duration_seconds How long the "
+	put(o, "# HELP payhook_worker_request_duration_seconds How long the "
 	       "request in hand has run (0: idle).\n"
 	       "# TYPE payhook_worker_request_duration_seconds gauge\n");
 	for (size_t i = 0; i < n; i++)
-		textbuf_printf(o, "payhook_worker_request_duration_seconds{pid=\"%ld\"} "
+		put(o, "payhook_worker_request_duration_seconds{pid=\"%ld\"} "
 		       "%.6f\n", (long)w[i].pid, (double)w[i].elapsed_us / 1e6);
 }
 
@@ -970,7 +975,7 @@ long metrics_render(const struct metrics *m, const struct config *cfg,
 	const struct segment *seg = m->seg;
 	struct textbuf o = textbuf_init(buf, cap);
 
-	textbuf_printf(&o, "# HELP payhook_requests_total Webhook requests answered, by "
+	put(&o, "# HELP payhook_requests_total Webhook requests answered, by "
 		"provider, outcome and HTTP status.\n"
 		"# TYPE payhook_requests_total counter\n");
 	for (unsigned p = 0; p < PROVIDER_SLOTS; p++) {
@@ -984,7 +989,7 @@ long metrics_render(const struct metrics *m, const struct config *cfg,
 				       !config_provider_enabled(cfg, p) ||
 				       oc > OUTCOME_CONFLICT))
 				continue;
-			textbuf_printf(&o, "payhook_requests_total{provider=\"%s\","
+			put(&o, "payhook_requests_total{provider=\"%s\","
 				"outcome=\"%s\",status=\"%d\"} %llu\n",
 			    provider_label(p), response_outcome_name(oc),
 			    response_outcome_status(oc, cfg), n);
@@ -994,7 +999,7 @@ long metrics_render(const struct metrics *m, const struct config *cfg,
 		      "Time from the request to its answer.",
 		      seg->duration_buckets, &seg->duration_count,
 		      &seg->duration_sum_us);
-	textbuf_printf(&o, "# HELP payhook_backend_errors_total Errors from MySQL (by "
+	put(&o, "# HELP payhook_backend_errors_total Errors from MySQL (by "
 		"error number) and Redis (by kind).\n"
 		"# TYPE payhook_backend_errors_total counter\n");
 	for (size_t i = 0; i <= MYSQL_CODES; i++) {
@@ -1003,29 +1008,29 @@ long metrics_render(const struct metrics *m, const struct config *cfg,
 		if (n == 0)
 			continue;
 		if (i < MYSQL_CODES)
-			textbuf_printf(&o, "payhook_backend_errors_total{backend=\"mysql\","
+			put(&o, "payhook_backend_errors_total{backend=\"mysql\","
 				"code=\"%u\"} %llu\n", mysql_codes[i], n);
 		else
-			textbuf_printf(&o, "payhook_backend_errors_total{backend=\"mysql\","
+			put(&o, "payhook_backend_errors_total{backend=\"mysql\","
 				"code=\"other\"} %llu\n", n);
 	}
 	for (size_t i = 0; i < METRICS_REDIS_FAULTS; i++)
-		textbuf_printf(&o, "payhook_backend_errors_total{backend=\"redis\","
+		put(&o, "payhook_backend_errors_total{backend=\"redis\","
 			"code=\"%s\"} %llu\n", redis_fault_names[i],
 		    get(&seg->redis_errors[i]));
-	textbuf_printf(&o, "# HELP payhook_lost_leases_total Lock releases that found the "
+	put(&o, "# HELP payhook_lost_leases_total Lock releases that found the "
 		"lease gone or taken over.\n"
 		"# TYPE payhook_lost_leases_total counter\n"
 		"payhook_lost_leases_total %llu\n", get(&seg->lost_leases));
-	textbuf_printf(&o, "# HELP payhook_workers Worker processes alive.\n"
+	put(&o, "# HELP payhook_workers Worker processes alive.\n"
 		"# TYPE payhook_workers gauge\n"
 		"payhook_workers %ld\n", workers_alive(seg));
-	textbuf_printf(&o, "# HELP payhook_worker_restarts_total Workers started again "
+	put(&o, "# HELP payhook_worker_restarts_total Workers started again "
 		"after an exit nobody asked for.\n"
 		"# TYPE payhook_worker_restarts_total counter\n"
 		"payhook_worker_restarts_total %llu\n",
 	    get(&seg->worker_restarts));
-	textbuf_printf(&o, "# HELP payhook_reloads_total Configuration reloads, applied "
+	put(&o, "# HELP payhook_reloads_total Configuration reloads, applied "
 		"or refused.\n"
 		"# TYPE payhook_reloads_total counter\n"
 		"payhook_reloads_total{result=\"applied\"} %llu\n"
