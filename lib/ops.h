@@ -4,12 +4,15 @@
  * 200 pong, no backend asked), metrics_path (the pool's counters in the
  * Prometheus text format) and status_path (the pool and each worker, in the
  * Prometheus text or, for ?json or Accept: application/json, JSON), the
- * last two behind a bearer token when metrics_token is set. Each is off
- * until its key is set.
+ * last two behind a bearer token when metrics_token is set, and
+ * status_page_path (the operator's HTML page, lib/page.h), always behind a
+ * token: status_page_token, else metrics_token, as a bearer token or a
+ * browser's Basic password. Each is off until its key is set.
  *
  * It sits above the pipeline: the health check uses the pipeline's own
  * backend connections, so it tells whether this worker could record a
- * payment now.
+ * payment now; the page's counts of refunds and disputes come over the same
+ * connection, asked at most every 5 s.
  */
 #ifndef PAYHOOK_OPS_H
 #define PAYHOOK_OPS_H
