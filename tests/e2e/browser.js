@@ -1,10 +1,10 @@
 // browser.js - loads one page in Debian's headless Chromium through the
-// DevTools protocol (Node's own WebSocket: run with --experimental-websocket
-// on Node 20; no npm package, no browser download) and prints what a person
-// would see, as JSON: {status, text, columns_at_phone}.
+// DevTools protocol over a pipe (--remote-debugging-pipe: NUL-separated JSON
+// on descriptors 3 and 4; no WebSocket, no npm package, no browser
+// download) and prints what a person would see, as JSON: {status, text,
+// columns_at_phone}.
 //
-//   node --experimental-websocket browser.js CHROMIUM PROFILE_DIR URL
-//        SCREENSHOT.png [AUTHORIZATION]
+//   node browser.js CHROMIUM PROFILE_DIR URL SCREENSHOT.png [AUTHORIZATION]
 //
 // AUTHORIZATION, when given, is sent as the Authorization header. The
 // screenshot is the whole page at 1000 px wide; columns_at_phone counts the
@@ -16,7 +16,6 @@
 
 const { spawn } = require('node:child_process');
 const fs = require('node:fs');
-const path = require('node:path');
 
 const [chromium, profile, url, screenshot, authorization] = process.argv.slice(2);
 const TIMEOUT_MS = 30000;
@@ -24,9 +23,9 @@ const TIMEOUT_MS = 30000;
 const browser = spawn(chromium, [
 	'--headless=new', '--no-sandbox', '--disable-gpu', '--no-first-run',
 	'--disable-extensions', '--disable-background-networking',
-	'--remote-debugging-address=127.0.0.1', '--remote-debugging-port=0',
-	`--user-data-dir=${profile}`, '--window-size=1000,800', 'about:blank',
-], { stdio: ['ignore', 'ignore', 'pipe'] });
+	'--remote-debugging-pipe', `--user-data-dir=${profile}`,
+	'--window-size=1000,800', 'about:blank',
+], { stdio: ['ignore', 'ignore', 'pipe', 'pipe', 'pipe'] });
 let stderr = '';
 browser.stderr.on('data', (d) => { stderr += d; });
 
@@ -39,33 +38,20 @@ function stop(code, message) {
 }
 const timer = setTimeout(() => stop(1, `no answer within ${TIMEOUT_MS} ms; chromium said: ${stderr.slice(-2000)}`), TIMEOUT_MS);
 
-const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
-
-// The port Chromium chose, from the file it writes in its profile.
-async function devtoolsPort() {
-	const file = path.join(profile, 'DevToolsActivePort');
-	for (let i = 0; i < 200; i++) {
-		if (fs.existsSync(file)) {
-			const port = fs.readFileSync(file, 'utf8').split('\n')[0];
-			if (/^[0-9]+$/.test(port)) return port;
-		}
-		await sleep(50);
-	}
-	throw new Error('no DevToolsActivePort');
-}
-
-async function main() {
-	const port = await devtoolsPort();
-	const targets = await (await fetch(`http://127.0.0.1:${port}/json/list`)).json();
-	const page = targets.find((t) => t.type === 'page');
-	if (!page) throw new Error('no page target');
-	const ws = new WebSocket(page.webSocketDebuggerUrl);
-	await new Promise((ok, fail) => { ws.onopen = ok; ws.onerror = fail; });
-	let id = 0;
-	const pending = new Map();
-	const waiters = [];
-	ws.onmessage = (m) => {
-		const msg = JSON.parse(m.data);
+// The protocol: commands out on descriptor 3, answers and events in on 4,
+// each a JSON text ended by a NUL byte.
+const toBrowser = browser.stdio[3];
+const fromBrowser = browser.stdio[4];
+let id = 0;
+const pending = new Map();
+const waiters = [];
+let inbox = '';
+fromBrowser.on('data', (chunk) => {
+	inbox += chunk.toString('utf8');
+	let end;
+	while ((end = inbox.indexOf('\0')) >= 0) {
+		const msg = JSON.parse(inbox.slice(0, end));
+		inbox = inbox.slice(end + 1);
 		if (msg.id && pending.has(msg.id)) {
 			const { ok, fail } = pending.get(msg.id);
 			pending.delete(msg.id);
@@ -79,37 +65,44 @@ async function main() {
 				}
 			}
 		}
-	};
-	const send = (method, params = {}) => new Promise((ok, fail) => {
-		id += 1;
-		pending.set(id, { ok, fail });
-		ws.send(JSON.stringify({ id, method, params }));
-	});
-	const event = (method, test = () => true) =>
-		new Promise((ok) => waiters.push({ method, test, ok }));
+	}
+});
+// A command to the browser, or with sessionId to the page.
+const send = (method, params = {}, sessionId = undefined) => new Promise((ok, fail) => {
+	id += 1;
+	pending.set(id, { ok, fail });
+	toBrowser.write(JSON.stringify({ id, method, params, sessionId }) + '\0');
+});
+const event = (method, test = () => true) =>
+	new Promise((ok) => waiters.push({ method, test, ok }));
 
-	await send('Page.enable');
-	await send('Network.enable');
+async function main() {
+	const { targetId } = await send('Target.createTarget', { url: 'about:blank' });
+	const { sessionId } = await send('Target.attachToTarget', { targetId, flatten: true });
+	const page = (method, params) => send(method, params, sessionId);
+
+	await page('Page.enable');
+	await page('Network.enable');
 	if (authorization) {
-		await send('Network.setExtraHTTPHeaders',
+		await page('Network.setExtraHTTPHeaders',
 			{ headers: { Authorization: authorization } });
 	}
 	const response = event('Network.responseReceived', (p) => p.type === 'Document');
 	const loaded = event('Page.loadEventFired');
-	await send('Page.navigate', { url });
+	await page('Page.navigate', { url });
 	const doc = await response;
 	await loaded;
-	const text = (await send('Runtime.evaluate', {
+	const text = (await page('Runtime.evaluate', {
 		expression: 'document.body ? document.body.innerText : ""',
 		returnByValue: true,
 	})).result.value;
-	const shot = await send('Page.captureScreenshot',
+	const shot = await page('Page.captureScreenshot',
 		{ format: 'png', captureBeyondViewport: true });
 	fs.writeFileSync(screenshot, Buffer.from(shot.data, 'base64'));
 	// A phone's width: every section starts at the same left edge.
-	await send('Emulation.setDeviceMetricsOverride',
+	await page('Emulation.setDeviceMetricsOverride',
 		{ width: 390, height: 800, deviceScaleFactor: 1, mobile: true });
-	const columns = (await send('Runtime.evaluate', {
+	const columns = (await page('Runtime.evaluate', {
 		expression: 'new Set([...document.querySelectorAll("section")]' +
 			'.map((s) => Math.round(s.getBoundingClientRect().left))).size',
 		returnByValue: true,
@@ -117,7 +110,6 @@ async function main() {
 	process.stdout.write(JSON.stringify({
 		status: doc.response.status, text, columns_at_phone: columns,
 	}) + '\n');
-	ws.close();
 }
 
 main().then(() => { clearTimeout(timer); stop(0); },
