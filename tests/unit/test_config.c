@@ -848,6 +848,7 @@ START_TEST(operator_keys)
 {
 	struct config cfg;
 	struct error err;
+	char line[512];
 
 	write_conf("signature_scheme = none\nlock_ttl_ms = 20000\n"
 		   "request_terminate_timeout_ms = 19999\n");
@@ -874,6 +875,15 @@ START_TEST(operator_keys)
 		   "status_page_token = t\n");
 	load_ok(&cfg, conf_path);
 	ck_assert_str_eq(cfg.status_page_path, "/page");
+	config_cleanup(&cfg);
+
+	/* status_path shows transaction ids: without a token, a warning. */
+	write_conf("signature_scheme = none\nstatus_path = /status\n");
+	load_ok(&cfg, conf_path);
+	ck_assert_int_eq(config_warning(&cfg, 0, line, sizeof(line)), 0);
+	ck_assert_ptr_nonnull(strstr(line, "status_path is served without a "
+				     "token"));
+	ck_assert_int_eq(config_warning(&cfg, 1, line, sizeof(line)), -1);
 	config_cleanup(&cfg);
 }
 END_TEST
