@@ -17,6 +17,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "lifecycle.h"
 #include "metrics.h"
 
 #define MAGIC 0x70686d31u /* "phm1" */
@@ -45,6 +46,7 @@ struct segment {
 	uint32_t magic;
 	uint32_t size;
 	atomic_ullong requests[PROVIDER_SLOTS][OUTCOME_COUNT];
+	atomic_ullong lifecycle[PROVIDER_SLOTS][LIFECYCLE_KINDS][OUTCOME_COUNT];
 	atomic_ullong duration_buckets[BUCKETS];
 	atomic_ullong duration_count;
 	atomic_ullong duration_sum_us;
@@ -189,6 +191,20 @@ void metrics_request(struct metrics *m, unsigned provider, enum outcome outcome,
 				  memory_order_relaxed);
 }
 
+void metrics_lifecycle(struct metrics *m, unsigned provider,
+		       enum lifecycle_kind kind, enum outcome outcome)
+{
+	if (m == NULL)
+		return;
+	if (provider > CONFIG_PROVIDER_COUNT)
+		provider = CONFIG_PROVIDER_COUNT;
+	if ((unsigned)kind >= LIFECYCLE_KINDS)
+		return;
+	if ((unsigned)outcome >= OUTCOME_COUNT)
+		outcome = OUTCOME_ERROR;
+	add(&m->seg->lifecycle[provider][kind][outcome]);
+}
+
 void metrics_mysql_error(struct metrics *m, unsigned code)
 {
 	size_t i;
@@ -326,6 +342,24 @@ long metrics_render(const struct metrics *m, const struct config *cfg,
 			    response_outcome_status(oc, cfg), n);
 		}
 	}
+	put(&o, "# HELP payhook_lifecycle_events_total Refunds, disputes and "
+		"cancellations recorded, by provider, kind and outcome.\n"
+		"# TYPE payhook_lifecycle_events_total counter\n");
+	for (unsigned p = 0; p < PROVIDER_SLOTS; p++)
+		for (unsigned k = 0; k < LIFECYCLE_KINDS; k++)
+			for (unsigned oc = 0; oc < OUTCOME_COUNT; oc++) {
+				unsigned long long n =
+					get(&seg->lifecycle[p][k][oc]);
+
+				/* Once they happen: most sites see few. */
+				if (n == 0)
+					continue;
+				put(&o, "payhook_lifecycle_events_total{"
+					"provider=\"%s\",kind=\"%s\","
+					"outcome=\"%s\"} %llu\n",
+				    provider_label(p), lifecycle_kind_name(k),
+				    response_outcome_name(oc), n);
+			}
 	put(&o, "# HELP payhook_request_duration_seconds Time from the request "
 		"to its answer.\n"
 		"# TYPE payhook_request_duration_seconds histogram\n");

@@ -586,38 +586,6 @@ START_TEST(test_same_id_two_providers)
 }
 END_TEST
 
-/* Until their recording lands, a refund, dispute or cancellation is read,
- * checked and answered 200 ignored: no payment row, no lock, nothing in
- * payment_events. One that breaks a field rule is 400 invalid. */
-START_TEST(test_lifecycle_answered_ignored)
-{
-	char id[96], body[512];
-	struct result r;
-
-	snprintf(id, sizeof(id), "%s", itest_fresh_id("lifecycle"));
-	snprintf(body, sizeof(body),
-		 "{\"type\":\"refund\",\"object_id\":\"re_%s\","
-		 "\"transaction_id\":\"%s\",\"amount\":500,\"currency\":\"EUR\","
-		 "\"state\":\"succeeded\","
-		 "\"occurred_at\":\"2024-06-17T04:03:25.123456Z\"}", id, id);
-	itest_post(pipeline, body, &r);
-	assert_outcome(r.outcome, OUTCOME_IGNORED);
-	ck_assert_int_eq(response_outcome_status(r.outcome, &cfg), 200);
-	ck_assert_int_eq(rows_for(id), 0);
-	ck_assert_int_eq(redis_exists(id), 0);
-	ck_assert_int_eq(sql_long("SELECT COUNT(*) FROM payment_events"), 0);
-	/* The same refund without its time breaks a field rule. */
-	snprintf(body, sizeof(body),
-		 "{\"type\":\"refund\",\"object_id\":\"re_%s\","
-		 "\"transaction_id\":\"%s\",\"amount\":500,\"currency\":\"EUR\","
-		 "\"state\":\"succeeded\"}", id, id);
-	itest_post(pipeline, body, &r);
-	assert_outcome(r.outcome, OUTCOME_INVALID);
-	ck_assert_str_eq(r.reason, "occurred_at: required");
-	ck_assert_int_eq(rows_for(id), 0);
-}
-END_TEST
-
 /* lock_backend = none (a shared host without Redis): no connection to
  * Redis is ever tried, no fault counted, and the unique key alone still
  * keeps one row. */
@@ -701,7 +669,6 @@ int main(void)
 	tcase_add_test(core, test_duplicate_in_another_language);
 	tcase_add_test(core, test_check_schema);
 	tcase_add_test(core, test_same_id_two_providers);
-	tcase_add_test(core, test_lifecycle_answered_ignored);
 	tcase_add_test(core, test_lock_backend_none);
 	tcase_add_test(core, test_mysql_nodes_skip_a_dead_node);
 	suite_add_tcase(s, core);
