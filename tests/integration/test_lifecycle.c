@@ -402,6 +402,24 @@ START_TEST(test_storm_same_refund)
 	ck_assert_int_eq(count_of("payment_events", a), 1);
 	ck_assert_int_eq(count_of("payment_event_changes", a), 1);
 	ck_assert_str_eq(totals(tid), "600 - 0");
+	/* Without the lock (lock_backend = none) the rows alone decide: a
+	 * new state of that refund from 50 deliveries is processed once (a
+	 * deadlock between two of them is a 503, retried). */
+	cfg.lock_backend = CONFIG_LOCK_NONE;
+	snprintf(body, sizeof(body), "%s",
+		 event_body("refund", a, tid, 600, "EUR", "failed", 2));
+	storm(10, 5, bodies, 1, counts);
+	cfg.lock_backend = CONFIG_LOCK_REDIS;
+	ck_assert_msg(counts[OUTCOME_PROCESSED] == 1 &&
+			      counts[OUTCOME_PROCESSED] +
+					      counts[OUTCOME_DUPLICATE] +
+					      counts[OUTCOME_UNAVAILABLE] == 50,
+		      "no lock: processed %d duplicate %d unavailable %d "
+		      "error %d", counts[OUTCOME_PROCESSED],
+		      counts[OUTCOME_DUPLICATE], counts[OUTCOME_UNAVAILABLE],
+		      counts[OUTCOME_ERROR]);
+	ck_assert_str_eq(changes_of(a), "succeeded:1,failed:1");
+	ck_assert_str_eq(totals(tid), "0 - 0");
 }
 END_TEST
 
