@@ -57,7 +57,8 @@ static const char *const statement_sql[STATEMENTS] = {
 		       "n, amount, currency, event_id, occurred_at) "
 		       "SELECT ?, ?, COUNT(*) + 1, ?, ?, ?, ? FROM "
 		       "payment_event_changes WHERE event_row_id = ? AND state = ?",
-	[UPD_TOTALS] = "UPDATE payments p, (" STORE_TOTALS_SELECT ") t SET "
+	[UPD_TOTALS] = "UPDATE payments p, (SELECT " STORE_TOTALS_COLUMNS " "
+		       STORE_TOTALS_FROM ") t SET "
 		       "p.refunded_amount = t.refunded_amount, "
 		       "p.dispute_state = t.dispute_state, "
 		       "p.cancelled = t.cancelled "

@@ -25,8 +25,7 @@
 #define INSERT_SQL                                                             \
 	"INSERT INTO payments (provider, transaction_id, event_id, amount, "   \
 	"currency, payload, refunded_amount, dispute_state, cancelled) "       \
-	"SELECT ?, ?, ?, ?, ?, ?, t.refunded_amount, t.dispute_state, "        \
-	"t.cancelled FROM (" STORE_TOTALS_SELECT ") t"
+	"SELECT ?, ?, ?, ?, ?, ?, " STORE_TOTALS_COLUMNS " " STORE_TOTALS_FROM
 static const char insert_sql[] = INSERT_SQL;
 /* The one-round-trip write (see write_once): MariaDB ends the statement,
  * and rolls it back, once it has run this many seconds. */
