@@ -520,6 +520,50 @@ START_TEST(test_killed_mid_transaction)
 }
 END_TEST
 
+/* A lock wait on the payment's row (the merchant's own transaction holds
+ * it) is 1205: 503, nothing written, the retry processed. */
+START_TEST(test_lock_wait_is_unavailable)
+{
+	char tid[96], a[128], cmd[1024];
+	struct result r;
+
+	snprintf(tid, sizeof(tid), "%s", itest_fresh_id("wait"));
+	snprintf(a, sizeof(a), "re_%s", tid);
+	assert_outcome(payment(tid, 1000, "EUR"), OUTCOME_PROCESSED);
+	/* Another session holds the payment's row for 3 seconds. */
+	snprintf(cmd, sizeof(cmd),
+		 "bash '%s/tests/harness-ctl.sh' sql \"START TRANSACTION; "
+		 "SELECT id FROM payments WHERE transaction_id = '%s' FOR "
+		 "UPDATE; DO SLEEP(3); COMMIT\" >/dev/null 2>&1 &",
+		 getenv("top_srcdir"), tid);
+	ck_assert_int_eq(system(cmd), 0);
+	for (int i = 0; i < 200; i++) {
+		if (strcmp(ctl("sql \"SELECT COUNT(*) FROM "
+			       "information_schema.processlist WHERE state "
+			       "= 'User sleep'\""), "1") == 0)
+			break;
+		usleep(50000);
+	}
+	itest_post(pipeline, event_body("refund", a, tid, 100, "EUR",
+					"succeeded", 1), &r);
+	assert_outcome(r.outcome, OUTCOME_UNAVAILABLE);
+	ck_assert_int_eq(response_outcome_status(r.outcome, &cfg), 503);
+	ck_assert_int_eq(count_of("payment_events", a), 0);
+	/* Once the other transaction ends (bounded: 10 s). */
+	for (int i = 0; i < 200; i++) {
+		if (strcmp(ctl("sql \"SELECT COUNT(*) FROM "
+			       "information_schema.processlist WHERE state "
+			       "= 'User sleep'\""), "0") == 0)
+			break;
+		usleep(50000);
+	}
+	itest_post(pipeline, event_body("refund", a, tid, 100, "EUR",
+					"succeeded", 1), &r);
+	assert_outcome(r.outcome, OUTCOME_PROCESSED);
+	ck_assert_str_eq(totals(tid), "100 - 0");
+}
+END_TEST
+
 /* --check-config: payment_events' unique key exactly (provider, kind,
  * object_id), a missing table named by its migration file. */
 START_TEST(test_check_schema)
@@ -578,6 +622,7 @@ int main(void)
 	tcase_add_test(core, test_storm_same_refund);
 	tcase_add_test(core, test_storm_two_refunds);
 	tcase_add_test(core, test_killed_mid_transaction);
+	tcase_add_test(core, test_lock_wait_is_unavailable);
 	tcase_add_test(core, test_check_schema);
 	suite_add_tcase(s, core);
 	sr = srunner_create(s);
