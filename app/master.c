@@ -1,9 +1,7 @@
-/* master.c - the pool manager of payhook --workers N (see master.h).
- *
- * The master blocks its signals and reads them from a signalfd in one poll
- * loop, so a signal never interrupts its bookkeeping. Workers are forked
- * from it with the configuration already loaded; each builds its own
- * pipeline (its own backend connections) after the fork.
+/* master.c - payhook --workers N (see master.h): the listening socket, the
+ * reload and the upgrade. Its workers are kept by the pool manager
+ * (lib/pool.h), forked with the configuration already loaded; each builds
+ * its own pipeline (its own backend connections) after the fork.
  */
 #include "config.h"
 
@@ -16,17 +14,18 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
-#include <sys/wait.h>
+#include <grp.h>
+#include <pwd.h>
 #include <unistd.h>
 
 #include "log.h"
 #include "master.h"
 #include "metrics.h"
 #include "number.h"
+#include "pool.h"
 #include "timing.h"
 #include "worker.h"
 
@@ -36,38 +35,21 @@
 #define ENV_METRICS_FD "PAYHOOKD_METRICS_FD"
 #define ENV_WORKERS "PAYHOOKD_WORKERS"
 
-#define MAX_WORKERS 1024
-#define RETIRING_MAX (2 * MAX_WORKERS)
-#define RESPAWN_MIN_MS 100
-#define RESPAWN_MAX_MS 30000
-/* A worker that lived this long did not crash on start: no back-off. */
-#define STABLE_MS 5000
 #define LISTEN_BACKLOG 1024
 #define UPGRADE_CHECK_MS 10000
-
-struct slot {
-	pid_t pid;          /* 0: empty, to be filled at respawn_at_ms */
-	int64_t started_ms;
-	long backoff_ms;
-	int64_t respawn_at_ms;
-};
+/* A new worker that has not passed its start-up checks by then failed. */
+#define READY_TIMEOUT_MS 10000
 
 struct master {
 	const struct master_options *opts;
-	struct config *cfg;
+	struct config *cfg;     /* the serving workers' */
+	struct config next;     /* a reload's, while its workers start */
+	bool reloading;         /* next is loaded */
 	struct metrics *metrics;
 	int listen_fd;
-	int sigfd;
-	bool stopping;
-	struct slot slots[MAX_WORKERS];
-	pid_t retiring[RETIRING_MAX]; /* asked to leave, not yet reaped */
-	size_t retiring_count;
+	const char *made_path;  /* the unix socket --listen made, or NULL */
+	struct pool *pool;
 };
-
-static int64_t now_ms(void)
-{
-	return timing_now_us() / 1000;
-}
 
 /* ---- the listening socket ---- */
 
@@ -183,169 +165,129 @@ static int find_listen_fd(const struct master_options *opts, struct error *err)
 			 "a systemd socket unit");
 }
 
-/* ---- workers ---- */
+/* ---- users ---- */
 
-static void master_release(struct master *m)
+/* Resolves a user given by name or number, and (when gid is not NULL)
+ * its primary group and its name. Returns 0, or -1 with err set. */
+static int find_user(const char *name, uid_t *uid, gid_t *gid,
+		     const char **user_name, struct error *err)
 {
-	if (m->sigfd >= 0)
-		close(m->sigfd);
-	metrics_free(m->metrics);
-	config_cleanup(m->cfg);
+	struct passwd *pw = getpwnam(name);
+	uint64_t n;
+
+	if (pw == NULL && number_parse(name, INT32_MAX, &n) == NUMBER_OK)
+		pw = getpwuid((uid_t)n);
+	if (pw != NULL) {
+		*uid = pw->pw_uid;
+		if (gid != NULL)
+			*gid = pw->pw_gid;
+		if (user_name != NULL)
+			*user_name = name;
+		return 0;
+	}
+	/* A number without a passwd entry is fine for a socket's owner; a
+	 * worker would run in root's group. */
+	if (gid != NULL || number_parse(name, INT32_MAX, &n) != NUMBER_OK)
+		return error_set(err, "no user %s", name);
+	*uid = (uid_t)n;
+	return 0;
 }
 
-/* Forks a worker. Returns its PID (0 in the worker itself, which has then
- * already run and sets *worker_status), or -1. */
-static pid_t spawn(struct master *m, int *worker_status)
+static int find_group(const char *name, gid_t *gid, struct error *err)
 {
-	pid_t pid = fork();
+	struct group *gr = getgrnam(name);
+	uint64_t n;
 
-	if (pid != 0) {
-		if (pid < 0)
-			log_error("fork: %s", strerror(errno));
-		return pid;
+	if (gr != NULL) {
+		*gid = gr->gr_gid;
+		return 0;
 	}
-	/* The worker: the socket on descriptor 0, as the FastCGI spec has
-	 * it, and none of the master's own descriptors. */
-	close(m->sigfd);
-	m->sigfd = -1;
+	if (number_parse(name, INT32_MAX, &n) != NUMBER_OK)
+		return error_set(err, "no group %s", name);
+	*gid = (gid_t)n;
+	return 0;
+}
+
+/* --user and --group: the workers' identity for the pool, checked before
+ * any starts. Returns 0, or -1 with err set. */
+static int find_identity(const struct master_options *o,
+			 struct pool_config *pc, struct error *err)
+{
+	if (o->user == NULL && o->group == NULL)
+		return 0;
+	if (geteuid() != 0)
+		return error_set(err, "--user and --group need the master "
+				 "started as root");
+	pc->set_identity = true;
+	pc->uid = getuid();
+	pc->gid = getgid();
+	if (o->user != NULL && find_user(o->user, &pc->uid, &pc->gid,
+					 &pc->user_name, err) != 0)
+		return -1;
+	if (o->group != NULL && find_group(o->group, &pc->gid, err) != 0)
+		return -1;
+	return 0;
+}
+
+/* --socket-user and --socket-group on the socket --listen made. */
+static int own_socket(const struct master *m, struct error *err)
+{
+	const struct master_options *o = m->opts;
+	uid_t uid = (uid_t)-1;
+	gid_t gid = (gid_t)-1;
+
+	if (o->socket_user == NULL && o->socket_group == NULL)
+		return 0;
+	if (m->made_path == NULL)
+		return error_set(err, "--socket-user and --socket-group need "
+				 "--listen PATH");
+	if (o->socket_user != NULL && find_user(o->socket_user, &uid, NULL,
+						NULL, err) != 0)
+		return -1;
+	if (o->socket_group != NULL && find_group(o->socket_group, &gid,
+						  err) != 0)
+		return -1;
+	if (chown(m->made_path, uid, gid) != 0)
+		return error_set(err, "--listen %s: chown: %s", m->made_path,
+				 strerror(errno));
+	return 0;
+}
+
+/* ---- workers ---- */
+
+/* A worker's entry (see pool.h), already as --user/--group: the socket on
+ * descriptor 0, as the FastCGI spec has it, then the worker loop. A
+ * replacement runs with the reload's configuration. Never returns. */
+static void worker_entry(void *ctx, bool replacement, int ready_fd)
+{
+	struct master *m = ctx;
+	const struct config *cfg = replacement && m->reloading ? &m->next : m->cfg;
+
 	if (m->listen_fd != 0) {
 		if (dup2(m->listen_fd, 0) != 0)
 			_exit(1);
 		close(m->listen_fd);
 	}
-	*worker_status = worker_run(m->cfg, m->metrics, m->opts->max_requests);
-	master_release(m);
-	return 0;
+	exit(worker_run(cfg, m->metrics, m->opts->max_requests, ready_fd));
 }
 
-static void retire(struct master *m, pid_t pid)
+static void worker_gone(void *ctx, pid_t pid, bool crashed)
 {
-	if (pid <= 0)
-		return;
-	if (m->retiring_count < RETIRING_MAX)
-		m->retiring[m->retiring_count++] = pid;
-	kill(pid, SIGTERM);
+	struct master *m = ctx;
+
+	metrics_worker_gone(m->metrics, pid);
+	if (crashed)
+		metrics_worker_restarted(m->metrics);
 }
 
-/* Fills every empty slot whose time has come. Returns 1 in a worker (whose
- * status is in *worker_status), else 0. */
-static int fill_slots(struct master *m, int *worker_status)
+/* ---- signals: reload, upgrade ---- */
+
+/* A stop's SIGKILL comes after the longest a request may take, and a
+ * margin. */
+static long stop_timeout_ms(const struct config *cfg)
 {
-	int64_t now = now_ms();
-
-	for (unsigned i = 0; i < m->opts->workers; i++) {
-		struct slot *s = &m->slots[i];
-		pid_t pid;
-
-		if (s->pid != 0 || s->respawn_at_ms > now || m->stopping)
-			continue;
-		pid = spawn(m, worker_status);
-		if (pid == 0)
-			return 1;
-		if (pid < 0) {
-			s->respawn_at_ms = now + RESPAWN_MAX_MS;
-			continue;
-		}
-		s->pid = pid;
-		s->started_ms = now;
-		log_debug("worker %ld started", (long)pid);
-	}
-	return 0;
+	return cfg->lock_ttl_ms + 5000;
 }
-
-/* Replaces every worker: the new one first, then the old one is asked to
- * finish its request in hand and leave. Returns 1 in a worker. */
-static int replace_all(struct master *m, int *worker_status)
-{
-	for (unsigned i = 0; i < m->opts->workers; i++) {
-		struct slot *s = &m->slots[i];
-		pid_t old = s->pid, pid = spawn(m, worker_status);
-
-		if (pid == 0)
-			return 1;
-		if (pid < 0)
-			continue; /* the old one keeps serving */
-		s->pid = pid;
-		s->started_ms = now_ms();
-		s->backoff_ms = 0;
-		retire(m, old);
-	}
-	return 0;
-}
-
-static bool take_retiring(struct master *m, pid_t pid)
-{
-	for (size_t i = 0; i < m->retiring_count; i++) {
-		if (m->retiring[i] == pid) {
-			m->retiring[i] = m->retiring[--m->retiring_count];
-			return true;
-		}
-	}
-	return false;
-}
-
-static void describe_exit(int status, char *out, size_t cap)
-{
-	if (WIFSIGNALED(status))
-		snprintf(out, cap, "killed by signal %d", WTERMSIG(status));
-	else
-		snprintf(out, cap, "exit status %d", WEXITSTATUS(status));
-}
-
-/* Reaps every child that ended: a retiring one is gone for good, a slot's
- * is started again, after a back-off when it did not live long. */
-static void reap(struct master *m)
-{
-	int status;
-	pid_t pid;
-
-	while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
-		char how[64];
-
-		describe_exit(status, how, sizeof(how));
-		metrics_worker_gone(m->metrics, pid);
-		if (take_retiring(m, pid)) {
-			log_debug("worker %ld left (%s)", (long)pid, how);
-			continue;
-		}
-		for (unsigned i = 0; i < m->opts->workers; i++) {
-			struct slot *s = &m->slots[i];
-			int64_t lived;
-			bool clean;
-
-			if (s->pid != pid)
-				continue;
-			lived = now_ms() - s->started_ms;
-			clean = WIFEXITED(status) && WEXITSTATUS(status) == 0;
-			s->pid = 0;
-			if (m->stopping)
-				break;
-			if (lived >= STABLE_MS)
-				s->backoff_ms = 0;
-			else
-				s->backoff_ms = s->backoff_ms == 0 ? RESPAWN_MIN_MS :
-					s->backoff_ms * 2 > RESPAWN_MAX_MS ?
-					RESPAWN_MAX_MS : s->backoff_ms * 2;
-			/* A clean exit (--max-requests) is replaced at once. */
-			if (clean)
-				s->backoff_ms = 0;
-			else
-				metrics_worker_restarted(m->metrics);
-			s->respawn_at_ms = now_ms() + s->backoff_ms;
-			if (clean)
-				log_info("worker %ld ended (%s) after %lld ms: "
-					 "replaced", (long)pid, how,
-					 (long long)lived);
-			else
-				log_warn("worker %ld ended (%s) after %lld ms: "
-					 "restarted in %ld ms", (long)pid, how,
-					 (long long)lived, s->backoff_ms);
-			break;
-		}
-	}
-}
-
-/* ---- signals: reload, upgrade, stop ---- */
 
 static void apply_logging(const struct config *cfg)
 {
@@ -361,25 +303,104 @@ static void apply_logging(const struct config *cfg)
 		log_error("%s", err.message);
 }
 
-/* SIGHUP: a new configuration for new workers, or none at all. */
-static int reload(struct master *m, int *worker_status)
+/* A refused reload still does what logrotate sends SIGHUP for: the master
+ * and every worker reopen their log. */
+static void refuse_reload(struct master *m, const char *why)
 {
-	struct config next;
+	apply_logging(m->cfg);
+	log_error("reload refused, the workers keep their configuration: %s",
+		  why);
+	metrics_reloaded(m->metrics, false);
+	pool_signal(m->pool, SIGHUP);
+}
+
+static bool same_text(const char *a, const char *b)
+{
+	return a == b || (a != NULL && b != NULL && strcmp(a, b) == 0);
+}
+
+/* Keys the master uses only when it starts: a reload keeps their running
+ * value and says so. Returns 0, or -1 with err set (out of memory). */
+static int keep_restart_keys(const struct config *cfg, struct config *next,
+			     struct error *err)
+{
+	char *kept;
+
+	if (same_text(cfg->metrics_file, next->metrics_file))
+		return 0;
+	log_warn("reload: metrics_file changed from %s to %s: the counters' "
+		 "file is opened once, at start; restart the pool to change "
+		 "it (the rest of the reload applies)",
+		 cfg->metrics_file != NULL ? cfg->metrics_file : "(none)",
+		 next->metrics_file != NULL ? next->metrics_file : "(none)");
+	kept = cfg->metrics_file != NULL ? strdup(cfg->metrics_file) : NULL;
+	if (cfg->metrics_file != NULL && kept == NULL)
+		return error_set(err, "out of memory");
+	free(next->metrics_file);
+	next->metrics_file = kept;
+	return 0;
+}
+
+/* SIGHUP: a new configuration for a new generation of workers. The old
+ * workers serve until every new one passed its start-up checks
+ * (replaced() below), or on, when one fails. */
+static void reload(struct master *m)
+{
 	struct error err;
 
-	if (config_load(&next, m->opts->config_path, &err) != 0) {
-		log_error("reload refused, the workers keep their "
-			  "configuration: %s", err.message);
-		metrics_reloaded(m->metrics, false);
-		return 0;
+	/* First the log (logrotate's SIGHUP): the new workers inherit it. */
+	apply_logging(m->cfg);
+	if (m->reloading) {
+		log_warn("reload ignored: the previous one is still starting "
+			 "its workers");
+		return;
+	}
+	if (config_load(&m->next, m->opts->config_path, &err) != 0) {
+		refuse_reload(m, err.message);
+		return;
+	}
+	if (keep_restart_keys(m->cfg, &m->next, &err) != 0) {
+		config_cleanup(&m->next);
+		refuse_reload(m, err.message);
+		return;
+	}
+	m->reloading = true;
+	if (pool_replace(m->pool, &err) != 0) {
+		m->reloading = false;
+		config_cleanup(&m->next);
+		refuse_reload(m, err.message);
+		return;
+	}
+	log_info("configuration loaded: starting %u new workers; the old ones "
+		 "serve until every new one is ready", m->opts->workers);
+}
+
+/* The end of a replacement (pool.h): a reload's or an upgrade's. */
+static void replaced(void *ctx, bool ok)
+{
+	struct master *m = ctx;
+
+	if (!m->reloading) {
+		if (!ok)
+			log_error("upgrade: the new workers could not start; the "
+				  "previous ones keep serving");
+		return;
+	}
+	m->reloading = false;
+	if (!ok) {
+		config_cleanup(&m->next);
+		refuse_reload(m, "a new worker could not start (its reason is "
+			      "logged above)");
+		return;
 	}
 	config_cleanup(m->cfg);
-	*m->cfg = next;
+	*m->cfg = m->next;
+	memset(&m->next, 0, sizeof(m->next));
 	apply_logging(m->cfg);
+	pool_set_stop_timeout(m->pool, stop_timeout_ms(m->cfg));
 	metrics_reloaded(m->metrics, true);
-	log_info("configuration reloaded: replacing %u workers",
+	log_info("configuration reloaded: %u workers replaced",
 		 m->opts->workers);
-	return replace_all(m, worker_status);
 }
 
 static void clear_cloexec(int fd)
@@ -390,83 +411,45 @@ static void clear_cloexec(int fd)
 		fcntl(fd, F_SETFD, flags & ~FD_CLOEXEC);
 }
 
-/* Runs the program file with --test-config: the new binary must accept the
- * configuration before it replaces this one. Returns 0 when it does. */
-static int new_binary_accepts(const struct master *m)
+/* The new binary's --test-config ended: exec it in place when it accepted
+ * the configuration. The PID, the socket, the metrics and the workers
+ * (children of this PID either way) carry over; the new image starts its
+ * own workers and retires these once they are ready. */
+static void upgrade_checked(void *ctx, bool ok)
 {
-	char *argv[5];
-	int argc = 0, status = 0;
-	int64_t deadline = now_ms() + UPGRADE_CHECK_MS;
-	pid_t pid;
-
-	argv[argc++] = (char *)m->opts->program;
-	argv[argc++] = "--test-config";
-	if (m->opts->config_path != NULL) {
-		argv[argc++] = "-c";
-		argv[argc++] = (char *)m->opts->config_path;
-	}
-	argv[argc] = NULL;
-	pid = fork();
-	if (pid < 0)
-		return -1;
-	if (pid == 0) {
-		sigset_t none;
-
-		sigemptyset(&none);
-		sigprocmask(SIG_SETMASK, &none, NULL);
-		execv(argv[0], argv);
-		_exit(127);
-	}
-	while (waitpid(pid, &status, WNOHANG) == 0) {
-		if (now_ms() > deadline) {
-			kill(pid, SIGKILL);
-			waitpid(pid, &status, 0);
-			return -1;
-		}
-		usleep(20000);
-	}
-	return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : -1;
-}
-
-/* SIGUSR2: exec the program file in place. The PID, the socket, the
- * metrics and the workers (children of this PID either way) carry over;
- * the new image starts its own workers and retires these. */
-static void upgrade(struct master *m)
-{
+	struct master *m = ctx;
 	char fd_text[16], metrics_text[16];
-	char *pids;
-	size_t len = 0, cap = (MAX_WORKERS + RETIRING_MAX) * 12 + 1;
+	pid_t pids[2 * POOL_MAX];
+	size_t count, len = 0, cap = sizeof(pids) / sizeof(pids[0]) * 12 + 1;
+	char *list;
 
-	if (new_binary_accepts(m) != 0) {
+	if (!ok) {
 		log_error("upgrade refused: %s --test-config failed; the pool "
 			  "keeps running", m->opts->program);
 		return;
 	}
-	pids = calloc(1, cap);
-	if (pids == NULL) {
+	list = calloc(1, cap);
+	if (list == NULL) {
 		log_error("upgrade refused: out of memory");
 		return;
 	}
-	for (unsigned i = 0; i < m->opts->workers; i++)
-		if (m->slots[i].pid > 0)
-			len += (size_t)snprintf(pids + len, cap - len, "%s%ld",
-						len > 0 ? "," : "",
-						(long)m->slots[i].pid);
-	for (size_t i = 0; i < m->retiring_count; i++)
-		len += (size_t)snprintf(pids + len, cap - len, "%s%ld",
-					len > 0 ? "," : "", (long)m->retiring[i]);
+	count = pool_pids(m->pool, pids, sizeof(pids) / sizeof(pids[0]));
+	for (size_t i = 0; i < count; i++)
+		len += (size_t)snprintf(list + len, cap - len, "%s%ld",
+					len > 0 ? "," : "", (long)pids[i]);
 	snprintf(fd_text, sizeof(fd_text), "%d", m->listen_fd);
 	snprintf(metrics_text, sizeof(metrics_text), "%d",
 		 metrics_fd(m->metrics));
 	setenv(ENV_LISTEN_FD, fd_text, 1);
 	setenv(ENV_METRICS_FD, metrics_text, 1);
-	setenv(ENV_WORKERS, pids, 1);
-	free(pids);
+	setenv(ENV_WORKERS, list, 1);
+	free(list);
 	clear_cloexec(m->listen_fd);
 	clear_cloexec(metrics_fd(m->metrics));
 	log_info("upgrading: exec %s", m->opts->program);
 	/* The signal mask stays: signals that arrive meanwhile wait for the
-	 * new image's signalfd. */
+	 * new image's signalfd. The workers' PR_SET_PDEATHSIG does not fire:
+	 * their parent, this PID, lives on. */
 	execv(m->opts->program, m->opts->argv);
 	log_error("upgrade failed: exec %s: %s; the pool keeps running",
 		  m->opts->program, strerror(errno));
@@ -475,60 +458,66 @@ static void upgrade(struct master *m)
 	unsetenv(ENV_WORKERS);
 }
 
-/* Asks every worker to finish and waits for them, SIGKILL after the
- * longest a request may take. */
-static void stop_all(struct master *m)
+/* SIGUSR2: the new binary must accept the configuration (its
+ * --test-config runs every start-up check a worker runs) before it
+ * replaces this one; the check is a helper of the pool's loop, which goes
+ * on reaping and restarting meanwhile. */
+static void upgrade(struct master *m)
 {
-	int64_t deadline = now_ms() + m->cfg->lock_ttl_ms + 5000;
-	bool killed = false;
+	char *argv[5];
+	int argc = 0;
+	struct error err;
 
-	m->stopping = true;
-	for (unsigned i = 0; i < m->opts->workers; i++)
-		if (m->slots[i].pid > 0)
-			kill(m->slots[i].pid, SIGTERM);
-	for (size_t i = 0; i < m->retiring_count; i++)
-		kill(m->retiring[i], SIGTERM);
-	for (;;) {
-		bool left = m->retiring_count > 0;
-
-		reap(m);
-		for (unsigned i = 0; i < m->opts->workers && !left; i++)
-			left = m->slots[i].pid > 0;
-		if (!left)
-			break;
-		if (!killed && now_ms() > deadline) {
-			log_warn("workers still busy after %lld ms: SIGKILL",
-				 (long long)(m->cfg->lock_ttl_ms + 5000));
-			for (unsigned i = 0; i < m->opts->workers; i++)
-				if (m->slots[i].pid > 0)
-					kill(m->slots[i].pid, SIGKILL);
-			for (size_t i = 0; i < m->retiring_count; i++)
-				kill(m->retiring[i], SIGKILL);
-			killed = true;
-		}
-		usleep(20000);
+	if (m->reloading) {
+		log_error("upgrade refused: a reload is still starting its "
+			  "workers; send SIGUSR2 again later");
+		return;
 	}
+	argv[argc++] = (char *)m->opts->program;
+	argv[argc++] = "--test-config";
+	if (m->opts->config_path != NULL) {
+		argv[argc++] = "-c";
+		argv[argc++] = (char *)m->opts->config_path;
+	}
+	argv[argc] = NULL;
+	if (pool_run_helper(m->pool, argv, UPGRADE_CHECK_MS, upgrade_checked,
+			    &err) != 0)
+		log_error("upgrade refused: %s", err.message);
+}
+
+static void on_signal(void *ctx, int signo)
+{
+	struct master *m = ctx;
+
+	if (signo == SIGHUP)
+		reload(m);
+	else if (signo == SIGUSR2)
+		upgrade(m);
 }
 
 /* Workers of the previous image (an upgrade): they are this process's
- * children; retire them once the new ones run. */
-static void adopt_old_workers(struct master *m)
+ * children, and serve until the new ones are ready. Returns how many. */
+static unsigned adopt_old_workers(struct master *m)
 {
 	const char *list = getenv(ENV_WORKERS);
 	char *copy, *save = NULL;
+	unsigned count = 0;
 
 	if (list == NULL)
-		return;
+		return 0;
 	copy = strdup(list);
 	for (char *t = copy != NULL ? strtok_r(copy, ",", &save) : NULL;
 	     t != NULL; t = strtok_r(NULL, ",", &save)) {
 		uint64_t pid;
 
-		if (number_parse(t, INT32_MAX, &pid) == NUMBER_OK && pid > 0)
-			retire(m, (pid_t)pid);
+		if (number_parse(t, INT32_MAX, &pid) == NUMBER_OK && pid > 0) {
+			pool_adopt(m->pool, (pid_t)pid);
+			count++;
+		}
 	}
 	free(copy);
 	unsetenv(ENV_WORKERS);
+	return count;
 }
 
 static struct metrics *open_metrics(const struct config *cfg,
@@ -549,12 +538,33 @@ static struct metrics *open_metrics(const struct config *cfg,
 	return metrics_new_shared(err);
 }
 
+static void master_release(struct master *m)
+{
+	pool_free(m->pool);
+	metrics_free(m->metrics);
+	config_cleanup(m->cfg);
+	if (m->reloading)
+		config_cleanup(&m->next);
+	free(m);
+}
+
 int master_run(const struct master_options *opts, struct config *cfg)
 {
 	struct master *m = calloc(1, sizeof(*m));
 	struct error err = { "" };
-	sigset_t mask;
-	int worker_status = 0, rc = 0;
+	struct pool_config pc = {
+		.noun = "worker",
+		.count = opts->workers,
+		.title = "payhook: master",
+		.child_title = "payhook: worker",
+		.stop_timeout_ms = stop_timeout_ms(cfg),
+		.ready_timeout_ms = READY_TIMEOUT_MS,
+		.entry = worker_entry,
+		.on_signal = on_signal,
+		.on_replaced = replaced,
+		.on_child_gone = worker_gone,
+	};
+	unsigned unclean = 0;
 
 	if (m == NULL) {
 		fprintf(stderr, "payhook: master: out of memory\n");
@@ -563,88 +573,46 @@ int master_run(const struct master_options *opts, struct config *cfg)
 	}
 	m->opts = opts;
 	m->cfg = cfg;
-	m->sigfd = -1;
-	sigemptyset(&mask);
-	sigaddset(&mask, SIGCHLD);
-	sigaddset(&mask, SIGHUP);
-	sigaddset(&mask, SIGTERM);
-	sigaddset(&mask, SIGINT);
-	sigaddset(&mask, SIGUSR2);
-	if (sigprocmask(SIG_BLOCK, &mask, NULL) != 0 ||
-	    (m->sigfd = signalfd(-1, &mask, SFD_CLOEXEC)) < 0) {
-		error_set(&err, "signalfd: %s", strerror(errno));
+	m->listen_fd = -1;
+	pc.ctx = m;
+	if (find_identity(opts, &pc, &err) != 0)
 		goto fail;
-	}
+	m->pool = pool_new(&pc, &err);
+	if (m->pool == NULL)
+		goto fail;
 	signal(SIGPIPE, SIG_IGN);
 	m->listen_fd = find_listen_fd(opts, &err);
 	if (m->listen_fd < 0)
+		goto fail;
+	/* A unix socket of --listen is this pool's (made now, or by the
+	 * image before an upgrade): removed when the pool stops. */
+	if (opts->listen != NULL &&
+	    (opts->listen[0] == '/' || strchr(opts->listen, ':') == NULL))
+		m->made_path = opts->listen;
+	if (getenv(ENV_LISTEN_FD) == NULL && own_socket(m, &err) != 0)
 		goto fail;
 	unsetenv(ENV_LISTEN_FD);
 	m->metrics = open_metrics(cfg, &err);
 	if (m->metrics == NULL)
 		goto fail;
-	adopt_old_workers(m);
+	if (adopt_old_workers(m) > 0 && pool_replace(m->pool, &err) != 0)
+		log_error("upgrade: starting the new workers: %s", err.message);
 	log_info("master %ld: %u workers (configuration %s)", (long)getpid(),
 		 opts->workers,
 		 opts->config_path != NULL ? opts->config_path : "from the "
 								 "environment");
-
-	while (!m->stopping) {
-		struct pollfd pfd = { .fd = m->sigfd, .events = POLLIN };
-		struct signalfd_siginfo si;
-		int64_t wait_ms = -1, now;
-
-		if (fill_slots(m, &worker_status) != 0)
-			goto worker;
-		now = now_ms();
-		for (unsigned i = 0; i < opts->workers; i++)
-			if (m->slots[i].pid == 0) {
-				int64_t w = m->slots[i].respawn_at_ms - now;
-
-				if (wait_ms < 0 || w < wait_ms)
-					wait_ms = w < 0 ? 0 : w;
-			}
-		if (poll(&pfd, 1, (int)(wait_ms < 0 ? -1 : wait_ms)) < 0 &&
-		    errno != EINTR) {
-			error_set(&err, "poll: %s", strerror(errno));
-			goto fail;
-		}
-		if (!(pfd.revents & POLLIN))
-			continue;
-		if (read(m->sigfd, &si, sizeof(si)) != (ssize_t)sizeof(si))
-			continue;
-		switch (si.ssi_signo) {
-		case SIGCHLD:
-			reap(m);
-			break;
-		case SIGHUP:
-			if (reload(m, &worker_status) != 0)
-				goto worker;
-			break;
-		case SIGUSR2:
-			upgrade(m);
-			break;
-		case SIGTERM:
-		case SIGINT:
-			log_info("master %ld: signal %u, stopping the workers",
-				 (long)getpid(), si.ssi_signo);
-			stop_all(m);
-			break;
-		default:
-			break;
-		}
-	}
+	if (pool_run(m->pool, &unclean, &err) != 0)
+		log_error("master: %s", err.message);
+	if (m->made_path != NULL)
+		unlink(m->made_path);
 	log_info("master %ld: stopped", (long)getpid());
 	master_release(m);
-	free(m);
-	return rc;
-worker:
-	free(m);
-	return worker_status;
+	return 0;
 fail:
 	fprintf(stderr, "payhook: master cannot start: %s\n", err.message);
 	log_error("master cannot start: %s", err.message);
+	if (m->made_path != NULL && getenv(ENV_LISTEN_FD) == NULL)
+		unlink(m->made_path);
 	master_release(m);
-	free(m);
 	return 1;
 }

@@ -10,7 +10,9 @@
  * blocked except while the process waits (ppoll), so no database or HTTP
  * call is ever interrupted half-way, and a stop is noticed between attempts.
  * With dispatch_concurrency N > 1 a master keeps N forked dispatchers
- * running, restarts one that dies, and passes SIGTERM and SIGHUP on.
+ * running with the pool manager (lib/pool.h): it restarts one that dies,
+ * passes SIGHUP on, and stops them on SIGTERM, SIGINT or SIGQUIT (SIGKILL
+ * for one still busy a lease after).
  */
 #include "config.h"
 
@@ -30,15 +32,13 @@
 #ifdef HAVE_SYS_RANDOM_H
 #include <sys/random.h>
 #endif
-#ifdef __linux__
-#include <sys/prctl.h>
-#endif
 
 #include "configuration.h"
 #include "handoff_store.h"
 #include "handoff.h"
 #include "log.h"
 #include "number.h"
+#include "pool.h"
 #include "sqlconn.h"
 #include "timing.h"
 
@@ -53,12 +53,6 @@
 /* Waits between tries to record an attempt's result (within its lease). */
 #define RECORD_RETRY_MIN_MS 100L
 #define RECORD_RETRY_MAX_MS 1000L
-/* A child that dies within CHILD_MIN_LIFE_MS is restarted after
- * CHILD_RESTART_DELAY_MS, so a crash at start-up does not spin. */
-#define CHILD_MIN_LIFE_MS 5000L
-#define CHILD_RESTART_DELAY_MS 1000L
-/* dispatch_concurrency's upper bound in lib/configuration.c. */
-#define CHILDREN_MAX 256
 
 static volatile sig_atomic_t stop_requested;
 static volatile sig_atomic_t stop_signal;
@@ -78,8 +72,8 @@ static void on_hangup(int signo)
 	reopen_log = 1;
 }
 
-/* A handler (not SIG_DFL, which discards it), so that SIGCHLD ends the
- * master's wait. */
+/* A handler (not SIG_DFL, which discards it), so that SIGCHLD (a
+ * dispatch_command's end) ends a wait. */
 static void on_child(int signo)
 {
 	(void)signo;
@@ -182,7 +176,7 @@ static void utc_in(long ms, char *buf, size_t cap)
 
 /* ---- the dispatcher ---- */
 
-struct worker {
+struct dispatcher {
 	const struct config *cfg;
 	struct handoff_store *db;
 	struct handoff *handoff;
@@ -196,7 +190,7 @@ enum result_kind { RESULT_DELIVERED, RESULT_RETRY, RESULT_DEAD };
  * the writes are fenced and idempotent, so a late try is harmless, and the
  * lease's end is when another dispatcher may take the payment anyway. */
 static enum handoff_store_status record_result(
-	struct worker *w, const struct handoff_store_batch *batch,
+	struct dispatcher *w, const struct handoff_store_batch *batch,
 	const struct handoff_store_payment *p, enum result_kind kind,
 	const char *detail, long delay_ms)
 {
@@ -234,7 +228,7 @@ static enum handoff_store_status record_result(
 }
 
 /* "status=200", "status=-", "exit_status=3", "signal=9". */
-static void answer_text(const struct worker *w,
+static void answer_text(const struct dispatcher *w,
 			const struct handoff_outcome *out, char *buf,
 			size_t cap)
 {
@@ -253,7 +247,7 @@ static void answer_text(const struct worker *w,
 }
 
 /* One attempt at p and its one log line. */
-static void attempt(struct worker *w, const struct handoff_store_batch *batch,
+static void attempt(struct dispatcher *w, const struct handoff_store_batch *batch,
 		    struct handoff_store_payment *p)
 {
 	const struct config *cfg = w->cfg;
@@ -343,7 +337,7 @@ static void attempt(struct worker *w, const struct handoff_store_batch *batch,
 
 /* Delivers a batch in order while its lease leaves room for a whole
  * attempt and no stop was asked for; gives back the rest. */
-static void deliver_batch(struct worker *w, struct handoff_store_batch *batch)
+static void deliver_batch(struct dispatcher *w, struct handoff_store_batch *batch)
 {
 	const struct config *cfg = w->cfg;
 	size_t i, released = 0;
@@ -389,10 +383,11 @@ static void deliver_batch(struct worker *w, struct handoff_store_batch *batch)
 		 released, batch->count - i, why);
 }
 
-/* The dispatcher's loop, until SIGTERM or SIGINT. Returns the exit status. */
-static int run_worker(const struct config *cfg)
+/* The dispatcher's loop, until SIGTERM or SIGINT; once started it tells
+ * its pool on ready_fd (-1: none). Returns the exit status. */
+static int run_dispatcher(const struct config *cfg, int ready_fd)
 {
-	struct worker w = { .cfg = cfg };
+	struct dispatcher w = { .cfg = cfg };
 	struct error err = { "" };
 	long retry_ms = 0;
 	int64_t last_warn_us = 0;
@@ -404,8 +399,11 @@ static int run_worker(const struct config *cfg)
 	if (w.db == NULL || w.handoff == NULL) {
 		log_error("%s", err.message);
 		handoff_store_free(w.db);
+		if (ready_fd >= 0)
+			close(ready_fd);
 		return 1;
 	}
+	pool_child_ready(ready_fd);
 	log_info("dispatcher started: %s, batch %d, lease %ld ms, attempt "
 		 "timeout %ld ms, %d attempts", w.command ? "command" :
 		 cfg->dispatch_secret.count > 0 ? "signed HTTP POST" : "HTTP POST",
@@ -462,169 +460,71 @@ static int run_worker(const struct config *cfg)
 
 /* ---- dispatch_concurrency > 1: a master and its dispatchers ---- */
 
-struct child {
-	pid_t pid;           /* 0 while not running */
-	int64_t started_us;
-	int64_t restart_us;  /* when to start it again */
+struct master {
+	const struct config *cfg;
+	struct pool *pool;
 };
 
-/* Forks dispatcher number slot. In the child, *is_child is set and the
- * function returns the child's exit status; in the master it returns 0, or
- * -1 when fork failed (tried again later). */
-static int start_child(const struct config *cfg, struct child *children,
-		       size_t slot, pid_t master, bool *is_child)
+/* A dispatcher's entry (see pool.h): its signal handlers, then the
+ * dispatcher's loop. Never returns. */
+static void dispatcher_entry(void *ctx, bool replacement, int ready_fd)
 {
-	pid_t pid = fork();
+	const struct config *cfg = ((struct master *)ctx)->cfg;
 
-	if (pid < 0) {
-		log_error("starting dispatcher %zu: fork: %s", slot,
-			  strerror(errno));
-		children[slot].restart_us = timing_now_us() +
-					    CHILD_RESTART_DELAY_MS * 1000;
-		return -1;
+	(void)replacement;
+	if (install_signals() != 0) {
+		log_error("cannot set up signal handling: %s", strerror(errno));
+		exit(1);
 	}
-	if (pid == 0) {
-		struct sigaction sa;
-
-		*is_child = true;
-		memset(&sa, 0, sizeof(sa));
-		sa.sa_handler = SIG_DFL;
-		sigemptyset(&sa.sa_mask);
-		sigaction(SIGCHLD, &sa, NULL);
-#ifdef __linux__
-		/* A master killed outright stops its dispatchers cleanly. */
-		prctl(PR_SET_PDEATHSIG, SIGTERM);
-#endif
-		if (getppid() != master)
-			stop_requested = 1;
-		return run_worker(cfg);
-	}
-	children[slot].pid = pid;
-	children[slot].started_us = timing_now_us();
-	children[slot].restart_us = 0;
-	return 0;
+	exit(run_dispatcher(cfg, ready_fd));
 }
 
-static void describe_status(int status, char *buf, size_t cap)
+/* SIGHUP: the master's log reopened, and each dispatcher's. */
+static void master_signal(void *ctx, int signo)
 {
-	if (WIFEXITED(status))
-		snprintf(buf, cap, "exited with status %d", WEXITSTATUS(status));
-	else if (WIFSIGNALED(status))
-		snprintf(buf, cap, "was killed by signal %d", WTERMSIG(status));
-	else
-		snprintf(buf, cap, "ended");
+	struct master *m = ctx;
+
+	if (signo != SIGHUP)
+		return;
+	reopen_log_file(m->cfg);
+	pool_signal(m->pool, SIGHUP);
 }
 
-/* Keeps cfg->dispatch_concurrency dispatchers running until SIGTERM or
- * SIGINT, then stops them and waits. Returns the exit status; *is_child is
- * set in a forked dispatcher, which returns its own. */
-static int run_master(const struct config *cfg, bool *is_child)
+/* Keeps cfg->dispatch_concurrency dispatchers running with the pool
+ * manager until SIGTERM, SIGINT or SIGQUIT, then stops them and waits.
+ * Returns the exit status: 1 when a dispatcher did not stop cleanly. */
+static int run_master(const struct config *cfg)
 {
-	static struct child children[CHILDREN_MAX];
-	size_t count = (size_t)cfg->dispatch_concurrency;
-	pid_t master = getpid();
-	int rc = 0;
+	struct pool_config pc = {
+		.noun = "dispatcher",
+		.count = (unsigned)cfg->dispatch_concurrency,
+		.title = PROGRAM ": master",
+		.child_title = PROGRAM ": dispatcher",
+		/* An attempt in hand ends within its lease. */
+		.stop_timeout_ms = cfg->dispatch_lease_ms + 5000,
+		.ready_timeout_ms = 10000,
+		.entry = dispatcher_entry,
+		.on_signal = master_signal,
+	};
+	struct master m = { .cfg = cfg };
+	struct error err = { "" };
+	unsigned unclean = 0;
+	int rc;
 
-	if (count > CHILDREN_MAX)
-		count = CHILDREN_MAX;
-	log_info("master started: %zu dispatchers", count);
-	for (size_t i = 0; i < count && !stop_requested; i++) {
-		int child_rc = start_child(cfg, children, i, master, is_child);
-
-		if (*is_child)
-			return child_rc;
+	pc.ctx = &m;
+	m.pool = pool_new(&pc, &err);
+	if (m.pool == NULL) {
+		log_error("%s", err.message);
+		return 1;
 	}
-	for (;;) {
-		int64_t now, next = -1;
-		pid_t pid;
-		int status;
-
-		/* Reap first: a SIGCHLD may have come before the wait. */
-		while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
-			char how[64];
-
-			describe_status(status, how, sizeof(how));
-			for (size_t i = 0; i < count; i++) {
-				if (children[i].pid != pid)
-					continue;
-				now = timing_now_us();
-				children[i].pid = 0;
-				children[i].restart_us =
-					now - children[i].started_us <
-							CHILD_MIN_LIFE_MS * 1000
-						? now + CHILD_RESTART_DELAY_MS * 1000
-						: now;
-				if (!stop_requested)
-					log_warn("dispatcher %zu (PID %ld) %s: "
-						 "starting another", i,
-						 (long)pid, how);
-			}
-		}
-		take_signals();
-		if (stop_requested)
-			break;
-		if (reopen_log) {
-			reopen_log_file(cfg);
-			for (size_t i = 0; i < count; i++) {
-				if (children[i].pid > 0)
-					kill(children[i].pid, SIGHUP);
-			}
-		}
-		now = timing_now_us();
-		for (size_t i = 0; i < count; i++) {
-			if (children[i].pid != 0)
-				continue;
-			if (children[i].restart_us <= now) {
-				int child_rc = start_child(cfg, children, i,
-							   master, is_child);
-
-				if (*is_child)
-					return child_rc;
-			}
-			if (children[i].pid == 0 &&
-			    (next < 0 || children[i].restart_us < next))
-				next = children[i].restart_us;
-		}
-		wait_ms(next < 0 ? -1 : (long)((next - now) / 1000) + 1);
-	}
-
-	log_info("master stopping on signal %d: passing it on to the "
-		 "dispatchers", (int)stop_signal);
-	for (size_t i = 0; i < count; i++) {
-		if (children[i].pid > 0)
-			kill(children[i].pid, SIGTERM);
-	}
-	for (;;) {
-		size_t running = 0;
-		pid_t pid;
-		int status;
-
-		for (size_t i = 0; i < count; i++)
-			running += children[i].pid > 0;
-		if (running == 0)
-			break;
-		pid = waitpid(-1, &status, 0);
-		if (pid < 0) {
-			if (errno == EINTR)
-				continue;
-			break;
-		}
-		for (size_t i = 0; i < count; i++) {
-			if (children[i].pid == pid) {
-				children[i].pid = 0;
-				if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-					char how[64];
-
-					describe_status(status, how, sizeof(how));
-					log_warn("dispatcher %zu (PID %ld) %s",
-						 i, (long)pid, how);
-					rc = 1;
-				}
-			}
-		}
-	}
-	log_info("master exits: every dispatcher stopped");
-	return rc;
+	log_info("master started: %u dispatchers", pc.count);
+	rc = pool_run(m.pool, &unclean, &err);
+	if (rc != 0)
+		log_error("%s", err.message);
+	pool_free(m.pool);
+	log_info("master exits: every dispatcher stopped%s",
+		 unclean > 0 ? ", not every one cleanly" : "");
+	return rc != 0 || unclean > 0 ? 1 : 0;
 }
 
 /* ---- the operators' commands ---- */
@@ -804,7 +704,6 @@ int main(int argc, char **argv)
 	};
 	const char *path = NULL;
 	int mode = 0, opt, rc;
-	bool is_child = false;
 	struct config cfg;
 	struct error err = { "" };
 
@@ -874,13 +773,16 @@ int main(int argc, char **argv)
 		rc = 1;
 		goto out;
 	}
-	if (install_signals() != 0) {
+	if (cfg.dispatch_concurrency > 1) {
+		/* Nothing points into argv's strings any more (the options
+		 * are read): they become the process titles. */
+		pool_title_init(argc, argv);
+		rc = run_master(&cfg);
+	} else if (install_signals() != 0) {
 		log_error("cannot set up signal handling: %s", strerror(errno));
 		rc = 1;
-	} else if (cfg.dispatch_concurrency > 1) {
-		rc = run_master(&cfg, &is_child);
 	} else {
-		rc = run_worker(&cfg);
+		rc = run_dispatcher(&cfg, -1);
 	}
 	handoff_global_cleanup();
 out:

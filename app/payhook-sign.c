@@ -23,7 +23,8 @@
 
 #include "configuration.h"
 #include "number.h"
-#include "sender.h"
+#include "provider.h"
+#include "sample.h"
 #include "signature.h"
 
 #define PROGRAM "payhook-sign"
@@ -284,11 +285,11 @@ static enum config_provider provider_named(const char *name)
  * sets (webhook-id, X-Razorpay-Event-Id, X-Shopify-Event-Id). */
 static int random_id(enum config_provider provider, char *out, size_t cap)
 {
-	unsigned char rnd[SENDER_ID_RANDOM];
+	unsigned char rnd[SAMPLE_ID_RANDOM];
 
 	if (random_bytes(rnd, sizeof(rnd)) < 0)
 		return -1;
-	return sender_sample_id(provider, SENDER_ID_EVENT, rnd, sizeof(rnd),
+	return sample_id(provider, SAMPLE_ID_EVENT, rnd, sizeof(rnd),
 				out, cap);
 }
 
@@ -297,7 +298,7 @@ static int print_sample(enum config_provider provider, const char *event,
 			const char *tx, const char *amount, const char *currency,
 			const char *event_id)
 {
-	struct sender_sample_input in = {
+	struct sample_input in = {
 		.provider = provider, .event = event, .transaction_id = tx,
 		.currency = currency, .event_id = event_id, .amount = 1999,
 	};
@@ -317,11 +318,11 @@ static int print_sample(enum config_provider provider, const char *event,
 			      provider == CONFIG_PROVIDER_KOMOJU ? "JPY" :
 			      provider == CONFIG_PROVIDER_RAZORPAY ? "INR" : "USD";
 	if (in.transaction_id == NULL || in.event_id == NULL) {
-		unsigned char rnd[SENDER_ID_RANDOM];
+		unsigned char rnd[SAMPLE_ID_RANDOM];
 
 		/* Ids in the provider's own form (pi_..., txn_..., pay_...). */
 		if (random_bytes(rnd, sizeof(rnd)) < 0 ||
-		    sender_sample_id(provider, SENDER_ID_TRANSACTION, rnd,
+		    sample_id(provider, SAMPLE_ID_TRANSACTION, rnd,
 				     sizeof(rnd), generated,
 				     sizeof(generated)) != 0 ||
 		    random_id(provider, event_generated,
@@ -334,7 +335,7 @@ static int print_sample(enum config_provider provider, const char *event,
 		if (in.event_id == NULL)
 			in.event_id = event_generated;
 	}
-	json = sender_sample(&in, &err);
+	json = sample_event(&in, &err);
 	if (json == NULL) {
 		fprintf(stderr, PROGRAM ": %s\n", err.message);
 		return EXIT_USAGE;
@@ -348,7 +349,7 @@ static int print_sample(enum config_provider provider, const char *event,
  * standard input, or re-written (Adyen), is inlined, which cannot carry NUL
  * bytes. Returns 0 or -1. */
 static int print_curl(const char *url, const char *file,
-		      const struct body *body, const struct sender_headers *h)
+		      const struct body *body, const struct provider_headers *h)
 {
 	if (file == NULL && body->len > 0 &&
 	    memchr(body->data, '\0', body->len) != NULL) {
@@ -408,8 +409,8 @@ int main(int argc, char **argv)
 	const char *amount = NULL, *currency = NULL, *event_id = NULL;
 	char *secret_copy = NULL, *signed_body = NULL;
 	char id[SIGNATURE_ID_MAX + 1], ts[32];
-	struct sender_headers headers;
-	struct sender_input in;
+	struct provider_headers headers;
+	struct provider_sign_input in;
 	struct config cfg;
 	bool have_cfg = false;
 	struct body body = { NULL, 0 };
@@ -577,12 +578,12 @@ int main(int argc, char **argv)
 		goto out;
 	}
 
-	in = (struct sender_input){
+	in = (struct provider_sign_input){
 		.provider = provider, .secret = secret_arg, .id = id,
 		.timestamp = ts, .url = square_url, .topic = topic,
 		.cfg = have_cfg ? &cfg : NULL,
 	};
-	if (sender_sign(&in, (const char *)body.data, body.len, &headers,
+	if (provider_sign(&in, (const char *)body.data, body.len, &headers,
 			&signed_body, &err) != 0) {
 		fprintf(stderr, PROGRAM ": %s\n", err.message);
 		status = EXIT_USAGE;

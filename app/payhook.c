@@ -22,11 +22,10 @@
 #include "metrics.h"
 #include "number.h"
 #include "pipeline.h"
+#include "pool.h"
 #include "sqlconn.h"
 #include "timing.h"
 #include "worker.h"
-
-#define MAX_WORKERS 1024
 
 /* Redis for --check-config: each sentinel's answer, then the server in use
  * (with its ROLE when found through the sentinels). Down is a warning when
@@ -221,13 +220,24 @@ static int setup_logging(const struct config *cfg)
 	return 0;
 }
 
+/* Frees main's copy of argv: the strings up to its NULL, and the array. */
+static void free_argv(char **argv)
+{
+	for (size_t i = 0; argv[i] != NULL; i++)
+		free(argv[i]);
+	free(argv);
+}
+
 static void usage(FILE *to)
 {
 	fprintf(to,
 		"usage: payhook [-c FILE] [--max-requests N]\n"
 		"       payhook --workers N [--listen PATH|HOST:PORT] "
 		"[--socket-mode MODE]\n"
+		"               [--socket-user USER] [--socket-group GROUP]\n"
+		"               [--user USER] [--group GROUP]\n"
 		"               [-c FILE] [--max-requests N]\n"
+		"       payhook --test-config [-c FILE]\n"
 		"       payhook --check-config [-c FILE]\n"
 		"       payhook --stats [-c FILE]\n"
 		"       payhook --version | --help\n"
@@ -264,6 +274,10 @@ static int parse_options(int argc, char **argv, const char **path, int *mode,
 		{ "workers", required_argument, NULL, 'w' },
 		{ "listen", required_argument, NULL, 'l' },
 		{ "socket-mode", required_argument, NULL, 'M' },
+		{ "socket-user", required_argument, NULL, 'U' },
+		{ "socket-group", required_argument, NULL, 'G' },
+		{ "user", required_argument, NULL, 'u' },
+		{ "group", required_argument, NULL, 'g' },
 		{ "version", no_argument, NULL, 'V' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -289,7 +303,7 @@ static int parse_options(int argc, char **argv, const char **path, int *mode,
 			*max_requests = (unsigned long)count;
 			break;
 		case 'w':
-			if (number_parse(optarg, MAX_WORKERS, &count) != NUMBER_OK ||
+			if (number_parse(optarg, POOL_MAX, &count) != NUMBER_OK ||
 			    count == 0)
 				return usage_error("--workers needs a number "
 						   "from 1 to 1024");
@@ -306,6 +320,18 @@ static int parse_options(int argc, char **argv, const char **path, int *mode,
 						   "mode such as 0660");
 			master->socket_mode = (unsigned)strtoul(optarg, NULL, 8);
 			break;
+		case 'U':
+			master->socket_user = optarg;
+			break;
+		case 'G':
+			master->socket_group = optarg;
+			break;
+		case 'u':
+			master->user = optarg;
+			break;
+		case 'g':
+			master->group = optarg;
+			break;
 		case 'V':
 			printf("payhook %s\n", PACKAGE_VERSION);
 			return 0;
@@ -321,6 +347,13 @@ static int parse_options(int argc, char **argv, const char **path, int *mode,
 		return usage_error("unexpected argument");
 	if (master->listen != NULL && master->workers == 0)
 		return usage_error("--listen needs --workers");
+	if ((master->socket_user != NULL || master->socket_group != NULL) &&
+	    master->listen == NULL)
+		return usage_error("--socket-user and --socket-group need "
+				   "--listen PATH");
+	if ((master->user != NULL || master->group != NULL) &&
+	    master->workers == 0)
+		return usage_error("--user and --group need --workers");
 	return -1;
 }
 
@@ -329,21 +362,33 @@ int main(int argc, char **argv)
 	struct master_options master = { .socket_mode = 0660 };
 	const char *path = NULL;
 	char program[PATH_MAX];
-	char **saved_argv;
+	char **saved_argv, **args;
 	int mode = 0, rc;
 	unsigned long max_requests = 0;
 	struct config cfg;
 	struct error err = { "" };
 	ssize_t n;
 
-	/* getopt reorders argv; an upgrade re-executes the original. */
-	saved_argv = calloc((size_t)argc + 1, sizeof(char *));
-	if (saved_argv == NULL)
+	/* The process title overwrites argv's strings, and getopt reorders
+	 * argv: the options are parsed from copies (args, after the NULL
+	 * that ends saved_argv), and an upgrade re-executes saved_argv. */
+	saved_argv = calloc(2 * ((size_t)argc + 1), sizeof(char *));
+	if (saved_argv == NULL) {
+		fprintf(stderr, "payhook: out of memory\n");
 		return 1;
-	memcpy(saved_argv, argv, (size_t)argc * sizeof(char *));
-	rc = parse_options(argc, argv, &path, &mode, &max_requests, &master);
+	}
+	args = saved_argv + argc + 1;
+	for (int i = 0; i < argc; i++) {
+		saved_argv[i] = strdup(argv[i]);
+		if (saved_argv[i] == NULL) {
+			fprintf(stderr, "payhook: out of memory\n");
+			return 1;
+		}
+		args[i] = saved_argv[i];
+	}
+	rc = parse_options(argc, args, &path, &mode, &max_requests, &master);
 	if (rc >= 0) {
-		free(saved_argv);
+		free_argv(saved_argv);
 		return rc;
 	}
 	if (path == NULL)
@@ -358,25 +403,29 @@ int main(int argc, char **argv)
 			printf("config: FAILED: %s\n", err.message);
 		else
 			fprintf(stderr, "payhook: %s\n", err.message);
-		free(saved_argv);
+		free_argv(saved_argv);
 		return 1;
 	}
 	if (mode == 'T') {
-		/* The master's upgrade asks this of the new binary. */
+		/* The master's upgrade asks this of the new binary: every
+		 * check a worker makes before it serves. */
+		rc = worker_check(&cfg, &err);
+		if (rc != 0)
+			fprintf(stderr, "payhook: %s\n", err.message);
 		config_cleanup(&cfg);
-		free(saved_argv);
-		return 0;
+		free_argv(saved_argv);
+		return rc != 0 ? 1 : 0;
 	}
 	if (mode == 'C' || mode == 'S') {
 		log_init("payhook", cfg.log_level);
 		rc = mode == 'C' ? check_config(&cfg, path) : print_stats(&cfg);
 		config_cleanup(&cfg);
-		free(saved_argv);
+		free_argv(saved_argv);
 		return rc;
 	}
 	if (setup_logging(&cfg) != 0) {
 		config_cleanup(&cfg);
-		free(saved_argv);
+		free_argv(saved_argv);
 		return 1;
 	}
 	{
@@ -392,7 +441,7 @@ int main(int argc, char **argv)
 			fprintf(stderr, "payhook: cannot find the program file: "
 				"%s\n", strerror(errno));
 			config_cleanup(&cfg);
-			free(saved_argv);
+			free_argv(saved_argv);
 			return 1;
 		}
 		program[n] = '\0';
@@ -400,12 +449,14 @@ int main(int argc, char **argv)
 		master.max_requests = max_requests;
 		master.argv = saved_argv;
 		master.program = program;
+		/* Titles "payhook: master" and "payhook: worker" in ps. */
+		pool_title_init(argc, argv);
 		/* The master takes cfg over (and frees it). */
 		rc = master_run(&master, &cfg);
-		free(saved_argv);
+		free_argv(saved_argv);
 		return rc;
 	}
-	free(saved_argv);
+	free_argv(saved_argv);
 	{
 		struct metrics *metrics = NULL;
 
@@ -415,7 +466,7 @@ int main(int argc, char **argv)
 			if (metrics == NULL)
 				log_warn("metrics: %s", err.message);
 		}
-		rc = worker_run(&cfg, metrics, max_requests);
+		rc = worker_run(&cfg, metrics, max_requests, -1);
 		metrics_free(metrics);
 	}
 	config_cleanup(&cfg);

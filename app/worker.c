@@ -17,6 +17,7 @@
 #include "log.h"
 #include "ops.h"
 #include "pipeline.h"
+#include "pool.h"
 #include "response.h"
 #include "worker.h"
 
@@ -221,21 +222,49 @@ static int cannot_start(const char *why)
 	return 1;
 }
 
+/* The start-up checks of a worker, whose objects it keeps: the pipeline
+ * (providers, secrets, backends' clients) and the operator's paths. */
+static int prepare(const struct config *cfg, struct metrics *metrics,
+		   struct pipeline **pipeline, struct ops **ops,
+		   struct error *err)
+{
+	*ops = NULL;
+	*pipeline = pipeline_new(cfg, err);
+	if (*pipeline == NULL)
+		return -1;
+	pipeline_set_metrics(*pipeline, metrics);
+	*ops = ops_new(cfg, *pipeline, metrics, err);
+	if (*ops == NULL) {
+		pipeline_free(*pipeline);
+		*pipeline = NULL;
+		return -1;
+	}
+	return 0;
+}
+
+int worker_check(const struct config *cfg, struct error *err)
+{
+	struct pipeline *pipeline;
+	struct ops *ops;
+
+	if (prepare(cfg, NULL, &pipeline, &ops, err) != 0)
+		return -1;
+	ops_free(ops);
+	pipeline_free(pipeline);
+	return 0;
+}
+
 int worker_run(const struct config *cfg, struct metrics *metrics,
-	       unsigned long max_requests)
+	       unsigned long max_requests, int ready_fd)
 {
 	struct pipeline *pipeline;
 	struct ops *ops = NULL;
 	struct error err = { "" };
 	int rc;
 
-	pipeline = pipeline_new(cfg, &err);
-	if (pipeline == NULL)
-		return cannot_start(err.message);
-	pipeline_set_metrics(pipeline, metrics);
-	ops = ops_new(cfg, pipeline, metrics, &err);
-	if (ops == NULL) {
-		pipeline_free(pipeline);
+	if (prepare(cfg, metrics, &pipeline, &ops, &err) != 0) {
+		if (ready_fd >= 0)
+			close(ready_fd);
 		return cannot_start(err.message);
 	}
 	if (FCGX_Init() != 0) {
@@ -248,10 +277,14 @@ int worker_run(const struct config *cfg, struct metrics *metrics,
 			rc = cannot_start(strerror(errno));
 		} else {
 			metrics_worker_started(metrics, getpid());
+			pool_child_ready(ready_fd);
+			ready_fd = -1;
 			rc = serve_fastcgi(ops, pipeline, cfg, max_requests);
 			metrics_worker_gone(metrics, getpid());
 		}
 	}
+	if (ready_fd >= 0)
+		close(ready_fd);
 	ops_free(ops);
 	pipeline_free(pipeline);
 	if (devnull_fd >= 0)

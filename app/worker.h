@@ -11,12 +11,19 @@
 #include "configuration.h"
 #include "metrics.h"
 
+/* Runs every start-up check a worker runs (the pipeline: providers,
+ * secrets, backends' clients; the operator's paths: metrics_token...),
+ * connecting to nothing. Returns 0, or -1 with err naming what failed. */
+int worker_check(const struct config *cfg, struct error *err);
+
 /* Serves requests until stopped (a signal, max_requests when not 0, the
  * listening socket closed), counting them in metrics (NULL: a private
- * segment is made, or none when that fails). Logs why it stops. Returns the
- * process exit status: 0 after a clean stop, 1 when the worker could not
- * start (said on stderr and in the log). */
+ * segment is made, or none when that fails). Once its start-up checks
+ * passed it tells its pool on ready_fd (pool_child_ready; -1: no pool).
+ * Logs why it stops. Returns the process exit status: 0 after a clean
+ * stop, 1 when the worker could not start (said on stderr and in the
+ * log). ready_fd is closed either way. */
 int worker_run(const struct config *cfg, struct metrics *metrics,
-	       unsigned long max_requests);
+	       unsigned long max_requests, int ready_fd);
 
 #endif

@@ -19,8 +19,10 @@
 # * spawn-fcgi binds the socket, starts the master on it (descriptor 0) and
 #   exits. The master forks the workers and replaces any that exits or is
 #   killed. Signals go to the master's PID (the PID file):
-#     SIGHUP   re-read @CONFIG@ and replace the workers one by one (each
-#              finishes the request in hand; a broken file changes nothing)
+#     SIGHUP   re-read @CONFIG@ and start new workers; the old ones leave
+#              (finishing the request in hand) once every new one started.
+#              A file that does not load, or that a worker refuses,
+#              changes nothing (the log says why)
 #     SIGUSR2  re-execute @PAYHOOK@ (after an upgrade), same PID and socket
 #     SIGTERM  stop: every worker finishes the request in hand, then exits
 # * The workers get spawn-fcgi's environment, so PAYHOOK_* variables set here

@@ -5,6 +5,7 @@
  */
 #include "config.h"
 
+#include <limits.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,24 +28,26 @@ enum scheme {
 	SCHEME_GENERIC,     /* as the generic_ keys say */
 };
 
-/* One provider's conventions. Paths are dotted JSON paths in the body;
- * params are CGI variable names of request headers. */
+/* One provider's conventions: the one description of its wire format that
+ * both the receiving side (provider_read) and the sending side
+ * (provider_sign) follow. Paths are dotted JSON paths in the body; headers
+ * are HTTP header names as the provider writes them. */
 struct profile {
 	enum config_provider id;
 	enum scheme scheme;
 	enum secret_form form;
-	const char *signature_param;   /* the header carrying the signature */
-	const char *signature_missing; /* reason when it is absent */
-	/* The payment event: event_path (or the header event_param) equals
+	const char *signature_header;  /* the header carrying the signature */
+	const char *timestamp_header;  /* generic: the signed timestamp */
+	/* The payment event: event_path (or the header event_header) equals
 	 * payment_event, and status_path equals status_value when set. NULL
-	 * event_path and event_param: every body is a payment. */
+	 * event_path and event_header: every body is a payment. */
 	const char *event_path;
-	const char *event_param;
+	const char *event_header;
 	const char *payment_event;
 	const char *status_path, *status_value;
 	/* The provider's event id: a body path or a header, or neither. */
 	const char *event_id_path;
-	const char *event_id_param;
+	const char *event_id_header;
 	const char *id_path, *amount_path, *currency_path;
 	enum payload_amount_form amount_form;
 	bool id_integer; /* the id may be a JSON integer (Shopify orders) */
@@ -54,14 +57,14 @@ static const struct profile profiles[CONFIG_PROVIDER_COUNT] = {
 	[CONFIG_PROVIDER_STANDARD] = {
 		.id = CONFIG_PROVIDER_STANDARD, .scheme = SCHEME_STANDARD,
 		.form = SECRET_WHSEC_BASE64,
-		.event_id_param = "HTTP_WEBHOOK_ID",
+		.event_id_header = "webhook-id",
 		.id_path = "transaction_id", .amount_path = "amount",
 		.currency_path = "currency",
 	},
 	[CONFIG_PROVIDER_STRIPE] = {
 		.id = CONFIG_PROVIDER_STRIPE, .scheme = SCHEME_STRIPE,
 		.form = SECRET_TEXT,
-		.signature_param = "HTTP_STRIPE_SIGNATURE",
+		.signature_header = "Stripe-Signature",
 		.event_path = "type", .payment_event = "payment_intent.succeeded",
 		.event_id_path = "id",
 		.id_path = "data.object.id",
@@ -71,7 +74,7 @@ static const struct profile profiles[CONFIG_PROVIDER_COUNT] = {
 	[CONFIG_PROVIDER_PADDLE] = {
 		.id = CONFIG_PROVIDER_PADDLE, .scheme = SCHEME_PADDLE,
 		.form = SECRET_TEXT,
-		.signature_param = "HTTP_PADDLE_SIGNATURE",
+		.signature_header = "Paddle-Signature",
 		.event_path = "event_type",
 		.payment_event = "transaction.completed",
 		.event_id_path = "event_id",
@@ -83,10 +86,9 @@ static const struct profile profiles[CONFIG_PROVIDER_COUNT] = {
 	[CONFIG_PROVIDER_RAZORPAY] = {
 		.id = CONFIG_PROVIDER_RAZORPAY, .scheme = SCHEME_BODY_HEX,
 		.form = SECRET_TEXT,
-		.signature_param = "HTTP_X_RAZORPAY_SIGNATURE",
-		.signature_missing = "X-Razorpay-Signature header missing",
+		.signature_header = "X-Razorpay-Signature",
 		.event_path = "event", .payment_event = "payment.captured",
-		.event_id_param = "HTTP_X_RAZORPAY_EVENT_ID",
+		.event_id_header = "X-Razorpay-Event-Id",
 		.id_path = "payload.payment.entity.id",
 		.amount_path = "payload.payment.entity.amount",
 		.currency_path = "payload.payment.entity.currency",
@@ -94,8 +96,7 @@ static const struct profile profiles[CONFIG_PROVIDER_COUNT] = {
 	[CONFIG_PROVIDER_KOMOJU] = {
 		.id = CONFIG_PROVIDER_KOMOJU, .scheme = SCHEME_BODY_HEX,
 		.form = SECRET_TEXT,
-		.signature_param = "HTTP_X_KOMOJU_SIGNATURE",
-		.signature_missing = "X-Komoju-Signature header missing",
+		.signature_header = "X-Komoju-Signature",
 		.event_path = "type", .payment_event = "payment.captured",
 		.event_id_path = "id",
 		.id_path = "data.id", .amount_path = "data.amount",
@@ -104,8 +105,7 @@ static const struct profile profiles[CONFIG_PROVIDER_COUNT] = {
 	[CONFIG_PROVIDER_PAYJP] = {
 		.id = CONFIG_PROVIDER_PAYJP, .scheme = SCHEME_TOKEN,
 		.form = SECRET_TEXT,
-		.signature_param = "HTTP_X_PAYJP_WEBHOOK_TOKEN",
-		.signature_missing = "X-Payjp-Webhook-Token header missing",
+		.signature_header = "X-Payjp-Webhook-Token",
 		.event_path = "type", .payment_event = "charge.succeeded",
 		.event_id_path = "id",
 		.id_path = "data.id", .amount_path = "data.amount",
@@ -114,9 +114,7 @@ static const struct profile profiles[CONFIG_PROVIDER_COUNT] = {
 	[CONFIG_PROVIDER_SQUARE] = {
 		.id = CONFIG_PROVIDER_SQUARE, .scheme = SCHEME_URL_BODY,
 		.form = SECRET_TEXT,
-		.signature_param = "HTTP_X_SQUARE_HMACSHA256_SIGNATURE",
-		.signature_missing =
-			"x-square-hmacsha256-signature header missing",
+		.signature_header = "x-square-hmacsha256-signature",
 		.event_path = "type", .payment_event = "payment.updated",
 		.status_path = "data.object.payment.status",
 		.status_value = "COMPLETED",
@@ -128,12 +126,11 @@ static const struct profile profiles[CONFIG_PROVIDER_COUNT] = {
 	[CONFIG_PROVIDER_SHOPIFY] = {
 		.id = CONFIG_PROVIDER_SHOPIFY, .scheme = SCHEME_BODY_BASE64,
 		.form = SECRET_TEXT,
-		.signature_param = "HTTP_X_SHOPIFY_HMAC_SHA256",
-		.signature_missing = "X-Shopify-Hmac-Sha256 header missing",
-		.event_param = "HTTP_X_SHOPIFY_TOPIC",
+		.signature_header = "X-Shopify-Hmac-Sha256",
+		.event_header = "X-Shopify-Topic",
 		.payment_event = "orders/paid",
 		.status_path = "financial_status", .status_value = "paid",
-		.event_id_param = "HTTP_X_SHOPIFY_EVENT_ID",
+		.event_id_header = "X-Shopify-Event-Id",
 		.id_path = "id", .id_integer = true,
 		.amount_path = "total_price",
 		.amount_form = PAYLOAD_AMOUNT_DECIMAL,
@@ -173,13 +170,18 @@ void provider_fields(enum config_provider provider,
 	out->id_integer = row->id_integer;
 }
 
+/* "HTTP_" + a header name of at most CONFIG_HEADER_NAME_MAX bytes */
+#define PARAM_MAX (sizeof("HTTP_") + CONFIG_HEADER_NAME_MAX)
+
 struct provider {
 	struct profile profile;            /* generic: filled from config */
 	const struct provider_set *set;
 	struct signature_keyring *ring;    /* NULL: no signature checked */
-	/* "HTTP_" + a header name of at most CONFIG_HEADER_NAME_MAX bytes */
-	char generic_signature_param[sizeof("HTTP_") + CONFIG_HEADER_NAME_MAX];
-	char generic_timestamp_param[sizeof("HTTP_") + CONFIG_HEADER_NAME_MAX];
+	/* The CGI names of the profile's headers ("" for none), made from its
+	 * header names once, and the reason for a missing signature. */
+	char signature_param[PARAM_MAX], timestamp_param[PARAM_MAX];
+	char event_param[PARAM_MAX], event_id_param[PARAM_MAX];
+	char signature_missing[CONFIG_HEADER_NAME_MAX + sizeof(" header missing")];
 	long tolerance_s;
 	/* generic: generic_signed_payload, split once at set-up */
 	struct config_template_part template[CONFIG_TEMPLATE_PARTS_MAX];
@@ -227,19 +229,11 @@ static int generic_setup(struct provider *p, const struct config *cfg,
 	struct profile *row = &p->profile;
 
 	row->form = generic_form(g->secret_encoding);
-	if (request_header_param(g->signature_header,
-				 p->generic_signature_param,
-				 sizeof(p->generic_signature_param)) != 0 ||
-	    (g->timestamp_header != NULL &&
-	     request_header_param(g->timestamp_header,
-				  p->generic_timestamp_param,
-				  sizeof(p->generic_timestamp_param)) != 0))
-		return error_set(err, "generic: a header name is too long");
 	if (config_generic_template(g, p->template, &p->template_count,
 				    err) != 0)
 		return -1;
-	row->signature_param = p->generic_signature_param;
-	row->signature_missing = "signature header missing";
+	row->signature_header = g->signature_header;
+	row->timestamp_header = g->timestamp_header;
 	row->event_path = g->event_path;
 	row->event_id_path = g->event_id_path;
 	row->id_path = g->transaction_id_path;
@@ -247,6 +241,41 @@ static int generic_setup(struct provider *p, const struct config *cfg,
 	row->amount_form = generic_amount(g->amount_format);
 	row->currency_path = g->currency_path;
 	return 0;
+}
+
+/* One header's CGI name into param, or "" when the profile has none. */
+static int header_param(const char *header, char *param, struct error *err)
+{
+	param[0] = '\0';
+	if (header != NULL &&
+	    request_header_param(header, param, PARAM_MAX) != 0)
+		return error_set(err, "header name %.64s is too long", header);
+	return 0;
+}
+
+/* Fills p's CGI names from its profile's header names. Returns 0, or -1
+ * with err set (a name too long: config_load bounds the generic ones). */
+static int header_params(struct provider *p, struct error *err)
+{
+	const struct profile *row = &p->profile;
+
+	if (header_param(row->signature_header, p->signature_param, err) != 0 ||
+	    header_param(row->timestamp_header, p->timestamp_param, err) != 0 ||
+	    header_param(row->event_header, p->event_param, err) != 0 ||
+	    header_param(row->event_id_header, p->event_id_param, err) != 0)
+		return -1;
+	snprintf(p->signature_missing, sizeof(p->signature_missing),
+		 "%s header missing",
+		 row->signature_header != NULL ? row->signature_header
+					       : "signature");
+	return 0;
+}
+
+/* The value of the header whose CGI name is param, or NULL when the request
+ * has none or the profile names no such header. */
+static const char *header_value(const struct request *req, const char *param)
+{
+	return param[0] != '\0' ? request_param(req, param) : NULL;
 }
 
 struct provider_set *provider_set_new(const struct config *cfg,
@@ -271,8 +300,9 @@ struct provider_set *provider_set_new(const struct config *cfg,
 		if (!config_provider_enabled(cfg, i))
 			continue;
 		set->enabled[i] = true;
-		if (i == CONFIG_PROVIDER_GENERIC &&
-		    generic_setup(p, cfg, err) != 0)
+		if ((i == CONFIG_PROVIDER_GENERIC &&
+		     generic_setup(p, cfg, err) != 0) ||
+		    header_params(p, err) != 0)
 			goto fail;
 		/* Standard under signature_scheme = none checks nothing. */
 		if (i == CONFIG_PROVIDER_STANDARD &&
@@ -339,6 +369,43 @@ static enum provider_status signature_outcome(enum signature_status status,
 					 : PROVIDER_UNAUTHORIZED;
 }
 
+/* The generic profile's signed text as parts: generic_signed_payload with
+ * {body}, {timestamp} (ts) and {url} filled in, nothing copied. parts holds
+ * CONFIG_TEMPLATE_PARTS_MAX. Returns whether the body is among them. */
+static bool generic_parts(const struct provider *p,
+			  const struct config_generic *g, const char *ts,
+			  const char *url, const char *body, size_t len,
+			  struct signature_part *parts)
+{
+	const char *text = g->signed_payload;
+	bool body_signed = false;
+
+	for (size_t i = 0; i < p->template_count; i++) {
+		const struct config_template_part *t = &p->template[i];
+
+		switch (t->kind) {
+		case CONFIG_TEMPLATE_BODY:
+			parts[i] = (struct signature_part){ body, len };
+			body_signed = true;
+			break;
+		case CONFIG_TEMPLATE_TIMESTAMP:
+			parts[i] = (struct signature_part){
+				ts != NULL ? ts : "", ts != NULL ? strlen(ts) : 0 };
+			break;
+		case CONFIG_TEMPLATE_URL:
+			parts[i] = (struct signature_part){
+				url != NULL ? url : "", url != NULL ? strlen(url) : 0 };
+			break;
+		case CONFIG_TEMPLATE_LITERAL:
+		default:
+			parts[i] = (struct signature_part){ text + t->offset,
+							    t->len };
+			break;
+		}
+	}
+	return body_signed;
+}
+
 /* The generic profile's signed text: the parts of generic_signed_payload
  * with {body}, {timestamp} and {url} filled in (nothing is copied). */
 static enum signature_status generic_verify(const struct provider *p,
@@ -350,10 +417,9 @@ static enum signature_status generic_verify(const struct provider *p,
 	struct signature_part parts[CONFIG_TEMPLATE_PARTS_MAX];
 	const char *ts = NULL;
 	uint64_t ts_value;
-	bool body_signed = false;
 
 	if (g->timestamp_header != NULL) {
-		ts = request_param(req, p->generic_timestamp_param);
+		ts = header_value(req, p->timestamp_param);
 		if (ts == NULL || ts[0] == '\0') {
 			*reason = "timestamp header missing";
 			return SIGNATURE_MISSING;
@@ -369,41 +435,18 @@ static enum signature_status generic_verify(const struct provider *p,
 			return SIGNATURE_STALE;
 		}
 	}
-	for (size_t i = 0; i < p->template_count; i++) {
-		const struct config_template_part *t = &p->template[i];
-
-		switch (t->kind) {
-		case CONFIG_TEMPLATE_BODY:
-			parts[i] = (struct signature_part){ body, len };
-			body_signed = true;
-			break;
-		case CONFIG_TEMPLATE_TIMESTAMP:
-			parts[i] = (struct signature_part){
-				ts != NULL ? ts : "", ts != NULL ? strlen(ts) : 0 };
-			break;
-		case CONFIG_TEMPLATE_URL:
-			parts[i] = (struct signature_part){ g->url,
-							    strlen(g->url) };
-			break;
-		case CONFIG_TEMPLATE_LITERAL:
-		default:
-			parts[i] = (struct signature_part){
-				g->signed_payload + t->offset, t->len };
-			break;
-		}
-	}
 	/* config_generic_template refuses such a template; should one get
 	 * here anyway, a signature over less than the body accepts nothing. */
-	if (!body_signed) {
+	if (!generic_parts(p, g, ts, g->url, body, len, parts)) {
 		*reason = "generic_signed_payload does not cover the body";
 		return SIGNATURE_ERROR;
 	}
 	return signature_verify_digest(
-		p->ring, request_param(req, p->profile.signature_param),
+		p->ring, header_value(req, p->signature_param),
 		g->signature_prefix,
 		g->signature_encoding == CONFIG_ENCODING_BASE64 ?
 			SIGNATURE_BASE64 : SIGNATURE_HEX,
-		parts, p->template_count, p->profile.signature_missing, reason);
+		parts, p->template_count, p->signature_missing, reason);
 }
 
 /* Checks a signature carried in headers. */
@@ -420,8 +463,7 @@ static enum provider_status verify_headers(const struct provider *p,
 
 	if (p->ring == NULL)
 		return PROVIDER_PAYMENTS; /* signature_scheme = none */
-	header = row->signature_param != NULL ?
-			 request_param(req, row->signature_param) : NULL;
+	header = header_value(req, p->signature_param);
 	switch (row->scheme) {
 	case SCHEME_STANDARD:
 		status = signature_verify_standard(
@@ -444,7 +486,7 @@ static enum provider_status verify_headers(const struct provider *p,
 			p->ring, header, NULL,
 			row->scheme == SCHEME_BODY_HEX ? SIGNATURE_HEX
 						       : SIGNATURE_BASE64,
-			parts, 1, row->signature_missing, &reason);
+			parts, 1, p->signature_missing, &reason);
 		break;
 	case SCHEME_URL_BODY: {
 		const char *url = p->set->cfg->square_notification_url;
@@ -453,13 +495,13 @@ static enum provider_status verify_headers(const struct provider *p,
 		parts[1] = (struct signature_part){ body, len };
 		status = signature_verify_digest(p->ring, header, NULL,
 						 SIGNATURE_BASE64, parts, 2,
-						 row->signature_missing,
+						 p->signature_missing,
 						 &reason);
 		break;
 	}
 	case SCHEME_TOKEN:
 		status = signature_verify_token(p->ring, header,
-						row->signature_missing, &reason);
+						p->signature_missing, &reason);
 		break;
 	case SCHEME_GENERIC:
 		status = generic_verify(p, req, body, len, now, &reason);
@@ -529,11 +571,11 @@ static enum provider_status classify(const struct provider *p,
 	struct json_object *type, *status;
 	bool payment;
 
-	if (row->event_param != NULL) {
+	if (row->event_header != NULL) {
 		/* A header the provider does not sign (Shopify's topic) only
 		 * narrows: the signed status_path below must agree, so a
 		 * signed unpaid order resent with another topic is ignored. */
-		const char *topic = request_param(req, row->event_param);
+		const char *topic = header_value(req, p->event_param);
 
 		if (topic == NULL || topic[0] == '\0') {
 			error_set(why, "event topic header missing");
@@ -564,15 +606,16 @@ static enum provider_status classify(const struct provider *p,
 }
 
 /* The event id of a payment: from a header or a body path. */
-static enum payload_status take_event_id(const struct profile *row,
+static enum payload_status take_event_id(const struct provider *p,
 					 const struct request *req,
 					 struct json_object *root,
 					 struct payment *out, struct error *why)
 {
+	const struct profile *row = &p->profile;
 	struct json_object *value;
 
-	if (row->event_id_param != NULL) {
-		const char *text = request_param(req, row->event_id_param);
+	if (row->event_id_header != NULL) {
+		const char *text = header_value(req, p->event_id_param);
 
 		return payload_set_event_id(out, text,
 					    text != NULL ? strlen(text) : 0,
@@ -620,7 +663,7 @@ static enum provider_status take_lifecycle(const struct provider *p,
 		return status;
 	for (size_t i = 0; i < n; i++) {
 		first[i].link.provider = provider_name(p);
-		status = field_outcome(take_event_id(row, req, root,
+		status = field_outcome(take_event_id(p, req, root,
 						     &first[i].link, why));
 		if (status != PROVIDER_PAYMENTS)
 			return status;
@@ -656,7 +699,7 @@ static enum provider_status take_payment(const struct provider *p,
 					    row->currency_path, rules, out,
 					    why);
 	if (status == PAYLOAD_VALID)
-		status = take_event_id(row, req, root, out, why);
+		status = take_event_id(p, req, root, out, why);
 	return field_outcome(status);
 }
 
@@ -677,35 +720,48 @@ static struct signature_part text_part(struct json_object *node,
 	};
 }
 
-/* Checks one item's additionalData.hmacSignature over Adyen's string:
- * pspReference:originalReference:merchantAccountCode:merchantReference:
- * amount.value:amount.currency:eventCode:success. */
-static enum signature_status adyen_item_verify(const struct provider *p,
-					       struct json_object *item,
-					       const char **reason)
+/* Adyen's signing string of one item as parts (amount holds 24 bytes for
+ * its value's text, parts ADYEN_PARTS): pspReference:originalReference:
+ * merchantAccountCode:merchantReference:amount.value:amount.currency:
+ * eventCode:success. Returns the number of parts. */
+#define ADYEN_FIELDS 8
+#define ADYEN_PARTS (2 * ADYEN_FIELDS - 1)
+static size_t adyen_parts(struct json_object *item, char amount[24],
+			  struct signature_part parts[ADYEN_PARTS])
 {
 	struct json_object *value = payload_lookup(item, "amount.value");
-	struct json_object *sig =
-		payload_lookup(item, "additionalData.hmacSignature");
-	char amount[24] = "";
-	static const char *const fields[] = {
+	static const char *const fields[ADYEN_FIELDS] = {
 		"pspReference", "originalReference", "merchantAccountCode",
 		"merchantReference", NULL, "amount.currency", "eventCode",
 		"success",
 	};
-	struct signature_part parts[2 * 8 - 1];
 	size_t count = 0;
 
+	amount[0] = '\0';
 	if (json_object_is_type(value, json_type_int))
-		snprintf(amount, sizeof(amount), "%lld",
+		snprintf(amount, 24, "%lld",
 			 (long long)json_object_get_int64(value));
-	for (size_t i = 0; i < 8; i++) {
+	for (size_t i = 0; i < ADYEN_FIELDS; i++) {
 		if (i > 0)
 			parts[count++] = (struct signature_part){ ":", 1 };
 		parts[count++] = fields[i] != NULL ?
 			text_part(item, fields[i]) :
 			(struct signature_part){ amount, strlen(amount) };
 	}
+	return count;
+}
+
+/* Checks one item's additionalData.hmacSignature over its signing string. */
+static enum signature_status adyen_item_verify(const struct provider *p,
+					       struct json_object *item,
+					       const char **reason)
+{
+	struct json_object *sig =
+		payload_lookup(item, "additionalData.hmacSignature");
+	char amount[24];
+	struct signature_part parts[ADYEN_PARTS];
+	size_t count = adyen_parts(item, amount, parts);
+
 	return signature_verify_digest(
 		p->ring,
 		json_object_is_type(sig, json_type_string) ?
@@ -819,4 +875,226 @@ enum provider_status provider_read(const struct provider *p,
 	}
 	json_object_put(root);
 	return status;
+}
+
+/* ---- the sending side: the same profile, written instead of read ---- */
+
+static int add_header(struct provider_headers *h, const char *name,
+		      const char *value, struct error *err)
+{
+	if (h->count >= PROVIDER_HEADERS_MAX ||
+	    strlen(name) >= PROVIDER_HEADER_NAME_MAX ||
+	    strlen(value) >= PROVIDER_HEADER_VALUE_MAX)
+		return error_set(err, "header %.64s does not fit", name);
+	snprintf(h->items[h->count].name, PROVIDER_HEADER_NAME_MAX, "%s", name);
+	snprintf(h->items[h->count].value, PROVIDER_HEADER_VALUE_MAX, "%s",
+		 value);
+	h->count++;
+	return 0;
+}
+
+static int need(const char *value, const char *what, struct error *err)
+{
+	if (value == NULL || value[0] == '\0')
+		return error_set(err, "%s is needed to sign", what);
+	return 0;
+}
+
+/* Adyen: sets additionalData.hmacSignature of every item of the body, over
+ * the signing string adyen_item_verify checks. *signed_body is the new body
+ * (the caller frees it). */
+static int sign_adyen(const struct provider *p, const char *body, size_t len,
+		      char **signed_body, struct error *err)
+{
+	struct json_tokener *tok = json_tokener_new();
+	struct json_object *root = NULL, *items;
+	const char *text;
+	int rc = -1;
+
+	if (tok == NULL)
+		return error_set(err, "out of memory");
+	if (len <= INT_MAX)
+		root = json_tokener_parse_ex(tok, body, (int)len);
+	json_tokener_free(tok);
+	items = payload_lookup(root, "notificationItems");
+	if (!json_object_is_type(items, json_type_array)) {
+		error_set(err, "an Adyen body needs notificationItems");
+		goto out;
+	}
+	for (size_t i = 0; i < json_object_array_length(items); i++) {
+		struct json_object *item = payload_lookup(
+			json_object_array_get_idx(items, i),
+			"NotificationRequestItem");
+		struct json_object *extra;
+		struct signature_part parts[ADYEN_PARTS];
+		char amount[24], sig[SIGNATURE_TEXT_MAX];
+		size_t count;
+
+		if (!json_object_is_type(item, json_type_object)) {
+			error_set(err, "item %zu has no NotificationRequestItem",
+				  i + 1);
+			goto out;
+		}
+		count = adyen_parts(item, amount, parts);
+		if (signature_sign_digest(p->ring, NULL, SIGNATURE_BASE64, parts,
+					  count, sig, sizeof(sig), err) != 0)
+			goto out;
+		extra = payload_lookup(item, "additionalData");
+		if (!json_object_is_type(extra, json_type_object)) {
+			extra = json_object_new_object();
+			if (extra == NULL ||
+			    json_object_object_add(item, "additionalData",
+						   extra) != 0) {
+				json_object_put(extra);
+				error_set(err, "out of memory");
+				goto out;
+			}
+		}
+		if (json_object_object_add(extra, "hmacSignature",
+					   json_object_new_string(sig)) != 0) {
+			error_set(err, "out of memory");
+			goto out;
+		}
+	}
+	text = json_object_to_json_string_ext(
+		root, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE);
+	*signed_body = text != NULL ? strdup(text) : NULL;
+	rc = *signed_body != NULL ? 0 : error_set(err, "out of memory");
+out:
+	json_object_put(root);
+	return rc;
+}
+
+/* The headers of p's scheme over body[0..len), signed with p's one key. */
+static int sign_headers(const struct provider *p,
+			const struct provider_sign_input *in, const char *body,
+			size_t len, struct provider_headers *h,
+			char **signed_body, struct error *err)
+{
+	const struct profile *row = &p->profile;
+	/* provider_sign checked that generic has its keys */
+	const struct config_generic *g =
+		in->cfg != NULL ? &in->cfg->generic : NULL;
+	struct signature_part parts[CONFIG_TEMPLATE_PARTS_MAX] = {
+		{ body, len },
+	};
+	char value[PROVIDER_HEADER_VALUE_MAX];
+	const char *url;
+	int rc = -1;
+
+	switch (row->scheme) {
+	case SCHEME_STANDARD:
+		if (need(in->id, "a webhook-id", err) != 0 ||
+		    need(in->timestamp, "a timestamp", err) != 0 ||
+		    signature_sign_standard(p->ring, in->id, in->timestamp, body,
+					    len, value, err) != 0)
+			return -1;
+		/* webhook-id is also its event id: no header below. */
+		if (add_header(h, "webhook-id", in->id, err) != 0 ||
+		    add_header(h, "webhook-timestamp", in->timestamp, err) != 0)
+			return -1;
+		return add_header(h, "webhook-signature", value, err);
+	case SCHEME_STRIPE:
+	case SCHEME_PADDLE:
+		if (need(in->timestamp, "a timestamp", err) != 0)
+			return -1;
+		rc = row->scheme == SCHEME_STRIPE ?
+			     signature_sign_stripe(p->ring, in->timestamp, body,
+						   len, value, sizeof(value), err) :
+			     signature_sign_paddle(p->ring, in->timestamp, body,
+						   len, value, sizeof(value), err);
+		break;
+	case SCHEME_BODY_HEX:
+	case SCHEME_BODY_BASE64:
+		rc = signature_sign_digest(p->ring, NULL,
+					   row->scheme == SCHEME_BODY_HEX ?
+						   SIGNATURE_HEX :
+						   SIGNATURE_BASE64,
+					   parts, 1, value, sizeof(value), err);
+		break;
+	case SCHEME_URL_BODY:
+		url = in->url != NULL ? in->url :
+		      in->cfg != NULL ? in->cfg->square_notification_url : NULL;
+		if (need(url, "the notification URL (--url)", err) != 0)
+			return -1;
+		parts[0] = (struct signature_part){ url, strlen(url) };
+		parts[1] = (struct signature_part){ body, len };
+		rc = signature_sign_digest(p->ring, NULL, SIGNATURE_BASE64, parts,
+					   2, value, sizeof(value), err);
+		break;
+	case SCHEME_TOKEN:
+		rc = (size_t)snprintf(value, sizeof(value), "%s", in->secret) <
+				     sizeof(value) ?
+			     0 : error_set(err, "the token does not fit");
+		break;
+	case SCHEME_GENERIC:
+		url = in->url != NULL ? in->url : g->url;
+		if (row->timestamp_header != NULL &&
+		    need(in->timestamp, "a timestamp", err) != 0)
+			return -1;
+		for (size_t i = 0; i < p->template_count; i++) {
+			if (p->template[i].kind == CONFIG_TEMPLATE_URL &&
+			    need(url, "generic_url (or --url)", err) != 0)
+				return -1;
+		}
+		generic_parts(p, g, in->timestamp, url, body, len, parts);
+		rc = signature_sign_digest(
+			p->ring, g->signature_prefix,
+			g->signature_encoding == CONFIG_ENCODING_BASE64 ?
+				SIGNATURE_BASE64 : SIGNATURE_HEX,
+			parts, p->template_count, value, sizeof(value), err);
+		if (rc == 0 && row->timestamp_header != NULL)
+			rc = add_header(h, row->timestamp_header, in->timestamp,
+					err);
+		break;
+	case SCHEME_ADYEN:
+	default:
+		return sign_adyen(p, body, len, signed_body, err);
+	}
+	if (rc == 0)
+		rc = add_header(h, row->signature_header, value, err);
+	if (rc == 0 && row->event_header != NULL)
+		rc = add_header(h, row->event_header,
+				in->topic != NULL ? in->topic : row->payment_event,
+				err);
+	if (rc == 0 && row->event_id_header != NULL && in->id != NULL)
+		rc = add_header(h, row->event_id_header, in->id, err);
+	return rc;
+}
+
+int provider_sign(const struct provider_sign_input *in, const char *body,
+		  size_t len, struct provider_headers *h, char **signed_body,
+		  struct error *err)
+{
+	struct provider p;
+	char *secrets[1];
+	struct error inner;
+	int rc;
+
+	h->count = 0;
+	*signed_body = NULL;
+	if ((unsigned)in->provider >= CONFIG_PROVIDER_COUNT)
+		return error_set(err, "unknown provider");
+	if (need(in->secret, "a secret", err) != 0)
+		return -1;
+	if (body == NULL && len > 0)
+		return error_set(err, "nothing to sign");
+	/* A profile of its own with the one key, as provider_set_new makes
+	 * them: the sender follows the receiver's description. */
+	memset(&p, 0, sizeof(p));
+	p.profile = profiles[in->provider];
+	if (in->provider == CONFIG_PROVIDER_GENERIC &&
+	    (in->cfg == NULL || in->cfg->generic.signature_header == NULL))
+		return error_set(err, "generic: the generic_ keys are needed "
+				 "(pass -c FILE)");
+	if (in->provider == CONFIG_PROVIDER_GENERIC &&
+	    generic_setup(&p, in->cfg, err) != 0)
+		return -1;
+	secrets[0] = (char *)in->secret;
+	p.ring = signature_keyring_new(secrets, 1, p.profile.form, &inner);
+	if (p.ring == NULL)
+		return error_set(err, "%s", inner.message);
+	rc = sign_headers(&p, in, body, len, h, signed_body, err);
+	signature_keyring_free(p.ring);
+	return rc;
 }

@@ -110,4 +110,44 @@ enum provider_status provider_read(const struct provider *provider,
 				   struct provider_batch *out,
 				   struct error *why);
 
+/* ---- the sending side (payhook-sign, the tests, the benchmarks) ---- */
+
+#define PROVIDER_HEADERS_MAX 4
+#define PROVIDER_HEADER_NAME_MAX 64
+#define PROVIDER_HEADER_VALUE_MAX 320
+
+/* The headers a provider sends with a body, in order. */
+struct provider_headers {
+	size_t count;
+	struct {
+		char name[PROVIDER_HEADER_NAME_MAX];
+		char value[PROVIDER_HEADER_VALUE_MAX];
+	} items[PROVIDER_HEADERS_MAX];
+};
+
+/* What to sign with. Strings may be NULL where the provider has no use for
+ * them; id and timestamp are required where it signs or sends them. */
+struct provider_sign_input {
+	enum config_provider provider;
+	const char *secret;    /* in the provider's own form */
+	const char *id;        /* webhook-id (standard), X-Razorpay-Event-Id,
+				* X-Shopify-Event-Id */
+	const char *timestamp; /* Unix seconds (standard, stripe, paddle,
+				* generic with {timestamp}) */
+	const char *url;       /* the notification URL (square; generic
+				* {url}, default generic_url) */
+	const char *topic;     /* X-Shopify-Topic; default orders/paid */
+	const struct config *cfg; /* the generic_ keys (generic only) */
+};
+
+/* Signs body[0..len) as in->provider does, from the same profile table
+ * provider_read follows. Fills *headers; for Adyen, whose signatures travel
+ * in the body, *signed_body is a new body with every item's
+ * additionalData.hmacSignature set (the caller frees it), else NULL.
+ * Returns 0, or -1 with err saying what is missing or wrong (never quoting
+ * the secret). */
+int provider_sign(const struct provider_sign_input *in, const char *body,
+		  size_t len, struct provider_headers *headers,
+		  char **signed_body, struct error *err);
+
 #endif

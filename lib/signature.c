@@ -514,7 +514,73 @@ enum signature_status signature_verify_paddle(
 			    tolerance_s, reason);
 }
 
+/* The senders' side of the same two forms: "<ts_name>=<ts><sep><sig_name>=
+ * <hex>", over the same signed text verify_timed checks. */
+static int sign_timed(const struct timed_scheme *scheme,
+		      const struct signature_keyring *ring,
+		      const char *timestamp, const void *body, size_t body_len,
+		      char *out, size_t cap, struct error *err)
+{
+	const struct signature_part parts[] = {
+		{ timestamp, strlen(timestamp) },
+		{ scheme->ts_sep, strlen(scheme->ts_sep) },
+		{ body, body_len },
+	};
+	char text[SIGNATURE_TEXT_MAX];
+	int n;
+
+	if (signature_sign_digest(ring, NULL, SIGNATURE_HEX, parts, 3, text,
+				  sizeof(text), err) != 0)
+		return -1;
+	n = snprintf(out, cap, "%s=%s%c%s=%s", scheme->ts_name, timestamp,
+		     scheme->sep, scheme->sig_name, text);
+	if (n < 0 || (size_t)n >= cap)
+		return error_set(err, "signature header does not fit");
+	return 0;
+}
+
+int signature_sign_stripe(const struct signature_keyring *ring,
+			  const char *timestamp, const void *body,
+			  size_t body_len, char *out, size_t cap,
+			  struct error *err)
+{
+	return sign_timed(&stripe_scheme, ring, timestamp, body, body_len, out,
+			  cap, err);
+}
+
+int signature_sign_paddle(const struct signature_keyring *ring,
+			  const char *timestamp, const void *body,
+			  size_t body_len, char *out, size_t cap,
+			  struct error *err)
+{
+	return sign_timed(&paddle_scheme, ring, timestamp, body, body_len, out,
+			  cap, err);
+}
+
 /* ---- one digest, one header ---- */
+
+int signature_sign_digest(const struct signature_keyring *ring,
+			  const char *prefix, enum signature_encoding enc,
+			  const struct signature_part *parts, size_t count,
+			  char *out, size_t cap, struct error *err)
+{
+	unsigned char mac[SIGNATURE_MAC_LEN];
+	char text[SIGNATURE_TEXT_MAX];
+	int n;
+
+	for (size_t i = 0; i < count; i++) {
+		if (parts[i].data == NULL && parts[i].len > 0)
+			return error_set(err, "nothing to sign");
+	}
+	if (signature_keyring_mac(ring, 0, parts, count, mac) < 0)
+		return error_set(err, "HMAC-SHA256 failed");
+	signature_mac_text(mac, enc, text);
+	OPENSSL_cleanse(mac, sizeof(mac));
+	n = snprintf(out, cap, "%s%s", prefix != NULL ? prefix : "", text);
+	if (n < 0 || (size_t)n >= cap)
+		return error_set(err, "signature does not fit");
+	return 0;
+}
 
 enum signature_status signature_verify_digest(
 	const struct signature_keyring *ring, const char *header,

@@ -129,6 +129,30 @@ enum signature_status signature_verify_token(
 	const struct signature_keyring *ring, const char *header,
 	const char *header_missing, const char **reason);
 
+/* The signers: the senders' side of the verifiers above, over the same
+ * signed text, with the first key of ring (what payhook-sign and the tests
+ * send). Each writes a header value and a NUL into out (cap bytes) and
+ * returns 0, or -1 with err set (HMAC failed, out too small); out is then
+ * undefined. */
+
+/* Stripe-Signature "t=<timestamp>,v1=<hex>". */
+int signature_sign_stripe(const struct signature_keyring *ring,
+			  const char *timestamp, const void *body,
+			  size_t body_len, char *out, size_t cap,
+			  struct error *err);
+
+/* Paddle-Signature "ts=<timestamp>;h1=<hex>". */
+int signature_sign_paddle(const struct signature_keyring *ring,
+			  const char *timestamp, const void *body,
+			  size_t body_len, char *out, size_t cap,
+			  struct error *err);
+
+/* prefix (may be NULL) and the digest of the concatenated parts in enc. */
+int signature_sign_digest(const struct signature_keyring *ring,
+			  const char *prefix, enum signature_encoding enc,
+			  const struct signature_part *parts, size_t count,
+			  char *out, size_t cap, struct error *err);
+
 /* Signs for Standard Webhooks with the first key of ring: writes
  * "v1,<base64>" into out (SIGNATURE_TEXT_MAX bytes). Returns 0, or -1 with err
  * set. */

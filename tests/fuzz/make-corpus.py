@@ -233,6 +233,44 @@ def config():
 
 
 # ---- request: header bytes, fields, body (see fuzz_request.c) ----
+PROFILES = ["standard", "stripe", "paddle", "razorpay", "komoju", "payjp",
+            "square", "shopify", "adyen", "generic"]
+
+
+def provider():
+    # byte 0: the profile; byte 1: bit 0 sign, bit 1 topic field, bit 2
+    # event-id field, bit 3 an older timestamp; three NUL-terminated fields
+    # (signature, topic, event id), then the body. Every fixture of
+    # tests/fixtures/providers/, signed, and some unsigned or odd.
+    fixtures = os.path.join(HERE, "..", "fixtures", "providers")
+    for idx, name in enumerate(PROFILES):
+        d = os.path.join(fixtures, name)
+        if not os.path.isdir(d):
+            continue
+        for f in sorted(os.listdir(d)):
+            if not f.endswith(".json"):
+                continue
+            with open(os.path.join(d, f), "rb") as fh:
+                body = fh.read()
+            stem = f[:-5]
+            write("provider", "%s-%s" % (name, stem),
+                  bytes([idx, 1]) + b"\0\0\0" + body)
+            if name == "shopify":
+                write("provider", "%s-%s-as-refund-topic" % (name, stem),
+                      bytes([idx, 3]) + b"\0refunds/create\0\0" + body)
+        write("provider", "%s-unsigned" % name,
+              bytes([idx, 0]) + b"v1,AAAA\0\0\0" + VALID)
+    write("provider", "standard-refund",
+          bytes([0, 1]) + b"\0\0\0" + b'{"type":"refund","object_id":"re_1",'
+          b'"transaction_id":"tx-1","amount":500,"currency":"EUR",'
+          b'"state":"succeeded","occurred_at":"2026-11-30T12:00:00.123456Z"}')
+    write("provider", "standard-bad-webhook-id",
+          bytes([0, 5]) + b"\0\0msg with space\0" + VALID)
+    write("provider", "generic-paid",
+          bytes([9, 1]) + b"\0\0\0" + b'{"id":"ev_1","event":"order.paid",'
+          b'"data":{"id":"ord_1","total":"12.50","currency":"eur"}}')
+
+
 def req(method=0, read=0, path=0, ct=0, trim=0, eur=0, ip503=0, rfail=0,
         cl=0, delta=0, none=0, sign=1, decorate=0, small=0, lock=0,
         insert=0, find=0, connect_fails=0, release=0, lease=0, fields=(),
@@ -310,8 +348,9 @@ def request():
 
 
 if __name__ == "__main__":
-    payload()
-    signature()
-    config()
-    request()
+    # Every target, or those named: make-corpus.py provider
+    targets = {"payload": payload, "signature": signature, "config": config,
+               "request": request, "provider": provider}
+    for t in sys.argv[1:] or list(targets):
+        targets[t]()
     sys.exit(0)

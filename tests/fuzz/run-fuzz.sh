@@ -7,7 +7,8 @@
 #                  the argument, else $BUILD_DIR. Binaries, logs and crash
 #                  files go to BUILD_DIR/tests/fuzz/.
 #   FUZZ_SECONDS   seconds per target (default 60)
-#   FUZZ_TARGETS   which targets (default "payload signature config request")
+#   FUZZ_TARGETS   which targets (default "payload signature config request
+#                  provider")
 #   FUZZ_MERGE=1   merge the new inputs that add coverage into
 #                  tests/fuzz/corpus/<target>/ (otherwise the source tree is
 #                  never written)
@@ -22,7 +23,7 @@ srcdir=$(cd "$(dirname "$0")/../.." && pwd)
 fuzzdir=$srcdir/tests/fuzz
 BUILD_DIR=${1:-${BUILD_DIR:-}}
 FUZZ_SECONDS=${FUZZ_SECONDS:-60}
-FUZZ_TARGETS=${FUZZ_TARGETS:-payload signature config request}
+FUZZ_TARGETS=${FUZZ_TARGETS:-payload signature config request provider}
 FUZZ_MERGE=${FUZZ_MERGE:-0}
 FUZZ_FLAGS=${FUZZ_FLAGS:-}
 CLANG=${CLANG:-clang}
@@ -66,11 +67,12 @@ compile() { # source object
 }
 
 # lib/ minus the two backend modules: fuzz_request replaces those with
-# stub_backends.c, the other targets never reach them (nor sender.c, the
-# sending side). As an archive, each
+# stub_backends.c, the other targets never reach them (nor sample.c, the
+# samples). As an archive, each
 # target pulls in only what it calls.
 LIB_MODULES="error log timing number endpoint encoding secret currency configuration
-	request signature payload response metrics provider pipeline"
+	request signature payload lifecycle response metrics provider_lifecycle provider
+	pipeline"
 echo "run-fuzz.sh: building with $("$CLANG" --version | head -n 1)"
 lib_objs=
 for m in $LIB_MODULES; do
@@ -105,9 +107,10 @@ for t in $FUZZ_TARGETS; do
 	payload) dict=$fuzzdir/json.dict max_len=4096 ;;
 	signature) dict=$fuzzdir/headers.dict max_len=8192 ;;
 	config) dict=$fuzzdir/config.dict max_len=1024 ;;
-	request)
-		dict=$scratch/request.dict max_len=4096
+	request | provider)
+		dict=$scratch/request.dict max_len=8192
 		cat "$fuzzdir/json.dict" "$fuzzdir/headers.dict" >"$dict"
+		[ "$t" = request ] || max_len=16384
 		;;
 	*) dict=/dev/null max_len=4096 ;;
 	esac

@@ -1,6 +1,6 @@
 /* test_provider.c - unit tests of lib/provider.c (every profile: signature,
- * payment event, fields, event id) and lib/sender.c (what payhook-sign
- * writes), with the documented example events in tests/fixtures/providers/
+ * payment event, fields, event id; provider_sign, what payhook-sign writes)
+ * and lib/sample.c, with the documented example events in tests/fixtures/providers/
  * and signatures computed by the openssl command line, never by payhook.
  */
 #include "config.h"
@@ -16,7 +16,7 @@
 #include "lifecycle.h"
 #include "payload.h"
 #include "provider.h"
-#include "sender.h"
+#include "sample.h"
 #include "testreq.h"
 
 #define STANDARD_SECRET "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
@@ -819,20 +819,20 @@ static const char *const secrets_of[CONFIG_PROVIDER_COUNT] = {
 	GENERIC_SECRET,
 };
 
-START_TEST(test_sender_round_trip)
+START_TEST(test_sign_round_trip)
 {
 	enum config_provider p = (enum config_provider)_i;
 	const char *name = config_provider_name(p);
-	struct sender_sample_input sample = {
+	struct sample_input sample = {
 		.provider = p, .transaction_id = p == CONFIG_PROVIDER_SHOPIFY ?
 							 "5551234" : "tx_round_1",
 		.amount = 4321, .currency = "EUR", .event_id = "evt_round",
 	};
-	struct sender_input in = {
+	struct provider_sign_input in = {
 		.provider = p, .secret = secrets_of[p], .id = "evt_header_1",
 		.url = SQUARE_URL, .cfg = &cfg,
 	};
-	struct sender_headers h;
+	struct provider_headers h;
 	char ts[32], *body, *signed_body = NULL;
 	const char *sent;
 	struct error err;
@@ -845,9 +845,9 @@ START_TEST(test_sender_round_trip)
 			      "\"data\":{\"id\":\"tx_round_1\",\"total\":"
 			      "\"43.21\",\"currency\":\"EUR\"}}");
 	else
-		body = sender_sample(&sample, &err);
+		body = sample_event(&sample, &err);
 	ck_assert_msg(body != NULL, "%s", err.message);
-	ck_assert_msg(sender_sign(&in, body, strlen(body), &h, &signed_body,
+	ck_assert_msg(provider_sign(&in, body, strlen(body), &h, &signed_body,
 				  &err) == 0, "%s: %s", name, err.message);
 	sent = signed_body != NULL ? signed_body : body;
 	start(name, sent);
@@ -1457,7 +1457,7 @@ int main(void)
 	tcase_add_test(tc, test_adyen);
 	tcase_add_test(tc, test_generic);
 	tcase_add_test(tc, test_generic_template_covers_body);
-	tcase_add_loop_test(tc, test_sender_round_trip, 0, CONFIG_PROVIDER_COUNT);
+	tcase_add_loop_test(tc, test_sign_round_trip, 0, CONFIG_PROVIDER_COUNT);
 	tcase_add_test(tc, test_routing_without_standard);
 	tcase_add_loop_test(tc, test_lifecycle_fixture, 0,
 			    (int)(sizeof(lifecycle_fixtures) /

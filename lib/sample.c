@@ -1,7 +1,6 @@
-/* sender.c - signature headers and sample events as each provider sends them
- * (see sender.h). The signed text of each scheme is written here a second
- * time on purpose: the unit tests check both sides against openssl, so a
- * mistake on one side cannot hide behind the same mistake on the other.
+/* sample.c - sample events in each provider's shape, and ids in the form
+ * each provider gives them (see sample.h). Signing them is the profile's
+ * job (provider_sign), from the one table the receiving side reads.
  */
 #include "config.h"
 
@@ -15,287 +14,7 @@
 
 #include "currency.h"
 #include "provider.h"
-#include "sender.h"
-#include "signature.h"
-
-static int add_header(struct sender_headers *h, const char *name,
-		      const char *value, struct error *err)
-{
-	if (h->count >= SENDER_HEADERS_MAX ||
-	    strlen(name) >= SENDER_NAME_MAX || strlen(value) >= SENDER_VALUE_MAX)
-		return error_set(err, "header %s does not fit", name);
-	snprintf(h->items[h->count].name, SENDER_NAME_MAX, "%s", name);
-	snprintf(h->items[h->count].value, SENDER_VALUE_MAX, "%s", value);
-	h->count++;
-	return 0;
-}
-
-/* The HMAC of parts with the one secret, written in enc into text. */
-static int mac_text(const char *secret, enum secret_form form,
-		    const struct signature_part *parts, size_t count,
-		    enum signature_encoding enc, char *text, struct error *err)
-{
-	char *secrets[] = { (char *)secret };
-	unsigned char mac[SIGNATURE_MAC_LEN];
-	struct signature_keyring *ring;
-	struct error inner;
-	int rc;
-
-	ring = signature_keyring_new(secrets, 1, form, &inner);
-	if (ring == NULL)
-		return error_set(err, "%s", inner.message);
-	rc = signature_keyring_mac(ring, 0, parts, count, mac);
-	signature_keyring_free(ring);
-	if (rc != 0)
-		return error_set(err, "HMAC-SHA256 failed");
-	signature_mac_text(mac, enc, text);
-	return 0;
-}
-
-static int need(const char *value, const char *what, struct error *err)
-{
-	if (value == NULL || value[0] == '\0')
-		return error_set(err, "%s is needed to sign", what);
-	return 0;
-}
-
-/* A JSON string's text, or "" (Adyen renders a missing field as empty). */
-static const char *text_at(struct json_object *item, const char *key,
-			   const char *sub)
-{
-	struct json_object *v = NULL;
-
-	if (!json_object_object_get_ex(item, key, &v))
-		return "";
-	if (sub != NULL && !json_object_object_get_ex(v, sub, &v))
-		return "";
-	return json_object_is_type(v, json_type_string) ?
-		       json_object_get_string(v) : "";
-}
-
-/* Adyen: sets additionalData.hmacSignature of every item of the body. */
-static int sign_adyen(const struct sender_input *in, const char *body,
-		      size_t len, char **signed_body, struct error *err)
-{
-	struct json_tokener *tok = json_tokener_new();
-	struct json_object *root = NULL, *items = NULL;
-	int rc = -1;
-
-	if (tok == NULL)
-		return error_set(err, "out of memory");
-	root = json_tokener_parse_ex(tok, body, (int)len);
-	json_tokener_free(tok);
-	if (root == NULL || !json_object_object_get_ex(root, "notificationItems",
-						       &items) ||
-	    !json_object_is_type(items, json_type_array)) {
-		error_set(err, "an Adyen body needs notificationItems");
-		goto out;
-	}
-	for (size_t i = 0; i < json_object_array_length(items); i++) {
-		struct json_object *item = NULL, *extra = NULL, *value = NULL;
-		struct json_object *amount = NULL;
-		char number[24] = "", text[SIGNATURE_TEXT_MAX];
-		char signing[1024];
-
-		if (!json_object_object_get_ex(json_object_array_get_idx(items, i),
-					       "NotificationRequestItem", &item)) {
-			error_set(err, "item %zu has no NotificationRequestItem",
-				  i + 1);
-			goto out;
-		}
-		if (json_object_object_get_ex(item, "amount", &amount) &&
-		    json_object_object_get_ex(amount, "value", &value))
-			snprintf(number, sizeof(number), "%lld",
-				 (long long)json_object_get_int64(value));
-		snprintf(signing, sizeof(signing), "%s:%s:%s:%s:%s:%s:%s:%s",
-			 text_at(item, "pspReference", NULL),
-			 text_at(item, "originalReference", NULL),
-			 text_at(item, "merchantAccountCode", NULL),
-			 text_at(item, "merchantReference", NULL), number,
-			 text_at(item, "amount", "currency"),
-			 text_at(item, "eventCode", NULL),
-			 text_at(item, "success", NULL));
-		{
-			const struct signature_part part = { signing,
-							     strlen(signing) };
-
-			if (mac_text(in->secret, SECRET_HEX, &part, 1,
-				     SIGNATURE_BASE64, text, err) != 0)
-				goto out;
-		}
-		if (!json_object_object_get_ex(item, "additionalData", &extra)) {
-			extra = json_object_new_object();
-			json_object_object_add(item, "additionalData", extra);
-		}
-		json_object_object_add(extra, "hmacSignature",
-				       json_object_new_string(text));
-	}
-	*signed_body = strdup(json_object_to_json_string_ext(
-		root, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE));
-	rc = *signed_body != NULL ? 0 : error_set(err, "out of memory");
-out:
-	json_object_put(root);
-	return rc;
-}
-
-/* generic: the generic_ keys say what is signed and how it is written. */
-static int sign_generic(const struct sender_input *in, const char *body,
-			size_t len, struct sender_headers *h,
-			struct error *err)
-{
-	static const enum secret_form forms[] = {
-		[CONFIG_ENCODING_HEX] = SECRET_HEX,
-		[CONFIG_ENCODING_BASE64] = SECRET_BASE64,
-		[CONFIG_ENCODING_TEXT] = SECRET_TEXT,
-	};
-	const struct config_generic *g;
-	struct signature_part parts[16];
-	size_t count = 0;
-	const char *t;
-	char text[SIGNATURE_TEXT_MAX], value[SENDER_VALUE_MAX];
-
-	if (in->cfg == NULL || in->cfg->generic.signature_header == NULL)
-		return error_set(err, "generic: the generic_ keys are needed "
-				 "(pass -c FILE)");
-	g = &in->cfg->generic;
-	for (t = g->signed_payload; *t != '\0' && count < 16;) {
-		if (strncmp(t, "{body}", 6) == 0) {
-			parts[count++] = (struct signature_part){ body, len };
-			t += 6;
-		} else if (strncmp(t, "{timestamp}", 11) == 0) {
-			if (need(in->timestamp, "a timestamp", err) != 0)
-				return -1;
-			parts[count++] = (struct signature_part){
-				in->timestamp, strlen(in->timestamp) };
-			t += 11;
-		} else if (strncmp(t, "{url}", 5) == 0) {
-			const char *url = in->url != NULL ? in->url : g->url;
-
-			if (need(url, "generic_url (or --url)", err) != 0)
-				return -1;
-			parts[count++] = (struct signature_part){ url, strlen(url) };
-			t += 5;
-		} else {
-			parts[count++] = (struct signature_part){ t, 1 };
-			t++;
-		}
-	}
-	if (mac_text(in->secret, forms[g->secret_encoding], parts, count,
-		     g->signature_encoding == CONFIG_ENCODING_BASE64 ?
-			     SIGNATURE_BASE64 : SIGNATURE_HEX, text, err) != 0)
-		return -1;
-	snprintf(value, sizeof(value), "%s%s",
-		 g->signature_prefix != NULL ? g->signature_prefix : "", text);
-	if (add_header(h, g->signature_header, value, err) != 0)
-		return -1;
-	if (g->timestamp_header != NULL)
-		return add_header(h, g->timestamp_header, in->timestamp, err);
-	return 0;
-}
-
-int sender_sign(const struct sender_input *in, const char *body, size_t len,
-		struct sender_headers *h, char **signed_body, struct error *err)
-{
-	char text[SIGNATURE_TEXT_MAX], value[SENDER_VALUE_MAX];
-	struct signature_part parts[3];
-	int rc;
-
-	h->count = 0;
-	*signed_body = NULL;
-	if (need(in->secret, "a secret", err) != 0)
-		return -1;
-	if (body == NULL && len > 0)
-		return error_set(err, "nothing to sign");
-	switch (in->provider) {
-	case CONFIG_PROVIDER_STANDARD:
-		if (need(in->id, "a webhook-id", err) != 0 ||
-		    need(in->timestamp, "a timestamp", err) != 0)
-			return -1;
-		parts[0] = (struct signature_part){ in->id, strlen(in->id) };
-		parts[1] = (struct signature_part){ ".", 1 };
-		parts[2] = (struct signature_part){ in->timestamp,
-						    strlen(in->timestamp) };
-		{
-			struct signature_part all[] = {
-				parts[0], parts[1], parts[2], { ".", 1 },
-				{ body, len },
-			};
-
-			if (mac_text(in->secret, SECRET_WHSEC_BASE64, all, 5,
-				     SIGNATURE_BASE64, text, err) != 0)
-				return -1;
-		}
-		snprintf(value, sizeof(value), "v1,%s", text);
-		if (add_header(h, "webhook-id", in->id, err) != 0 ||
-		    add_header(h, "webhook-timestamp", in->timestamp, err) != 0)
-			return -1;
-		return add_header(h, "webhook-signature", value, err);
-	case CONFIG_PROVIDER_STRIPE:
-	case CONFIG_PROVIDER_PADDLE: {
-		bool stripe = in->provider == CONFIG_PROVIDER_STRIPE;
-
-		if (need(in->timestamp, "a timestamp", err) != 0)
-			return -1;
-		parts[0] = (struct signature_part){ in->timestamp,
-						    strlen(in->timestamp) };
-		parts[1] = (struct signature_part){ stripe ? "." : ":", 1 };
-		parts[2] = (struct signature_part){ body, len };
-		if (mac_text(in->secret, SECRET_TEXT, parts, 3, SIGNATURE_HEX,
-			     text, err) != 0)
-			return -1;
-		snprintf(value, sizeof(value), stripe ? "t=%s,v1=%s" : "ts=%s;h1=%s",
-			 in->timestamp, text);
-		return add_header(h, stripe ? "Stripe-Signature"
-					    : "Paddle-Signature", value, err);
-	}
-	case CONFIG_PROVIDER_RAZORPAY:
-	case CONFIG_PROVIDER_KOMOJU:
-	case CONFIG_PROVIDER_SHOPIFY: {
-		bool shopify = in->provider == CONFIG_PROVIDER_SHOPIFY;
-
-		parts[0] = (struct signature_part){ body, len };
-		if (mac_text(in->secret, SECRET_TEXT, parts, 1,
-			     shopify ? SIGNATURE_BASE64 : SIGNATURE_HEX, text,
-			     err) != 0)
-			return -1;
-		if (in->provider == CONFIG_PROVIDER_KOMOJU)
-			return add_header(h, "X-Komoju-Signature", text, err);
-		if (!shopify) {
-			rc = add_header(h, "X-Razorpay-Signature", text, err);
-			if (rc == 0 && in->id != NULL)
-				rc = add_header(h, "X-Razorpay-Event-Id", in->id,
-						err);
-			return rc;
-		}
-		rc = add_header(h, "X-Shopify-Hmac-Sha256", text, err);
-		if (rc == 0)
-			rc = add_header(h, "X-Shopify-Topic",
-					in->topic != NULL ? in->topic
-							  : "orders/paid", err);
-		if (rc == 0 && in->id != NULL)
-			rc = add_header(h, "X-Shopify-Event-Id", in->id, err);
-		return rc;
-	}
-	case CONFIG_PROVIDER_PAYJP:
-		return add_header(h, "X-Payjp-Webhook-Token", in->secret, err);
-	case CONFIG_PROVIDER_SQUARE:
-		if (need(in->url, "the notification URL (--url)", err) != 0)
-			return -1;
-		parts[0] = (struct signature_part){ in->url, strlen(in->url) };
-		parts[1] = (struct signature_part){ body, len };
-		if (mac_text(in->secret, SECRET_TEXT, parts, 2, SIGNATURE_BASE64,
-			     text, err) != 0)
-			return -1;
-		return add_header(h, "x-square-hmacsha256-signature", text, err);
-	case CONFIG_PROVIDER_ADYEN:
-		return sign_adyen(in, body, len, signed_body, err);
-	case CONFIG_PROVIDER_GENERIC:
-		return sign_generic(in, body, len, h, err);
-	case CONFIG_PROVIDER_COUNT:
-		break;
-	}
-	return error_set(err, "unknown provider");
-}
+#include "sample.h"
 
 /* ---- samples ---- */
 
@@ -488,7 +207,7 @@ static const struct id_shape id_shapes[CONFIG_PROVIDER_COUNT][2] = {
 				      { "evt_", LOWER36, 24, false } },
 };
 
-int sender_sample_id(enum config_provider provider, enum sender_id_kind kind,
+int sample_id(enum config_provider provider, enum sample_id_kind kind,
 		     const unsigned char *rnd, size_t n, char *out, size_t cap)
 {
 	const struct id_shape *shape;
@@ -496,7 +215,7 @@ int sender_sample_id(enum config_provider provider, enum sender_id_kind kind,
 
 	if ((unsigned)provider >= CONFIG_PROVIDER_COUNT)
 		return -1;
-	shape = &id_shapes[provider][kind == SENDER_ID_EVENT];
+	shape = &id_shapes[provider][kind == SAMPLE_ID_EVENT];
 	alphabet = strlen(shape->alphabet);
 	used = strlen(shape->prefix);
 	if (n < shape->len || cap < used + shape->len + 5)
@@ -559,7 +278,7 @@ static int decimal_text(int64_t amount, const char *currency, char *out,
 	return 0;
 }
 
-char *sender_sample(const struct sender_sample_input *in, struct error *err)
+char *sample_event(const struct sample_input *in, struct error *err)
 {
 	const struct sample_event *sample;
 	struct provider_fields f;

@@ -1,0 +1,47 @@
+/* sample.h - sample events in each provider's shape (prefix sample_): what
+ * payhook-sign --sample writes, and what the tests and benchmarks send. The
+ * receiving side never uses it; signing is provider_sign's (provider.h).
+ */
+#ifndef PAYHOOK_SAMPLE_H
+#define PAYHOOK_SAMPLE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "configuration.h"
+#include "error.h"
+
+/* What a sample event is about. */
+struct sample_input {
+	enum config_provider provider;
+	const char *event;          /* the event type; NULL: the payment event */
+	const char *transaction_id; /* Shopify: digits only */
+	int64_t amount;             /* minor units */
+	const char *currency;       /* 3 letters */
+	const char *event_id;       /* NULL: the sample's own */
+};
+
+/* Writes a sample event of the provider, in the shape its documentation
+ * shows, with the given fields. The events it knows are the provider's
+ * payment event and a few of the same object that record nothing; any other
+ * event is refused. Returns a new NUL-terminated JSON text the caller frees,
+ * or NULL with err set (for an unknown event: the events it has). */
+char *sample_event(const struct sample_input *in, struct error *err);
+
+/* Which id sample_id writes. */
+enum sample_id_kind {
+	SAMPLE_ID_TRANSACTION, /* pi_... (Stripe), txn_... (Paddle), ... */
+	SAMPLE_ID_EVENT,       /* evt_... (Stripe), evnt_... (PAY.JP), ... */
+};
+
+/* Bytes of randomness sample_id may use (one per character). */
+#define SAMPLE_ID_RANDOM 32
+
+/* Writes into out (cap bytes, at least 64) a random id in the form the
+ * provider gives its transactions or events, from rnd[0..n) (n at least
+ * SAMPLE_ID_RANDOM; the caller draws them from the OS). Returns 0, or -1
+ * when out or rnd is too small (out then untouched). */
+int sample_id(enum config_provider provider, enum sample_id_kind kind,
+		     const unsigned char *rnd, size_t n, char *out, size_t cap);
+
+#endif
