@@ -135,6 +135,19 @@ static long count_of(const char *table, const char *object)
 		      NULL, 10);
 }
 
+/* Waits until `count` sessions of the server are in a SLEEP() (the
+ * process list's "User sleep"), polling for 10 s at most. */
+static void wait_sleepers(const char *count)
+{
+	for (int i = 0; i < 200; i++) {
+		if (strcmp(ctl("sql \"SELECT COUNT(*) FROM "
+			       "information_schema.processlist WHERE state "
+			       "= 'User sleep'\""), count) == 0)
+			return;
+		usleep(50000);
+	}
+}
+
 /* ---- tests ---- */
 
 /* A full refund in two parts (partial, then the rest), each answered
@@ -330,50 +343,27 @@ START_TEST(test_currency_conflict)
 }
 END_TEST
 
-/* Posts bodies[i % nbodies] per_child times from each of children
+/* The bodies of a storm, taken in turn. */
+struct storm_bodies {
+	const char *const *bodies;
+	int count;
+};
+
+static void storm_body(void *ctx, int c, int i, char *body, size_t cap)
+{
+	const struct storm_bodies *b = ctx;
+
+	snprintf(body, cap, "%s", b->bodies[(c + i) % b->count]);
+}
+
+/* Posts bodies[0..nbodies) in turn, per_child times from each of children
  * processes at once; counts the outcomes. */
 static void storm(int children, int per_child, const char *const *bodies,
 		  int nbodies, int counts[OUTCOME_COUNT])
 {
-	int fds[2];
-	pid_t pids[32];
-	unsigned char o;
+	struct storm_bodies b = { bodies, nbodies };
 
-	ck_assert_int_le(children, 32);
-	ck_assert_int_eq(pipe(fds), 0);
-	for (int c = 0; c < children; c++) {
-		pids[c] = fork();
-		ck_assert_int_ge(pids[c], 0);
-		if (pids[c] == 0) {
-			struct error err;
-			struct pipeline *p = pipeline_new(&cfg, &err);
-
-			close(fds[0]);
-			if (p == NULL)
-				_exit(3);
-			for (int i = 0; i < per_child; i++) {
-				o = (unsigned char)post_body(
-					p, bodies[(c + i) % nbodies]);
-				if (write(fds[1], &o, 1) != 1)
-					_exit(4);
-			}
-			pipeline_free(p);
-			_exit(0);
-		}
-	}
-	close(fds[1]);
-	memset(counts, 0, sizeof(int) * OUTCOME_COUNT);
-	while (read(fds[0], &o, 1) == 1)
-		if (o < OUTCOME_COUNT)
-			counts[o]++;
-	close(fds[0]);
-	for (int c = 0; c < children; c++) {
-		int status;
-
-		ck_assert_int_eq(waitpid(pids[c], &status, 0), pids[c]);
-		ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0,
-			      "child %d failed", c);
-	}
+	itest_storm(&cfg, children, per_child, storm_body, &b, counts);
 }
 
 /* 50 concurrent deliveries of one refund from 10 processes: exactly one
@@ -491,16 +481,8 @@ START_TEST(test_killed_mid_transaction)
 						"succeeded", 1));
 		_exit(0);
 	}
-	/* Until the transaction waits in the trigger: the process list shows
-	 * its SLEEP as "User sleep" (bounded: 10 s). */
-	for (int i = 0; i < 200; i++) {
-		if (strcmp(ctl("sql \"SELECT COUNT(*) FROM "
-			       "information_schema.processlist WHERE state "
-			       "= 'User sleep'\""),
-			   "1") == 0)
-			break;
-		usleep(50000);
-	}
+	/* Until the transaction waits in the trigger. */
+	wait_sleepers("1");
 	ck_assert_int_eq(kill(pid, SIGKILL), 0);
 	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
 	ck_assert(WIFSIGNALED(status));
@@ -537,26 +519,14 @@ START_TEST(test_lock_wait_is_unavailable)
 		 "UPDATE; DO SLEEP(3); COMMIT\" >/dev/null 2>&1 &",
 		 getenv("top_srcdir"), tid);
 	ck_assert_int_eq(system(cmd), 0);
-	for (int i = 0; i < 200; i++) {
-		if (strcmp(ctl("sql \"SELECT COUNT(*) FROM "
-			       "information_schema.processlist WHERE state "
-			       "= 'User sleep'\""), "1") == 0)
-			break;
-		usleep(50000);
-	}
+	wait_sleepers("1");
 	itest_post(pipeline, event_body("refund", a, tid, 100, "EUR",
 					"succeeded", 1), &r);
 	assert_outcome(r.outcome, OUTCOME_UNAVAILABLE);
 	ck_assert_int_eq(response_outcome_status(r.outcome, &cfg), 503);
 	ck_assert_int_eq(count_of("payment_events", a), 0);
-	/* Once the other transaction ends (bounded: 10 s). */
-	for (int i = 0; i < 200; i++) {
-		if (strcmp(ctl("sql \"SELECT COUNT(*) FROM "
-			       "information_schema.processlist WHERE state "
-			       "= 'User sleep'\""), "0") == 0)
-			break;
-		usleep(50000);
-	}
+	/* Once the other transaction ends. */
+	wait_sleepers("0");
 	itest_post(pipeline, event_body("refund", a, tid, 100, "EUR",
 					"succeeded", 1), &r);
 	assert_outcome(r.outcome, OUTCOME_PROCESSED);

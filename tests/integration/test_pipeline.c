@@ -165,61 +165,32 @@ START_TEST(test_ids_compared_byte_for_byte)
 }
 END_TEST
 
-/* Runs `per_child` deliveries in each of `children` processes; each child
- * writes one byte per outcome to the pipe. Counts land in counts[]. */
+/* One id for every delivery, or (id NULL) stem-CHILD-I with amount I + 1. */
+struct storm_ids {
+	const char *id, *stem;
+};
+
+static void storm_body(void *ctx, int c, int i, char *body, size_t cap)
+{
+	const struct storm_ids *ids = ctx;
+
+	if (ids->id != NULL)
+		snprintf(body, cap, "{\"transaction_id\":\"%s\",\"amount\":7,"
+			 "\"currency\":\"EUR\"}", ids->id);
+	else
+		snprintf(body, cap, "{\"transaction_id\":\"%s-%d-%d\","
+			 "\"amount\":%d,\"currency\":\"EUR\"}", ids->stem, c, i,
+			 i + 1);
+}
+
+/* Runs `per_child` deliveries in each of `children` processes. Counts
+ * land in counts[]. */
 static void storm(int children, int per_child, const char *id_or_null,
 		  const char *stem, int counts[OUTCOME_COUNT])
 {
-	int fds[2];
-	pid_t pids[64];
-	unsigned char o;
+	struct storm_ids ids = { id_or_null, stem };
 
-	ck_assert_int_le(children, 64);
-	ck_assert_int_eq(pipe(fds), 0);
-	for (int c = 0; c < children; c++) {
-		pids[c] = fork();
-		ck_assert_int_ge(pids[c], 0);
-		if (pids[c] == 0) {
-			struct error err;
-			struct pipeline *p;
-
-			close(fds[0]);
-			p = pipeline_new(&cfg, &err);
-			if (p == NULL)
-				_exit(3);
-			for (int i = 0; i < per_child; i++) {
-				char body[256];
-
-				if (id_or_null != NULL)
-					snprintf(body, sizeof(body),
-						 "{\"transaction_id\":\"%s\",\"amount\":7,"
-						 "\"currency\":\"EUR\"}", id_or_null);
-				else
-					snprintf(body, sizeof(body),
-						 "{\"transaction_id\":\"%s-%d-%d\","
-						 "\"amount\":%d,\"currency\":\"EUR\"}",
-						 stem, c, i, i + 1);
-				o = (unsigned char)post_with(p, body, NULL);
-				if (write(fds[1], &o, 1) != 1)
-					_exit(4);
-			}
-			pipeline_free(p);
-			_exit(0);
-		}
-	}
-	close(fds[1]);
-	memset(counts, 0, sizeof(int) * OUTCOME_COUNT);
-	while (read(fds[0], &o, 1) == 1)
-		if (o < OUTCOME_COUNT)
-			counts[o]++;
-	close(fds[0]);
-	for (int c = 0; c < children; c++) {
-		int status;
-
-		ck_assert_int_eq(waitpid(pids[c], &status, 0), pids[c]);
-		ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0,
-			      "child %d failed", c);
-	}
+	itest_storm(&cfg, children, per_child, storm_body, &ids, counts);
 }
 
 START_TEST(test_same_id_storm)

@@ -819,6 +819,35 @@ static const char *const secrets_of[CONFIG_PROVIDER_COUNT] = {
 	GENERIC_SECRET,
 };
 
+/* Signs body as payhook-sign does for p, at now, with its headers in *h,
+ * and reads what it would send. Returns provider_read's status. */
+static enum provider_status sign_and_read(enum config_provider p,
+					  const char *body, time_t now,
+					  struct provider_headers *h)
+{
+	struct provider_sign_input in = {
+		.provider = p, .secret = secrets_of[p], .id = "evt_header_1",
+		.url = SQUARE_URL, .cfg = &cfg,
+	};
+	const char *name = config_provider_name(p);
+	char ts[32], *signed_body = NULL;
+	const char *sent;
+	enum provider_status status;
+	struct error err;
+
+	snprintf(ts, sizeof(ts), "%lld", (long long)now);
+	in.timestamp = ts;
+	ck_assert_msg(provider_sign(&in, body, strlen(body), h, &signed_body,
+				  &err) == 0, "%s: %s", name, err.message);
+	sent = signed_body != NULL ? signed_body : body;
+	start(name, sent);
+	for (size_t i = 0; i < h->count; i++)
+		testreq_header(&req, h->items[i].name, h->items[i].value);
+	status = read_as(name, sent, now);
+	free(signed_body);
+	return status;
+}
+
 START_TEST(test_sign_round_trip)
 {
 	enum config_provider p = (enum config_provider)_i;
@@ -828,18 +857,11 @@ START_TEST(test_sign_round_trip)
 							 "5551234" : "tx_round_1",
 		.amount = 4321, .currency = "EUR", .event_id = "evt_round",
 	};
-	struct provider_sign_input in = {
-		.provider = p, .secret = secrets_of[p], .id = "evt_header_1",
-		.url = SQUARE_URL, .cfg = &cfg,
-	};
 	struct provider_headers h;
-	char ts[32], *body, *signed_body = NULL;
-	const char *sent;
+	char *body;
 	struct error err;
 	time_t now = time(NULL);
 
-	snprintf(ts, sizeof(ts), "%lld", (long long)now);
-	in.timestamp = ts;
 	if (p == CONFIG_PROVIDER_GENERIC)
 		body = strdup("{\"id\":\"evt_round\",\"event\":\"order.paid\","
 			      "\"data\":{\"id\":\"tx_round_1\",\"total\":"
@@ -847,13 +869,7 @@ START_TEST(test_sign_round_trip)
 	else
 		body = sample_event(&sample, &err);
 	ck_assert_msg(body != NULL, "%s", err.message);
-	ck_assert_msg(provider_sign(&in, body, strlen(body), &h, &signed_body,
-				  &err) == 0, "%s: %s", name, err.message);
-	sent = signed_body != NULL ? signed_body : body;
-	start(name, sent);
-	for (size_t i = 0; i < h.count; i++)
-		testreq_header(&req, h.items[i].name, h.items[i].value);
-	assert_status(read_as(name, sent, now), PROVIDER_PAYMENTS);
+	assert_status(sign_and_read(p, body, now, &h), PROVIDER_PAYMENTS);
 	assert_payment(0, name, p == CONFIG_PROVIDER_SHOPIFY ? "5551234"
 							     : "tx_round_1",
 		       4321, "EUR",
@@ -872,7 +888,6 @@ START_TEST(test_sign_round_trip)
 		assert_status(read_as(name, tampered, now),
 			      PROVIDER_UNAUTHORIZED);
 	}
-	free(signed_body);
 	free(body);
 }
 END_TEST
@@ -947,31 +962,17 @@ START_TEST(test_lifecycle_sample_round_trip)
 		.transaction_id = tx, .amount = 4321, .currency = "EUR",
 		.event_id = "evt_round", .occurred_at = 1718600000,
 	};
-	struct provider_sign_input in = {
-		.provider = p, .secret = secrets_of[p], .id = "evt_header_1",
-		.url = SQUARE_URL, .cfg = &cfg,
-	};
 	const struct lifecycle_event *e = &batch.lifecycle[0];
 	struct provider_headers h;
-	char ts[32], *body, *signed_body = NULL;
-	const char *sent;
+	char *body;
 	struct error err;
-	time_t now = time(NULL);
 
-	snprintf(ts, sizeof(ts), "%lld", (long long)now);
-	in.timestamp = ts;
 	body = sample_event(&sample, &err);
 	ck_assert_msg(body != NULL, "%s %s: %s", name, sample.event,
 		      err.message);
-	ck_assert_msg(provider_sign(&in, body, strlen(body), &h, &signed_body,
-				  &err) == 0, "%s: %s", name, err.message);
-	sent = signed_body != NULL ? signed_body : body;
-	start(name, sent);
-	for (size_t i = 0; i < h.count; i++)
-		testreq_header(&req, h.items[i].name, h.items[i].value);
-	assert_status(read_as(name, sent, now), PROVIDER_IGNORED);
+	assert_status(sign_and_read(p, body, time(NULL), &h), PROVIDER_IGNORED);
 	ck_assert_msg(batch.lifecycle_count == 1, "%s %s: %zu events: %s",
-		      name, sample.event, batch.lifecycle_count, sent);
+		      name, sample.event, batch.lifecycle_count, body);
 	ck_assert_str_eq(lifecycle_kind_name(e->kind),
 			 lifecycle_kind_name(lifecycle_samples_read[_i].kind));
 	ck_assert_str_eq(lifecycle_state_name(e->state),
@@ -981,7 +982,6 @@ START_TEST(test_lifecycle_sample_round_trip)
 	ck_assert_int_eq(e->link.amount, 4321);
 	ck_assert_str_eq(e->link.currency, "EUR");
 	ck_assert_int_eq(e->occurred_at.seconds, 1718600000);
-	free(signed_body);
 	free(body);
 }
 END_TEST
