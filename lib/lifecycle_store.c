@@ -362,7 +362,7 @@ static unsigned read_event(struct lifecycle_store *ls, int which,
 	if (state_len >= sizeof(state) ||
 	    lifecycle_state_parse(e->kind, state, state_len,
 				  &rows->held.state) != 0)
-		return 0; /* a state of another kind: any event changes it */
+		return 0; /* cannot be: the kind is part of the key */
 	rows->held.occurred_at.seconds = micros / 1000000;
 	rows->held.occurred_at.micros = (int32_t)(micros % 1000000);
 	rows->held.link.amount = (int64_t)amount;

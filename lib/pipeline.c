@@ -429,6 +429,12 @@ static void log_request(const struct config *cfg, const char *provider,
 	enum log_level level = fault || note->message[0] != '\0' ?
 				       LOG_LEVEL_WARN : LOG_LEVEL_INFO;
 	struct log_field fields[10];
+	/* The first payment's event id, else the first lifecycle event's. */
+	const struct payment *first =
+		batch->count > 0 ? &batch->payments[0] :
+		batch->lifecycle_count > 0 ? &batch->lifecycle[0].link : NULL;
+	const char *event_id = first != NULL && first->event_id_len > 0 ?
+				       first->event_id : "-";
 	size_t n = 0;
 
 	if (level > log_threshold)
@@ -441,9 +447,7 @@ static void log_request(const struct config *cfg, const char *provider,
 	fields[n++] = (struct log_field)LOG_TEXT(
 		"transaction_id",
 		r->transaction_id[0] != '\0' ? r->transaction_id : "-");
-	fields[n++] = (struct log_field)LOG_TEXT(
-		"event_id", batch->count > 0 && batch->payments[0].event_id_len > 0 ?
-				    batch->payments[0].event_id : "-");
+	fields[n++] = (struct log_field)LOG_TEXT("event_id", event_id);
 	fields[n++] = (struct log_field)LOG_NUMBER("elapsed_us", elapsed_us);
 	if (batch->event_type[0] != '\0')
 		fields[n++] = (struct log_field)LOG_TEXT("event_type",

@@ -313,18 +313,6 @@ static void no_such_sample(enum config_provider provider, const char *event,
 			break;
 		used += (size_t)n;
 	}
-	for (size_t i = 0; i < LIFECYCLE_SAMPLE_COUNT && used < sizeof(list);
-	     i++) {
-		int n;
-
-		if (lifecycle_samples[i].provider != provider)
-			continue;
-		n = snprintf(list + used, sizeof(list) - used, ", %s",
-			     lifecycle_samples[i].name);
-		if (n < 0)
-			break;
-		used += (size_t)n;
-	}
 	error_set(err, "no sample of event '%.64s' for %s; it has: %s", event,
 		  config_provider_name(provider), list);
 }
