@@ -10,6 +10,7 @@
 #include <signal.h>
 #include <stdarg.h>
 #include <stdatomic.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -46,7 +47,6 @@ struct segment {
 	uint32_t magic;
 	uint32_t size;
 	atomic_ullong requests[PROVIDER_SLOTS][OUTCOME_COUNT];
-	atomic_ullong lifecycle[PROVIDER_SLOTS][LIFECYCLE_KINDS][OUTCOME_COUNT];
 	atomic_ullong duration_buckets[BUCKETS];
 	atomic_ullong duration_count;
 	atomic_ullong duration_sum_us;
@@ -58,7 +58,13 @@ struct segment {
 	atomic_ullong reloads;
 	atomic_ullong reloads_refused;
 	atomic_int worker_pids[WORKER_SLOTS];
+	/* Added last, so a segment of the version before (PREVIOUS_SIZE) is
+	 * this one without them, and grows in place. */
+	atomic_ullong lifecycle[PROVIDER_SLOTS][LIFECYCLE_KINDS][OUTCOME_COUNT];
 };
+
+/* The size of the segment of the version without lifecycle counters. */
+#define PREVIOUS_SIZE offsetof(struct segment, lifecycle)
 
 struct metrics {
 	struct segment *seg;
@@ -84,6 +90,11 @@ static struct metrics *map_fd(int fd, bool fresh, struct error *err)
 		error_set(err, "metrics: ftruncate: %s", strerror(errno));
 		goto fail;
 	}
+	/* A segment of the version before (a file, or the memfd an upgrade
+	 * hands on) gets the new counters, as zeros, at its end. */
+	if (!fresh && (size_t)st.st_size == PREVIOUS_SIZE &&
+	    ftruncate(fd, (off_t)sizeof(struct segment)) == 0)
+		st.st_size = (off_t)sizeof(struct segment);
 	if (!fresh && (size_t)st.st_size != sizeof(struct segment)) {
 		error_set(err, "metrics: the segment is %lld bytes, not %zu: "
 			  "written by another version of payhook",
@@ -101,6 +112,8 @@ static struct metrics *map_fd(int fd, bool fresh, struct error *err)
 		m->seg->size = (uint32_t)sizeof(struct segment);
 		m->seg->magic = MAGIC;
 	}
+	if (m->seg->magic == MAGIC && m->seg->size == (uint32_t)PREVIOUS_SIZE)
+		m->seg->size = (uint32_t)sizeof(struct segment);
 	if (m->seg->magic != MAGIC ||
 	    m->seg->size != (uint32_t)sizeof(struct segment)) {
 		munmap(m->seg, sizeof(struct segment));
