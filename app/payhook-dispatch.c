@@ -33,10 +33,13 @@
 #include <sys/random.h>
 #endif
 
+#include "alert.h"
 #include "configuration.h"
+#include "dispatcher.h"
 #include "handoff_store.h"
 #include "handoff.h"
 #include "log.h"
+#include "metrics.h"
 #include "number.h"
 #include "pool.h"
 #include "sqlconn.h"
@@ -44,15 +47,9 @@
 
 #define PROGRAM "payhook-dispatch"
 #define EXIT_USAGE 2
-/* Waits after a failed claim: doubling from the first to the last, so a
- * database that is back is used again within DB_RETRY_MAX_MS. */
-#define DB_RETRY_MIN_MS 100L
-#define DB_RETRY_MAX_MS 2000L
-/* While the database keeps failing, one warning per this many ms. */
-#define DB_WARN_EVERY_MS 30000L
-/* Waits between tries to record an attempt's result (within its lease). */
-#define RECORD_RETRY_MIN_MS 100L
-#define RECORD_RETRY_MAX_MS 1000L
+/* --once: the time bound without =SECONDS, and the largest. */
+#define ONCE_DEFAULT_S 50
+#define ONCE_MAX_S 86400
 
 static volatile sig_atomic_t stop_requested;
 static volatile sig_atomic_t stop_signal;
@@ -154,308 +151,170 @@ static uint64_t random_u64(void)
 	       (uint64_t)getpid();
 }
 
-/* Writes the UTC wall-clock time ms from now as RFC 3339 into buf. */
-static void utc_in(long ms, char *buf, size_t cap)
-{
-	struct timespec now;
-	struct tm tm;
-	time_t secs;
-	long msec;
+/* ---- the dispatcher's world: the process's clock, waits and signals ---- */
 
-	clock_gettime(CLOCK_REALTIME, &now);
-	msec = now.tv_nsec / 1000000L + ms % 1000;
-	secs = now.tv_sec + ms / 1000 + msec / 1000;
-	msec %= 1000;
-	if (gmtime_r(&secs, &tm) == NULL ||
-	    strftime(buf, cap, "%Y-%m-%dT%H:%M:%S", &tm) == 0) {
-		snprintf(buf, cap, "?");
-		return;
-	}
-	snprintf(buf + strlen(buf), cap - strlen(buf), ".%03ldZ", msec);
+static int64_t env_now_us(void *ctx)
+{
+	(void)ctx;
+	return timing_now_us();
 }
 
-/* ---- the dispatcher ---- */
+static void env_wait_ms(void *ctx, long ms)
+{
+	(void)ctx;
+	wait_ms(ms);
+}
 
-struct dispatcher {
+/* What the dispatcher's callbacks get. */
+struct world {
 	const struct config *cfg;
-	struct handoff_store *db;
-	struct handoff *handoff;
-	bool command;                  /* dispatch_command, else dispatch_url */
-	unsigned long long delivered, retried, dead, superseded, unrecorded;
+	struct alert *alert;
+	struct metrics *metrics;   /* metrics_file's segment; NULL: none */
 };
 
-enum result_kind { RESULT_DELIVERED, RESULT_RETRY, RESULT_DEAD };
-
-/* Records an attempt's result, trying again while the claim's lease lasts:
- * the writes are fenced and idempotent, so a late try is harmless, and the
- * lease's end is when another dispatcher may take the payment anyway. */
-static enum handoff_store_status record_result(
-	struct dispatcher *w, const struct handoff_store_batch *batch,
-	const struct handoff_store_payment *p, enum result_kind kind,
-	const char *detail, long delay_ms)
+/* The attempt's result in metrics_file (payhook's metrics_path shows it). */
+static void env_attempt(void *ctx, enum dispatcher_count what,
+			int64_t elapsed_us)
 {
-	long pause = RECORD_RETRY_MIN_MS;
-	struct error err = { "" };
-
-	for (;;) {
-		enum handoff_store_status st;
-		int64_t left_ms;
-
-		if (kind == RESULT_DELIVERED)
-			st = handoff_store_record_delivered(w->db, p, &err);
-		else if (kind == RESULT_RETRY)
-			st = handoff_store_record_retry(w->db, p, detail,
-							delay_ms, &err);
-		else
-			st = handoff_store_record_dead(w->db, p, detail, &err);
-		if (st != HANDOFF_STORE_FAILED)
-			return st;
-		left_ms = (batch->lease_end_us - timing_now_us()) / 1000;
-		if (left_ms <= pause) {
-			log_error("recording the attempt of provider=%s "
-				  "transaction_id=%s failed: %s; giving up as "
-				  "its lease ends", p->provider,
-				  p->transaction_id, err.message);
-			return HANDOFF_STORE_FAILED;
-		}
-		log_warn("recording the attempt of provider=%s transaction_id=%s "
-			 "failed: %s; trying again in %ld ms", p->provider,
-			 p->transaction_id, err.message, pause);
-		wait_ms(pause);
-		pause = pause * 2 < RECORD_RETRY_MAX_MS ? pause * 2
-							: RECORD_RETRY_MAX_MS;
-	}
-}
-
-/* "status=200", "status=-", "exit_status=3", "signal=9". */
-static void answer_text(const struct dispatcher *w,
-			const struct handoff_outcome *out, char *buf,
-			size_t cap)
-{
-	if (!w->command) {
-		if (out->http_status > 0)
-			snprintf(buf, cap, "status=%ld", out->http_status);
-		else
-			snprintf(buf, cap, "status=-");
-	} else if (out->exit_status >= 0) {
-		snprintf(buf, cap, "exit_status=%d", out->exit_status);
-	} else if (out->term_signal > 0) {
-		snprintf(buf, cap, "exit_status=- signal=%d", out->term_signal);
-	} else {
-		snprintf(buf, cap, "exit_status=-");
-	}
-}
-
-/* One attempt at p and its one log line. */
-static void attempt(struct dispatcher *w, const struct handoff_store_batch *batch,
-		    struct handoff_store_payment *p)
-{
-	const struct config *cfg = w->cfg;
-	struct handoff_payment hp = {
-		.provider = p->provider,
-		.transaction_id = p->transaction_id,
-		.transaction_id_len = p->transaction_id_len,
-		.event_id = p->event_id,
-		.event_id_len = p->event_id_len,
-		.amount = p->amount,
-		.currency = p->currency,
-		.received_at = p->received_at,
-		.payload = p->payload,
-		.payload_len = p->payload_len,
+	static const enum metrics_dispatch_result results[] = {
+		[DISPATCHER_COUNT_DELIVERED] = METRICS_DISPATCH_DELIVERED,
+		[DISPATCHER_COUNT_RETRY] = METRICS_DISPATCH_RETRY,
+		[DISPATCHER_COUNT_DEFERRED] = METRICS_DISPATCH_DEFERRED,
+		[DISPATCHER_COUNT_DEAD] = METRICS_DISPATCH_DEAD,
+		[DISPATCHER_COUNT_SUPERSEDED] = METRICS_DISPATCH_SUPERSEDED,
+		[DISPATCHER_COUNT_UNRECORDED] = METRICS_DISPATCH_UNRECORDED,
 	};
-	struct handoff_outcome out;
-	struct error err = { "" };
-	enum result_kind kind;
-	enum handoff_store_status st;
-	long delay_ms = 0;
-	long long elapsed_ms;
-	int64_t started = timing_now_us();
-	char answer[48], retry_at[40];
+	const struct world *world = ctx;
 
-	p->attempted = true;
-	/* A failure to even try (out of memory, no process, a payment that
-	 * cannot be expressed) counts as a failed attempt; out.detail says
-	 * why, and out.permanent whether retrying can help. */
-	if (handoff_deliver(w->handoff, &hp, &out, &err) != 0)
-		out.delivered = false;
-	elapsed_ms = (long long)((timing_now_us() - started) / 1000);
-	if (out.delivered) {
-		kind = RESULT_DELIVERED;
-	} else if (out.permanent ||
-		   p->attempts >= (unsigned long)cfg->dispatch_max_attempts) {
-		kind = RESULT_DEAD;
-	} else {
-		kind = RESULT_RETRY;
-		delay_ms = handoff_store_backoff_ms(cfg, p->attempts,
-						    random_u64());
-	}
-	st = record_result(w, batch, p, kind, out.detail, delay_ms);
-	answer_text(w, &out, answer, sizeof(answer));
-
-	if (st == HANDOFF_STORE_SUPERSEDED) {
-		w->superseded++;
-		log_warn("outcome=superseded provider=%s transaction_id=%s "
-			 "attempt=%lu %s elapsed_ms=%lld: a newer claim took "
-			 "this payment while the attempt ran, so its late "
-			 "result (%s) changed nothing", p->provider,
-			 p->transaction_id, p->attempts, answer, elapsed_ms,
-			 kind == RESULT_DELIVERED ? "delivered" : "failed");
-	} else if (st == HANDOFF_STORE_FAILED) {
-		w->unrecorded++;
-		log_error("outcome=unrecorded provider=%s transaction_id=%s "
-			  "attempt=%lu %s elapsed_ms=%lld detail=\"%s\": the "
-			  "result (%s) is not recorded; the payment comes due "
-			  "again when its lease ends", p->provider,
-			  p->transaction_id, p->attempts, answer, elapsed_ms,
-			  out.detail,
-			  kind == RESULT_DELIVERED ? "delivered" : "failed");
-	} else if (kind == RESULT_DELIVERED) {
-		w->delivered++;
-		log_info("outcome=delivered provider=%s transaction_id=%s "
-			 "attempt=%lu %s elapsed_ms=%lld", p->provider,
-			 p->transaction_id, p->attempts, answer, elapsed_ms);
-	} else if (kind == RESULT_RETRY) {
-		w->retried++;
-		utc_in(delay_ms, retry_at, sizeof(retry_at));
-		log_warn("outcome=retry retry_at=%s delay_ms=%ld provider=%s "
-			 "transaction_id=%s attempt=%lu %s elapsed_ms=%lld "
-			 "detail=\"%s\"", retry_at, delay_ms, p->provider,
-			 p->transaction_id, p->attempts, answer, elapsed_ms,
-			 out.detail);
-	} else {
-		w->dead++;
-		log_error("outcome=dead provider=%s transaction_id=%s "
-			  "attempt=%lu %s elapsed_ms=%lld detail=\"%s\": %s; "
-			  "payhook-dispatch --requeue %llu hands it on again",
-			  p->provider, p->transaction_id, p->attempts, answer,
-			  elapsed_ms, out.detail,
-			  out.permanent ? "it can never be handed on as it is"
-					: "no attempts left",
-			  p->id);
-	}
+	if ((size_t)what < sizeof(results) / sizeof(results[0]))
+		metrics_dispatch_attempt(world->metrics, results[what],
+					 elapsed_us);
 }
 
-/* Delivers a batch in order while its lease leaves room for a whole
- * attempt and no stop was asked for; gives back the rest. */
-static void deliver_batch(struct dispatcher *w, struct handoff_store_batch *batch)
+static void env_gauges(void *ctx, const struct handoff_store_gauges *g)
 {
-	const struct config *cfg = w->cfg;
-	size_t i, released = 0;
-	const char *why = NULL;
+	const struct world *world = ctx;
+	struct metrics_dispatch_gauges mg = {
+		.pending = g->pending,
+		.in_flight = g->in_flight,
+		.dead = g->dead,
+		.oldest_due_s = g->oldest_due_s,
+	};
+
+	metrics_dispatch_gauges(world->metrics, &mg);
+}
+
+/* Serves the signals that came, between attempts. */
+static bool env_stopping(void *ctx)
+{
+	const struct world *world = ctx;
+
+	take_signals();
+	if (reopen_log)
+		reopen_log_file(world->cfg);
+	return stop_requested != 0;
+}
+
+/* An episode's start or end: the alert, each saying what to do. */
+static void env_event(void *ctx, const struct dispatcher_event *e)
+{
+	const struct world *world = ctx;
+	struct dispatcher_alert alert;
 	struct error err = { "" };
 
-	for (i = 0; i < batch->count; i++) {
-		int64_t left_ms;
-
-		take_signals();
-		if (stop_requested) {
-			why = "stopping";
-			break;
-		}
-		if (reopen_log)
-			reopen_log_file(cfg);
-		/* An attempt that could outlive the lease might run while
-		 * another dispatcher delivers the same payment. */
-		left_ms = (batch->lease_end_us - timing_now_us()) / 1000;
-		if (left_ms <=
-		    cfg->dispatch_timeout_ms + HANDOFF_STORE_LEASE_MARGIN_MS) {
-			why = "the lease has too little left for an attempt";
-			break;
-		}
-		attempt(w, batch, &batch->items[i]);
-	}
-	if (i == batch->count)
+	if (e->kind == DISPATCHER_EVENT_CIRCUIT_OPEN)
+		metrics_dispatch_circuit_opened(world->metrics);
+	if (!alert_enabled(world->alert))
 		return;
-	for (size_t k = i; k < batch->count; k++) {
-		enum handoff_store_status st;
-
-		st = handoff_store_release(w->db, &batch->items[k], &err);
-		if (st == HANDOFF_STORE_FAILED) {
-			log_warn("giving back %zu claimed payments failed: %s; "
-				 "they come due again when their lease ends",
-				 batch->count - k, err.message);
-			break;
-		}
-		if (st == HANDOFF_STORE_OK)
-			released++;
-	}
-	log_info("gave back %zu of %zu claimed payments not attempted (%s)",
-		 released, batch->count - i, why);
+	dispatcher_alert_init(&alert, e);
+	if (alert_send(world->alert, &alert.message, &err) != 0)
+		log_warn("alert %s: %s", alert.message.event, err.message);
+	else
+		log_info("alert %s sent", alert.message.event);
 }
 
-/* The dispatcher's loop, until SIGTERM or SIGINT; once started it tells
- * its pool on ready_fd (-1: none). Returns the exit status. */
-static int run_dispatcher(const struct config *cfg, int ready_fd)
+static uint64_t env_random(void *ctx)
 {
-	struct dispatcher w = { .cfg = cfg };
-	struct error err = { "" };
-	long retry_ms = 0;
-	int64_t last_warn_us = 0;
+	(void)ctx;
+	return random_u64();
+}
 
-	w.command = cfg->dispatch_url == NULL || cfg->dispatch_url[0] == '\0';
-	w.db = handoff_store_new(cfg, &err);
-	if (w.db != NULL)
-		w.handoff = handoff_new(cfg, &err);
-	if (w.db == NULL || w.handoff == NULL) {
+/* The dispatcher's loop (lib/dispatcher.h) until SIGTERM or SIGINT, or with
+ * once until nothing is due or deadline_us; once started it tells its pool
+ * on ready_fd (-1: none). Returns the exit status. */
+static int run_dispatcher(const struct config *cfg, int ready_fd, bool once,
+		      int64_t deadline_us)
+{
+	struct world world = { .cfg = cfg };
+	struct dispatcher_env env = {
+		.now_us = env_now_us,
+		.wait_ms = env_wait_ms,
+		.stopping = env_stopping,
+		.random = env_random,
+		.on_event = env_event,
+		.on_attempt = env_attempt,
+		.on_gauges = env_gauges,
+		.ctx = &world,
+	};
+	struct dispatcher_run_options options = {
+		.once = once,
+		.deadline_us = deadline_us,
+	};
+	struct handoff_store *db = NULL;
+	struct handoff *handoff = NULL;
+	struct dispatcher *d = NULL;
+	const struct dispatcher_stats *st;
+	struct error err = { "" };
+	bool command = cfg->dispatch_url == NULL || cfg->dispatch_url[0] == '\0';
+	int rc = 1;
+
+	db = handoff_store_new(cfg, &err);
+	if (db != NULL)
+		handoff = handoff_new(cfg, &err);
+	if (handoff != NULL)
+		world.alert = alert_new(cfg, PROGRAM, &err);
+	/* The dispatcher's figures join the pool's in metrics_file, which
+	 * payhook's metrics_path and --stats render. */
+	if (world.alert != NULL && cfg->metrics_file != NULL) {
+		world.metrics = metrics_open_file(cfg->metrics_file, &err);
+		if (world.metrics == NULL) {
+			alert_free(world.alert);
+			world.alert = NULL;
+		}
+	}
+	if (world.alert != NULL)
+		d = dispatcher_new(cfg, &env, &err);
+	if (d == NULL) {
 		log_error("%s", err.message);
-		handoff_store_free(w.db);
 		if (ready_fd >= 0)
 			close(ready_fd);
-		return 1;
+		goto out;
 	}
 	pool_child_ready(ready_fd);
 	log_info("dispatcher started: %s, batch %d, lease %ld ms, attempt "
-		 "timeout %ld ms, %d attempts", w.command ? "command" :
+		 "timeout %ld ms, %d attempts%s", command ? "command" :
 		 cfg->dispatch_secret.count > 0 ? "signed HTTP POST" : "HTTP POST",
 		 cfg->dispatch_batch_size, cfg->dispatch_lease_ms,
-		 cfg->dispatch_timeout_ms, cfg->dispatch_max_attempts);
-	for (;;) {
-		struct handoff_store_batch batch;
-
-		take_signals();
-		if (stop_requested)
-			break;
-		if (reopen_log)
-			reopen_log_file(cfg);
-		if (handoff_store_claim(w.db, (size_t)cfg->dispatch_batch_size,
-					&batch, &err) != 0) {
-			int64_t now = timing_now_us();
-
-			retry_ms = retry_ms == 0 ? DB_RETRY_MIN_MS
-				   : retry_ms * 2 < DB_RETRY_MAX_MS ? retry_ms * 2
-								    : DB_RETRY_MAX_MS;
-			if (last_warn_us == 0 ||
-			    now - last_warn_us >= DB_WARN_EVERY_MS * 1000) {
-				log_warn("claiming due payments failed: %s; "
-					 "trying again every %ld ms at most",
-					 err.message, DB_RETRY_MAX_MS);
-				last_warn_us = now;
-			} else {
-				log_debug("claiming due payments failed: %s",
-					  err.message);
-			}
-			wait_ms(retry_ms);
-			continue;
-		}
-		if (retry_ms != 0) {
-			log_info("claiming due payments works again");
-			retry_ms = 0;
-			last_warn_us = 0;
-		}
-		if (batch.count == 0) {
-			wait_ms(cfg->dispatch_poll_ms);
-			continue;
-		}
-		deliver_batch(&w, &batch);
-		handoff_store_batch_cleanup(&batch);
+		 cfg->dispatch_timeout_ms, cfg->dispatch_max_attempts,
+		 once ? ", once" : "");
+	rc = 0;
+	if (dispatcher_run(d, db, handoff, &options, &err) != 0) {
+		log_error("%s", err.message);
+		rc = 1;
 	}
-	log_info("dispatcher exits on signal %d: %llu delivered, %llu to retry, "
-		 "%llu dead, %llu superseded, %llu unrecorded",
-		 (int)stop_signal, w.delivered, w.retried, w.dead, w.superseded,
-		 w.unrecorded);
-	handoff_free(w.handoff);
-	handoff_store_free(w.db);
-	return 0;
+	st = dispatcher_stats(d);
+	log_info("dispatcher exits%s%.0d: %llu delivered, %llu to retry, "
+		 "%llu deferred, %llu dead, %llu superseded, %llu unrecorded",
+		 stop_signal != 0 ? " on signal " : "", (int)stop_signal,
+		 st->delivered, st->retried, st->deferred, st->dead,
+		 st->superseded, st->unrecorded);
+out:
+	dispatcher_free(d);
+	alert_free(world.alert);
+	metrics_free(world.metrics);
+	handoff_free(handoff);
+	handoff_store_free(db);
+	return rc;
 }
 
 /* ---- dispatch_concurrency > 1: a master and its dispatchers ---- */
@@ -476,7 +335,7 @@ static void dispatcher_entry(void *ctx, bool replacement, int ready_fd)
 		log_error("cannot set up signal handling: %s", strerror(errno));
 		exit(1);
 	}
-	exit(run_dispatcher(cfg, ready_fd));
+	exit(run_dispatcher(cfg, ready_fd, false, 0));
 }
 
 /* SIGHUP: the master's log reopened, and each dispatcher's. */
@@ -578,22 +437,47 @@ static int list_dead(const struct config *cfg)
 	return rc;
 }
 
-static int requeue(const struct config *cfg, char **args, size_t count)
+/* Prints at most 40 characters of text, anything but visible ASCII as
+ * '?', to stderr. */
+static void print_arg(const char *text)
 {
+	for (const char *c = text; *c != '\0' && c - text < 40; c++)
+		fputc((unsigned char)*c >= 0x20 && (unsigned char)*c < 0x7f ? *c
+									     : '?',
+		      stderr);
+}
+
+/* --requeue and --redeliver: the rows named by ids (args) and the filters
+ * in sel back to pending, or with dry_run only counted. */
+static int change_rows(const struct config *cfg,
+		       enum handoff_store_change change, char **args,
+		       size_t count, struct handoff_store_selection *sel,
+		       bool dry_run)
+{
+	const char *verb = change == HANDOFF_STORE_REDELIVER ? "redeliver"
+							       : "requeue";
+	const char *done = change == HANDOFF_STORE_REDELIVER ? "redelivered"
+							       : "requeued";
 	struct error err = { "" };
 	struct handoff_store *db;
-	unsigned long long *ids, changed = 0;
+	unsigned long long *ids = NULL, changed = 0;
 	int rc = 0;
 
-	if (count == 0) {
-		fprintf(stderr, PROGRAM ": --requeue needs the ids of the "
-				"payments (--list-dead shows them)\n");
+	if (count == 0 && (change == HANDOFF_STORE_REDELIVER ||
+			   (sel->provider == NULL && sel->since == NULL &&
+			    sel->until == NULL && sel->error == NULL))) {
+		fprintf(stderr, PROGRAM ": --%s needs the ids of the payments%s\n",
+			verb, change == HANDOFF_STORE_REDELIVER ? ""
+			: " (--list-dead shows them), or --provider, --since, "
+			  "--until or --error");
 		return EXIT_USAGE;
 	}
-	ids = calloc(count, sizeof(*ids));
-	if (ids == NULL) {
-		fprintf(stderr, PROGRAM ": out of memory\n");
-		return 1;
+	if (count > 0) {
+		ids = calloc(count, sizeof(*ids));
+		if (ids == NULL) {
+			fprintf(stderr, PROGRAM ": out of memory\n");
+			return 1;
+		}
 	}
 	for (size_t i = 0; i < count; i++) {
 		uint64_t id;
@@ -601,29 +485,61 @@ static int requeue(const struct config *cfg, char **args, size_t count)
 		if (number_parse(args[i], UINT64_MAX, &id) != NUMBER_OK ||
 		    id == 0) {
 			fprintf(stderr, PROGRAM ": not a payment id: ");
-			for (const char *c = args[i]; *c != '\0' && c - args[i] < 40; c++)
-				fputc((unsigned char)*c >= 0x20 &&
-					      (unsigned char)*c < 0x7f ? *c : '?',
-				      stderr);
+			print_arg(args[i]);
 			fputc('\n', stderr);
 			free(ids);
 			return EXIT_USAGE;
 		}
 		ids[i] = id;
 	}
+	sel->ids = ids;
+	sel->id_count = count;
 	db = handoff_store_new(cfg, &err);
 	if (db == NULL ||
-	    handoff_store_requeue(db, ids, count, &changed, &err) != 0) {
+	    handoff_store_requeue(db, change, sel, dry_run, &changed, &err) != 0) {
 		fprintf(stderr, PROGRAM ": %s\n", err.message);
 		rc = 1;
-	} else {
-		printf("requeued %llu of %zu payment%s%s\n", changed, count,
+	} else if (dry_run) {
+		printf("would %s %llu payment%s (dry run: nothing changed)\n",
+		       verb, changed, changed == 1 ? "" : "s");
+	} else if (count > 0) {
+		printf("%s %llu of %zu payment%s%s\n", done, changed, count,
 		       count == 1 ? "" : "s",
-		       changed < count ? " (the others are not dead or "
-					 "skipped, or do not exist)" : "");
+		       changed < count
+			       ? change == HANDOFF_STORE_REDELIVER
+					 ? " (the others are not delivered, "
+					   "or do not exist)"
+					 : " (the others are not dead or "
+					   "skipped, or do not exist)"
+			       : "");
+	} else {
+		printf("%s %llu payment%s\n", done, changed,
+		       changed == 1 ? "" : "s");
 	}
 	handoff_store_free(db);
 	free(ids);
+	return rc;
+}
+
+/* --pause and --resume: the flag every dispatcher of the database reads. */
+static int set_paused(const struct config *cfg, bool paused)
+{
+	struct error err = { "" };
+	struct handoff_store *db = handoff_store_new(cfg, &err);
+	int rc = 0;
+
+	if (db == NULL || handoff_store_set_paused(db, paused, &err) != 0) {
+		fprintf(stderr, PROGRAM ": %s\n", err.message);
+		rc = 1;
+	} else if (paused) {
+		printf("paused: every payhook-dispatch of this database stops "
+		       "claiming within dispatch_poll_ms (attempts in hand "
+		       "finish); --resume starts them again\n");
+	} else {
+		printf("resumed: every payhook-dispatch of this database claims "
+		       "again within dispatch_poll_ms\n");
+	}
+	handoff_store_free(db);
 	return rc;
 }
 
@@ -646,6 +562,14 @@ static int check_config(const struct config *cfg, const char *path)
 	} else {
 		printf("target: ok (command run by /bin/sh -c)\n");
 	}
+	if (alert_check_config(cfg, &err) != 0) {
+		printf("alert: FAILED: %s\n", err.message);
+		rc = 1;
+	} else if (cfg->alert_url != NULL && cfg->alert_url[0] != '\0') {
+		printf("alert: ok (HTTP POST to alert_url)\n");
+	} else if (cfg->alert_command != NULL && cfg->alert_command[0] != '\0') {
+		printf("alert: ok (alert_command run by /bin/sh -c)\n");
+	}
 	if (handoff_store_check_config(cfg, &err) != 0) {
 		printf("lease: FAILED: %s\n", err.message);
 		rc = 1;
@@ -661,8 +585,20 @@ static int check_config(const struct config *cfg, const char *path)
 		printf("mysql: FAILED: %s\n", err.message);
 		rc = 1;
 	} else {
+		bool migrated = false, paused = false;
+
 		printf("mysql: ok (%s, table payments with the dispatch columns "
 		       "and ix_payments_dispatch_due)\n", sqlconn_where(cfg));
+		/* Both are notes: delivery works without them. */
+		if (handoff_store_check_control(db, &migrated, &paused, &err) != 0)
+			printf("mysql: WARNING: %s\n", err.message);
+		else if (!migrated)
+			printf("mysql: WARNING: no table dispatch_control or index "
+			       "ix_payments_dispatch_state: --pause and a cheap "
+			       "dead count need db/migrate-5-dispatch-control.sql\n");
+		if (paused)
+			printf("mysql: WARNING: delivery is paused "
+			       "(payhook-dispatch --resume starts it)\n");
 	}
 	handoff_store_free(db);
 	return rc;
@@ -671,10 +607,13 @@ static int check_config(const struct config *cfg, const char *path)
 static void usage(FILE *to)
 {
 	fprintf(to,
-		"usage: " PROGRAM " [-c FILE]\n"
+		"usage: " PROGRAM " [-c FILE] [--once[=SECONDS]]\n"
 		"       " PROGRAM " --check-config [-c FILE]\n"
 		"       " PROGRAM " --list-dead [-c FILE]\n"
-		"       " PROGRAM " --requeue [-c FILE] ID...\n"
+		"       " PROGRAM " --requeue [-c FILE] [--dry-run] [ID...] [--provider P]\n"
+		"                 [--since TIME] [--until TIME] [--error TEXT]\n"
+		"       " PROGRAM " --redeliver [-c FILE] [--dry-run] ID...\n"
+		"       " PROGRAM " --pause | --resume [-c FILE]\n"
 		"       " PROGRAM " --version | --help\n"
 		"\n"
 		"Hands every payment payhook recorded on to dispatch_url (HTTP\n"
@@ -684,12 +623,38 @@ static void usage(FILE *to)
 		"Runs until SIGTERM. The configuration file comes from -c, else\n"
 		"$PAYHOOK_CONFIG; every key can be overridden by PAYHOOK_<KEY>.\n"
 		"\n"
+		"  --once[=SECONDS] deliver what is due, then exit (within SECONDS,\n"
+		"                  default %d; one process): for cron\n"
 		"  --check-config  check the configuration, MySQL and the schema\n"
 		"  --list-dead     print the dead payments (id, provider,\n"
 		"                  transaction_id, attempts, last error)\n"
-		"  --requeue ID... put dead or skipped payments back to pending,\n"
-		"                  due now, attempts 0\n");
+		"  --requeue       put dead or skipped payments back to pending,\n"
+		"                  due now, attempts 0: those with the ids given\n"
+		"                  and matching every filter: --provider P,\n"
+		"                  --since/--until TIME (received_at, UTC,\n"
+		"                  'YYYY-MM-DD HH:MM:SS'), --error TEXT (in the\n"
+		"                  last error)\n"
+		"  --redeliver ID... hand delivered payments on again (the same\n"
+		"                  Idempotency-Key)\n"
+		"  --dry-run       with --requeue or --redeliver: count, change\n"
+		"                  nothing\n"
+		"  --pause         stop delivery by every dispatcher of the database\n"
+		"                  (they keep running); --resume starts it again\n",
+		ONCE_DEFAULT_S);
 }
+
+/* The modes of the command line (getopt's values). */
+enum {
+	OPT_PROVIDER = 256,
+	OPT_SINCE,
+	OPT_UNTIL,
+	OPT_ERROR,
+	OPT_DRY_RUN,
+	OPT_ONCE,
+	MODE_REDELIVER,
+	MODE_PAUSE,
+	MODE_RESUME,
+};
 
 int main(int argc, char **argv)
 {
@@ -698,12 +663,24 @@ int main(int argc, char **argv)
 		{ "check-config", no_argument, NULL, 'C' },
 		{ "list-dead", no_argument, NULL, 'L' },
 		{ "requeue", no_argument, NULL, 'R' },
+		{ "redeliver", no_argument, NULL, MODE_REDELIVER },
+		{ "pause", no_argument, NULL, MODE_PAUSE },
+		{ "resume", no_argument, NULL, MODE_RESUME },
+		{ "once", optional_argument, NULL, OPT_ONCE },
+		{ "provider", required_argument, NULL, OPT_PROVIDER },
+		{ "since", required_argument, NULL, OPT_SINCE },
+		{ "until", required_argument, NULL, OPT_UNTIL },
+		{ "error", required_argument, NULL, OPT_ERROR },
+		{ "dry-run", no_argument, NULL, OPT_DRY_RUN },
 		{ "version", no_argument, NULL, 'V' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
+	struct handoff_store_selection sel = { 0 };
 	const char *path = NULL;
 	int mode = 0, opt, rc;
+	bool dry_run = false, once = false, filtered = false;
+	uint64_t once_s = ONCE_DEFAULT_S;
 	struct config cfg;
 	struct error err = { "" };
 
@@ -715,13 +692,46 @@ int main(int argc, char **argv)
 		case 'C':
 		case 'L':
 		case 'R':
+		case MODE_REDELIVER:
+		case MODE_PAUSE:
+		case MODE_RESUME:
 			if (mode != 0 && mode != opt) {
 				fprintf(stderr, PROGRAM ": --check-config, "
-						"--list-dead and --requeue "
-						"exclude each other\n");
+						"--list-dead, --requeue, "
+						"--redeliver, --pause and "
+						"--resume exclude each other\n");
 				return EXIT_USAGE;
 			}
 			mode = opt;
+			break;
+		case OPT_ONCE:
+			once = true;
+			if (optarg != NULL &&
+			    (number_parse(optarg, ONCE_MAX_S, &once_s) !=
+				     NUMBER_OK || once_s == 0)) {
+				fprintf(stderr, PROGRAM ": --once=SECONDS takes "
+						"1 to %d\n", ONCE_MAX_S);
+				return EXIT_USAGE;
+			}
+			break;
+		case OPT_PROVIDER:
+			sel.provider = optarg;
+			filtered = true;
+			break;
+		case OPT_SINCE:
+			sel.since = optarg;
+			filtered = true;
+			break;
+		case OPT_UNTIL:
+			sel.until = optarg;
+			filtered = true;
+			break;
+		case OPT_ERROR:
+			sel.error = optarg;
+			filtered = true;
+			break;
+		case OPT_DRY_RUN:
+			dry_run = true;
 			break;
 		case 'V':
 			printf(PROGRAM " %s\n", PACKAGE_VERSION);
@@ -734,7 +744,10 @@ int main(int argc, char **argv)
 			return EXIT_USAGE;
 		}
 	}
-	if (optind != argc && mode != 'R') {
+	if ((optind != argc && mode != 'R' && mode != MODE_REDELIVER) ||
+	    (filtered && mode != 'R') ||
+	    (dry_run && mode != 'R' && mode != MODE_REDELIVER) ||
+	    (once && mode != 0)) {
 		usage(stderr);
 		return EXIT_USAGE;
 	}
@@ -750,30 +763,40 @@ int main(int argc, char **argv)
 		config_cleanup(&cfg);
 		return 1;
 	}
-	if (mode == 'C') {
+	switch (mode) {
+	case 'C':
 		rc = check_config(&cfg, path);
 		goto out;
-	}
-	if (mode == 'L') {
+	case 'L':
 		rc = list_dead(&cfg);
 		goto out;
-	}
-	if (mode == 'R') {
-		rc = requeue(&cfg, argv + optind, (size_t)(argc - optind));
+	case 'R':
+	case MODE_REDELIVER:
+		rc = change_rows(&cfg, mode == 'R' ? HANDOFF_STORE_REQUEUE
+						   : HANDOFF_STORE_REDELIVER,
+				 argv + optind, (size_t)(argc - optind), &sel,
+				 dry_run);
 		goto out;
+	case MODE_PAUSE:
+	case MODE_RESUME:
+		rc = set_paused(&cfg, mode == MODE_PAUSE);
+		goto out;
+	default:
+		break;
 	}
 	if (handoff_check_config(&cfg, &err) != 0 ||
-	    handoff_store_check_config(&cfg, &err) != 0) {
+	    handoff_store_check_config(&cfg, &err) != 0 ||
+	    alert_check_config(&cfg, &err) != 0) {
 		fprintf(stderr, PROGRAM ": %s\n", err.message);
 		rc = 1;
 		goto out;
 	}
-	if (handoff_global_init(&err) != 0) {
+	if (transport_global_init(&err) != 0) {
 		fprintf(stderr, PROGRAM ": %s\n", err.message);
 		rc = 1;
 		goto out;
 	}
-	if (cfg.dispatch_concurrency > 1) {
+	if (cfg.dispatch_concurrency > 1 && !once) {
 		/* Nothing points into argv's strings any more (the options
 		 * are read): they become the process titles. */
 		pool_title_init(argc, argv);
@@ -782,9 +805,12 @@ int main(int argc, char **argv)
 		log_error("cannot set up signal handling: %s", strerror(errno));
 		rc = 1;
 	} else {
-		rc = run_dispatcher(&cfg, -1);
+		rc = run_dispatcher(&cfg, -1, once,
+				once ? timing_now_us() +
+					       (int64_t)once_s * 1000000
+				     : 0);
 	}
-	handoff_global_cleanup();
+	transport_global_cleanup();
 out:
 	config_cleanup(&cfg);
 	return rc;

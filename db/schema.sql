@@ -31,7 +31,8 @@
 -- dispatch_token grows by one at every claim: a dispatcher records its result
 -- only while the token is still the one it claimed with, so one that was
 -- paused past its lease changes nothing. ix_payments_dispatch_due keeps
--- finding due payments cheap at millions of rows.
+-- finding due payments cheap at millions of rows; ix_payments_dispatch_state
+-- keeps counting the dead ones (the metrics, --requeue) cheap.
 --
 -- refunded_amount, dispute_state and cancelled are the payment's lifecycle
 -- totals: the sum of its succeeded refunds (0 when none), the state of its
@@ -63,7 +64,19 @@ CREATE TABLE IF NOT EXISTS payments (
     dispute_state  ENUM('open', 'won', 'lost') NULL DEFAULT NULL,
     cancelled      TINYINT NOT NULL DEFAULT 0,
     UNIQUE KEY uq_payments_provider_transaction_id (provider, transaction_id),
-    KEY ix_payments_dispatch_due (dispatch_due_at)
+    KEY ix_payments_dispatch_due (dispatch_due_at),
+    KEY ix_payments_dispatch_state (dispatch_state)
+) ENGINE=InnoDB;
+
+-- dispatch_control holds one row (id 1): the pause flag every payhook-dispatch
+-- of this database reads before it claims (--pause, --resume), with when and
+-- by whom it last changed. No row means not paused.
+
+CREATE TABLE IF NOT EXISTS dispatch_control (
+    id TINYINT UNSIGNED NOT NULL PRIMARY KEY,
+    paused TINYINT(1) NOT NULL DEFAULT 0,
+    changed_at DATETIME(6) NULL,
+    changed_by VARCHAR(128) NULL
 ) ENGINE=InnoDB;
 
 -- payment_events: what happened to a payment's money after it was recorded,

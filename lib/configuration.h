@@ -169,6 +169,14 @@ struct config {
 	int dispatch_max_attempts;  /* then dead, default 20 */
 	long dispatch_lease_ms;     /* a claim's lease, default 60000 */
 	long dispatch_poll_ms;      /* idle wait between looks, default 1000 */
+	long dispatch_rate_per_s;   /* attempts per second at most; 0: no cap */
+	int dispatch_circuit_failures; /* failures in a row that open the
+				     * target's circuit, default 5 */
+	/* Alerts (alert.h): a dead payment, the circuit opening or closing. */
+	char *alert_url;            /* POST each alert here ... */
+	char *alert_command;        /* ... or run this per alert (sh -c) */
+	struct config_secrets alert_secret; /* whsec_: signs each alert POST
+				     * (else dispatch_secret) */
 
 	int in_progress_status;     /* 409 (default) or 503 */
 	int retry_after_s;          /* Retry-After value, default 5 */

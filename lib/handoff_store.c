@@ -26,6 +26,7 @@
 enum stmt_index {
 	STMT_DELIVERED,
 	STMT_RETRY,
+	STMT_DEFER,
 	STMT_DEAD,
 	STMT_RELEASE,
 	STMT_COUNT
@@ -41,6 +42,14 @@ static const char *const stmt_sql[STMT_COUNT] = {
 		"UPDATE payments SET dispatch_due_at = UTC_TIMESTAMP(6) + "
 		"INTERVAL ? MICROSECOND, dispatch_owner = NULL, "
 		"dispatch_last_error = ? WHERE id = ? AND dispatch_token = ?",
+	/* A failure that does not count (a Retry-After, an outage): the
+	 * claim's attempt is taken back, as a release does. */
+	[STMT_DEFER] =
+		"UPDATE payments SET dispatch_due_at = UTC_TIMESTAMP(6) + "
+		"INTERVAL ? MICROSECOND, dispatch_owner = NULL, "
+		"dispatch_last_error = ?, dispatch_attempts = "
+		"IF(dispatch_attempts > 0, dispatch_attempts - 1, 0) "
+		"WHERE id = ? AND dispatch_token = ?",
 	[STMT_DEAD] =
 		"UPDATE payments SET dispatch_state = 'dead', "
 		"dispatch_due_at = NULL, dispatch_owner = NULL, "
@@ -56,6 +65,7 @@ static const char *const stmt_sql[STMT_COUNT] = {
 static const char *const stmt_names[STMT_COUNT] = {
 	[STMT_DELIVERED] = "record delivered",
 	[STMT_RETRY] = "record retry",
+	[STMT_DEFER] = "record deferred retry",
 	[STMT_DEAD] = "record dead",
 	[STMT_RELEASE] = "release",
 };
@@ -397,7 +407,7 @@ static int read_claimed(struct handoff_store *d,
 	}
 	while (batch->count < expected && (row = mysql_fetch_row(res)) != NULL) {
 		unsigned long *len = mysql_fetch_lengths(res);
-		struct handoff_store_payment *p = &batch->items[batch->count];
+		struct handoff_row *p = &batch->items[batch->count];
 
 		if (len == NULL || row[7] == NULL) {
 			rc = error_set(err, "mysql claim read: a row without "
@@ -626,7 +636,7 @@ static enum handoff_store_status fenced_write(struct handoff_store *d,
 /* The fenced statements end with "id = ? AND dispatch_token = ?". */
 static enum handoff_store_status fenced_by_token(
 	struct handoff_store *d, enum stmt_index which,
-	const struct handoff_store_payment *p, const char *last_error,
+	const struct handoff_row *p, const char *last_error,
 	long long delay_us, struct error *err)
 {
 	MYSQL_BIND param[4];
@@ -637,12 +647,12 @@ static enum handoff_store_status fenced_by_token(
 	size_t n = 0;
 
 	memset(param, 0, sizeof(param));
-	if (which == STMT_RETRY) {
+	if (which == STMT_RETRY || which == STMT_DEFER) {
 		param[n].buffer_type = MYSQL_TYPE_LONGLONG;
 		param[n].buffer = &delay;
 		n++;
 	}
-	if (which == STMT_RETRY || which == STMT_DEAD) {
+	if (which == STMT_RETRY || which == STMT_DEFER || which == STMT_DEAD) {
 		clean_error_text(last_error, text);
 		text_len = (unsigned long)strlen(text);
 		param[n].buffer_type = MYSQL_TYPE_STRING;
@@ -657,30 +667,31 @@ static enum handoff_store_status fenced_by_token(
 }
 
 enum handoff_store_status handoff_store_record_delivered(
-	struct handoff_store *d, const struct handoff_store_payment *p,
+	struct handoff_store *d, const struct handoff_row *p,
 	struct error *err)
 {
 	return fenced_by_token(d, STMT_DELIVERED, p, NULL, 0, err);
 }
 
 enum handoff_store_status handoff_store_record_retry(
-	struct handoff_store *d, const struct handoff_store_payment *p,
-	const char *last_error, long delay_ms, struct error *err)
+	struct handoff_store *d, const struct handoff_row *p,
+	const char *last_error, long delay_ms, bool counted, struct error *err)
 {
-	return fenced_by_token(d, STMT_RETRY, p, last_error,
+	return fenced_by_token(d, counted ? STMT_RETRY : STMT_DEFER, p,
+			       last_error,
 			       (long long)(delay_ms < 0 ? 0 : delay_ms) * 1000,
 			       err);
 }
 
 enum handoff_store_status handoff_store_record_dead(
-	struct handoff_store *d, const struct handoff_store_payment *p,
+	struct handoff_store *d, const struct handoff_row *p,
 	const char *last_error, struct error *err)
 {
 	return fenced_by_token(d, STMT_DEAD, p, last_error, 0, err);
 }
 
 enum handoff_store_status handoff_store_release(
-	struct handoff_store *d, const struct handoff_store_payment *p,
+	struct handoff_store *d, const struct handoff_row *p,
 	struct error *err)
 {
 	return fenced_by_token(d, STMT_RELEASE, p, NULL, 0, err);
@@ -747,37 +758,243 @@ int handoff_store_list_dead(struct handoff_store *d,
 	return 0;
 }
 
-int handoff_store_requeue(struct handoff_store *d,
-			  const unsigned long long *ids, size_t count,
-			  unsigned long long *changed, struct error *err)
+/* Appends " AND <head>'<value, escaped>'<tail>" to the WHERE clause in
+ * *where (a new string; the old one is freed) when value is not NULL.
+ * Returns 0, or -1 with err set (out of memory; *where is then NULL). */
+static int where_add(struct handoff_store *d, char **where, const char *head,
+		     const char *value, const char *tail, struct error *err)
 {
-	char *list, *sql;
-	my_ulonglong rows;
+	char *escaped, *grown;
+	size_t len;
 
-	*changed = 0;
-	if (count == 0)
+	if (value == NULL)
 		return 0;
+	len = strlen(value);
+	escaped = malloc(2 * len + 1);
+	if (escaped == NULL) {
+		grown = NULL;
+		error_set(err, "dispatch: out of memory");
+	} else {
+		mysql_real_escape_string(sqlconn_mysql(d->conn), escaped, value,
+					 (unsigned long)len);
+		grown = sql_new(err, "%s AND %s'%s'%s", *where, head, escaped,
+				tail);
+	}
+	free(escaped);
+	free(*where);
+	*where = grown;
+	return grown == NULL ? -1 : 0;
+}
+
+int handoff_store_requeue(struct handoff_store *d,
+			  enum handoff_store_change change,
+			  const struct handoff_store_selection *sel,
+			  bool dry_run, unsigned long long *count,
+			  struct error *err)
+{
+	MYSQL *mysql;
+	char *where = NULL, *sql = NULL, *list = NULL;
+	my_ulonglong rows;
+	int rc = -1;
+
+	*count = 0;
 	if (sqlconn_connect(d->conn, err) != 0)
 		return -1;
-	list = id_list_new(ids, count, err);
-	if (list == NULL)
+	mysql = sqlconn_mysql(d->conn);
+	/* Requeue: dead or skipped (never attempted) rows; redeliver:
+	 * delivered ones. The idempotency key is the row's own, so it stays. */
+	where = sql_new(err, "%s", change == HANDOFF_STORE_REDELIVER
+					   ? "dispatch_state = 'delivered'"
+					   : "dispatch_state IN ('dead', 'skipped')");
+	if (where == NULL)
 		return -1;
+	if (sel->id_count > 0) {
+		char *grown;
+
+		list = id_list_new(sel->ids, sel->id_count, err);
+		if (list == NULL)
+			goto out;
+		grown = sql_new(err, "%s AND id IN (%s)", where, list);
+		free(where);
+		where = grown;
+		if (where == NULL)
+			goto out;
+	}
+	if (where_add(d, &where, "provider = ", sel->provider, "", err) != 0 ||
+	    where_add(d, &where, "received_at >= ", sel->since, "", err) != 0 ||
+	    where_add(d, &where, "received_at < ", sel->until, "", err) != 0 ||
+	    where_add(d, &where, "LOCATE(", sel->error,
+		      ", COALESCE(dispatch_last_error, '')) > 0", err) != 0)
+		goto out;
+	if (dry_run) {
+		sql = sql_new(err, "SELECT COUNT(*) FROM payments WHERE %s", where);
+		if (sql == NULL)
+			goto out;
+		if (query_number(d, sql, count, err) != 0)
+			goto out;
+		if (mysql_rollback(mysql) != 0) {
+			connection_failed(d, "rollback", err);
+			goto out;
+		}
+		rc = 0;
+		goto out;
+	}
 	sql = sql_new(err,
 		      "UPDATE payments SET dispatch_state = 'pending', "
 		      "dispatch_due_at = UTC_TIMESTAMP(6), dispatch_attempts = 0, "
-		      "dispatch_owner = NULL WHERE id IN (%s) "
-		      "AND dispatch_state IN ('dead', 'skipped')", list);
+		      "dispatch_owner = NULL WHERE %s", where);
+	if (sql == NULL)
+		goto out;
+	if (mysql_query(mysql, sql) != 0) {
+		connection_failed(d, change == HANDOFF_STORE_REDELIVER
+					     ? "redeliver" : "requeue", err);
+		goto out;
+	}
+	rows = mysql_affected_rows(mysql);
+	if (mysql_commit(mysql) != 0) {
+		connection_failed(d, "requeue commit", err);
+		goto out;
+	}
+	*count = rows == (my_ulonglong)-1 ? 0 : (unsigned long long)rows;
+	rc = 0;
+out:
+	free(sql);
 	free(list);
+	free(where);
+	return rc;
+}
+
+/* ER_NO_SUCH_TABLE: a database from before db/migrate-5-dispatch-control.sql. */
+#define NO_SUCH_TABLE 1146
+
+int handoff_store_paused(struct handoff_store *d, bool *paused,
+			 struct error *err)
+{
+	static const char sql[] =
+		"SELECT COALESCE(MAX(paused), 0) FROM dispatch_control";
+	MYSQL *mysql;
+	unsigned long long value = 0;
+
+	*paused = false;
+	if (sqlconn_connect(d->conn, err) != 0)
+		return -1;
+	mysql = sqlconn_mysql(d->conn);
+	if (sqlconn_query_number(d->conn, sql, &value, err) != 0) {
+		if (mysql_errno(mysql) != NO_SUCH_TABLE) {
+			disconnect(d);
+			return -1;
+		}
+		/* No table, no pause: the flag came with migration 5. */
+		value = 0;
+	}
+	/* End the read's transaction: no snapshot or metadata lock kept. */
+	if (mysql_rollback(mysql) != 0)
+		return connection_failed(d, "rollback", err);
+	*paused = value != 0;
+	return 0;
+}
+
+int handoff_store_set_paused(struct handoff_store *d, bool paused,
+			     struct error *err)
+{
+	char owner[2 * HANDOFF_STORE_OWNER_MAX + 1];
+	char *sql;
+	MYSQL *mysql;
+
+	if (sqlconn_connect(d->conn, err) != 0)
+		return -1;
+	mysql = sqlconn_mysql(d->conn);
+	mysql_real_escape_string(mysql, owner, d->owner,
+				 (unsigned long)strlen(d->owner));
+	sql = sql_new(err,
+		      "INSERT INTO dispatch_control (id, paused, changed_at, "
+		      "changed_by) VALUES (1, %d, UTC_TIMESTAMP(6), '%s') "
+		      "ON DUPLICATE KEY UPDATE paused = VALUES(paused), "
+		      "changed_at = VALUES(changed_at), "
+		      "changed_by = VALUES(changed_by)",
+		      paused ? 1 : 0, owner);
 	if (sql == NULL)
 		return -1;
-	if (mysql_query(sqlconn_mysql(d->conn), sql) != 0) {
+	if (mysql_query(mysql, sql) != 0) {
+		unsigned int code = mysql_errno(mysql);
+
 		free(sql);
-		return connection_failed(d, "requeue", err);
+		if (code == NO_SUCH_TABLE) {
+			after_failure(d, code);
+			return error_set(err, "no table dispatch_control in this "
+					 "database: run "
+					 "db/migrate-5-dispatch-control.sql");
+		}
+		return connection_failed(d, "pause flag", err);
 	}
 	free(sql);
-	rows = mysql_affected_rows(sqlconn_mysql(d->conn));
-	if (mysql_commit(sqlconn_mysql(d->conn)) != 0)
-		return connection_failed(d, "requeue commit", err);
-	*changed = rows == (my_ulonglong)-1 ? 0 : (unsigned long long)rows;
+	if (mysql_commit(mysql) != 0)
+		return connection_failed(d, "pause flag commit", err);
 	return 0;
+}
+
+int handoff_store_gauges(struct handoff_store *d,
+			 struct handoff_store_gauges *g, struct error *err)
+{
+	/* Each part stays on an index: pending rows are those with a due
+	 * time (ix_payments_dispatch_due), leased ones the future end of that
+	 * range, dead ones ix_payments_dispatch_state. */
+	static const char sql[] =
+		"SELECT (SELECT COUNT(*) FROM payments "
+		"WHERE dispatch_due_at IS NOT NULL), "
+		"(SELECT COUNT(*) FROM payments WHERE dispatch_due_at > "
+		"UTC_TIMESTAMP(6) AND dispatch_owner IS NOT NULL), "
+		"(SELECT COUNT(*) FROM payments WHERE dispatch_state = 'dead'), "
+		"(SELECT GREATEST(0, COALESCE(TIMESTAMPDIFF(SECOND, "
+		"MIN(dispatch_due_at), UTC_TIMESTAMP(6)), 0)) FROM payments "
+		"WHERE dispatch_due_at IS NOT NULL)";
+	MYSQL *mysql;
+	MYSQL_RES *res;
+	MYSQL_ROW row;
+
+	memset(g, 0, sizeof(*g));
+	if (sqlconn_connect(d->conn, err) != 0)
+		return -1;
+	mysql = sqlconn_mysql(d->conn);
+	if (mysql_query(mysql, sql) != 0)
+		return connection_failed(d, "gauges", err);
+	res = mysql_store_result(mysql);
+	if (res == NULL)
+		return connection_failed(d, "gauges", err);
+	row = mysql_fetch_row(res);
+	if (row != NULL && mysql_num_fields(res) == 4) {
+		g->pending = parse_ull(row[0]);
+		g->in_flight = parse_ull(row[1]);
+		g->dead = parse_ull(row[2]);
+		g->oldest_due_s = parse_ull(row[3]);
+	}
+	mysql_free_result(res);
+	if (mysql_rollback(mysql) != 0)
+		return connection_failed(d, "rollback", err);
+	return 0;
+}
+
+int handoff_store_check_control(struct handoff_store *d, bool *migrated,
+				bool *paused, struct error *err)
+{
+	static const char sql[] =
+		"SELECT (SELECT COUNT(*) FROM information_schema.tables "
+		"WHERE table_schema = DATABASE() AND "
+		"table_name = 'dispatch_control') + "
+		"(SELECT COUNT(*) FROM information_schema.statistics "
+		"WHERE table_schema = DATABASE() AND table_name = 'payments' "
+		"AND index_name = 'ix_payments_dispatch_state' "
+		"AND seq_in_index = 1)";
+	unsigned long long found = 0;
+
+	*migrated = false;
+	*paused = false;
+	if (sqlconn_connect(d->conn, err) != 0)
+		return -1;
+	if (query_number(d, sql, &found, err) != 0)
+		return -1;
+	if (mysql_rollback(sqlconn_mysql(d->conn)) != 0)
+		return connection_failed(d, "rollback", err);
+	*migrated = found == 2;
+	return handoff_store_paused(d, paused, err);
 }

@@ -24,42 +24,23 @@
 
 #include "configuration.h"
 #include "error.h"
+#include "handoff_row.h"
 
 /* dispatch_owner is VARCHAR(128): "<host>:<pid>" is cut to fit. */
 #define HANDOFF_STORE_OWNER_MAX 128
 /* dispatch_last_error is VARCHAR(255): longer texts are cut. */
 #define HANDOFF_STORE_LAST_ERROR_MAX 255
 /* What the lease must keep beyond an attempt's own timeout: the kill grace
- * of a command (HANDOFF_KILL_GRACE_MS) and scheduling. */
+ * of a command (TRANSPORT_KILL_GRACE_MS) and scheduling. */
 #define HANDOFF_STORE_LEASE_MARGIN_MS 1000L
 
 struct handoff_store; /* one connection; opaque */
-
-/* One claimed payment, read in the claim's transaction. Strings are
- * NUL-terminated copies; payload and event_id are owned by the batch. */
-struct handoff_store_payment {
-	unsigned long long id;
-	char provider[33];          /* VARCHAR(32) */
-	char transaction_id[129];   /* VARBINARY(128) */
-	size_t transaction_id_len;
-	char *event_id;             /* NULL when the column is NULL */
-	size_t event_id_len;
-	unsigned long long amount;
-	char currency[4];
-	char received_at[32];       /* RFC 3339 UTC: 2026-11-30T14:00:00.123456Z */
-	char *payload;              /* the provider's raw body (NUL added) */
-	size_t payload_len;
-	unsigned long long token;   /* dispatch_token after this claim */
-	unsigned long attempts;     /* dispatch_attempts, this attempt included */
-	bool attempted;             /* the caller's: set once an attempt began
-				     * (such a claim is never released) */
-};
 
 /* The payments of one claim and its lease, measured on the monotonic clock
  * (timing_now_us) from before the claim was sent: the server's lease ends
  * later than lease_end_us, never earlier. */
 struct handoff_store_batch {
-	struct handoff_store_payment *items;
+	struct handoff_row *items;
 	size_t count;
 	int64_t lease_start_us;
 	int64_t lease_end_us;
@@ -124,27 +105,28 @@ void handoff_store_batch_cleanup(struct handoff_store_batch *batch);
 /* Marks p delivered (due_at NULL, delivered_at now, owner and last error
  * cleared) while its token is current. */
 enum handoff_store_status handoff_store_record_delivered(
-	struct handoff_store *d, const struct handoff_store_payment *p,
+	struct handoff_store *d, const struct handoff_row *p,
 	struct error *err);
 
 /* Records a failed attempt while p's token is current: due again delay_ms
  * from now (server time), owner cleared, last_error kept (cut to
  * HANDOFF_STORE_LAST_ERROR_MAX, bytes outside printable ASCII replaced by '?').
- */
+ * Not counted: the claim's attempt is taken back (dispatch_attempts - 1), as
+ * for a Retry-After or a failure during an outage. */
 enum handoff_store_status handoff_store_record_retry(
-	struct handoff_store *d, const struct handoff_store_payment *p,
-	const char *last_error, long delay_ms, struct error *err);
+	struct handoff_store *d, const struct handoff_row *p,
+	const char *last_error, long delay_ms, bool counted, struct error *err);
 
 /* Records a failed attempt as the last one while p's token is current:
  * dispatch_state 'dead', due_at NULL, last_error kept as above. */
 enum handoff_store_status handoff_store_record_dead(
-	struct handoff_store *d, const struct handoff_store_payment *p,
+	struct handoff_store *d, const struct handoff_row *p,
 	const char *last_error, struct error *err);
 
 /* Gives back a claim that was never attempted while its token is current:
  * due now, owner cleared, and the claim's attempt not counted. */
 enum handoff_store_status handoff_store_release(
-	struct handoff_store *d, const struct handoff_store_payment *p,
+	struct handoff_store *d, const struct handoff_row *p,
 	struct error *err);
 
 /* The delay before attempt number attempts + 1, after attempts failed ones:
@@ -162,13 +144,68 @@ int handoff_store_list_dead(struct handoff_store *d,
 					const struct handoff_store_dead *row),
 			    void *ctx, struct error *err);
 
-/* Puts the dead or skipped payments among ids[0..count) back to pending: due
- * now, attempts 0 (the last error is kept until the next attempt). Stores how
- * many changed in *changed (ids of other states, or of no row, are left
- * alone). Returns 0, or -1 with err set and nothing changed. */
+enum handoff_store_change {
+	HANDOFF_STORE_REQUEUE,   /* dead or skipped -> pending */
+	HANDOFF_STORE_REDELIVER, /* delivered -> pending (the same key) */
+};
+
+/* Which rows an operator's bulk change takes: every filter given (not NULL,
+ * or ids) must match. Times are UTC, as MySQL reads them
+ * ("2026-11-30 14:00:00"), compared with received_at; error is a text the
+ * last error contains. */
+struct handoff_store_selection {
+	const unsigned long long *ids;
+	size_t id_count;
+	const char *provider;
+	const char *since;          /* received_at >= since */
+	const char *until;          /* received_at < until */
+	const char *error;
+};
+
+/* Puts the selected rows of the change's states back to pending: due now,
+ * attempts 0 (the last error is kept until the next attempt). With dry_run
+ * changes nothing and counts them. Stores how many changed (or would) in
+ * *count. Returns 0, or -1 with err set and nothing changed. */
 int handoff_store_requeue(struct handoff_store *d,
-			  const unsigned long long *ids, size_t count,
-			  unsigned long long *changed, struct error *err);
+			  enum handoff_store_change change,
+			  const struct handoff_store_selection *sel,
+			  bool dry_run, unsigned long long *count,
+			  struct error *err);
+
+/* The pause flag every dispatcher of this database reads before it claims
+ * (payhook-dispatch --pause, --resume): the one row of dispatch_control, so
+ * it holds across processes and hosts. Stores it in *paused (false without
+ * the table: a database from before db/migrate-5-dispatch-control.sql).
+ * Returns 0, or -1 with err set and *paused false. */
+int handoff_store_paused(struct handoff_store *d, bool *paused,
+			 struct error *err);
+
+/* Sets the pause flag (with when and by whom). Returns 0, or -1 with err set
+ * (saying which migration to run when the table is missing) and the flag
+ * unchanged. */
+int handoff_store_set_paused(struct handoff_store *d, bool paused,
+			     struct error *err);
+
+/* For --check-config: whether db/migrate-5-dispatch-control.sql ran (the
+ * table dispatch_control and ix_payments_dispatch_state are there), and the
+ * pause flag. Returns 0, or -1 with err set. */
+int handoff_store_check_control(struct handoff_store *d, bool *migrated,
+				bool *paused, struct error *err);
+
+/* The hand-off table at a glance, for the metrics. */
+struct handoff_store_gauges {
+	unsigned long long pending;      /* neither delivered nor dead */
+	unsigned long long in_flight;    /* claimed, lease running */
+	unsigned long long dead;
+	unsigned long long oldest_due_s; /* how long the most overdue pending
+					  * payment has been due (0: none) */
+};
+
+/* Reads the gauges with one statement whose parts each stay on an index
+ * (ix_payments_dispatch_due, ix_payments_dispatch_state). Returns 0, or -1
+ * with err set and *g zero. */
+int handoff_store_gauges(struct handoff_store *d,
+			 struct handoff_store_gauges *g, struct error *err);
 
 /* A short name of a status, for logs. */
 const char *handoff_store_status_name(enum handoff_store_status status);

@@ -679,6 +679,6 @@ int lifecycle_store_check_schema(struct lifecycle_store *ls, struct error *err)
 			       "db/schema.sql");
 	else if (changes != 8)
 		rc = error_set(err, "table payment_event_changes is missing: "
-			       "run db/migrate-5-lifecycle-changes.sql");
+			       "run db/migrate-6-lifecycle-changes.sql");
 	return rc;
 }

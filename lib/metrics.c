@@ -16,6 +16,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "lifecycle.h"
@@ -58,9 +59,25 @@ struct segment {
 	atomic_ullong reloads;
 	atomic_ullong reloads_refused;
 	atomic_int worker_pids[WORKER_SLOTS];
+	/* payhook-dispatch's, when it shares metrics_file. */
+	atomic_ullong dispatch_seen;
+	atomic_ullong dispatch_attempts[METRICS_DISPATCH_RESULTS];
+	atomic_ullong dispatch_buckets[BUCKETS];
+	atomic_ullong dispatch_count;
+	atomic_ullong dispatch_sum_us;
+	atomic_ullong dispatch_circuit_opened;
+	atomic_ullong dispatch_pending;
+	atomic_ullong dispatch_in_flight;
+	atomic_ullong dispatch_dead;
+	atomic_ullong dispatch_oldest_due_s;
+	atomic_ullong dispatch_gauges_at_s;
 	/* Added last, so a segment of the version before (PREVIOUS_SIZE) is
 	 * this one without them, and grows in place. */
 	atomic_ullong lifecycle[PROVIDER_SLOTS][LIFECYCLE_KINDS][OUTCOME_COUNT];
+};
+
+static const char *const dispatch_result_names[METRICS_DISPATCH_RESULTS] = {
+	"delivered", "retry", "deferred", "dead", "superseded", "unrecorded",
 };
 
 /* The size of the segment of the version without lifecycle counters. */
@@ -181,11 +198,31 @@ static unsigned long long get(const atomic_ullong *counter)
 	return atomic_load_explicit(counter, memory_order_relaxed);
 }
 
-void metrics_request(struct metrics *m, unsigned provider, enum outcome outcome,
-		     int64_t elapsed_us)
+static void set(atomic_ullong *gauge, unsigned long long value)
+{
+	atomic_store_explicit(gauge, value, memory_order_relaxed);
+}
+
+/* Counts elapsed_us into a histogram of bucket_us. */
+static void observe(atomic_ullong *buckets, atomic_ullong *count,
+		    atomic_ullong *sum_us, int64_t elapsed_us)
 {
 	size_t b;
 
+	for (b = 0; b < BUCKETS && elapsed_us > bucket_us[b]; b++)
+		;
+	if (b < BUCKETS)
+		add(&buckets[b]);
+	add(count);
+	atomic_fetch_add_explicit(sum_us,
+				  elapsed_us > 0 ? (unsigned long long)elapsed_us
+						 : 0,
+				  memory_order_relaxed);
+}
+
+void metrics_request(struct metrics *m, unsigned provider, enum outcome outcome,
+		     int64_t elapsed_us)
+{
 	if (m == NULL)
 		return;
 	if (provider > CONFIG_PROVIDER_COUNT)
@@ -193,15 +230,42 @@ void metrics_request(struct metrics *m, unsigned provider, enum outcome outcome,
 	if ((unsigned)outcome >= OUTCOME_COUNT)
 		outcome = OUTCOME_ERROR;
 	add(&m->seg->requests[provider][outcome]);
-	for (b = 0; b < BUCKETS && elapsed_us > bucket_us[b]; b++)
-		;
-	if (b < BUCKETS)
-		add(&m->seg->duration_buckets[b]);
-	add(&m->seg->duration_count);
-	atomic_fetch_add_explicit(&m->seg->duration_sum_us,
-				  elapsed_us > 0 ? (unsigned long long)elapsed_us
-						 : 0,
-				  memory_order_relaxed);
+	observe(m->seg->duration_buckets, &m->seg->duration_count,
+		&m->seg->duration_sum_us, elapsed_us);
+}
+
+void metrics_dispatch_attempt(struct metrics *m,
+			      enum metrics_dispatch_result result,
+			      int64_t elapsed_us)
+{
+	if (m == NULL || (unsigned)result >= METRICS_DISPATCH_RESULTS)
+		return;
+	set(&m->seg->dispatch_seen, 1);
+	add(&m->seg->dispatch_attempts[result]);
+	if (result == METRICS_DISPATCH_DELIVERED)
+		observe(m->seg->dispatch_buckets, &m->seg->dispatch_count,
+			&m->seg->dispatch_sum_us, elapsed_us);
+}
+
+void metrics_dispatch_circuit_opened(struct metrics *m)
+{
+	if (m == NULL)
+		return;
+	set(&m->seg->dispatch_seen, 1);
+	add(&m->seg->dispatch_circuit_opened);
+}
+
+void metrics_dispatch_gauges(struct metrics *m,
+			     const struct metrics_dispatch_gauges *g)
+{
+	if (m == NULL)
+		return;
+	set(&m->seg->dispatch_seen, 1);
+	set(&m->seg->dispatch_pending, g->pending);
+	set(&m->seg->dispatch_in_flight, g->in_flight);
+	set(&m->seg->dispatch_dead, g->dead);
+	set(&m->seg->dispatch_oldest_due_s, g->oldest_due_s);
+	set(&m->seg->dispatch_gauges_at_s, (unsigned long long)time(NULL));
 }
 
 void metrics_lifecycle(struct metrics *m, unsigned provider,
@@ -323,6 +387,70 @@ static void put(struct out *o, const char *fmt, ...)
 	o->len += (size_t)n;
 }
 
+/* A histogram of bucket_us in seconds. */
+static void put_histogram(struct out *o, const char *name, const char *help,
+			  const atomic_ullong *buckets,
+			  const atomic_ullong *count,
+			  const atomic_ullong *sum_us)
+{
+	unsigned long long cumulative = 0;
+
+	put(o, "# HELP %s %s\n# TYPE %s histogram\n", name, help, name);
+	for (size_t b = 0; b < BUCKETS; b++) {
+		cumulative += get(&buckets[b]);
+		put(o, "%s_bucket{le=\"%g\"} %llu\n", name,
+		    (double)bucket_us[b] / 1e6, cumulative);
+	}
+	put(o, "%s_bucket{le=\"+Inf\"} %llu\n%s_sum %.6f\n%s_count %llu\n",
+	    name, get(count), name, (double)get(sum_us) / 1e6, name,
+	    get(count));
+}
+
+/* payhook-dispatch's series, once a dispatcher shares the segment. */
+static void put_dispatch(struct out *o, const struct segment *seg)
+{
+	if (get(&seg->dispatch_seen) == 0)
+		return;
+	put(o, "# HELP payhook_dispatch_attempts_total Hand-off attempts, by "
+	       "what became of them.\n"
+	       "# TYPE payhook_dispatch_attempts_total counter\n");
+	for (size_t r = 0; r < METRICS_DISPATCH_RESULTS; r++)
+		put(o, "payhook_dispatch_attempts_total{result=\"%s\"} %llu\n",
+		    dispatch_result_names[r], get(&seg->dispatch_attempts[r]));
+	put_histogram(o, "payhook_dispatch_delivery_seconds",
+		      "Time of the attempts that delivered.",
+		      seg->dispatch_buckets, &seg->dispatch_count,
+		      &seg->dispatch_sum_us);
+	put(o, "# HELP payhook_dispatch_circuit_opened_total Times the target's "
+	       "circuit opened.\n"
+	       "# TYPE payhook_dispatch_circuit_opened_total counter\n"
+	       "payhook_dispatch_circuit_opened_total %llu\n",
+	    get(&seg->dispatch_circuit_opened));
+	put(o, "# HELP payhook_dispatch_pending Payments not yet delivered nor "
+	       "dead (as last read by payhook-dispatch).\n"
+	       "# TYPE payhook_dispatch_pending gauge\n"
+	       "payhook_dispatch_pending %llu\n"
+	       "# HELP payhook_dispatch_in_flight Payments claimed under a "
+	       "lease.\n"
+	       "# TYPE payhook_dispatch_in_flight gauge\n"
+	       "payhook_dispatch_in_flight %llu\n"
+	       "# HELP payhook_dispatch_dead Dead payments, waiting for "
+	       "--requeue.\n"
+	       "# TYPE payhook_dispatch_dead gauge\n"
+	       "payhook_dispatch_dead %llu\n"
+	       "# HELP payhook_dispatch_oldest_pending_seconds How long the "
+	       "most overdue pending payment has been due.\n"
+	       "# TYPE payhook_dispatch_oldest_pending_seconds gauge\n"
+	       "payhook_dispatch_oldest_pending_seconds %llu\n"
+	       "# HELP payhook_dispatch_gauges_timestamp_seconds When "
+	       "payhook-dispatch last read the gauges above (Unix time).\n"
+	       "# TYPE payhook_dispatch_gauges_timestamp_seconds gauge\n"
+	       "payhook_dispatch_gauges_timestamp_seconds %llu\n",
+	    get(&seg->dispatch_pending), get(&seg->dispatch_in_flight),
+	    get(&seg->dispatch_dead), get(&seg->dispatch_oldest_due_s),
+	    get(&seg->dispatch_gauges_at_s));
+}
+
 static const char *provider_label(unsigned p)
 {
 	return p < CONFIG_PROVIDER_COUNT ? config_provider_name(p) : "-";
@@ -333,7 +461,6 @@ long metrics_render(const struct metrics *m, const struct config *cfg,
 {
 	const struct segment *seg = m->seg;
 	struct out o = { buf, cap, 0, false };
-	unsigned long long cumulative = 0;
 
 	put(&o, "# HELP payhook_requests_total Webhook requests answered, by "
 		"provider, outcome and HTTP status.\n"
@@ -373,20 +500,10 @@ long metrics_render(const struct metrics *m, const struct config *cfg,
 				    provider_label(p), lifecycle_kind_name(k),
 				    response_outcome_name(oc), n);
 			}
-	put(&o, "# HELP payhook_request_duration_seconds Time from the request "
-		"to its answer.\n"
-		"# TYPE payhook_request_duration_seconds histogram\n");
-	for (size_t b = 0; b < BUCKETS; b++) {
-		cumulative += get(&seg->duration_buckets[b]);
-		put(&o, "payhook_request_duration_seconds_bucket{le=\"%g\"} "
-			"%llu\n", (double)bucket_us[b] / 1e6, cumulative);
-	}
-	put(&o, "payhook_request_duration_seconds_bucket{le=\"+Inf\"} %llu\n"
-		"payhook_request_duration_seconds_sum %.6f\n"
-		"payhook_request_duration_seconds_count %llu\n",
-	    get(&seg->duration_count),
-	    (double)get(&seg->duration_sum_us) / 1e6,
-	    get(&seg->duration_count));
+	put_histogram(&o, "payhook_request_duration_seconds",
+		      "Time from the request to its answer.",
+		      seg->duration_buckets, &seg->duration_count,
+		      &seg->duration_sum_us);
 	put(&o, "# HELP payhook_backend_errors_total Errors from MySQL (by "
 		"error number) and Redis (by kind).\n"
 		"# TYPE payhook_backend_errors_total counter\n");
@@ -424,6 +541,7 @@ long metrics_render(const struct metrics *m, const struct config *cfg,
 		"payhook_reloads_total{result=\"applied\"} %llu\n"
 		"payhook_reloads_total{result=\"refused\"} %llu\n",
 	    get(&seg->reloads), get(&seg->reloads_refused));
+	put_dispatch(&o, seg);
 	if (o.full)
 		return -1;
 	return (long)o.len;

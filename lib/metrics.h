@@ -7,7 +7,8 @@
  *
  * The segment is a memfd shared by a master and the workers it forks (and
  * handed on across an upgrade's exec), or the file metrics_file names, which
- * independent workers (spawn-fcgi, mod_fcgid) and payhook --stats share.
+ * independent workers (spawn-fcgi, mod_fcgid), payhook --stats and
+ * payhook-dispatch (its attempts, and the hand-off table's gauges) share.
  */
 #ifndef PAYHOOK_METRICS_H
 #define PAYHOOK_METRICS_H
@@ -75,6 +76,39 @@ bool metrics_worker_started(struct metrics *metrics, pid_t pid);
 void metrics_worker_gone(struct metrics *metrics, pid_t pid);
 void metrics_worker_restarted(struct metrics *metrics);
 void metrics_reloaded(struct metrics *metrics, bool applied);
+
+/* payhook-dispatch's attempts, by what became of them. */
+enum metrics_dispatch_result {
+	METRICS_DISPATCH_DELIVERED = 0,
+	METRICS_DISPATCH_RETRY,      /* failed, counted, due again */
+	METRICS_DISPATCH_DEFERRED,   /* failed or told to wait, not counted */
+	METRICS_DISPATCH_DEAD,
+	METRICS_DISPATCH_SUPERSEDED, /* a newer claim took the row meanwhile */
+	METRICS_DISPATCH_UNRECORDED, /* the database failed to take the result */
+	METRICS_DISPATCH_RESULTS
+};
+
+/* The hand-off's table, as payhook-dispatch last read it. */
+struct metrics_dispatch_gauges {
+	unsigned long long pending;     /* not yet delivered nor dead */
+	unsigned long long in_flight;   /* claimed under a lease now */
+	unsigned long long dead;
+	unsigned long long oldest_due_s; /* how long the most overdue pending
+					 * payment has been due */
+};
+
+/* Counts one attempt of payhook-dispatch; a delivered one's elapsed_us goes
+ * into the delivery-latency histogram. Can't fail; metrics NULL is fine. */
+void metrics_dispatch_attempt(struct metrics *metrics,
+			      enum metrics_dispatch_result result,
+			      int64_t elapsed_us);
+
+/* Counts the target's circuit opening. */
+void metrics_dispatch_circuit_opened(struct metrics *metrics);
+
+/* Stores the table's gauges with the time they were read. */
+void metrics_dispatch_gauges(struct metrics *metrics,
+			     const struct metrics_dispatch_gauges *gauges);
 
 /* Writes the Prometheus text exposition of everything counted into buf (cap
  * bytes, NUL-terminated). Returns its length, or -1 when it does not fit. */

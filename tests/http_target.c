@@ -14,6 +14,9 @@
  *   hang               never answer (the connection stays open)
  *   close              close the connection without answering
  *   slow MS            answer 200 after MS milliseconds
+ *   429 retry-after N  answer 429 (or any status) with "Retry-After: N"
+ *   500 if TEXT        answer 500 (or any status) to a request whose body
+ *                      holds TEXT, 200 to the others
  *
  * Each request appends one line to the record file, fields separated by tabs:
  *
@@ -196,18 +199,23 @@ static void record(const struct conn *c, const char *answer)
 	free(line);
 }
 
-static void respond(struct conn *c, int status)
+/* Answers status; retry_after >= 0 adds a Retry-After header. */
+static void respond(struct conn *c, int status, long retry_after)
 {
-	char out[256], body[64];
+	char out[320], body[64], extra[48] = "";
 	int body_len, len;
 
 	body_len = status == 200 ? snprintf(body, sizeof(body), "ok\n")
 				 : snprintf(body, sizeof(body),
 					    "target says %d\n", status);
+	if (retry_after >= 0)
+		snprintf(extra, sizeof(extra), "Retry-After: %ld\r\n",
+			 retry_after);
 	len = snprintf(out, sizeof(out),
 		       "HTTP/1.1 %d %s\r\nContent-Type: text/plain\r\n"
-		       "Content-Length: %d\r\n\r\n%s",
-		       status, status == 200 ? "OK" : "Status", body_len, body);
+		       "%sContent-Length: %d\r\n\r\n%s",
+		       status, status == 200 ? "OK" : "Status", extra, body_len,
+		       body);
 	/* Small enough for the socket buffer; a peer that went away is its
 	 * own loss. */
 	if (write(c->fd, out, (size_t)len) < 0) {
@@ -235,8 +243,8 @@ static bool handle(size_t i)
 {
 	struct conn *c = &conns[i];
 	char control[CONTROL_MAX];
-	int code = 200;
-	long n = 0, ms = 0;
+	int code = 200, used = 0;
+	long n = 0, ms = 0, retry_after = -1;
 	char x;
 
 	read_control(control, sizeof(control));
@@ -254,7 +262,24 @@ static bool handle(size_t i)
 		c->answer_at_ms = now_ms(CLOCK_MONOTONIC) + ms;
 		return true;
 	}
-	if (sscanf(control, "%d%c%ld", &code, &x, &n) == 3 && x == 'x') {
+	if (sscanf(control, "%d if %n", &code, &used) == 1 && used > 0) {
+		const char *text = control + used;
+		const char *body = c->buf + c->head_len;
+		size_t text_len = strlen(text), body_len = (size_t)c->content_length;
+		bool found = false;
+
+		for (size_t k = 0; text_len > 0 && k + text_len <= body_len; k++) {
+			if (memcmp(body + k, text, text_len) == 0) {
+				found = true;
+				break;
+			}
+		}
+		if (!found)
+			code = 200;
+	} else if (sscanf(control, "%d retry-after %ld", &code, &retry_after) ==
+		   2) {
+		/* as it says */
+	} else if (sscanf(control, "%d%c%ld", &code, &x, &n) == 3 && x == 'x') {
 		if (strcmp(control, counted_control) != 0) {
 			snprintf(counted_control, sizeof(counted_control), "%s",
 				 control);
@@ -266,7 +291,7 @@ static bool handle(size_t i)
 		   code > 599) {
 		code = 200;
 	}
-	respond(c, code);
+	respond(c, code, retry_after);
 	next_request(c);
 	return true;
 }
@@ -411,7 +436,7 @@ int main(int argc, char **argv)
 			struct conn *c = &conns[i];
 
 			if (c->state == CONN_SLOW && c->answer_at_ms <= now) {
-				respond(c, 200);
+				respond(c, 200, -1);
 				next_request(c);
 				/* A request that came in behind it. */
 				if (parse(c) > 0 && !handle(i))

@@ -560,7 +560,7 @@ START_TEST(test_check_schema)
 	    "NOT NULL\"");
 	ctl("sql \"RENAME TABLE payment_event_changes TO pec_aside\"");
 	ck_assert_int_eq(pipeline_check_mysql(pipeline, &err), -1);
-	ck_assert_msg(strstr(err.message, "db/migrate-5-lifecycle-changes.sql")
+	ck_assert_msg(strstr(err.message, "db/migrate-6-lifecycle-changes.sql")
 		      != NULL, "%s", err.message);
 	ctl("sql \"RENAME TABLE pec_aside TO payment_event_changes\"");
 	ctl("sql \"ALTER TABLE payments DROP COLUMN cancelled\"");

@@ -7,6 +7,7 @@
 #include <check.h>
 #include <limits.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -29,7 +30,7 @@ static void config_defaults(struct config *cfg)
 	cfg->dispatch_lease_ms = 60000;
 }
 
-static const struct handoff_payment sample = {
+static const struct handoff_row sample = {
 	.provider = "standard",
 	.transaction_id = "tx_123",
 	.transaction_id_len = 6,
@@ -162,7 +163,7 @@ END_TEST
 
 START_TEST(test_key)
 {
-	struct handoff_payment p = sample;
+	struct handoff_row p = sample;
 	struct error err;
 	char key[HANDOFF_KEY_MAX], small[10];
 	char longest[129];
@@ -172,8 +173,9 @@ START_TEST(test_key)
 	/* The longest provider and transaction id fit. */
 	memset(longest, '!', 128);
 	longest[128] = '\0';
-	p.provider = "12345678901234567890123456789012";
-	p.transaction_id = longest;
+	snprintf(p.provider, sizeof(p.provider), "%s",
+		 "12345678901234567890123456789012");
+	memcpy(p.transaction_id, longest, sizeof(longest));
 	p.transaction_id_len = 128;
 	ck_assert_int_eq(handoff_idempotency_key(&p, key, sizeof(key), &err), 0);
 	ck_assert_uint_eq(strlen(key), 8 + 32 + 1 + 128);
@@ -187,18 +189,19 @@ START_TEST(test_key_refuses_what_no_header_can_carry)
 {
 	static const char *const bad[] = { "tx 1", "tx\r\nX-Evil: 1", "tx\x7f",
 					   "t\xc3\xa9" };
-	struct handoff_payment p = sample;
+	struct handoff_row p = sample;
 	struct error err;
 	char key[HANDOFF_KEY_MAX];
 
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
-		p.transaction_id = bad[i];
+		snprintf(p.transaction_id, sizeof(p.transaction_id), "%s",
+			 bad[i]);
 		p.transaction_id_len = strlen(bad[i]);
 		ck_assert_int_eq(handoff_idempotency_key(&p, key, sizeof(key),
 							 &err), -1);
 	}
 	/* A NUL inside the id would cut the key short. */
-	p.transaction_id = "tx\0tail";
+	memcpy(p.transaction_id, "tx\0tail", 8);
 	p.transaction_id_len = 7;
 	ck_assert_int_eq(handoff_idempotency_key(&p, key, sizeof(key), &err), -1);
 }
@@ -253,7 +256,7 @@ START_TEST(test_body_fields)
 	free(body);
 
 	{
-		struct handoff_payment p = sample;
+		struct handoff_row p = sample;
 
 		p.event_id = NULL;
 		p.event_id_len = 0;
@@ -275,13 +278,13 @@ START_TEST(test_body_escapes_the_payload)
 	static const char raw[] = "{\"a\": \"q\\\" b\\\\ </script>\",\n"
 				  "\t\"b\": \"\xc3\xa9\xe2\x9c\x93\xf0\x9f\x92\xb3\"}"
 				  "\x01\x1f\x00z";
-	struct handoff_payment p = sample;
+	struct handoff_row p = sample;
 	struct error err;
 	size_t len = 0;
 	char *body;
 	json_object *obj, *payload = NULL;
 
-	p.payload = raw;
+	p.payload = (char *)raw;
 	p.payload_len = sizeof(raw) - 1;
 	body = handoff_body_new(&p, &len, &err);
 	ck_assert_ptr_nonnull(body);
@@ -302,19 +305,19 @@ START_TEST(test_body_refuses_what_is_not_utf8)
 		"\xff", "\xc3", "\xc0\xaf", "\xe0\x80\xaf", "\xed\xa0\x80",
 		"\xf4\x90\x80\x80", "a\x80", "\xf0\x9f\x92",
 	};
-	struct handoff_payment p = sample;
+	struct handoff_row p = sample;
 	struct error err;
 	size_t len;
 
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
-		p.payload = bad[i];
+		p.payload = (char *)bad[i];
 		p.payload_len = strlen(bad[i]);
 		ck_assert_ptr_null(handoff_body_new(&p, &len, &err));
 		ck_assert_msg(strstr(err.message, "UTF-8") != NULL, "%s",
 			      err.message);
 	}
 	p = sample;
-	p.event_id = "\xfe";
+	p.event_id = (char *)"\xfe";
 	p.event_id_len = 1;
 	ck_assert_ptr_null(handoff_body_new(&p, &len, &err));
 }

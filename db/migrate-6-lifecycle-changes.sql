@@ -3,7 +3,7 @@
 -- payment_events (db/migrate-4-lifecycle.sql first if not), as
 -- db/schema.sql creates it.
 --
---     mariadb DBNAME < db/migrate-5-lifecycle-changes.sql
+--     mariadb DBNAME < db/migrate-6-lifecycle-changes.sql
 --
 -- The version of payhook that records lifecycle events writes to this
 -- table: run this before upgrading (payhook --check-config names it when

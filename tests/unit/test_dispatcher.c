@@ -1,0 +1,342 @@
+/* test_dispatcher.c - unit tests of the hand-off's policy (lib/dispatcher.c)
+ * on a clock of the test's own: retries counted or not, dead letters, the
+ * target's Retry-After, the outage rule, the circuit and its alerts once per
+ * episode, dispatch_rate_per_s and the lease's margin. The loop's database
+ * and target paths are tests/integration/dispatch.test's. */
+#include "config.h"
+
+#include <check.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "configuration.h"
+#include "dispatcher.h"
+
+/* The test's world: a clock moved by hand, no randomness (the back-off's
+ * lower end), the events fired. */
+struct world {
+	int64_t now_us;
+	unsigned events[3];
+};
+
+static int64_t w_now(void *ctx)
+{
+	return ((struct world *)ctx)->now_us;
+}
+
+static void w_wait(void *ctx, long ms)
+{
+	((struct world *)ctx)->now_us += (int64_t)ms * 1000;
+}
+
+static bool w_stopping(void *ctx)
+{
+	(void)ctx;
+	return false;
+}
+
+static uint64_t w_random(void *ctx)
+{
+	(void)ctx;
+	return 0;
+}
+
+static void w_event(void *ctx, const struct dispatcher_event *event)
+{
+	((struct world *)ctx)->events[event->kind]++;
+}
+
+static struct config cfg;
+static struct world world;
+static struct dispatcher *d;
+
+static void setup(void)
+{
+	struct dispatcher_env env = {
+		.now_us = w_now,
+		.wait_ms = w_wait,
+		.stopping = w_stopping,
+		.random = w_random,
+		.on_event = w_event,
+		.ctx = &world,
+	};
+	struct error err;
+
+	memset(&cfg, 0, sizeof(cfg));
+	cfg.dispatch_url = "http://127.0.0.1:9/";
+	cfg.dispatch_timeout_ms = 1000;
+	cfg.dispatch_backoff_ms = 1000;
+	cfg.dispatch_backoff_max_ms = 60000;
+	cfg.dispatch_max_attempts = 3;
+	cfg.dispatch_lease_ms = 60000;
+	cfg.dispatch_batch_size = 10;
+	cfg.dispatch_circuit_failures = 3;
+	memset(&world, 0, sizeof(world));
+	world.now_us = 1000000000;
+	d = dispatcher_new(&cfg, &env, &err);
+	ck_assert_ptr_nonnull(d);
+}
+
+static void teardown(void)
+{
+	dispatcher_free(d);
+	d = NULL;
+}
+
+static struct transport_outcome answer(long status)
+{
+	struct transport_outcome out;
+
+	memset(&out, 0, sizeof(out));
+	out.http_status = status;
+	out.delivered = status >= 200 && status <= 299;
+	out.exit_status = -1;
+	out.retry_after_ms = -1;
+	snprintf(out.detail, sizeof(out.detail), "HTTP %ld", status);
+	return out;
+}
+
+/* Judges out for a row claimed for its attempt number attempts; with flush,
+ * tells the events as the loop does once the attempt is recorded. */
+static struct dispatcher_verdict judge_out(unsigned long attempts,
+					   const struct transport_outcome *out,
+					   bool flush)
+{
+	struct handoff_row row;
+	struct dispatcher_verdict v;
+
+	memset(&row, 0, sizeof(row));
+	row.id = 7;
+	row.attempts = attempts;
+	dispatcher_judge(d, &row, out, &v);
+	if (flush)
+		dispatcher_flush_events(d);
+	return v;
+}
+
+/* Judges an HTTP answer of status. */
+static struct dispatcher_verdict judge(unsigned long attempts, long status)
+{
+	struct transport_outcome out = answer(status);
+
+	return judge_out(attempts, &out, true);
+}
+
+START_TEST(test_failure_among_successes_counts_then_dead)
+{
+	struct dispatcher_verdict v;
+
+	/* Others are delivered between the bad payment's attempts. */
+	for (unsigned long attempts = 1; attempts < 3; attempts++) {
+		ck_assert_int_eq(judge(1, 200).result, DISPATCHER_DELIVERED);
+		v = judge(attempts, 500);
+		ck_assert_int_eq(v.result, DISPATCHER_RETRY);
+		ck_assert(v.counted);
+		ck_assert_str_eq(v.reason, "failed");
+		/* Back-off: 1 s doubling, lower end of the jitter. */
+		ck_assert_int_eq(v.delay_ms, 500L << (attempts - 1));
+	}
+	ck_assert_int_eq(judge(1, 200).result, DISPATCHER_DELIVERED);
+	v = judge(3, 500);
+	ck_assert_int_eq(v.result, DISPATCHER_DEAD);
+	ck_assert_uint_eq(world.events[DISPATCHER_EVENT_DEAD], 1);
+	ck_assert_str_eq(dispatcher_circuit_name(d), "closed");
+	ck_assert_uint_eq(world.events[DISPATCHER_EVENT_CIRCUIT_OPEN], 0);
+}
+END_TEST
+
+START_TEST(test_outage_counts_nothing_and_opens_the_circuit)
+{
+	struct dispatcher_verdict v;
+
+	/* The first failure cannot tell an outage yet: it counts. */
+	v = judge(3, 500);
+	ck_assert_int_eq(v.result, DISPATCHER_DEAD);
+	ck_assert_int_eq(dispatcher_claim_limit(d), 10);
+	/* Every later failure in the run is the outage's: never dead, even
+	 * far past dispatch_max_attempts; the delay still grows. */
+	v = judge(3, 500);
+	ck_assert_int_eq(v.result, DISPATCHER_RETRY);
+	ck_assert(!v.counted);
+	ck_assert_str_eq(v.reason, "outage");
+	ck_assert_int_eq(dispatcher_wait_ms(d), 0);
+	v = judge(3, 500);
+	ck_assert_int_eq(v.result, DISPATCHER_RETRY);
+	ck_assert(!v.counted);
+	/* Three in a row: open, one probe at a time, after a wait. */
+	ck_assert_str_eq(dispatcher_circuit_name(d), "open");
+	ck_assert_uint_eq(world.events[DISPATCHER_EVENT_CIRCUIT_OPEN], 1);
+	ck_assert_int_eq(dispatcher_claim_limit(d), 1);
+	ck_assert(dispatcher_target_blocked(d));
+	ck_assert_int_eq(dispatcher_wait_ms(d), 500);
+	for (int probe = 0; probe < 20; probe++) {
+		w_wait(&world, dispatcher_wait_ms(d));
+		ck_assert(!dispatcher_target_blocked(d));
+		v = judge(3, 503);
+		ck_assert_int_eq(v.result, DISPATCHER_RETRY);
+		ck_assert(!v.counted);
+		ck_assert_int_le(v.delay_ms, cfg.dispatch_backoff_max_ms);
+	}
+	/* The probes' waits double up to the cap; the open alert was once. */
+	ck_assert_int_eq(dispatcher_wait_ms(d), 30000);
+	ck_assert_uint_eq(world.events[DISPATCHER_EVENT_CIRCUIT_OPEN], 1);
+	ck_assert_uint_eq(world.events[DISPATCHER_EVENT_DEAD], 1);
+	/* A 2xx closes it: full batches again, the close alert once. */
+	w_wait(&world, dispatcher_wait_ms(d));
+	ck_assert_int_eq(judge(1, 204).result, DISPATCHER_DELIVERED);
+	ck_assert_str_eq(dispatcher_circuit_name(d), "closed");
+	ck_assert_uint_eq(world.events[DISPATCHER_EVENT_CIRCUIT_CLOSED], 1);
+	ck_assert_int_eq(dispatcher_claim_limit(d), 10);
+	ck_assert_int_eq(dispatcher_wait_ms(d), 0);
+	/* A new outage is a new episode: alerted again. */
+	for (int i = 0; i < 3; i++)
+		judge(1, 500);
+	ck_assert_uint_eq(world.events[DISPATCHER_EVENT_CIRCUIT_OPEN], 2);
+	ck_assert_uint_eq(dispatcher_stats(d)->circuit_opened, 2);
+}
+END_TEST
+
+START_TEST(test_retry_after_waits_for_the_whole_target)
+{
+	struct transport_outcome out = answer(429);
+	struct dispatcher_verdict v;
+
+	out.retry_after_ms = 2000;
+	/* The last attempt: still not dead. */
+	v = judge_out(3, &out, true);
+	ck_assert_int_eq(v.result, DISPATCHER_RETRY);
+	ck_assert(!v.counted);
+	ck_assert_str_eq(v.reason, "retry-after");
+	ck_assert_int_eq(v.delay_ms, 2000);
+	ck_assert(dispatcher_target_blocked(d));
+	ck_assert_int_eq(dispatcher_wait_ms(d), 2000);
+	w_wait(&world, 1999);
+	ck_assert_int_eq(dispatcher_wait_ms(d), 1);
+	w_wait(&world, 1);
+	ck_assert_int_eq(dispatcher_wait_ms(d), 0);
+	/* Not a failure of the target: no run of failures begins, so the
+	 * next failure still counts, and the circuit stays closed. */
+	for (int i = 0; i < 5; i++)
+		judge_out(3, &out, true);
+	ck_assert_str_eq(dispatcher_circuit_name(d), "closed");
+	ck_assert(judge(1, 500).counted);
+	/* A Retry-After beyond dispatch_backoff_max_ms waits the cap. */
+	out.retry_after_ms = 86400000;
+	v = judge_out(3, &out, true);
+	ck_assert_int_eq(v.delay_ms, cfg.dispatch_backoff_max_ms);
+	ck_assert_int_eq(dispatcher_wait_ms(d), cfg.dispatch_backoff_max_ms);
+}
+END_TEST
+
+START_TEST(test_permanent_dead_once_per_episode)
+{
+	struct transport_outcome out = answer(0);
+
+	out.permanent = true;
+	ck_assert_int_eq(judge_out(1, &out, false).result, DISPATCHER_DEAD);
+	/* Told once recorded: the loop flushes after the record. */
+	ck_assert_uint_eq(world.events[DISPATCHER_EVENT_DEAD], 0);
+	dispatcher_flush_events(d);
+	ck_assert_uint_eq(world.events[DISPATCHER_EVENT_DEAD], 1);
+	ck_assert_int_eq(judge_out(1, &out, true).result, DISPATCHER_DEAD);
+	ck_assert_uint_eq(world.events[DISPATCHER_EVENT_DEAD], 1);
+	/* A delivery ends the episode; the next dead row alerts again. */
+	judge(1, 200);
+	judge_out(1, &out, true);
+	ck_assert_uint_eq(world.events[DISPATCHER_EVENT_DEAD], 2);
+	/* A row's own fault says nothing about the target. */
+	ck_assert(judge(1, 500).counted);
+}
+END_TEST
+
+START_TEST(test_alerts_say_what_to_do)
+{
+	struct dispatcher_event e;
+	struct dispatcher_alert a;
+
+	memset(&e, 0, sizeof(e));
+	e.kind = DISPATCHER_EVENT_DEAD;
+	e.id = 4711;
+	e.attempts = 20;
+	snprintf(e.provider, sizeof(e.provider), "stripe");
+	snprintf(e.transaction_id, sizeof(e.transaction_id), "pi_1");
+	snprintf(e.detail, sizeof(e.detail), "HTTP 500: boom");
+	dispatcher_alert_init(&a, &e);
+	ck_assert_str_eq(a.message.event, "payment_dead");
+	ck_assert_uint_eq(a.message.id, 4711);
+	ck_assert_str_eq(a.message.detail, "HTTP 500: boom");
+	ck_assert_ptr_nonnull(strstr(a.message.summary, "stripe pi_1 (id 4711)"));
+	ck_assert_ptr_nonnull(strstr(a.message.action,
+				     "payhook-dispatch --requeue 4711"));
+	e.kind = DISPATCHER_EVENT_CIRCUIT_OPEN;
+	e.failures = 5;
+	dispatcher_alert_init(&a, &e);
+	ck_assert_str_eq(a.message.event, "circuit_open");
+	ck_assert_uint_eq(a.message.id, 0);
+	ck_assert_ptr_nonnull(strstr(a.message.summary, "failed 5 attempts"));
+	ck_assert_ptr_nonnull(strstr(a.message.action, "answers 2xx"));
+	e.kind = DISPATCHER_EVENT_CIRCUIT_CLOSED;
+	dispatcher_alert_init(&a, &e);
+	ck_assert_str_eq(a.message.event, "circuit_closed");
+}
+END_TEST
+
+START_TEST(test_rate_spaces_the_attempts)
+{
+	cfg.dispatch_rate_per_s = 4;
+	ck_assert_int_eq(dispatcher_wait_ms(d), 0);
+	dispatcher_started(d);
+	ck_assert_int_eq(dispatcher_wait_ms(d), 250);
+	ck_assert(!dispatcher_target_blocked(d));
+	w_wait(&world, 100);
+	ck_assert_int_eq(dispatcher_wait_ms(d), 150);
+	w_wait(&world, 150);
+	ck_assert_int_eq(dispatcher_wait_ms(d), 0);
+	/* Without a cap, no wait. */
+	cfg.dispatch_rate_per_s = 0;
+	dispatcher_started(d);
+	ck_assert_int_eq(dispatcher_wait_ms(d), 0);
+}
+END_TEST
+
+START_TEST(test_lease_margin)
+{
+	/* timeout 1000 + margin 1000: more than 2000 ms must be left. */
+	int64_t end = world.now_us + 2001 * 1000;
+
+	ck_assert(dispatcher_lease_allows(d, end, 0));
+	ck_assert(!dispatcher_lease_allows(d, end, 1));
+	ck_assert(!dispatcher_lease_allows(d, world.now_us + 2000 * 1000, 0));
+	ck_assert(!dispatcher_lease_allows(d, world.now_us - 1, 0));
+}
+END_TEST
+
+static Suite *dispatcher_suite(void)
+{
+	Suite *s = suite_create("dispatcher");
+	TCase *tc = tcase_create("policy");
+
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, test_failure_among_successes_counts_then_dead);
+	tcase_add_test(tc, test_outage_counts_nothing_and_opens_the_circuit);
+	tcase_add_test(tc, test_retry_after_waits_for_the_whole_target);
+	tcase_add_test(tc, test_permanent_dead_once_per_episode);
+	tcase_add_test(tc, test_alerts_say_what_to_do);
+	tcase_add_test(tc, test_rate_spaces_the_attempts);
+	tcase_add_test(tc, test_lease_margin);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	SRunner *sr = srunner_create(dispatcher_suite());
+	int failed;
+
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}
