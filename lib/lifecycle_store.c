@@ -490,13 +490,16 @@ static enum store_status append_change(struct lifecycle_store *ls,
 static enum store_status update_totals(struct lifecycle_store *ls,
 				       struct bound *v,
 				       const struct lifecycle_event *e,
-				       struct error *err)
+				       struct rows *rows, struct error *err)
 {
-	MYSQL_BIND param[4];
+	MYSQL_BIND param[5];
+	unsigned long currency_len = (unsigned long)strlen(rows->payment_currency);
 
 	memset(param, 0, sizeof(param));
 	bind_payment(param, v, e);
-	bind_payment(&param[2], v, e);
+	bind_bytes(&param[2], MYSQL_TYPE_STRING, rows->payment_currency,
+		   &currency_len);
+	bind_payment(&param[3], v, e);
 	if (run(ls, UPD_TOTALS, param, NULL) != 0)
 		return stmt_failed(ls, UPD_TOTALS, "update totals", err);
 	return STORE_INSERTED;
@@ -550,7 +553,7 @@ static enum store_status write_event(struct lifecycle_store *ls,
 	}
 	status = append_change(ls, v, e, &rows, err);
 	if (status == STORE_INSERTED && rows.payment_found)
-		status = update_totals(ls, v, e, err);
+		status = update_totals(ls, v, e, &rows, err);
 	return status;
 }
 

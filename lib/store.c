@@ -552,7 +552,7 @@ enum store_status store_insert_payment(struct store *store,
 				       const struct store_guard *guard,
 				       struct error *err)
 {
-	MYSQL_BIND param[8];
+	MYSQL_BIND param[9];
 	unsigned long key_len[2], event_len, currency_len = 3;
 	unsigned long payload_len_ul = payload_len;
 	unsigned long long amount = (unsigned long long)payment->amount;
@@ -583,9 +583,11 @@ enum store_status store_insert_payment(struct store *store,
 	param[5].buffer = (void *)payload;
 	param[5].buffer_length = payload_len_ul;
 	param[5].length = &payload_len_ul;
-	/* The totals' aggregate: the same provider and transaction id. */
+	/* The totals' aggregate: the same provider, transaction id and
+	 * currency. */
 	param[6] = param[0];
 	param[7] = param[1];
+	param[8] = param[4];
 
 	status = write_once(store, payment, param, guard, err);
 	if (status == STORE_RETRYABLE && sqlconn_galera(store->conn) &&

@@ -23,8 +23,9 @@ struct store; /* one connection and its prepared statements; opaque */
 
 /* A payment's lifecycle totals from its payment_events rows (alias e):
  * STORE_TOTALS_COLUMNS, three aggregates, over STORE_TOTALS_FROM, whose
- * parameters are (provider, transaction_id); one row, even when the
- * payment has no such rows. refunded_amount is the sum of its succeeded
+ * parameters are (provider, transaction_id, currency); one row, even when
+ * the payment has no such rows. An event in another currency than the
+ * payment's (recorded before the payment came) counts for nothing. refunded_amount is the sum of its succeeded
  * refunds (an object counts once, with its row's amount: a running total
  * such as PAY.JP's never adds up twice); dispute_state the state of the
  * dispute whose row changed last by the provider's time (at equal times
@@ -40,7 +41,8 @@ struct store; /* one connection and its prepared statements; opaque */
 	"COALESCE(MAX(e.kind = 'cancellation' AND e.state = 'succeeded'), 0) " \
 	"AS cancelled"
 #define STORE_TOTALS_FROM                                                      \
-	"FROM payment_events e WHERE e.provider = ? AND e.transaction_id = ?"
+	"FROM payment_events e WHERE e.provider = ? AND e.transaction_id = ? " \
+	"AND (e.currency IS NULL OR e.currency = ?)"
 
 enum store_status {
 	STORE_INSERTED = 0,   /* this call committed the row */

@@ -297,7 +297,8 @@ START_TEST(test_reverse_order_same_end)
 END_TEST
 
 /* A refund before its payment is recorded all the same; the payment's
- * totals include it once the payment arrives. */
+ * totals include it once the payment arrives (one in another currency
+ * than the payment's never). */
 START_TEST(test_refund_before_payment)
 {
 	char tid[96], a[128], d[128];
@@ -307,6 +308,17 @@ START_TEST(test_refund_before_payment)
 	snprintf(d, sizeof(d), "dp_%s", tid);
 	assert_outcome(refund(a, tid, 250, "succeeded", 1), OUTCOME_PROCESSED);
 	assert_outcome(dispute(d, tid, "open", 2), OUTCOME_PROCESSED);
+	/* One in another currency than the payment will have: recorded (it
+	 * cannot be known yet), never counted in its totals. */
+	{
+		char other[128];
+
+		snprintf(other, sizeof(other), "re_usd_%s", tid);
+		assert_outcome(post_body(pipeline,
+					 event_body("refund", other, tid, 90,
+						    "USD", "succeeded", 3)),
+			       OUTCOME_PROCESSED);
+	}
 	ck_assert_str_eq(totals(tid), "");
 	ck_assert_int_eq(count_of("payment_events", a), 1);
 	assert_outcome(payment(tid, 1000, "EUR"), OUTCOME_PROCESSED);
