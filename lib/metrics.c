@@ -10,6 +10,7 @@
 #include <signal.h>
 #include <stdarg.h>
 #include <stdatomic.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,6 +19,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "lifecycle.h"
 #include "metrics.h"
 
 #define MAGIC 0x70686d31u /* "phm1" */
@@ -69,11 +71,17 @@ struct segment {
 	atomic_ullong dispatch_dead;
 	atomic_ullong dispatch_oldest_due_s;
 	atomic_ullong dispatch_gauges_at_s;
+	/* Added last, so a segment of the version before (PREVIOUS_SIZE) is
+	 * this one without them, and grows in place. */
+	atomic_ullong lifecycle[PROVIDER_SLOTS][LIFECYCLE_KINDS][OUTCOME_COUNT];
 };
 
 static const char *const dispatch_result_names[METRICS_DISPATCH_RESULTS] = {
 	"delivered", "retry", "deferred", "dead", "superseded", "unrecorded",
 };
+
+/* The size of the segment of the version without lifecycle counters. */
+#define PREVIOUS_SIZE offsetof(struct segment, lifecycle)
 
 struct metrics {
 	struct segment *seg;
@@ -99,6 +107,11 @@ static struct metrics *map_fd(int fd, bool fresh, struct error *err)
 		error_set(err, "metrics: ftruncate: %s", strerror(errno));
 		goto fail;
 	}
+	/* A segment of the version before (a file, or the memfd an upgrade
+	 * hands on) gets the new counters, as zeros, at its end. */
+	if (!fresh && (size_t)st.st_size == PREVIOUS_SIZE &&
+	    ftruncate(fd, (off_t)sizeof(struct segment)) == 0)
+		st.st_size = (off_t)sizeof(struct segment);
 	if (!fresh && (size_t)st.st_size != sizeof(struct segment)) {
 		error_set(err, "metrics: the segment is %lld bytes, not %zu: "
 			  "written by another version of payhook",
@@ -116,6 +129,8 @@ static struct metrics *map_fd(int fd, bool fresh, struct error *err)
 		m->seg->size = (uint32_t)sizeof(struct segment);
 		m->seg->magic = MAGIC;
 	}
+	if (m->seg->magic == MAGIC && m->seg->size == (uint32_t)PREVIOUS_SIZE)
+		m->seg->size = (uint32_t)sizeof(struct segment);
 	if (m->seg->magic != MAGIC ||
 	    m->seg->size != (uint32_t)sizeof(struct segment)) {
 		munmap(m->seg, sizeof(struct segment));
@@ -251,6 +266,20 @@ void metrics_dispatch_gauges(struct metrics *m,
 	set(&m->seg->dispatch_dead, g->dead);
 	set(&m->seg->dispatch_oldest_due_s, g->oldest_due_s);
 	set(&m->seg->dispatch_gauges_at_s, (unsigned long long)time(NULL));
+}
+
+void metrics_lifecycle(struct metrics *m, unsigned provider,
+		       enum lifecycle_kind kind, enum outcome outcome)
+{
+	if (m == NULL)
+		return;
+	if (provider > CONFIG_PROVIDER_COUNT)
+		provider = CONFIG_PROVIDER_COUNT;
+	if ((unsigned)kind >= LIFECYCLE_KINDS)
+		return;
+	if ((unsigned)outcome >= OUTCOME_COUNT)
+		outcome = OUTCOME_ERROR;
+	add(&m->seg->lifecycle[provider][kind][outcome]);
 }
 
 void metrics_mysql_error(struct metrics *m, unsigned code)
@@ -453,6 +482,24 @@ long metrics_render(const struct metrics *m, const struct config *cfg,
 			    response_outcome_status(oc, cfg), n);
 		}
 	}
+	put(&o, "# HELP payhook_lifecycle_events_total Refunds, disputes and "
+		"cancellations recorded, by provider, kind and outcome.\n"
+		"# TYPE payhook_lifecycle_events_total counter\n");
+	for (unsigned p = 0; p < PROVIDER_SLOTS; p++)
+		for (unsigned k = 0; k < LIFECYCLE_KINDS; k++)
+			for (unsigned oc = 0; oc < OUTCOME_COUNT; oc++) {
+				unsigned long long n =
+					get(&seg->lifecycle[p][k][oc]);
+
+				/* Once they happen: most sites see few. */
+				if (n == 0)
+					continue;
+				put(&o, "payhook_lifecycle_events_total{"
+					"provider=\"%s\",kind=\"%s\","
+					"outcome=\"%s\"} %llu\n",
+				    provider_label(p), lifecycle_kind_name(k),
+				    response_outcome_name(oc), n);
+			}
 	put_histogram(&o, "payhook_request_duration_seconds",
 		      "Time from the request to its answer.",
 		      seg->duration_buckets, &seg->duration_count,
