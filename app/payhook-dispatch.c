@@ -42,6 +42,7 @@
 #include "metrics.h"
 #include "number.h"
 #include "pool.h"
+#include "retention.h"
 #include "sqlconn.h"
 #include "timing.h"
 
@@ -170,7 +171,13 @@ struct world {
 	const struct config *cfg;
 	struct alert *alert;
 	struct metrics *metrics;   /* metrics_file's segment; NULL: none */
+	struct retention *retention; /* NULL: payloads are kept */
 };
+
+/* Steps of the payloads' retention per tick at most, and the time they may
+ * take, so deliveries wait little behind it. */
+#define RETENTION_STEPS_PER_TICK 20
+#define RETENTION_TICK_BUDGET_US 200000
 
 /* The attempt's result in metrics_file (payhook's metrics_path shows it). */
 static void env_attempt(void *ctx, enum dispatcher_count what,
@@ -202,6 +209,35 @@ static void env_gauges(void *ctx, const struct handoff_store_gauges *g)
 	};
 
 	metrics_dispatch_gauges(world->metrics, &mg);
+}
+
+/* payload_retention_days: a few steps of clearing old payloads. */
+static void env_tick(void *ctx)
+{
+	const struct world *world = ctx;
+	int64_t start = timing_now_us();
+	struct error err = { "" };
+	long cleared = 0;
+	bool done = false;
+
+	if (world->retention == NULL)
+		return;
+	for (int i = 0; i < RETENTION_STEPS_PER_TICK && !done &&
+			timing_now_us() - start < RETENTION_TICK_BUDGET_US;
+	     i++) {
+		long n = retention_step(world->retention, &done, &err);
+
+		if (n < 0) {
+			log_warn("%s", err.message);
+			break;
+		}
+		cleared += n;
+	}
+	if (cleared > 0)
+		log_info("retention: cleared the payloads of %ld delivered "
+			 "payments older than %ld days in %lld ms", cleared,
+			 world->cfg->payload_retention_days,
+			 (long long)(timing_now_us() - start) / 1000);
 }
 
 /* Serves the signals that came, between attempts. */
@@ -254,6 +290,7 @@ static int run_dispatcher(const struct config *cfg, int ready_fd, bool once,
 		.on_event = env_event,
 		.on_attempt = env_attempt,
 		.on_gauges = env_gauges,
+		.on_tick = env_tick,
 		.ctx = &world,
 	};
 	struct dispatcher_run_options options = {
@@ -278,6 +315,13 @@ static int run_dispatcher(const struct config *cfg, int ready_fd, bool once,
 	if (world.alert != NULL && cfg->metrics_file != NULL) {
 		world.metrics = metrics_open_file(cfg->metrics_file, &err);
 		if (world.metrics == NULL) {
+			alert_free(world.alert);
+			world.alert = NULL;
+		}
+	}
+	if (world.alert != NULL && cfg->payload_retention_days > 0) {
+		world.retention = retention_new(cfg, &err);
+		if (world.retention == NULL) {
 			alert_free(world.alert);
 			world.alert = NULL;
 		}
@@ -310,6 +354,7 @@ static int run_dispatcher(const struct config *cfg, int ready_fd, bool once,
 		 st->superseded, st->unrecorded);
 out:
 	dispatcher_free(d);
+	retention_free(world.retention);
 	alert_free(world.alert);
 	metrics_free(world.metrics);
 	handoff_free(handoff);

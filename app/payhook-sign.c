@@ -46,6 +46,7 @@ static void usage(FILE *out)
 		"                    [-c FILE] [--curl URL] [BODY]\n"
 		"       " PROGRAM " [--provider NAME] --sample EVENT [--transaction-id ID]\n"
 		"                    [--amount N] [--currency CUR] [--event-id ID]\n"
+		"                    [--object-id ID] [--time UNIX]\n"
 		"Signs the webhook body in BODY (standard input without one, or with -)\n"
 		"as the provider does and prints its signature headers, one per line as\n"
 		"'name: value' (for adyen: the body with every item's hmacSignature set).\n"
@@ -68,7 +69,11 @@ static void usage(FILE *out)
 		"  --curl URL        print a curl command that POSTs the signed body to URL\n"
 		"  --sample EVENT    write a sample EVENT of the provider instead (e.g.\n"
 		"                    payment_intent.succeeded); --transaction-id, --amount\n"
-		"                    (minor units), --currency and --event-id fill it in\n"
+		"                    (minor units), --currency and --event-id fill it in;\n"
+		"                    a refund, dispute or cancellation (e.g.\n"
+		"                    refund.updated) is of --object-id (default: from\n"
+		"                    the transaction id) at --time (Unix seconds;\n"
+		"                    default 2024-06-17T04:03:25Z)\n"
 		"  --version, -h/--help\n");
 }
 
@@ -293,20 +298,25 @@ static int random_id(enum config_provider provider, char *out, size_t cap)
 				out, cap);
 }
 
-/* --sample: writes the event on standard output. */
-static int print_sample(enum config_provider provider, const char *event,
-			const char *tx, const char *amount, const char *currency,
-			const char *event_id)
+/* --sample: writes the event on standard output. in holds the ids, the
+ * currency and the event (NULL for the defaults); amount and when are the
+ * texts of --amount and --time (NULL: none). */
+static int print_sample(struct sample_input in, const char *amount,
+			const char *when)
 {
-	struct sample_input in = {
-		.provider = provider, .event = event, .transaction_id = tx,
-		.currency = currency, .event_id = event_id, .amount = 1999,
-	};
+	enum config_provider provider = in.provider;
 	char generated[64], event_generated[64];
 	uint64_t n;
 	struct error err;
 	char *json;
 
+	in.amount = 1999;
+	if (when != NULL) {
+		if (number_parse(when, 253402300799, &n) != NUMBER_OK || n < 1)
+			die_usage("--time must be Unix seconds, 1 to "
+				  "253402300799 (9999-12-31)", when);
+		in.occurred_at = (int64_t)n;
+	}
 	if (amount != NULL) {
 		if (number_parse(amount, INT64_MAX, &n) != NUMBER_OK || n < 1)
 			die_usage("--amount must be 1 to 9223372036854775807 "
@@ -397,6 +407,8 @@ int main(int argc, char **argv)
 		{ "amount", required_argument, NULL, 'a' },
 		{ "currency", required_argument, NULL, 'y' },
 		{ "event-id", required_argument, NULL, 'e' },
+		{ "object-id", required_argument, NULL, 'o' },
+		{ "time", required_argument, NULL, 'w' },
 		{ "version", no_argument, NULL, 'V' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -407,6 +419,7 @@ int main(int argc, char **argv)
 	const char *url = NULL, *file = NULL, *square_url = NULL, *topic = NULL;
 	const char *config_path = NULL, *sample = NULL, *tx = NULL;
 	const char *amount = NULL, *currency = NULL, *event_id = NULL;
+	const char *object_id = NULL, *when = NULL;
 	char *secret_copy = NULL, *signed_body = NULL;
 	char id[SIGNATURE_ID_MAX + 1], ts[32];
 	struct provider_headers headers;
@@ -463,6 +476,12 @@ int main(int argc, char **argv)
 		case 'e':
 			event_id = optarg;
 			break;
+		case 'o':
+			object_id = optarg;
+			break;
+		case 'w':
+			when = optarg;
+			break;
 		case 'V':
 			printf(PROGRAM " %s\n", PACKAGE_VERSION);
 			return fflush(stdout) == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
@@ -490,8 +509,13 @@ int main(int argc, char **argv)
 	if (sample != NULL) {
 		if (argc != optind)
 			die_usage("--sample takes no FILE", NULL);
-		return print_sample(provider, sample, tx, amount, currency,
-				    event_id);
+		struct sample_input wanted = {
+			.provider = provider, .event = sample,
+			.transaction_id = tx, .currency = currency,
+			.event_id = event_id, .object_id = object_id,
+		};
+
+		return print_sample(wanted, amount, when);
 	}
 	if (argc - optind > 1)
 		die_usage("at most one FILE", NULL);

@@ -205,6 +205,7 @@ static const struct key_def keys[] = {
 	NUMBER("dispatch_lease_ms", KIND_LONG, dispatch_lease_ms, 1000, 86400000, "60000"),
 	NUMBER("dispatch_poll_ms", KIND_LONG, dispatch_poll_ms, 10, 3600000, "1000"),
 	NUMBER("dispatch_rate_per_s", KIND_LONG, dispatch_rate_per_s, 0, 1000000, "0"),
+	NUMBER("payload_retention_days", KIND_LONG, payload_retention_days, 0, 36500, "0"),
 	NUMBER("dispatch_circuit_failures", KIND_INT, dispatch_circuit_failures, 1, 1000000, "5"),
 	STRING("alert_url", alert_url, NULL, 0),
 	STRING("alert_command", alert_command, NULL, 0),

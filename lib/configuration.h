@@ -170,6 +170,7 @@ struct config {
 	long dispatch_lease_ms;     /* a claim's lease, default 60000 */
 	long dispatch_poll_ms;      /* idle wait between looks, default 1000 */
 	long dispatch_rate_per_s;   /* attempts per second at most; 0: no cap */
+	long payload_retention_days; /* clear delivered payloads older; 0: keep */
 	int dispatch_circuit_failures; /* failures in a row that open the
 				     * target's circuit, default 5 */
 	/* Alerts (alert.h): a dead payment, the circuit opening or closing. */

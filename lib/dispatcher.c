@@ -597,16 +597,18 @@ int dispatcher_run(struct dispatcher *d, struct handoff_store *store,
 		}
 		/* The metrics' view of the table, now and then: one
 		 * indexed statement. */
-		if (d->env.on_gauges != NULL &&
-		    (d->gauges_at_us == 0 ||
-		     now_us(d) - d->gauges_at_us >=
-			     DISPATCHER_GAUGES_EVERY_MS * 1000)) {
+		if (d->gauges_at_us == 0 ||
+		    now_us(d) - d->gauges_at_us >=
+			    DISPATCHER_GAUGES_EVERY_MS * 1000) {
 			d->gauges_at_us = now_us(d);
-			if (handoff_store_gauges(store, &gauges, &claim_err) == 0)
+			if (d->env.on_gauges != NULL &&
+			    handoff_store_gauges(store, &gauges, &claim_err) == 0)
 				d->env.on_gauges(d->env.ctx, &gauges);
-			else
+			else if (d->env.on_gauges != NULL)
 				log_debug("reading the gauges failed: %s",
 					  claim_err.message);
+			if (d->env.on_tick != NULL)
+				d->env.on_tick(d->env.ctx);
 		}
 		rc = handoff_store_paused(store, &paused, &claim_err);
 		if (rc == 0 && paused) {

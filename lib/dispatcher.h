@@ -78,6 +78,9 @@ struct dispatcher_env {
 	void (*on_attempt)(void *ctx, enum dispatcher_count what,
 			   int64_t elapsed_us);
 	void (*on_gauges)(void *ctx, const struct handoff_store_gauges *gauges);
+	/* Housekeeping between claims, as often as the gauges (the payloads'
+	 * retention); may be NULL. Must return within a few hundred ms. */
+	void (*on_tick)(void *ctx);
 	void *ctx;
 };
 

@@ -22,6 +22,7 @@ enum lifecycle_kind {
 	LIFECYCLE_DISPUTE,
 	LIFECYCLE_CANCELLATION,
 };
+#define LIFECYCLE_KINDS (LIFECYCLE_CANCELLATION + 1)
 
 /* Refund: pending, succeeded, failed. Dispute: open, won, lost.
  * Cancellation: succeeded. Within a kind the enum order is the tie-break

@@ -18,6 +18,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "lifecycle.h"
 #include "metrics.h"
 #include "textbuf.h"
 
@@ -25,7 +26,7 @@
 #define put textbuf_printf
 #include "timing.h"
 
-#define MAGIC 0x70686d32u /* "phm2" */
+#define MAGIC 0x70686d31u /* "phm1" */
 #define PROVIDER_SLOTS (CONFIG_PROVIDER_COUNT + 1)
 #define WORKER_SLOTS 1024
 
@@ -105,18 +106,9 @@ struct segment {
 	atomic_ullong worker_restarts;
 	atomic_ullong reloads;
 	atomic_ullong reloads_refused;
-	atomic_llong start_time;
-	atomic_uint workers_configured;
-	atomic_ullong accepted;
-	atomic_ullong max_active;
-	atomic_ullong max_children_reached;
-	atomic_llong listen_queue, max_listen_queue, listen_queue_len;
-	atomic_ullong slow_requests;
-	atomic_ullong terminated_requests;
-	struct slot slots[WORKER_SLOTS];
-	struct minute minutes[METRICS_MINUTES];
-	atomic_ullong failures_next;
-	struct failure failures[METRICS_FAILURES];
+	/* The versions before's; unused (slots[] below hold the pids), kept
+	 * so their segments grow in place. */
+	atomic_int worker_pids[WORKER_SLOTS];
 	/* payhook-dispatch's, when it shares metrics_file. */
 	atomic_ullong dispatch_seen;
 	atomic_ullong dispatch_attempts[METRICS_DISPATCH_RESULTS];
@@ -129,11 +121,48 @@ struct segment {
 	atomic_ullong dispatch_dead;
 	atomic_ullong dispatch_oldest_due_s;
 	atomic_ullong dispatch_gauges_at_s;
+	/* Added last, so a segment of the version before (PREVIOUS_SIZE) is
+	 * this one without them, and grows in place. */
+	atomic_ullong lifecycle[PROVIDER_SLOTS][LIFECYCLE_KINDS][OUTCOME_COUNT];
+	/* The pool's status, each worker's slot, the hour, the failures:
+	 * added after the lifecycle counters, for the same reason. */
+	atomic_llong start_time;
+	atomic_uint workers_configured;
+	atomic_ullong accepted;
+	atomic_ullong max_active;
+	atomic_ullong max_children_reached;
+	atomic_llong listen_queue, max_listen_queue, listen_queue_len;
+	atomic_ullong slow_requests;
+	atomic_ullong terminated_requests;
+	struct slot slots[WORKER_SLOTS];
+	struct minute minutes[METRICS_MINUTES];
+	atomic_ullong failures_next;
+	struct failure failures[METRICS_FAILURES];
 };
 
 static const char *const dispatch_result_names[METRICS_DISPATCH_RESULTS] = {
 	"delivered", "retry", "deferred", "dead", "superseded", "unrecorded",
 };
+
+/* The size of the segment of the version without lifecycle counters. */
+/* The sizes of the two versions before, whose segments grow in place:
+ * without the lifecycle counters, and without the pool's status. */
+#define PREVIOUS_SIZE offsetof(struct segment, lifecycle)
+#define BEFORE_STATUS_SIZE offsetof(struct segment, start_time)
+
+static bool older_size(size_t size)
+{
+	return size == PREVIOUS_SIZE || size == BEFORE_STATUS_SIZE;
+}
+
+/* The status fields that do not start at zero. */
+static void status_init(struct segment *seg)
+{
+	atomic_store(&seg->start_time, (long long)time(NULL));
+	atomic_store(&seg->listen_queue, -1);
+	atomic_store(&seg->max_listen_queue, -1);
+	atomic_store(&seg->listen_queue_len, -1);
+}
 
 struct metrics {
 	struct segment *seg;
@@ -160,6 +189,11 @@ static struct metrics *map_fd(int fd, bool fresh, struct error *err)
 		error_set(err, "metrics: ftruncate: %s", strerror(errno));
 		goto fail;
 	}
+	/* A segment of the version before (a file, or the memfd an upgrade
+	 * hands on) gets the new counters, as zeros, at its end. */
+	if (!fresh && older_size((size_t)st.st_size) &&
+	    ftruncate(fd, (off_t)sizeof(struct segment)) == 0)
+		st.st_size = (off_t)sizeof(struct segment);
 	if (!fresh && (size_t)st.st_size != sizeof(struct segment)) {
 		error_set(err, "metrics: the segment is %lld bytes, not %zu: "
 			  "written by another version of payhook",
@@ -175,11 +209,12 @@ static struct metrics *map_fd(int fd, bool fresh, struct error *err)
 	/* A fresh file is all zeros: the counters start at 0. */
 	if (m->seg->magic == 0) {
 		m->seg->size = (uint32_t)sizeof(struct segment);
-		atomic_store(&m->seg->start_time, (long long)time(NULL));
-		atomic_store(&m->seg->listen_queue, -1);
-		atomic_store(&m->seg->max_listen_queue, -1);
-		atomic_store(&m->seg->listen_queue_len, -1);
+		status_init(m->seg);
 		m->seg->magic = MAGIC;
+	}
+	if (m->seg->magic == MAGIC && older_size(m->seg->size)) {
+		status_init(m->seg);
+		m->seg->size = (uint32_t)sizeof(struct segment);
 	}
 	if (m->seg->magic != MAGIC ||
 	    m->seg->size != (uint32_t)sizeof(struct segment)) {
@@ -371,6 +406,20 @@ bool metrics_read_dispatch(const struct metrics *m,
 	g->oldest_due_s = get(&seg->dispatch_oldest_due_s);
 	*circuit_opened = get(&seg->dispatch_circuit_opened);
 	return true;
+}
+
+void metrics_lifecycle(struct metrics *m, unsigned provider,
+		       enum lifecycle_kind kind, enum outcome outcome)
+{
+	if (m == NULL)
+		return;
+	if (provider > CONFIG_PROVIDER_COUNT)
+		provider = CONFIG_PROVIDER_COUNT;
+	if ((unsigned)kind >= LIFECYCLE_KINDS)
+		return;
+	if ((unsigned)outcome >= OUTCOME_COUNT)
+		outcome = OUTCOME_ERROR;
+	add(&m->seg->lifecycle[provider][kind][outcome]);
 }
 
 void metrics_mysql_error(struct metrics *m, unsigned code)
@@ -995,6 +1044,24 @@ long metrics_render(const struct metrics *m, const struct config *cfg,
 			    response_outcome_status(oc, cfg), n);
 		}
 	}
+	put(&o, "# HELP payhook_lifecycle_events_total Refunds, disputes and "
+		"cancellations recorded, by provider, kind and outcome.\n"
+		"# TYPE payhook_lifecycle_events_total counter\n");
+	for (unsigned p = 0; p < PROVIDER_SLOTS; p++)
+		for (unsigned k = 0; k < LIFECYCLE_KINDS; k++)
+			for (unsigned oc = 0; oc < OUTCOME_COUNT; oc++) {
+				unsigned long long n =
+					get(&seg->lifecycle[p][k][oc]);
+
+				/* Once they happen: most sites see few. */
+				if (n == 0)
+					continue;
+				put(&o, "payhook_lifecycle_events_total{"
+					"provider=\"%s\",kind=\"%s\","
+					"outcome=\"%s\"} %llu\n",
+				    provider_label(p), lifecycle_kind_name(k),
+				    response_outcome_name(oc), n);
+			}
 	put_histogram(&o, "payhook_request_duration_seconds",
 		      "Time from the request to its answer.",
 		      seg->duration_buckets, &seg->duration_count,

@@ -1,7 +1,8 @@
 /* metrics.h - counters of a whole pool of workers in one shared-memory
  * segment: requests by provider and outcome, a latency histogram, backend
  * errors by kind, lost leases, workers alive and restarted. Every worker adds
- * to them with relaxed atomic increments (no lock, no system call); any
+ * to them (and refunds, disputes and cancellations by kind and outcome)
+ * with relaxed atomic increments (no lock, no system call); any
  * reader renders the sum in the Prometheus text format.
  *
  * Each worker also publishes its own slot (pid, stage, requests served, the
@@ -25,6 +26,7 @@
 
 #include "configuration.h"
 #include "error.h"
+#include "lifecycle.h"
 #include "response.h"
 
 /* A view of a segment. Opaque. */
@@ -61,6 +63,12 @@ int metrics_fd(const struct metrics *metrics);
  * named none (not_found). Can't fail; metrics NULL is fine (counts nothing). */
 void metrics_request(struct metrics *metrics, unsigned provider,
 		     enum outcome outcome, int64_t elapsed_us);
+
+/* Counts one refund, dispute or cancellation of a request by the outcome
+ * it alone came to (a request may carry several, and payments too). Can't
+ * fail; metrics NULL is fine. */
+void metrics_lifecycle(struct metrics *metrics, unsigned provider,
+		       enum lifecycle_kind kind, enum outcome outcome);
 
 /* Counts a MySQL error by its number, a Redis fault by kind, a lost lease. */
 void metrics_mysql_error(struct metrics *metrics, unsigned code);

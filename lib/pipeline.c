@@ -10,6 +10,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "lifecycle_store.h"
 #include "lock.h"
 #include "log.h"
 #include "payload.h"
@@ -24,17 +25,24 @@ struct pipeline {
 	struct payload_parser *parser;
 	struct lock_client *lock;
 	struct store *store;
+	struct lifecycle_store *events;      /* refunds, disputes, cancellations */
 	struct provider_batch *batch;        /* allocated once */
 	char *body;                          /* max_body_bytes, allocated once */
 	struct metrics *metrics;             /* NULL: nothing counted */
 	/* The request between pipeline_answer and pipeline_finish: the locks
-	 * it still holds, and what its log line needs. */
-	struct lock_lease *held;             /* PROVIDER_PAYMENTS_MAX, once */
+	 * it still holds (held_for[i] the payment or lifecycle link whose
+	 * transaction held[i] locks: items of one transaction share it), and
+	 * what its log line needs. */
+	struct lock_lease *held;             /* HELD_MAX, allocated once */
+	const struct payment **held_for;     /* HELD_MAX, allocated once */
 	size_t held_count;
 	const struct provider *provider;
 	int64_t elapsed_us;
 	struct error detail, note;
 };
+
+/* A request locks each payment and each lifecycle event's payment once. */
+#define HELD_MAX (PROVIDER_PAYMENTS_MAX + PROVIDER_LIFECYCLE_MAX)
 
 struct pipeline *pipeline_new(const struct config *cfg, struct error *err)
 {
@@ -50,11 +58,12 @@ struct pipeline *pipeline_new(const struct config *cfg, struct error *err)
 		goto fail;
 	p->parser = payload_parser_new();
 	p->batch = malloc(sizeof(*p->batch));
-	p->held = malloc(PROVIDER_PAYMENTS_MAX * sizeof(*p->held));
+	p->held = malloc(HELD_MAX * sizeof(*p->held));
+	p->held_for = malloc(HELD_MAX * sizeof(*p->held_for));
 	/* +1 so a zero max never means malloc(0). */
 	p->body = malloc(cfg->max_body_bytes + 1);
 	if (p->parser == NULL || p->batch == NULL || p->body == NULL ||
-	    p->held == NULL) {
+	    p->held == NULL || p->held_for == NULL) {
 		error_set(err, "pipeline: out of memory for a %zu-byte body",
 			  cfg->max_body_bytes);
 		goto fail;
@@ -64,6 +73,9 @@ struct pipeline *pipeline_new(const struct config *cfg, struct error *err)
 		goto fail;
 	p->store = store_new(cfg, err);
 	if (p->store == NULL)
+		goto fail;
+	p->events = lifecycle_store_new(cfg, err);
+	if (p->events == NULL)
 		goto fail;
 	return p;
 fail:
@@ -79,9 +91,11 @@ void pipeline_free(struct pipeline *p)
 	payload_parser_free(p->parser);
 	lock_client_free(p->lock);
 	store_free(p->store);
+	lifecycle_store_free(p->events);
 	free(p->batch);
 	free(p->body);
 	free(p->held);
+	free(p->held_for);
 	free(p);
 }
 
@@ -104,7 +118,9 @@ int pipeline_health(struct pipeline *p, struct pipeline_health *h)
 
 int pipeline_check_mysql(struct pipeline *p, struct error *err)
 {
-	return store_check_schema(p->store, err);
+	if (store_check_schema(p->store, err) != 0)
+		return -1;
+	return lifecycle_store_check_schema(p->events, err);
 }
 
 int pipeline_summary(struct pipeline *p, struct store_summary *summary,
@@ -158,14 +174,25 @@ static void store_outcome(enum store_status status, struct result *r)
 	}
 }
 
+/* One item of a request: a payment, or a refund, dispute or cancellation
+ * of one (then link is the event's link to its payment). */
+struct item {
+	const struct payment *link;
+	const struct lifecycle_event *event; /* NULL for a payment */
+};
+
 /* Counts the MySQL error behind a store result that is a failure (a 1062
  * that was a duplicate is none). */
-static void count_store_error(struct pipeline *p, enum store_status status)
+static void count_store_error(struct pipeline *p, const struct item *it,
+			      enum store_status status)
 {
 	if (status != STORE_INSERTED && status != STORE_DUPLICATE &&
 	    status != STORE_CONFLICT && status != STORE_NOT_FOUND &&
 	    status != STORE_LEASE_EXPIRED)
-		metrics_mysql_error(p->metrics, store_last_error(p->store));
+		metrics_mysql_error(p->metrics,
+				    it->event != NULL ?
+					    lifecycle_store_last_error(p->events) :
+					    store_last_error(p->store));
 }
 
 static void count_lock_fault(struct pipeline *p)
@@ -216,60 +243,107 @@ static void release_held(struct pipeline *p, struct error *note)
 	p->held_count = 0;
 }
 
-/* The backend part for one payment: lock and write; the lock is kept in
- * p->held, released once the answer is out. Fills r; detail gets what
- * failed, note what went wrong without changing the outcome (Redis down
- * under db_only), for the request's log line. */
-static void record_payment(struct pipeline *p, const struct payment *payment,
-			   size_t body_len, struct result *r,
-			   struct error *detail, struct error *note)
+/* The write of one item under guard (NULL: no lock), its status counted
+ * and turned into the outcome. */
+static void write_item(struct pipeline *p, const struct item *it,
+		       size_t body_len, const struct store_guard *guard,
+		       struct result *r, struct error *detail)
 {
-	/* The standard profile's lock key is what it was before providers. */
-	const char *scope = strcmp(payment->provider, "standard") == 0 ?
-				    NULL : payment->provider;
-	struct lock_lease *lease = &p->held[p->held_count];
-	struct store_guard guard = { enough_lease, lease };
-	struct error lock_err = { "" };
-	enum lock_status locked;
 	enum store_status stored;
 
+	if (it->event != NULL)
+		stored = lifecycle_store_record(p->events, it->event, p->body,
+						body_len, guard, detail);
+	else
+		stored = store_insert_payment(p->store, it->link, p->body,
+					      body_len, guard, detail);
+	count_store_error(p, it, stored);
+	store_outcome(stored, r);
+	if (stored == STORE_CONFLICT && it->event != NULL)
+		response_set(r, OUTCOME_CONFLICT, "the payment is recorded in "
+			     "another currency");
+}
+
+/* The lock this request already holds for link's transaction (an Adyen
+ * batch, a KOMOJU event listing every refund of a payment), or NULL. */
+static struct lock_lease *held_lease(struct pipeline *p,
+				     const struct payment *link)
+{
+	for (size_t i = 0; i < p->held_count; i++) {
+		const struct payment *other = p->held_for[i];
+
+		if (strcmp(other->provider, link->provider) == 0 &&
+		    other->transaction_id_len == link->transaction_id_len &&
+		    memcmp(other->transaction_id, link->transaction_id,
+			   link->transaction_id_len) == 0)
+			return &p->held[i];
+	}
+	return NULL;
+}
+
+/* The backend part for one item: the lock of its payment's transaction,
+ * then the write; the lock is kept in p->held, released once the answer
+ * is out. Fills r; detail gets what failed, note what went wrong without
+ * changing the outcome (Redis down under db_only), for the request's log
+ * line. */
+static void record_item(struct pipeline *p, const struct item *it,
+			size_t body_len, struct result *r,
+			struct error *detail, struct error *note)
+{
+	const struct payment *link = it->link;
+	/* The standard profile's lock key is what it was before providers. */
+	const char *scope = strcmp(link->provider, "standard") == 0 ?
+				    NULL : link->provider;
+	struct lock_lease *lease = held_lease(p, link);
+	struct store_guard guard = { enough_lease, NULL };
+	struct error lock_err = { "" };
+	enum lock_status locked = LOCK_ACQUIRED;
+	enum store_status stored;
+	int connected;
+
 	metrics_request_item(p->metrics, (unsigned)provider_id(p->provider),
-			     payment->transaction_id,
-			     payment->transaction_id_len);
+			     link->transaction_id, link->transaction_id_len);
 	metrics_request_stage(p->metrics, METRICS_CONNECTING);
 	/* Connect first, so the lease is not spent on connecting. */
-	if (store_connect(p->store, detail) != 0) {
-		metrics_mysql_error(p->metrics, store_last_error(p->store));
+	connected = it->event != NULL ?
+			    lifecycle_store_connect(p->events, detail) :
+			    store_connect(p->store, detail);
+	if (connected != 0) {
+		metrics_mysql_error(p->metrics,
+				    it->event != NULL ?
+					    lifecycle_store_last_error(p->events) :
+					    store_last_error(p->store));
 		response_set(r, OUTCOME_UNAVAILABLE, "database unavailable: retry");
 		return;
 	}
 	metrics_request_stage(p->metrics, METRICS_INSERTING);
 	/* No lock at all (lock_backend = none): the unique key alone. */
 	if (p->cfg->lock_backend == CONFIG_LOCK_NONE) {
-		stored = store_insert_payment(p->store, payment, p->body,
-					      body_len, NULL, detail);
-		count_store_error(p, stored);
-		store_outcome(stored, r);
+		write_item(p, it, body_len, NULL, r, detail);
 		return;
 	}
 
-	metrics_request_stage(p->metrics, METRICS_LOCKING);
-	locked = lock_acquire(p->lock, scope, payment->transaction_id,
-			      payment->transaction_id_len, p->cfg->lock_ttl_ms,
-			      lease, &lock_err);
-	metrics_request_stage(p->metrics, METRICS_INSERTING);
+	if (lease == NULL) {
+		metrics_request_stage(p->metrics, METRICS_LOCKING);
+		lease = &p->held[p->held_count];
+		locked = lock_acquire(p->lock, scope, link->transaction_id,
+				      link->transaction_id_len,
+				      p->cfg->lock_ttl_ms, lease, &lock_err);
+		if (locked == LOCK_ACQUIRED)
+			p->held_for[p->held_count++] = link;
+		metrics_request_stage(p->metrics, METRICS_INSERTING);
+	}
+	guard.ctx = lease;
 	switch (locked) {
 	case LOCK_ACQUIRED:
-		p->held_count++;
-		stored = store_insert_payment(p->store, payment, p->body,
-					      body_len, &guard, detail);
-		store_outcome(stored, r);
-		count_store_error(p, stored);
+		write_item(p, it, body_len, &guard, r, detail);
 		return;
 	case LOCK_BUSY:
 		/* Busy is not done: only a committed row justifies a 2xx. */
-		stored = store_find_payment(p->store, payment, detail);
-		count_store_error(p, stored);
+		stored = it->event != NULL ?
+				 lifecycle_store_find(p->events, it->event, detail) :
+				 store_find_payment(p->store, link, detail);
+		count_store_error(p, it, stored);
 		if (stored == STORE_NOT_FOUND)
 			response_set(r, OUTCOME_IN_PROGRESS,
 				   "another delivery of this transaction is "
@@ -288,10 +362,7 @@ static void record_payment(struct pipeline *p, const struct payment *payment,
 		/* db_only: the unique key alone still prevents a second row. */
 		error_set(note, "redis unavailable, recorded without the "
 				"lock: %s", lock_err.message);
-		stored = store_insert_payment(p->store, payment, p->body,
-					      body_len, NULL, detail);
-		count_store_error(p, stored);
-		store_outcome(stored, r);
+		write_item(p, it, body_len, NULL, r, detail);
 		return;
 	}
 	response_set(r, OUTCOME_ERROR, "unexpected lock result");
@@ -317,26 +388,38 @@ static int outcome_rank(enum outcome outcome)
 	}
 }
 
-/* Records every payment of the batch, each under its own lock and in its
- * own transaction, and answers for the lot. */
+/* Records every payment of the batch, then every refund, dispute and
+ * cancellation (so one that comes with its payment in an Adyen batch finds
+ * the payment recorded), each in its own transaction under its payment's
+ * lock, and answers for the lot. Each lifecycle event's outcome is counted
+ * by its kind. */
 static void record_batch(struct pipeline *p, size_t body_len, struct result *r,
 			 struct error *detail, struct error *note)
 {
 	const struct provider_batch *batch = p->batch;
-	struct result item;
+	struct result one;
 	bool first = true;
 
-	for (size_t i = 0; i < batch->count; i++) {
-		const struct payment *payment = &batch->payments[i];
+	for (size_t i = 0; i < batch->count + batch->lifecycle_count; i++) {
+		const struct lifecycle_event *event =
+			i < batch->count ? NULL
+					 : &batch->lifecycle[i - batch->count];
+		struct item it = {
+			event != NULL ? &event->link : &batch->payments[i],
+			event,
+		};
 
-		item.success_body = NULL;
-		memcpy(item.transaction_id, payment->transaction_id,
-		       payment->transaction_id_len + 1);
-		record_payment(p, payment, body_len, &item, detail, note);
-		if (first || outcome_rank(item.outcome) > outcome_rank(r->outcome)) {
-			memcpy(r->transaction_id, item.transaction_id,
+		one.success_body = NULL;
+		memcpy(one.transaction_id, it.link->transaction_id,
+		       it.link->transaction_id_len + 1);
+		record_item(p, &it, body_len, &one, detail, note);
+		if (event != NULL)
+			metrics_lifecycle(p->metrics, provider_id(p->provider),
+					  event->kind, one.outcome);
+		if (first || outcome_rank(one.outcome) > outcome_rank(r->outcome)) {
+			memcpy(r->transaction_id, one.transaction_id,
 			       sizeof(r->transaction_id));
-			response_set(r, item.outcome, "%s", item.reason);
+			response_set(r, one.outcome, "%s", one.reason);
 			first = false;
 		}
 	}
@@ -358,6 +441,12 @@ static void log_request(const struct config *cfg, const char *provider,
 	enum log_level level = fault || note->message[0] != '\0' ?
 				       LOG_LEVEL_WARN : LOG_LEVEL_INFO;
 	struct log_field fields[10];
+	/* The first payment's event id, else the first lifecycle event's. */
+	const struct payment *first =
+		batch->count > 0 ? &batch->payments[0] :
+		batch->lifecycle_count > 0 ? &batch->lifecycle[0].link : NULL;
+	const char *event_id = first != NULL && first->event_id_len > 0 ?
+				       first->event_id : "-";
 	size_t n = 0;
 
 	if (level > log_threshold)
@@ -370,9 +459,7 @@ static void log_request(const struct config *cfg, const char *provider,
 	fields[n++] = (struct log_field)LOG_TEXT(
 		"transaction_id",
 		r->transaction_id[0] != '\0' ? r->transaction_id : "-");
-	fields[n++] = (struct log_field)LOG_TEXT(
-		"event_id", batch->count > 0 && batch->payments[0].event_id_len > 0 ?
-				    batch->payments[0].event_id : "-");
+	fields[n++] = (struct log_field)LOG_TEXT("event_id", event_id);
 	fields[n++] = (struct log_field)LOG_NUMBER("elapsed_us", elapsed_us);
 	if (batch->event_type[0] != '\0')
 		fields[n++] = (struct log_field)LOG_TEXT("event_type",
@@ -451,6 +538,11 @@ void pipeline_answer(struct pipeline *p, const struct request *req,
 		record_batch(p, body_len, r, detail, note);
 		break;
 	case PROVIDER_IGNORED:
+		/* No payment, but refunds, disputes or cancellations. */
+		if (p->batch->lifecycle_count > 0) {
+			record_batch(p, body_len, r, detail, note);
+			break;
+		}
 		response_set(r, OUTCOME_IGNORED, NULL);
 		r->success_body = p->batch->success_body;
 		break;

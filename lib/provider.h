@@ -32,7 +32,7 @@ struct provider;
 enum provider_status {
 	PROVIDER_PAYMENTS = 0, /* signed, and carries 1 or more payments */
 	PROVIDER_IGNORED,      /* signed, but not the profile's payment event
-				* (lifecycle events, if any, wait in the
+				* (lifecycle events, if any, are in the
 				* batch: see provider_batch) */
 	PROVIDER_UNAUTHORIZED, /* signature missing, malformed, stale or wrong */
 	PROVIDER_INVALID,      /* a payment event that breaks a field rule, or a
@@ -45,10 +45,10 @@ struct provider_batch {
 	size_t count;                         /* payments[0..count) */
 	struct payment payments[PROVIDER_PAYMENTS_MAX];
 	/* Refunds, disputes and cancellations the request announces,
-	 * lifecycle[0..lifecycle_count). Read and checked, not yet recorded:
-	 * the status stays PROVIDER_IGNORED for a request of lifecycle events
-	 * only (PROVIDER_PAYMENTS when an Adyen batch holds payments too), so
-	 * until their recording lands they are answered as ignored. */
+	 * lifecycle[0..lifecycle_count), read and checked. The status is
+	 * PROVIDER_IGNORED for a request of lifecycle events only
+	 * (PROVIDER_PAYMENTS when an Adyen batch holds payments too): the
+	 * pipeline records them either way. */
 	size_t lifecycle_count;
 	struct lifecycle_event lifecycle[PROVIDER_LIFECYCLE_MAX];
 	char event_type[PROVIDER_EVENT_TYPE_MAX + 1]; /* for the log; "" if none */

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <json-c/json.h>
 
@@ -132,6 +133,154 @@ static const struct sample_event sample_events[] = {
 };
 
 #define SAMPLE_EVENT_COUNT (sizeof(sample_events) / sizeof(sample_events[0]))
+
+/* Each provider's refund, dispute and cancellation events, abridged from
+ * its documentation (the fixtures hold the full examples). Placeholders,
+ * filled from the input: @EVENT@ the event (the sample's name, or its
+ * type), @STATE@ the provider's status value, @OBJ@ the object's id, @TX@
+ * the payment's, @EVT@ the event id, @AMOUNT@ minor units, @DECIMAL@ major
+ * units, @CUR@ the currency, @UNIX@ and @TIME@ the event time (Unix
+ * seconds, RFC 3339). */
+#define STANDARD_LC                                                            \
+	"{\"type\":\"@EVENT@\",\"object_id\":\"@OBJ@\",\"transaction_id\":"    \
+	"\"@TX@\",\"amount\":@AMOUNT@,\"currency\":\"@CUR@\",\"state\":"       \
+	"\"@STATE@\",\"occurred_at\":\"@TIME@\"}"
+#define STRIPE_LC(object)                                                      \
+	"{\"id\":\"@EVT@\",\"object\":\"event\",\"api_version\":"              \
+	"\"2024-06-20\",\"created\":@UNIX@,\"data\":{\"object\":{\"id\":"      \
+	"\"@OBJ@\",\"object\":\"" object "\",\"amount\":@AMOUNT@,"             \
+	"\"currency\":\"@CUR@\",\"payment_intent\":\"@TX@\",\"status\":"       \
+	"\"@STATE@\"}},\"livemode\":false,\"pending_webhooks\":1,\"type\":"    \
+	"\"@EVENT@\"}"
+#define PADDLE_LC(event, action)                                               \
+	"{\"event_id\":\"@EVT@\",\"event_type\":\"" event "\",\"occurred_at\":"\
+	"\"@TIME@\",\"notification_id\":\"ntf_01h8e1jxna32kc43ev1vkqsq8y\","   \
+	"\"data\":{\"id\":\"@OBJ@\",\"action\":\"" action "\","                \
+	"\"transaction_id\":\"@TX@\",\"status\":\"@STATE@\",\"currency_code\":"\
+	"\"@CUR@\",\"totals\":{\"subtotal\":\"@AMOUNT@\",\"tax\":\"0\","       \
+	"\"total\":\"@AMOUNT@\"}}}"
+#define RAZORPAY_LC(entity)                                                    \
+	"{\"entity\":\"event\",\"account_id\":\"acc_BFQ7uQEaa7j2z7\","         \
+	"\"event\":\"@EVENT@\",\"contains\":[\"" entity "\"],\"payload\":{\""  \
+	entity "\":{\"entity\":{\"id\":\"@OBJ@\",\"entity\":\"" entity "\","   \
+	"\"amount\":@AMOUNT@,\"currency\":\"@CUR@\",\"payment_id\":\"@TX@\","  \
+	"\"status\":\"@STATE@\"}}},\"created_at\":@UNIX@}"
+#define KOMOJU_LC                                                              \
+	"{\"id\":\"@EVT@\",\"type\":\"@EVENT@\",\"resource\":\"event\","       \
+	"\"data\":{\"id\":\"@TX@\",\"resource\":\"payment\",\"status\":"       \
+	"\"@STATE@\",\"amount\":@AMOUNT@,\"currency\":\"@CUR@\",\"refunds\":[{"\
+	"\"id\":\"@OBJ@\",\"resource\":\"refund\",\"amount\":@AMOUNT@,"        \
+	"\"currency\":\"@CUR@\",\"payment\":\"@TX@\",\"created_at\":"          \
+	"\"@TIME@\",\"chargeback\":false}]},\"created_at\":\"@TIME@\","        \
+	"\"reason\":null}"
+#define PAYJP_LC(field)                                                        \
+	"{\"id\":\"@EVT@\",\"object\":\"event\",\"livemode\":false,"           \
+	"\"created\":@UNIX@,\"pending_webhooks\":1,\"type\":\"@EVENT@\","      \
+	"\"data\":{\"id\":\"@TX@\",\"object\":\"charge\",\"" field "\":"       \
+	"@AMOUNT@,\"currency\":\"@CUR@\",\"paid\":true,\"captured\":true,"     \
+	"\"refunded\":@STATE@}}"
+#define SQUARE_REFUND_LC                                                       \
+	"{\"merchant_id\":\"6SSW7HV8K2ST5\",\"type\":\"@EVENT@\",\"event_id\":"\
+	"\"@EVT@\",\"created_at\":\"@TIME@\",\"data\":{\"type\":\"refund\","   \
+	"\"id\":\"@OBJ@\",\"object\":{\"refund\":{\"id\":\"@OBJ@\","           \
+	"\"payment_id\":\"@TX@\",\"amount_money\":{\"amount\":@AMOUNT@,"       \
+	"\"currency\":\"@CUR@\"},\"status\":\"@STATE@\"}}}}"
+#define SQUARE_DISPUTE_LC                                                      \
+	"{\"merchant_id\":\"6SSW7HV8K2ST5\",\"type\":\"@EVENT@\",\"event_id\":"\
+	"\"@EVT@\",\"created_at\":\"@TIME@\",\"data\":{\"type\":\"dispute\","  \
+	"\"id\":\"@OBJ@\",\"object\":{\"dispute\":{\"id\":\"@OBJ@\","          \
+	"\"amount_money\":{\"amount\":@AMOUNT@,\"currency\":\"@CUR@\"},"       \
+	"\"disputed_payment\":{\"payment_id\":\"@TX@\"},\"state\":"            \
+	"\"@STATE@\"}}}}"
+#define SHOPIFY_REFUND_LC                                                      \
+	"{\"id\":@OBJ@,\"order_id\":@TX@,\"created_at\":\"@TIME@\","           \
+	"\"restock\":false,\"transactions\":[{\"id\":1,\"order_id\":@TX@,"     \
+	"\"kind\":\"refund\",\"status\":\"@STATE@\",\"amount\":\"@DECIMAL@\"," \
+	"\"currency\":\"@CUR@\"}]}"
+#define SHOPIFY_DISPUTE_LC                                                     \
+	"{\"id\":@OBJ@,\"order_id\":@TX@,\"type\":\"chargeback\","             \
+	"\"currency\":\"@CUR@\",\"amount\":\"@DECIMAL@\",\"reason\":"          \
+	"\"fraudulent\",\"status\":\"@STATE@\",\"initiated_at\":\"@TIME@\","   \
+	"\"finalized_on\":null}"
+#define ADYEN_LC(extra)                                                        \
+	"{\"live\":\"false\",\"notificationItems\":[{"                         \
+	"\"NotificationRequestItem\":{\"additionalData\":{"                    \
+	"\"hmacSignature\":\"\"" extra "},\"amount\":{\"currency\":\"@CUR@\"," \
+	"\"value\":@AMOUNT@},\"eventCode\":\"@EVENT@\",\"eventDate\":"         \
+	"\"@TIME@\",\"merchantAccountCode\":\"TestMerchant\","                 \
+	"\"merchantReference\":\"order-1\",\"originalReference\":\"@TX@\","    \
+	"\"pspReference\":\"@OBJ@\",\"success\":\"@STATE@\"}}]}"
+
+/* A refund, dispute or cancellation sample: its name (what --sample
+ * takes), the event type when it differs from the name, its template, the
+ * provider's status value, and the prefix of an object id derived from the
+ * payment's (NULL: the object's id is the payment's own, or an integer). */
+struct lifecycle_sample {
+	enum config_provider provider;
+	const char *name, *event, *template, *state, *object_prefix;
+};
+
+static const struct lifecycle_sample lifecycle_samples[] = {
+	{ CONFIG_PROVIDER_STANDARD, "refund", NULL, STANDARD_LC, "succeeded", "re_" },
+	{ CONFIG_PROVIDER_STANDARD, "refund.pending", "refund", STANDARD_LC, "pending", "re_" },
+	{ CONFIG_PROVIDER_STANDARD, "refund.failed", "refund", STANDARD_LC, "failed", "re_" },
+	{ CONFIG_PROVIDER_STANDARD, "dispute", NULL, STANDARD_LC, "open", "dp_" },
+	{ CONFIG_PROVIDER_STANDARD, "dispute.won", "dispute", STANDARD_LC, "won", "dp_" },
+	{ CONFIG_PROVIDER_STANDARD, "dispute.lost", "dispute", STANDARD_LC, "lost", "dp_" },
+	{ CONFIG_PROVIDER_STANDARD, "cancellation", NULL, STANDARD_LC, "succeeded", "cn_" },
+	{ CONFIG_PROVIDER_STRIPE, "refund.created", NULL, STRIPE_LC("refund"), "pending", "re_" },
+	{ CONFIG_PROVIDER_STRIPE, "refund.updated", NULL, STRIPE_LC("refund"), "succeeded", "re_" },
+	{ CONFIG_PROVIDER_STRIPE, "refund.failed", NULL, STRIPE_LC("refund"), "failed", "re_" },
+	{ CONFIG_PROVIDER_STRIPE, "charge.dispute.created", NULL, STRIPE_LC("dispute"), "needs_response", "du_" },
+	{ CONFIG_PROVIDER_STRIPE, "charge.dispute.updated", NULL, STRIPE_LC("dispute"), "under_review", "du_" },
+	{ CONFIG_PROVIDER_STRIPE, "charge.dispute.closed", NULL, STRIPE_LC("dispute"), "lost", "du_" },
+	{ CONFIG_PROVIDER_PADDLE, "adjustment.created", NULL, PADDLE_LC("adjustment.created", "refund"), "pending_approval", "adj_" },
+	{ CONFIG_PROVIDER_PADDLE, "adjustment.updated", NULL, PADDLE_LC("adjustment.updated", "refund"), "approved", "adj_" },
+	{ CONFIG_PROVIDER_PADDLE, "chargeback_warning", NULL, PADDLE_LC("adjustment.created", "chargeback_warning"), "approved", "adj_w" },
+	{ CONFIG_PROVIDER_PADDLE, "chargeback", NULL, PADDLE_LC("adjustment.created", "chargeback"), "approved", "adj_c" },
+	{ CONFIG_PROVIDER_PADDLE, "chargeback_reverse", NULL, PADDLE_LC("adjustment.created", "chargeback_reverse"), "approved", "adj_r" },
+	{ CONFIG_PROVIDER_RAZORPAY, "refund.created", NULL, RAZORPAY_LC("refund"), "pending", "rfnd_" },
+	{ CONFIG_PROVIDER_RAZORPAY, "refund.processed", NULL, RAZORPAY_LC("refund"), "processed", "rfnd_" },
+	{ CONFIG_PROVIDER_RAZORPAY, "refund.failed", NULL, RAZORPAY_LC("refund"), "failed", "rfnd_" },
+	{ CONFIG_PROVIDER_RAZORPAY, "payment.dispute.created", NULL, RAZORPAY_LC("dispute"), "open", "disp_" },
+	{ CONFIG_PROVIDER_RAZORPAY, "payment.dispute.won", NULL, RAZORPAY_LC("dispute"), "won", "disp_" },
+	{ CONFIG_PROVIDER_RAZORPAY, "payment.dispute.lost", NULL, RAZORPAY_LC("dispute"), "lost", "disp_" },
+	{ CONFIG_PROVIDER_RAZORPAY, "payment.dispute.closed", NULL, RAZORPAY_LC("dispute"), "closed", "disp_" },
+	{ CONFIG_PROVIDER_KOMOJU, "payment.refunded", NULL, KOMOJU_LC, "refunded", "r" },
+	{ CONFIG_PROVIDER_KOMOJU, "payment.refund.created", NULL, KOMOJU_LC, "captured", "r" },
+	{ CONFIG_PROVIDER_PAYJP, "charge.refunded", NULL, PAYJP_LC("amount_refunded"), "true", NULL },
+	{ CONFIG_PROVIDER_PAYJP, "dispute.created", NULL, PAYJP_LC("amount"), "false", NULL },
+	{ CONFIG_PROVIDER_SQUARE, "refund.created", NULL, SQUARE_REFUND_LC, "PENDING", "R" },
+	{ CONFIG_PROVIDER_SQUARE, "refund.updated", NULL, SQUARE_REFUND_LC, "COMPLETED", "R" },
+	{ CONFIG_PROVIDER_SQUARE, "dispute.created", NULL, SQUARE_DISPUTE_LC, "EVIDENCE_REQUIRED", "D" },
+	{ CONFIG_PROVIDER_SQUARE, "dispute.state.updated", NULL, SQUARE_DISPUTE_LC, "WON", "D" },
+	{ CONFIG_PROVIDER_SHOPIFY, "refunds/create", NULL, SHOPIFY_REFUND_LC, "success", NULL },
+	{ CONFIG_PROVIDER_SHOPIFY, "disputes/create", NULL, SHOPIFY_DISPUTE_LC, "needs_response", NULL },
+	{ CONFIG_PROVIDER_SHOPIFY, "disputes/update", NULL, SHOPIFY_DISPUTE_LC, "won", NULL },
+	{ CONFIG_PROVIDER_ADYEN, "REFUND", NULL, ADYEN_LC(""), "true", "R" },
+	{ CONFIG_PROVIDER_ADYEN, "REFUND_FAILED", NULL, ADYEN_LC(""), "true", "R" },
+	{ CONFIG_PROVIDER_ADYEN, "REFUNDED_REVERSED", NULL, ADYEN_LC(""), "true", "R" },
+	{ CONFIG_PROVIDER_ADYEN, "NOTIFICATION_OF_CHARGEBACK", NULL, ADYEN_LC(""), "true", "C" },
+	{ CONFIG_PROVIDER_ADYEN, "CHARGEBACK", NULL, ADYEN_LC(""), "true", "C" },
+	{ CONFIG_PROVIDER_ADYEN, "SECOND_CHARGEBACK", NULL, ADYEN_LC(""), "true", "C" },
+	{ CONFIG_PROVIDER_ADYEN, "CHARGEBACK_REVERSED", NULL, ADYEN_LC(""), "true", "C" },
+	{ CONFIG_PROVIDER_ADYEN, "PREARBITRATION_WON", NULL, ADYEN_LC(""), "true", "C" },
+	{ CONFIG_PROVIDER_ADYEN, "CANCELLATION", NULL, ADYEN_LC(""), "true", "X" },
+	{ CONFIG_PROVIDER_ADYEN, "CANCEL_OR_REFUND", NULL, ADYEN_LC(",\"modification.action\":\"cancel\""), "true", "X" },
+};
+
+#define LIFECYCLE_SAMPLE_COUNT                                                 \
+	(sizeof(lifecycle_samples) / sizeof(lifecycle_samples[0]))
+
+static const struct lifecycle_sample *
+find_lifecycle_sample(enum config_provider provider, const char *name)
+{
+	for (size_t i = 0; name != NULL && i < LIFECYCLE_SAMPLE_COUNT; i++)
+		if (lifecycle_samples[i].provider == provider &&
+		    strcmp(lifecycle_samples[i].name, name) == 0)
+			return &lifecycle_samples[i];
+	return NULL;
+}
 
 /* The sample of event (NULL: the payment event) of provider, or NULL. */
 static const struct sample_event *find_sample(enum config_provider provider,
@@ -278,9 +427,119 @@ static int decimal_text(int64_t amount, const char *currency, char *out,
 	return 0;
 }
 
+/* Whether text may stand inside a JSON string as it is (visible ASCII,
+ * no quote, no backslash). */
+static bool plain_text(const char *text)
+{
+	for (; *text != '\0'; text++)
+		if (*text < 0x21 || *text > 0x7E || *text == '"' || *text == '\\')
+			return false;
+	return true;
+}
+
+/* A lifecycle sample's text: its template with the placeholders filled
+ * from in (checked by the caller: amount, currency, transaction id), then
+ * parsed and written as the payment samples are. Returns a new string the
+ * caller frees, or NULL with err set. */
+static char *lifecycle_text(const struct lifecycle_sample *ls,
+			    const struct sample_input *in,
+			    const char *currency, struct error *err)
+{
+	char object[160], amount[32], decimal[32], unix_time[32], rfc3339[32];
+	const char *names[] = { "EVENT", "STATE", "OBJ", "TX", "EVT", "AMOUNT",
+				"DECIMAL", "CUR", "UNIX", "TIME" };
+	const char *values[10];
+	time_t when = in->occurred_at != 0 ? (time_t)in->occurred_at
+					   : (time_t)1718597005;
+	struct tm tm;
+	size_t len = strlen(ls->template), cap, used = 0;
+	struct json_object *root;
+	char *text, *out = NULL;
+
+	if (ls->object_prefix == NULL &&
+	    in->provider == CONFIG_PROVIDER_SHOPIFY) {
+		/* An integer: 1 and the order's last 12 digits. */
+		size_t n = strlen(in->transaction_id);
+
+		snprintf(object, sizeof(object), "1%s",
+			 in->transaction_id + (n > 12 ? n - 12 : 0));
+	} else {
+		snprintf(object, sizeof(object), "%s%s",
+			 ls->object_prefix != NULL ? ls->object_prefix : "",
+			 in->transaction_id);
+	}
+	if (in->object_id != NULL)
+		snprintf(object, sizeof(object), "%s", in->object_id);
+	snprintf(amount, sizeof(amount), "%lld", (long long)in->amount);
+	snprintf(unix_time, sizeof(unix_time), "%lld", (long long)when);
+	if (in->occurred_at < 0 || gmtime_r(&when, &tm) == NULL ||
+	    strftime(rfc3339, sizeof(rfc3339), "%Y-%m-%dT%H:%M:%SZ", &tm) == 0) {
+		error_set(err, "the event time is out of range");
+		return NULL;
+	}
+	if (decimal_text(in->amount, currency, decimal, sizeof(decimal)) != 0)
+		snprintf(decimal, sizeof(decimal), "%s", amount);
+	values[0] = ls->event != NULL ? ls->event : ls->name;
+	values[1] = ls->state;
+	values[2] = object;
+	values[3] = in->transaction_id;
+	values[4] = in->event_id != NULL ? in->event_id : "evt_sample";
+	values[5] = amount;
+	values[6] = decimal;
+	values[7] = currency;
+	values[8] = unix_time;
+	values[9] = rfc3339;
+	for (size_t i = 2; i < 5; i++)
+		if (strlen(values[i]) > 128 || !plain_text(values[i])) {
+			error_set(err, "an id of a sample is 1 to 128 visible "
+				  "characters, without quotes or backslashes");
+			return NULL;
+		}
+	/* Every placeholder is at least 3 bytes and no value is over 160. */
+	cap = len + len / 3 * 160 + 1;
+	text = malloc(cap);
+	if (text == NULL) {
+		error_set(err, "out of memory");
+		return NULL;
+	}
+	for (const char *t = ls->template; *t != '\0';) {
+		const char *end = t[0] == '@' ? strchr(t + 1, '@') : NULL;
+		size_t k = 0, n;
+
+		for (; end != NULL && k < 10; k++)
+			if (strlen(names[k]) == (size_t)(end - t - 1) &&
+			    memcmp(names[k], t + 1, (size_t)(end - t - 1)) == 0)
+				break;
+		if (end == NULL || k == 10) {
+			text[used++] = *t++;
+			continue;
+		}
+		n = strlen(values[k]);
+		memcpy(text + used, values[k], n);
+		used += n;
+		t = end + 1;
+	}
+	text[used] = '\0';
+	root = json_tokener_parse(text);
+	free(text);
+	if (root != NULL) {
+		const char *plain = json_object_to_json_string_ext(
+			root, JSON_C_TO_STRING_PLAIN |
+				      JSON_C_TO_STRING_NOSLASHESCAPE);
+
+		out = plain != NULL ? strdup(plain) : NULL;
+		json_object_put(root);
+	}
+	if (out == NULL)
+		error_set(err, "could not build the sample (an id that is not "
+			  "an integer where the provider's are?)");
+	return out;
+}
+
 char *sample_event(const struct sample_input *in, struct error *err)
 {
 	const struct sample_event *sample;
+	const struct lifecycle_sample *lifecycle;
 	struct provider_fields f;
 	struct json_object *root, *node;
 	char currency[4], number[32];
@@ -296,7 +555,10 @@ char *sample_event(const struct sample_input *in, struct error *err)
 		return NULL;
 	}
 	sample = find_sample(in->provider, in->event);
-	if (sample == NULL) {
+	lifecycle = sample == NULL ? find_lifecycle_sample(in->provider,
+							   in->event)
+				   : NULL;
+	if (sample == NULL && lifecycle == NULL) {
 		no_such_sample(in->provider, in->event, err);
 		return NULL;
 	}
@@ -313,6 +575,8 @@ char *sample_event(const struct sample_input *in, struct error *err)
 		currency[i] = (char)(lower ? tolower(c) : toupper(c));
 	}
 	currency[3] = '\0';
+	if (lifecycle != NULL)
+		return lifecycle_text(lifecycle, in, currency, err);
 	provider_fields(in->provider, &f);
 	root = json_tokener_parse(templates[in->provider]);
 	if (root == NULL) {

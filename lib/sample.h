@@ -19,11 +19,18 @@ struct sample_input {
 	int64_t amount;             /* minor units */
 	const char *currency;       /* 3 letters */
 	const char *event_id;       /* NULL: the sample's own */
+	/* Refund, dispute and cancellation samples only: */
+	const char *object_id;      /* the object's id; NULL: derived from
+				     * transaction_id */
+	int64_t occurred_at;        /* the event's time, Unix seconds;
+				     * 0: 2024-06-17T04:03:25Z */
 };
 
 /* Writes a sample event of the provider, in the shape its documentation
  * shows, with the given fields. The events it knows are the provider's
- * payment event and a few of the same object that record nothing; any other
+ * payment event, a few of the same object that record nothing, and its
+ * refund, dispute and cancellation events (of object_id, for the payment
+ * transaction_id, with amount and currency, at occurred_at); any other
  * event is refused. Returns a new NUL-terminated JSON text the caller frees,
  * or NULL with err set (for an unknown event: the events it has). */
 char *sample_event(const struct sample_input *in, struct error *err);

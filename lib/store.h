@@ -21,6 +21,29 @@
 
 struct store; /* one connection and its prepared statements; opaque */
 
+/* A payment's lifecycle totals from its payment_events rows (alias e):
+ * STORE_TOTALS_COLUMNS, three aggregates, over STORE_TOTALS_FROM, whose
+ * parameters are (provider, transaction_id, currency); one row, even when
+ * the payment has no such rows. An event in another currency than the
+ * payment's (recorded before the payment came) counts for nothing. refunded_amount is the sum of its succeeded
+ * refunds (an object counts once, with its row's amount: a running total
+ * such as PAY.JP's never adds up twice); dispute_state the state of the
+ * dispute whose row changed last by the provider's time (at equal times
+ * the later state), NULL when none; cancelled 1 once a cancellation
+ * succeeded. The payment's INSERT and lifecycle_store's UPDATE both read
+ * them, so both compute the same. */
+#define STORE_TOTALS_COLUMNS                                                   \
+	"COALESCE(SUM(CASE WHEN e.kind = 'refund' AND "                        \
+	"e.state = 'succeeded' THEN e.amount END), 0) AS refunded_amount, "    \
+	"SUBSTRING(MAX(CASE WHEN e.kind = 'dispute' THEN CONCAT(LPAD("         \
+	"TIMESTAMPDIFF(MICROSECOND, '1970-01-01', e.occurred_at), 18, '0'), "  \
+	"e.state + 0, e.state) END), 20) AS dispute_state, "                   \
+	"COALESCE(MAX(e.kind = 'cancellation' AND e.state = 'succeeded'), 0) " \
+	"AS cancelled"
+#define STORE_TOTALS_FROM                                                      \
+	"FROM payment_events e WHERE e.provider = ? AND e.transaction_id = ? " \
+	"AND (e.currency IS NULL OR e.currency = ?)"
+
 enum store_status {
 	STORE_INSERTED = 0,   /* this call committed the row */
 	STORE_DUPLICATE,      /* a committed row with the same amount and currency */
@@ -61,7 +84,9 @@ int store_connect(struct store *store, struct error *err);
 int store_check_schema(struct store *store, struct error *err);
 
 /* Inserts payment (its provider, transaction id, event id, amount, currency)
- * with the raw body as payload and commits, asking guard (may be NULL) first:
+ * with the raw body as payload and its totals from the lifecycle events
+ * already recorded for it (STORE_TOTALS_COLUMNS, in the same statement) and
+ * commits, asking guard (may be NULL) first:
  * on MariaDB in one round trip (an INSERT that commits by itself, ended by
  * the server after max_statement_time), elsewhere in a transaction whose
  * COMMIT is sent only while the guard allows.

@@ -1,7 +1,9 @@
 /* stub_backends.c - in-process stand-ins for every public function of
- * lib/lock.h and lib/store.h, linked into the fuzz_request target instead of
- * lib/lock.o and lib/store.o (link-time substitution; production code is
- * unchanged).
+ * lib/lock.h, lib/store.h and lib/lifecycle_store.h, linked into the
+ * fuzz_request target instead of lib/lock.o, lib/store.o and
+ * lib/lifecycle_store.o (link-time substitution; production code is
+ * unchanged). A lifecycle event's write plays the script's insert answer,
+ * its look-up the find answer.
  *
  * This is the ONLY stub in payhook's tests, and it exists for one reason:
  * the request fuzzer explores input handling (CGI variables, body, signature,
@@ -18,6 +20,7 @@
 
 #include "configuration.h"
 #include "fuzz.h"
+#include "lifecycle_store.h"
 #include "lock.h"
 #include "store.h"
 #include "stub_backends.h"
@@ -29,6 +32,10 @@ struct lock_client {
 
 struct store {
 	const struct config *cfg;
+};
+
+struct lifecycle_store {
+	struct store store;
 };
 
 static struct stub_script script;
@@ -262,14 +269,15 @@ unsigned store_last_error(const struct store *store)
 	return script.connect_fails ? 2003 : 0;
 }
 
+static enum store_status play_write(const struct store_guard *guard,
+				    struct error *err);
+
 enum store_status store_insert_payment(struct store *store,
 				       const struct payment *payment,
 				       const void *payload, size_t payload_len,
 				       const struct store_guard *guard,
 				       struct error *err)
 {
-	enum store_status st;
-
 	FUZZ_CHECK(store != NULL, "store_insert_payment: NULL store");
 	check_payment(payment);
 	FUZZ_CHECK(payload != NULL || payload_len == 0,
@@ -280,6 +288,15 @@ enum store_status store_insert_payment(struct store *store,
 	trace.payload_truncated = payload_len > sizeof(trace.payload);
 	memcpy(trace.payload, payload,
 	       trace.payload_truncated ? sizeof(trace.payload) : payload_len);
+	return play_write(guard, err);
+}
+
+/* The scripted answer to a write under guard (NULL: none). */
+static enum store_status play_write(const struct store_guard *guard,
+				    struct error *err)
+{
+	enum store_status st;
+
 	trace.insert_guarded = guard != NULL;
 	/* Like the real store: ask before the INSERT and before the COMMIT. */
 	if (guard != NULL &&
@@ -297,18 +314,104 @@ enum store_status store_insert_payment(struct store *store,
 	return st;
 }
 
-enum store_status store_find_payment(struct store *store,
-				     const struct payment *payment,
-				     struct error *err)
+/* The scripted answer to a look-up. */
+static enum store_status play_find(struct error *err)
 {
-	FUZZ_CHECK(store != NULL, "store_find_payment: NULL store");
-	check_payment(payment);
 	trace.finds++;
 	if (script.find == STORE_DUPLICATE)
 		trace.committed = 1;
 	else if (script.find != STORE_CONFLICT && script.find != STORE_NOT_FOUND)
 		error_set(err, "stub store: %s", store_status_name(script.find));
 	return script.find;
+}
+
+enum store_status store_find_payment(struct store *store,
+				     const struct payment *payment,
+				     struct error *err)
+{
+	FUZZ_CHECK(store != NULL, "store_find_payment: NULL store");
+	check_payment(payment);
+	return play_find(err);
+}
+
+/* ---- lifecycle_store.h ---- */
+
+/* A lifecycle event handed to a backend obeys the field rules (its link
+ * may carry no amount and no currency). */
+static void check_event(const struct lifecycle_event *e)
+{
+	struct payment link;
+
+	FUZZ_CHECK(e != NULL, "NULL lifecycle event");
+	FUZZ_CHECK(lifecycle_state_valid(e->kind, e->state),
+		   "state %d of kind %d reached a backend", (int)e->state,
+		   (int)e->kind);
+	FUZZ_CHECK(e->object_id_len >= 1 &&
+		   e->object_id_len <= LIFECYCLE_OBJECT_ID_MAX &&
+		   strlen(e->object_id) == e->object_id_len,
+		   "object_id_len %zu", e->object_id_len);
+	link = e->link;
+	link.amount = 1;
+	if (link.currency[0] == '\0')
+		memcpy(link.currency, "XXX", 4);
+	check_payment(&link);
+}
+
+struct lifecycle_store *lifecycle_store_new(const struct config *cfg,
+					    struct error *err)
+{
+	struct lifecycle_store *ls = calloc(1, sizeof(*ls));
+
+	if (ls == NULL) {
+		error_set(err, "stub lifecycle store: out of memory");
+		return NULL;
+	}
+	ls->store.cfg = cfg;
+	return ls;
+}
+
+void lifecycle_store_free(struct lifecycle_store *ls)
+{
+	free(ls);
+}
+
+int lifecycle_store_connect(struct lifecycle_store *ls, struct error *err)
+{
+	return store_connect(&ls->store, err);
+}
+
+int lifecycle_store_check_schema(struct lifecycle_store *ls,
+				 struct error *err)
+{
+	return store_connect(&ls->store, err);
+}
+
+unsigned lifecycle_store_last_error(const struct lifecycle_store *ls)
+{
+	return store_last_error(&ls->store);
+}
+
+enum store_status lifecycle_store_record(struct lifecycle_store *ls,
+					 const struct lifecycle_event *event,
+					 const void *payload, size_t payload_len,
+					 const struct store_guard *guard,
+					 struct error *err)
+{
+	FUZZ_CHECK(ls != NULL, "lifecycle_store_record: NULL store");
+	FUZZ_CHECK(payload != NULL || payload_len == 0,
+		   "lifecycle_store_record: NULL payload");
+	check_event(event);
+	trace.inserts++;
+	return play_write(guard, err);
+}
+
+enum store_status lifecycle_store_find(struct lifecycle_store *ls,
+				       const struct lifecycle_event *event,
+				       struct error *err)
+{
+	FUZZ_CHECK(ls != NULL, "lifecycle_store_find: NULL store");
+	check_event(event);
+	return play_find(err);
 }
 
 const char *store_status_name(enum store_status status)

@@ -64,3 +64,52 @@ void itest_post_to(struct pipeline *p, const char *uri, const char *body,
 	testreq_set(&t, "REQUEST_URI", uri);
 	pipeline_handle(p, &t.req, out);
 }
+
+void itest_storm(const struct config *cfg, int children, int per_child,
+		 itest_body_fn *body, void *ctx, int counts[OUTCOME_COUNT])
+{
+	int fds[2];
+	pid_t pids[64];
+	unsigned char o;
+
+	ck_assert_int_le(children, 64);
+	ck_assert_int_eq(pipe(fds), 0);
+	for (int c = 0; c < children; c++) {
+		pids[c] = fork();
+		ck_assert_int_ge(pids[c], 0);
+		if (pids[c] == 0) {
+			struct error err;
+			struct pipeline *p;
+			struct result r;
+
+			close(fds[0]);
+			p = pipeline_new(cfg, &err);
+			if (p == NULL)
+				_exit(3);
+			for (int i = 0; i < per_child; i++) {
+				char buf[1024];
+
+				body(ctx, c, i, buf, sizeof(buf));
+				itest_post(p, buf, &r);
+				o = (unsigned char)r.outcome;
+				if (write(fds[1], &o, 1) != 1)
+					_exit(4);
+			}
+			pipeline_free(p);
+			_exit(0);
+		}
+	}
+	close(fds[1]);
+	memset(counts, 0, sizeof(int) * OUTCOME_COUNT);
+	while (read(fds[0], &o, 1) == 1)
+		if (o < OUTCOME_COUNT)
+			counts[o]++;
+	close(fds[0]);
+	for (int c = 0; c < children; c++) {
+		int status;
+
+		ck_assert_int_eq(waitpid(pids[c], &status, 0), pids[c]);
+		ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+			      "child %d failed", c);
+	}
+}

@@ -5,6 +5,9 @@
 #ifndef PAYHOOK_ITEST_H
 #define PAYHOOK_ITEST_H
 
+#include <stddef.h>
+
+#include "configuration.h"
 #include "pipeline.h"
 #include "response.h"
 
@@ -26,5 +29,16 @@ void itest_post(struct pipeline *p, const char *body, struct result *out);
 /* The same with REQUEST_URI uri (NULL: none, which is the standard profile). */
 void itest_post_to(struct pipeline *p, const char *uri, const char *body,
 		   struct result *out);
+
+/* The body a storm's process `child` sends as its delivery i, written into
+ * buf (cap bytes). */
+typedef void itest_body_fn(void *ctx, int child, int i, char *buf, size_t cap);
+
+/* Sends per_child deliveries from each of children (at most 64) processes
+ * at once, each process with a pipeline of its own for cfg, the bodies from
+ * body; counts the outcomes into counts[OUTCOME_COUNT]. Fails the current
+ * Check test when a process fails. */
+void itest_storm(const struct config *cfg, int children, int per_child,
+		 itest_body_fn *body, void *ctx, int counts[OUTCOME_COUNT]);
 
 #endif

@@ -165,61 +165,32 @@ START_TEST(test_ids_compared_byte_for_byte)
 }
 END_TEST
 
-/* Runs `per_child` deliveries in each of `children` processes; each child
- * writes one byte per outcome to the pipe. Counts land in counts[]. */
+/* One id for every delivery, or (id NULL) stem-CHILD-I with amount I + 1. */
+struct storm_ids {
+	const char *id, *stem;
+};
+
+static void storm_body(void *ctx, int c, int i, char *body, size_t cap)
+{
+	const struct storm_ids *ids = ctx;
+
+	if (ids->id != NULL)
+		snprintf(body, cap, "{\"transaction_id\":\"%s\",\"amount\":7,"
+			 "\"currency\":\"EUR\"}", ids->id);
+	else
+		snprintf(body, cap, "{\"transaction_id\":\"%s-%d-%d\","
+			 "\"amount\":%d,\"currency\":\"EUR\"}", ids->stem, c, i,
+			 i + 1);
+}
+
+/* Runs `per_child` deliveries in each of `children` processes. Counts
+ * land in counts[]. */
 static void storm(int children, int per_child, const char *id_or_null,
 		  const char *stem, int counts[OUTCOME_COUNT])
 {
-	int fds[2];
-	pid_t pids[64];
-	unsigned char o;
+	struct storm_ids ids = { id_or_null, stem };
 
-	ck_assert_int_le(children, 64);
-	ck_assert_int_eq(pipe(fds), 0);
-	for (int c = 0; c < children; c++) {
-		pids[c] = fork();
-		ck_assert_int_ge(pids[c], 0);
-		if (pids[c] == 0) {
-			struct error err;
-			struct pipeline *p;
-
-			close(fds[0]);
-			p = pipeline_new(&cfg, &err);
-			if (p == NULL)
-				_exit(3);
-			for (int i = 0; i < per_child; i++) {
-				char body[256];
-
-				if (id_or_null != NULL)
-					snprintf(body, sizeof(body),
-						 "{\"transaction_id\":\"%s\",\"amount\":7,"
-						 "\"currency\":\"EUR\"}", id_or_null);
-				else
-					snprintf(body, sizeof(body),
-						 "{\"transaction_id\":\"%s-%d-%d\","
-						 "\"amount\":%d,\"currency\":\"EUR\"}",
-						 stem, c, i, i + 1);
-				o = (unsigned char)post_with(p, body, NULL);
-				if (write(fds[1], &o, 1) != 1)
-					_exit(4);
-			}
-			pipeline_free(p);
-			_exit(0);
-		}
-	}
-	close(fds[1]);
-	memset(counts, 0, sizeof(int) * OUTCOME_COUNT);
-	while (read(fds[0], &o, 1) == 1)
-		if (o < OUTCOME_COUNT)
-			counts[o]++;
-	close(fds[0]);
-	for (int c = 0; c < children; c++) {
-		int status;
-
-		ck_assert_int_eq(waitpid(pids[c], &status, 0), pids[c]);
-		ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0,
-			      "child %d failed", c);
-	}
+	itest_storm(&cfg, children, per_child, storm_body, &ids, counts);
 }
 
 START_TEST(test_same_id_storm)
@@ -586,38 +557,6 @@ START_TEST(test_same_id_two_providers)
 }
 END_TEST
 
-/* Until their recording lands, a refund, dispute or cancellation is read,
- * checked and answered 200 ignored: no payment row, no lock, nothing in
- * payment_events. One that breaks a field rule is 400 invalid. */
-START_TEST(test_lifecycle_answered_ignored)
-{
-	char id[96], body[512];
-	struct result r;
-
-	snprintf(id, sizeof(id), "%s", itest_fresh_id("lifecycle"));
-	snprintf(body, sizeof(body),
-		 "{\"type\":\"refund\",\"object_id\":\"re_%s\","
-		 "\"transaction_id\":\"%s\",\"amount\":500,\"currency\":\"EUR\","
-		 "\"state\":\"succeeded\","
-		 "\"occurred_at\":\"2024-06-17T04:03:25.123456Z\"}", id, id);
-	itest_post(pipeline, body, &r);
-	assert_outcome(r.outcome, OUTCOME_IGNORED);
-	ck_assert_int_eq(response_outcome_status(r.outcome, &cfg), 200);
-	ck_assert_int_eq(rows_for(id), 0);
-	ck_assert_int_eq(redis_exists(id), 0);
-	ck_assert_int_eq(sql_long("SELECT COUNT(*) FROM payment_events"), 0);
-	/* The same refund without its time breaks a field rule. */
-	snprintf(body, sizeof(body),
-		 "{\"type\":\"refund\",\"object_id\":\"re_%s\","
-		 "\"transaction_id\":\"%s\",\"amount\":500,\"currency\":\"EUR\","
-		 "\"state\":\"succeeded\"}", id, id);
-	itest_post(pipeline, body, &r);
-	assert_outcome(r.outcome, OUTCOME_INVALID);
-	ck_assert_str_eq(r.reason, "occurred_at: required");
-	ck_assert_int_eq(rows_for(id), 0);
-}
-END_TEST
-
 /* lock_backend = none (a shared host without Redis): no connection to
  * Redis is ever tried, no fault counted, and the unique key alone still
  * keeps one row. */
@@ -701,7 +640,6 @@ int main(void)
 	tcase_add_test(core, test_duplicate_in_another_language);
 	tcase_add_test(core, test_check_schema);
 	tcase_add_test(core, test_same_id_two_providers);
-	tcase_add_test(core, test_lifecycle_answered_ignored);
 	tcase_add_test(core, test_lock_backend_none);
 	tcase_add_test(core, test_mysql_nodes_skip_a_dead_node);
 	suite_add_tcase(s, core);

@@ -819,6 +819,35 @@ static const char *const secrets_of[CONFIG_PROVIDER_COUNT] = {
 	GENERIC_SECRET,
 };
 
+/* Signs body as payhook-sign does for p, at now, with its headers in *h,
+ * and reads what it would send. Returns provider_read's status. */
+static enum provider_status sign_and_read(enum config_provider p,
+					  const char *body, time_t now,
+					  struct provider_headers *h)
+{
+	struct provider_sign_input in = {
+		.provider = p, .secret = secrets_of[p], .id = "evt_header_1",
+		.url = SQUARE_URL, .cfg = &cfg,
+	};
+	const char *name = config_provider_name(p);
+	char ts[32], *signed_body = NULL;
+	const char *sent;
+	enum provider_status status;
+	struct error err;
+
+	snprintf(ts, sizeof(ts), "%lld", (long long)now);
+	in.timestamp = ts;
+	ck_assert_msg(provider_sign(&in, body, strlen(body), h, &signed_body,
+				  &err) == 0, "%s: %s", name, err.message);
+	sent = signed_body != NULL ? signed_body : body;
+	start(name, sent);
+	for (size_t i = 0; i < h->count; i++)
+		testreq_header(&req, h->items[i].name, h->items[i].value);
+	status = read_as(name, sent, now);
+	free(signed_body);
+	return status;
+}
+
 START_TEST(test_sign_round_trip)
 {
 	enum config_provider p = (enum config_provider)_i;
@@ -828,18 +857,11 @@ START_TEST(test_sign_round_trip)
 							 "5551234" : "tx_round_1",
 		.amount = 4321, .currency = "EUR", .event_id = "evt_round",
 	};
-	struct provider_sign_input in = {
-		.provider = p, .secret = secrets_of[p], .id = "evt_header_1",
-		.url = SQUARE_URL, .cfg = &cfg,
-	};
 	struct provider_headers h;
-	char ts[32], *body, *signed_body = NULL;
-	const char *sent;
+	char *body;
 	struct error err;
 	time_t now = time(NULL);
 
-	snprintf(ts, sizeof(ts), "%lld", (long long)now);
-	in.timestamp = ts;
 	if (p == CONFIG_PROVIDER_GENERIC)
 		body = strdup("{\"id\":\"evt_round\",\"event\":\"order.paid\","
 			      "\"data\":{\"id\":\"tx_round_1\",\"total\":"
@@ -847,13 +869,7 @@ START_TEST(test_sign_round_trip)
 	else
 		body = sample_event(&sample, &err);
 	ck_assert_msg(body != NULL, "%s", err.message);
-	ck_assert_msg(provider_sign(&in, body, strlen(body), &h, &signed_body,
-				  &err) == 0, "%s: %s", name, err.message);
-	sent = signed_body != NULL ? signed_body : body;
-	start(name, sent);
-	for (size_t i = 0; i < h.count; i++)
-		testreq_header(&req, h.items[i].name, h.items[i].value);
-	assert_status(read_as(name, sent, now), PROVIDER_PAYMENTS);
+	assert_status(sign_and_read(p, body, now, &h), PROVIDER_PAYMENTS);
 	assert_payment(0, name, p == CONFIG_PROVIDER_SHOPIFY ? "5551234"
 							     : "tx_round_1",
 		       4321, "EUR",
@@ -872,7 +888,100 @@ START_TEST(test_sign_round_trip)
 		assert_status(read_as(name, tampered, now),
 			      PROVIDER_UNAUTHORIZED);
 	}
-	free(signed_body);
+	free(body);
+}
+END_TEST
+
+/* Every refund, dispute and cancellation sample of payhook-sign, signed by
+ * provider_sign, reads back as the event it names: its kind, state, object
+ * (derived from the payment's id), payment, amount and time. */
+static const struct {
+	enum config_provider provider;
+	const char *sample;
+	enum lifecycle_kind kind;
+	enum lifecycle_state state;
+	const char *object; /* with "tx_round_1" (Shopify: "5551234") */
+} lifecycle_samples_read[] = {
+	{ CONFIG_PROVIDER_STANDARD, "refund", LIFECYCLE_REFUND, LIFECYCLE_SUCCEEDED, "re_tx_round_1" },
+	{ CONFIG_PROVIDER_STANDARD, "refund.pending", LIFECYCLE_REFUND, LIFECYCLE_PENDING, "re_tx_round_1" },
+	{ CONFIG_PROVIDER_STANDARD, "refund.failed", LIFECYCLE_REFUND, LIFECYCLE_FAILED, "re_tx_round_1" },
+	{ CONFIG_PROVIDER_STANDARD, "dispute", LIFECYCLE_DISPUTE, LIFECYCLE_OPEN, "dp_tx_round_1" },
+	{ CONFIG_PROVIDER_STANDARD, "dispute.won", LIFECYCLE_DISPUTE, LIFECYCLE_WON, "dp_tx_round_1" },
+	{ CONFIG_PROVIDER_STANDARD, "dispute.lost", LIFECYCLE_DISPUTE, LIFECYCLE_LOST, "dp_tx_round_1" },
+	{ CONFIG_PROVIDER_STANDARD, "cancellation", LIFECYCLE_CANCELLATION, LIFECYCLE_SUCCEEDED, "cn_tx_round_1" },
+	{ CONFIG_PROVIDER_STRIPE, "refund.created", LIFECYCLE_REFUND, LIFECYCLE_PENDING, "re_tx_round_1" },
+	{ CONFIG_PROVIDER_STRIPE, "refund.updated", LIFECYCLE_REFUND, LIFECYCLE_SUCCEEDED, "re_tx_round_1" },
+	{ CONFIG_PROVIDER_STRIPE, "refund.failed", LIFECYCLE_REFUND, LIFECYCLE_FAILED, "re_tx_round_1" },
+	{ CONFIG_PROVIDER_STRIPE, "charge.dispute.created", LIFECYCLE_DISPUTE, LIFECYCLE_OPEN, "du_tx_round_1" },
+	{ CONFIG_PROVIDER_STRIPE, "charge.dispute.updated", LIFECYCLE_DISPUTE, LIFECYCLE_OPEN, "du_tx_round_1" },
+	{ CONFIG_PROVIDER_STRIPE, "charge.dispute.closed", LIFECYCLE_DISPUTE, LIFECYCLE_LOST, "du_tx_round_1" },
+	{ CONFIG_PROVIDER_PADDLE, "adjustment.created", LIFECYCLE_REFUND, LIFECYCLE_PENDING, "adj_tx_round_1" },
+	{ CONFIG_PROVIDER_PADDLE, "adjustment.updated", LIFECYCLE_REFUND, LIFECYCLE_SUCCEEDED, "adj_tx_round_1" },
+	{ CONFIG_PROVIDER_PADDLE, "chargeback_warning", LIFECYCLE_DISPUTE, LIFECYCLE_OPEN, "tx_round_1" },
+	{ CONFIG_PROVIDER_PADDLE, "chargeback", LIFECYCLE_DISPUTE, LIFECYCLE_LOST, "tx_round_1" },
+	{ CONFIG_PROVIDER_PADDLE, "chargeback_reverse", LIFECYCLE_DISPUTE, LIFECYCLE_WON, "tx_round_1" },
+	{ CONFIG_PROVIDER_RAZORPAY, "refund.created", LIFECYCLE_REFUND, LIFECYCLE_PENDING, "rfnd_tx_round_1" },
+	{ CONFIG_PROVIDER_RAZORPAY, "refund.processed", LIFECYCLE_REFUND, LIFECYCLE_SUCCEEDED, "rfnd_tx_round_1" },
+	{ CONFIG_PROVIDER_RAZORPAY, "refund.failed", LIFECYCLE_REFUND, LIFECYCLE_FAILED, "rfnd_tx_round_1" },
+	{ CONFIG_PROVIDER_RAZORPAY, "payment.dispute.created", LIFECYCLE_DISPUTE, LIFECYCLE_OPEN, "disp_tx_round_1" },
+	{ CONFIG_PROVIDER_RAZORPAY, "payment.dispute.won", LIFECYCLE_DISPUTE, LIFECYCLE_WON, "disp_tx_round_1" },
+	{ CONFIG_PROVIDER_RAZORPAY, "payment.dispute.lost", LIFECYCLE_DISPUTE, LIFECYCLE_LOST, "disp_tx_round_1" },
+	{ CONFIG_PROVIDER_RAZORPAY, "payment.dispute.closed", LIFECYCLE_DISPUTE, LIFECYCLE_WON, "disp_tx_round_1" },
+	{ CONFIG_PROVIDER_KOMOJU, "payment.refunded", LIFECYCLE_REFUND, LIFECYCLE_SUCCEEDED, "rtx_round_1" },
+	{ CONFIG_PROVIDER_KOMOJU, "payment.refund.created", LIFECYCLE_REFUND, LIFECYCLE_SUCCEEDED, "rtx_round_1" },
+	{ CONFIG_PROVIDER_PAYJP, "charge.refunded", LIFECYCLE_REFUND, LIFECYCLE_SUCCEEDED, "tx_round_1" },
+	{ CONFIG_PROVIDER_PAYJP, "dispute.created", LIFECYCLE_DISPUTE, LIFECYCLE_OPEN, "tx_round_1" },
+	{ CONFIG_PROVIDER_SQUARE, "refund.created", LIFECYCLE_REFUND, LIFECYCLE_PENDING, "Rtx_round_1" },
+	{ CONFIG_PROVIDER_SQUARE, "refund.updated", LIFECYCLE_REFUND, LIFECYCLE_SUCCEEDED, "Rtx_round_1" },
+	{ CONFIG_PROVIDER_SQUARE, "dispute.created", LIFECYCLE_DISPUTE, LIFECYCLE_OPEN, "Dtx_round_1" },
+	{ CONFIG_PROVIDER_SQUARE, "dispute.state.updated", LIFECYCLE_DISPUTE, LIFECYCLE_WON, "Dtx_round_1" },
+	{ CONFIG_PROVIDER_SHOPIFY, "refunds/create", LIFECYCLE_REFUND, LIFECYCLE_SUCCEEDED, "15551234" },
+	{ CONFIG_PROVIDER_SHOPIFY, "disputes/create", LIFECYCLE_DISPUTE, LIFECYCLE_OPEN, "15551234" },
+	{ CONFIG_PROVIDER_SHOPIFY, "disputes/update", LIFECYCLE_DISPUTE, LIFECYCLE_WON, "15551234" },
+	{ CONFIG_PROVIDER_ADYEN, "REFUND", LIFECYCLE_REFUND, LIFECYCLE_SUCCEEDED, "Rtx_round_1" },
+	{ CONFIG_PROVIDER_ADYEN, "REFUND_FAILED", LIFECYCLE_REFUND, LIFECYCLE_FAILED, "Rtx_round_1" },
+	{ CONFIG_PROVIDER_ADYEN, "REFUNDED_REVERSED", LIFECYCLE_REFUND, LIFECYCLE_FAILED, "Rtx_round_1" },
+	{ CONFIG_PROVIDER_ADYEN, "NOTIFICATION_OF_CHARGEBACK", LIFECYCLE_DISPUTE, LIFECYCLE_OPEN, "Ctx_round_1" },
+	{ CONFIG_PROVIDER_ADYEN, "CHARGEBACK", LIFECYCLE_DISPUTE, LIFECYCLE_LOST, "Ctx_round_1" },
+	{ CONFIG_PROVIDER_ADYEN, "SECOND_CHARGEBACK", LIFECYCLE_DISPUTE, LIFECYCLE_LOST, "Ctx_round_1" },
+	{ CONFIG_PROVIDER_ADYEN, "CHARGEBACK_REVERSED", LIFECYCLE_DISPUTE, LIFECYCLE_WON, "Ctx_round_1" },
+	{ CONFIG_PROVIDER_ADYEN, "PREARBITRATION_WON", LIFECYCLE_DISPUTE, LIFECYCLE_WON, "Ctx_round_1" },
+	{ CONFIG_PROVIDER_ADYEN, "CANCELLATION", LIFECYCLE_CANCELLATION, LIFECYCLE_SUCCEEDED, "Xtx_round_1" },
+	{ CONFIG_PROVIDER_ADYEN, "CANCEL_OR_REFUND", LIFECYCLE_CANCELLATION, LIFECYCLE_SUCCEEDED, "Xtx_round_1" },
+};
+#define LIFECYCLE_SAMPLES_READ                                                 \
+	(int)(sizeof(lifecycle_samples_read) / sizeof(lifecycle_samples_read[0]))
+
+START_TEST(test_lifecycle_sample_round_trip)
+{
+	enum config_provider p = lifecycle_samples_read[_i].provider;
+	const char *name = config_provider_name(p);
+	const char *tx = p == CONFIG_PROVIDER_SHOPIFY ? "5551234" : "tx_round_1";
+	struct sample_input sample = {
+		.provider = p, .event = lifecycle_samples_read[_i].sample,
+		.transaction_id = tx, .amount = 4321, .currency = "EUR",
+		.event_id = "evt_round", .occurred_at = 1718600000,
+	};
+	const struct lifecycle_event *e = &batch.lifecycle[0];
+	struct provider_headers h;
+	char *body;
+	struct error err;
+
+	body = sample_event(&sample, &err);
+	ck_assert_msg(body != NULL, "%s %s: %s", name, sample.event,
+		      err.message);
+	assert_status(sign_and_read(p, body, time(NULL), &h), PROVIDER_IGNORED);
+	ck_assert_msg(batch.lifecycle_count == 1, "%s %s: %zu events: %s",
+		      name, sample.event, batch.lifecycle_count, body);
+	ck_assert_str_eq(lifecycle_kind_name(e->kind),
+			 lifecycle_kind_name(lifecycle_samples_read[_i].kind));
+	ck_assert_str_eq(lifecycle_state_name(e->state),
+			 lifecycle_state_name(lifecycle_samples_read[_i].state));
+	ck_assert_str_eq(e->object_id, lifecycle_samples_read[_i].object);
+	ck_assert_str_eq(e->link.transaction_id, tx);
+	ck_assert_int_eq(e->link.amount, 4321);
+	ck_assert_str_eq(e->link.currency, "EUR");
+	ck_assert_int_eq(e->occurred_at.seconds, 1718600000);
 	free(body);
 }
 END_TEST
@@ -1458,6 +1567,8 @@ int main(void)
 	tcase_add_test(tc, test_generic);
 	tcase_add_test(tc, test_generic_template_covers_body);
 	tcase_add_loop_test(tc, test_sign_round_trip, 0, CONFIG_PROVIDER_COUNT);
+	tcase_add_loop_test(tc, test_lifecycle_sample_round_trip, 0,
+			    LIFECYCLE_SAMPLES_READ);
 	tcase_add_test(tc, test_routing_without_standard);
 	tcase_add_loop_test(tc, test_lifecycle_fixture, 0,
 			    (int)(sizeof(lifecycle_fixtures) /

@@ -1,0 +1,687 @@
+/* lifecycle_store.c - refunds, disputes and cancellations recorded once,
+ * with the payment's totals, in one transaction (see lifecycle_store.h). */
+#include "config.h"
+
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <mysql.h>
+
+#include "lifecycle_store.h"
+#include "log.h"
+#include "sqlconn.h"
+#include "timing.h"
+
+#define UNIQUE_KEY "uq_payment_events_object"
+/* What a body needs beside itself in the INSERT's packet. */
+#define PACKET_OVERHEAD 4096UL
+
+/* The steps of the transaction return STORE_INSERTED to go on, any other
+ * status to stop there (the transaction rolled back). */
+
+/* Statements, in the order of the transaction. */
+enum {
+	SEL_PAYMENT, /* the payment's currency, its row locked */
+	SEL_EVENT,   /* the object's row, locked */
+	INS_EVENT,
+	UPD_EVENT,
+	INS_CHANGE,  /* one change, n = its number among the object's changes
+		      * to that state */
+	UPD_TOTALS,
+	SEL_PAYMENT_PLAIN, /* the look-ups of lifecycle_store_find, no lock */
+	SEL_EVENT_PLAIN,
+	STATEMENTS
+};
+
+#define EVENT_COLUMNS                                                          \
+	"SELECT id, state, TIMESTAMPDIFF(MICROSECOND, '1970-01-01', "          \
+	"occurred_at), amount FROM payment_events "                            \
+	"WHERE provider = ? AND kind = ? AND object_id = ?"
+#define PAYMENT_COLUMNS                                                        \
+	"SELECT currency FROM payments WHERE provider = ? AND "                \
+	"transaction_id = ?"
+
+static const char *const statement_sql[STATEMENTS] = {
+	[SEL_PAYMENT] = PAYMENT_COLUMNS " FOR UPDATE",
+	[SEL_EVENT] = EVENT_COLUMNS " FOR UPDATE",
+	[INS_EVENT] = "INSERT INTO payment_events (provider, kind, object_id, "
+		      "transaction_id, state, amount, currency, event_id, "
+		      "occurred_at, payload) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+	[UPD_EVENT] = "UPDATE payment_events SET state = ?, amount = ?, "
+		      "currency = ?, event_id = ?, occurred_at = ?, payload = ?, "
+		      "updated_at = CURRENT_TIMESTAMP(6) WHERE id = ?",
+	[INS_CHANGE] = "INSERT INTO payment_event_changes (event_row_id, state, "
+		       "n, amount, currency, event_id, occurred_at) "
+		       "SELECT ?, ?, COUNT(*) + 1, ?, ?, ?, ? FROM "
+		       "payment_event_changes WHERE event_row_id = ? AND state = ?",
+	[UPD_TOTALS] = "UPDATE payments p, (SELECT " STORE_TOTALS_COLUMNS " "
+		       STORE_TOTALS_FROM ") t SET "
+		       "p.refunded_amount = t.refunded_amount, "
+		       "p.dispute_state = t.dispute_state, "
+		       "p.cancelled = t.cancelled "
+		       "WHERE p.provider = ? AND p.transaction_id = ?",
+	[SEL_PAYMENT_PLAIN] = PAYMENT_COLUMNS,
+	[SEL_EVENT_PLAIN] = EVENT_COLUMNS,
+};
+
+struct lifecycle_store {
+	const struct config *cfg;
+	struct sqlconn *conn;
+	MYSQL_STMT *stmt[STATEMENTS]; /* NULL while not connected */
+	bool in_transaction;
+	bool fresh;                   /* connected during the current call */
+	unsigned last_error;
+};
+
+/* What the transaction knows of the rows it reads. */
+struct rows {
+	bool payment_found;
+	char payment_currency[4];
+	bool event_found;
+	unsigned long long event_row_id;
+	struct lifecycle_event held; /* the row's state, time and amount */
+};
+
+/* The bound values of one event: what every statement binds from. */
+struct bound {
+	const char *provider;
+	unsigned long provider_len, kind_len, object_len, tid_len, state_len,
+		currency_len, event_id_len, payload_len;
+	const char *kind, *state;
+	unsigned long long amount;
+	my_bool no_currency, no_event_id;
+	MYSQL_TIME occurred;
+};
+
+static void close_statements(void *ctx)
+{
+	struct lifecycle_store *ls = ctx;
+
+	for (size_t i = 0; i < STATEMENTS; i++) {
+		if (ls->stmt[i] != NULL)
+			mysql_stmt_close(ls->stmt[i]);
+		ls->stmt[i] = NULL;
+	}
+	ls->in_transaction = false;
+}
+
+static int prepare_statements(void *ctx, struct error *err)
+{
+	struct lifecycle_store *ls = ctx;
+
+	for (size_t i = 0; i < STATEMENTS; i++) {
+		ls->stmt[i] = sqlconn_prepare(ls->conn, statement_sql[i], err);
+		if (ls->stmt[i] == NULL)
+			return -1;
+	}
+	return 0;
+}
+
+struct lifecycle_store *lifecycle_store_new(const struct config *cfg,
+					    struct error *err)
+{
+	struct lifecycle_store *ls = calloc(1, sizeof(*ls));
+	struct sqlconn_options options = {
+		.max_packet = (unsigned long)cfg->max_body_bytes + PACKET_OVERHEAD,
+		/* Look-ups commit by themselves; the write is an explicit
+		 * transaction. */
+		.autocommit = true,
+		.on_connect = prepare_statements,
+		.on_disconnect = close_statements,
+	};
+
+	if (ls == NULL) {
+		error_set(err, "lifecycle store: out of memory");
+		return NULL;
+	}
+	options.ctx = ls;
+	ls->cfg = cfg;
+	ls->conn = sqlconn_new(cfg, &options, err);
+	if (ls->conn == NULL) {
+		free(ls);
+		return NULL;
+	}
+	return ls;
+}
+
+void lifecycle_store_free(struct lifecycle_store *ls)
+{
+	if (ls == NULL)
+		return;
+	sqlconn_free(ls->conn);
+	free(ls);
+}
+
+unsigned lifecycle_store_last_error(const struct lifecycle_store *ls)
+{
+	return ls->last_error;
+}
+
+int lifecycle_store_connect(struct lifecycle_store *ls, struct error *err)
+{
+	if (sqlconn_mysql(ls->conn) != NULL)
+		return 0;
+	ls->fresh = true;
+	if (sqlconn_connect(ls->conn, err) != 0) {
+		ls->last_error = sqlconn_connect_error(ls->conn);
+		return -1;
+	}
+	return 0;
+}
+
+/* After a failed statement with code (what names it): the session's fate
+ * by sqlconn_failed, the status by its class; lost_status is what a lost
+ * connection means at this point (an unknown outcome during COMMIT). */
+static enum store_status failed(struct lifecycle_store *ls, unsigned code,
+				const char *what, const char *message,
+				enum store_status lost_status, struct error *err)
+{
+	enum sqlconn_failure failure;
+
+	error_set(err, "mysql %s: %u %s", what, code, message);
+	ls->last_error = code;
+	failure = sqlconn_failed(ls->conn, code, ls->in_transaction);
+	ls->in_transaction = false;
+	if (failure == SQLCONN_RETRYABLE)
+		return STORE_RETRYABLE;
+	return failure == SQLCONN_LOST ? lost_status : STORE_UNAVAILABLE;
+}
+
+static enum store_status stmt_failed(struct lifecycle_store *ls, int which,
+				     const char *what, struct error *err)
+{
+	return failed(ls, mysql_stmt_errno(ls->stmt[which]), what,
+		      mysql_stmt_error(ls->stmt[which]), STORE_UNAVAILABLE, err);
+}
+
+static void bind_bytes(MYSQL_BIND *b, enum enum_field_types type,
+		       const void *bytes, unsigned long *len)
+{
+	b->buffer_type = type;
+	b->buffer = (void *)bytes;
+	b->buffer_length = *len;
+	b->length = len;
+}
+
+static void bind_u64(MYSQL_BIND *b, unsigned long long *value)
+{
+	b->buffer_type = MYSQL_TYPE_LONGLONG;
+	b->buffer = value;
+	b->is_unsigned = 1;
+}
+
+static void bound_init(struct bound *v, const struct lifecycle_event *e,
+		       size_t payload_len)
+{
+	struct tm tm;
+	time_t seconds = (time_t)e->occurred_at.seconds;
+
+	memset(v, 0, sizeof(*v));
+	v->provider = e->link.provider != NULL ? e->link.provider : "standard";
+	v->provider_len = (unsigned long)strlen(v->provider);
+	v->kind = lifecycle_kind_name(e->kind);
+	v->kind_len = (unsigned long)strlen(v->kind);
+	v->state = lifecycle_state_name(e->state);
+	v->state_len = (unsigned long)strlen(v->state);
+	v->object_len = (unsigned long)e->object_id_len;
+	v->tid_len = (unsigned long)e->link.transaction_id_len;
+	v->amount = (unsigned long long)e->link.amount;
+	v->currency_len = (unsigned long)strlen(e->link.currency);
+	v->no_currency = v->currency_len == 0;
+	v->event_id_len = (unsigned long)e->link.event_id_len;
+	v->no_event_id = v->event_id_len == 0;
+	v->payload_len = (unsigned long)payload_len;
+	/* Years 1970-9999 (lifecycle_time_parse): gmtime_r can't fail. */
+	gmtime_r(&seconds, &tm);
+	v->occurred.year = (unsigned)tm.tm_year + 1900;
+	v->occurred.month = (unsigned)tm.tm_mon + 1;
+	v->occurred.day = (unsigned)tm.tm_mday;
+	v->occurred.hour = (unsigned)tm.tm_hour;
+	v->occurred.minute = (unsigned)tm.tm_min;
+	v->occurred.second = (unsigned)tm.tm_sec;
+	v->occurred.second_part = (unsigned long)e->occurred_at.micros;
+	v->occurred.time_type = MYSQL_TIMESTAMP_DATETIME;
+}
+
+/* Binds (provider, kind, object_id) to b[0..3). */
+static void bind_object(MYSQL_BIND *b, struct bound *v,
+			const struct lifecycle_event *e)
+{
+	bind_bytes(&b[0], MYSQL_TYPE_STRING, v->provider, &v->provider_len);
+	bind_bytes(&b[1], MYSQL_TYPE_STRING, v->kind, &v->kind_len);
+	bind_bytes(&b[2], MYSQL_TYPE_STRING, e->object_id, &v->object_len);
+}
+
+/* Binds (provider, transaction_id) to b[0..2). */
+static void bind_payment(MYSQL_BIND *b, struct bound *v,
+			 const struct lifecycle_event *e)
+{
+	bind_bytes(&b[0], MYSQL_TYPE_STRING, v->provider, &v->provider_len);
+	bind_bytes(&b[1], MYSQL_TYPE_STRING, e->link.transaction_id,
+		   &v->tid_len);
+}
+
+/* Binds the state's columns: state, amount, currency, event_id,
+ * occurred_at to b[0..5). */
+static void bind_state(MYSQL_BIND *b, struct bound *v,
+		       const struct lifecycle_event *e)
+{
+	bind_bytes(&b[0], MYSQL_TYPE_STRING, v->state, &v->state_len);
+	bind_u64(&b[1], &v->amount);
+	bind_bytes(&b[2], MYSQL_TYPE_STRING, e->link.currency, &v->currency_len);
+	b[2].is_null = &v->no_currency;
+	bind_bytes(&b[3], MYSQL_TYPE_STRING, e->link.event_id, &v->event_id_len);
+	b[3].is_null = &v->no_event_id;
+	b[4].buffer_type = MYSQL_TYPE_DATETIME;
+	b[4].buffer = &v->occurred;
+}
+
+/* Runs statement which with params (results, if any, stored). Returns 0 or
+ * the MySQL error. */
+static unsigned run(struct lifecycle_store *ls, int which, MYSQL_BIND *params,
+		    MYSQL_BIND *results)
+{
+	MYSQL_STMT *stmt = ls->stmt[which];
+
+	if (mysql_stmt_bind_param(stmt, params) != 0 ||
+	    (results != NULL && mysql_stmt_bind_result(stmt, results) != 0) ||
+	    mysql_stmt_execute(stmt) != 0 ||
+	    (results != NULL && mysql_stmt_store_result(stmt) != 0))
+		return mysql_stmt_errno(stmt);
+	return 0;
+}
+
+/* Reads the payment's row (locked when which is SEL_PAYMENT) into *rows.
+ * Returns 0 or the MySQL error. */
+static unsigned read_payment(struct lifecycle_store *ls, int which,
+			     struct bound *v, const struct lifecycle_event *e,
+			     struct rows *rows)
+{
+	MYSQL_BIND param[2], out[1];
+	unsigned long currency_len = 0;
+	unsigned code;
+	int rc;
+
+	memset(param, 0, sizeof(param));
+	memset(out, 0, sizeof(out));
+	bind_payment(param, v, e);
+	out[0].buffer_type = MYSQL_TYPE_STRING;
+	out[0].buffer = rows->payment_currency;
+	out[0].buffer_length = sizeof(rows->payment_currency);
+	out[0].length = &currency_len;
+	code = run(ls, which, param, out);
+	if (code != 0)
+		return code;
+	rc = mysql_stmt_fetch(ls->stmt[which]);
+	rows->payment_found = rc == 0 || rc == MYSQL_DATA_TRUNCATED;
+	rows->payment_currency[currency_len < 4 ? currency_len : 3] = '\0';
+	mysql_stmt_free_result(ls->stmt[which]);
+	return rc == 1 ? mysql_stmt_errno(ls->stmt[which]) : 0;
+}
+
+/* Reads the object's row (locked when which is SEL_EVENT) into *rows,
+ * rows->held as lifecycle_supersedes compares it with e. Returns 0 or the
+ * MySQL error. */
+static unsigned read_event(struct lifecycle_store *ls, int which,
+			   struct bound *v, const struct lifecycle_event *e,
+			   struct rows *rows)
+{
+	MYSQL_BIND param[3], out[4];
+	char state[16];
+	unsigned long state_len = 0;
+	long long micros = 0;
+	unsigned long long amount = 0;
+	unsigned code;
+	int rc;
+
+	memset(param, 0, sizeof(param));
+	memset(out, 0, sizeof(out));
+	bind_object(param, v, e);
+	bind_u64(&out[0], &rows->event_row_id);
+	out[1].buffer_type = MYSQL_TYPE_STRING;
+	out[1].buffer = state;
+	out[1].buffer_length = sizeof(state);
+	out[1].length = &state_len;
+	out[2].buffer_type = MYSQL_TYPE_LONGLONG;
+	out[2].buffer = &micros;
+	bind_u64(&out[3], &amount);
+	code = run(ls, which, param, out);
+	if (code != 0)
+		return code;
+	rc = mysql_stmt_fetch(ls->stmt[which]);
+	mysql_stmt_free_result(ls->stmt[which]);
+	if (rc == 1)
+		return mysql_stmt_errno(ls->stmt[which]);
+	rows->event_found = rc == 0 || rc == MYSQL_DATA_TRUNCATED;
+	if (!rows->event_found)
+		return 0;
+	rows->held = *e;
+	if (state_len >= sizeof(state) ||
+	    lifecycle_state_parse(e->kind, state, state_len,
+				  &rows->held.state) != 0)
+		return 0; /* cannot be: the kind is part of the key */
+	rows->held.occurred_at.seconds = micros / 1000000;
+	rows->held.occurred_at.micros = (int32_t)(micros % 1000000);
+	rows->held.link.amount = (int64_t)amount;
+	return 0;
+}
+
+static bool guard_refuses(const struct store_guard *guard, long needed_ms)
+{
+	return guard != NULL && guard->enough_lease(guard->ctx, needed_ms) != 0;
+}
+
+static void rollback(struct lifecycle_store *ls)
+{
+	if (!ls->in_transaction || sqlconn_mysql(ls->conn) == NULL)
+		return;
+	ls->in_transaction = false;
+	if (mysql_rollback(sqlconn_mysql(ls->conn)) != 0)
+		sqlconn_disconnect(ls->conn);
+}
+
+/* START TRANSACTION; a kept connection that fails at once (the server
+ * restarted or closed it since) is replaced once. Returns STORE_INSERTED,
+ * or a failure status with err set. */
+static enum store_status begin(struct lifecycle_store *ls, struct error *err)
+{
+	static const char sql[] = "START TRANSACTION";
+
+	for (int attempt = 0;; attempt++) {
+		int64_t started_us = timing_now_us();
+		MYSQL *mysql = sqlconn_mysql(ls->conn);
+		unsigned code;
+
+		if (mysql_real_query(mysql, sql, sizeof(sql) - 1) == 0) {
+			ls->in_transaction = true;
+			return STORE_INSERTED;
+		}
+		code = mysql_errno(mysql);
+		if (attempt == 0 && !ls->fresh && sqlconn_is_lost(code) &&
+		    timing_now_us() - started_us < 500000) {
+			sqlconn_disconnect(ls->conn);
+			if (lifecycle_store_connect(ls, err) != 0)
+				return STORE_UNAVAILABLE;
+			continue;
+		}
+		return failed(ls, code, "start transaction", mysql_error(mysql),
+			      STORE_UNAVAILABLE, err);
+	}
+}
+
+/* Inserts the object's row; after a 1062 the row another delivery created
+ * first is read (it is ours to decide on only when found on this key).
+ * Returns STORE_INSERTED, or a failure status with err set. */
+static enum store_status insert_event(struct lifecycle_store *ls,
+				      struct bound *v,
+				      const struct lifecycle_event *e,
+				      const void *payload, struct rows *rows,
+				      struct error *err)
+{
+	MYSQL_BIND param[10];
+	unsigned code;
+
+	memset(param, 0, sizeof(param));
+	bind_object(param, v, e);
+	bind_bytes(&param[3], MYSQL_TYPE_STRING, e->link.transaction_id,
+		   &v->tid_len);
+	bind_state(&param[4], v, e);
+	bind_bytes(&param[9], MYSQL_TYPE_BLOB, payload, &v->payload_len);
+	code = run(ls, INS_EVENT, param, NULL);
+	if (code == 0) {
+		rows->event_row_id = mysql_stmt_insert_id(ls->stmt[INS_EVENT]);
+		return STORE_INSERTED;
+	}
+	if (code != SQLCONN_ER_DUP_ENTRY)
+		return stmt_failed(ls, INS_EVENT, "insert event", err);
+	/* The statement is undone, the transaction goes on. */
+	code = read_event(ls, SEL_EVENT, v, e, rows);
+	if (code != 0)
+		return stmt_failed(ls, SEL_EVENT, "select event", err);
+	if (!rows->event_found) {
+		error_set(err, "mysql insert event: 1062 on another unique key "
+			       "than " UNIQUE_KEY ": not a duplicate");
+		ls->last_error = SQLCONN_ER_DUP_ENTRY;
+		rollback(ls);
+		return STORE_UNAVAILABLE;
+	}
+	return STORE_INSERTED;
+}
+
+static enum store_status update_event(struct lifecycle_store *ls,
+				      struct bound *v,
+				      const struct lifecycle_event *e,
+				      const void *payload, struct rows *rows,
+				      struct error *err)
+{
+	MYSQL_BIND param[7];
+
+	memset(param, 0, sizeof(param));
+	bind_state(param, v, e);
+	bind_bytes(&param[5], MYSQL_TYPE_BLOB, payload, &v->payload_len);
+	bind_u64(&param[6], &rows->event_row_id);
+	if (run(ls, UPD_EVENT, param, NULL) != 0)
+		return stmt_failed(ls, UPD_EVENT, "update event", err);
+	return STORE_INSERTED;
+}
+
+/* Appends the change: the row's new state, numbered among the object's
+ * changes to that state. */
+static enum store_status append_change(struct lifecycle_store *ls,
+				       struct bound *v,
+				       const struct lifecycle_event *e,
+				       struct rows *rows, struct error *err)
+{
+	MYSQL_BIND param[8];
+
+	memset(param, 0, sizeof(param));
+	bind_u64(&param[0], &rows->event_row_id);
+	bind_state(&param[1], v, e);
+	bind_u64(&param[6], &rows->event_row_id);
+	bind_bytes(&param[7], MYSQL_TYPE_STRING, v->state, &v->state_len);
+	if (run(ls, INS_CHANGE, param, NULL) != 0)
+		return stmt_failed(ls, INS_CHANGE, "insert change", err);
+	return STORE_INSERTED;
+}
+
+static enum store_status update_totals(struct lifecycle_store *ls,
+				       struct bound *v,
+				       const struct lifecycle_event *e,
+				       struct rows *rows, struct error *err)
+{
+	MYSQL_BIND param[5];
+	unsigned long currency_len = (unsigned long)strlen(rows->payment_currency);
+
+	memset(param, 0, sizeof(param));
+	bind_payment(param, v, e);
+	bind_bytes(&param[2], MYSQL_TYPE_STRING, rows->payment_currency,
+		   &currency_len);
+	bind_payment(&param[3], v, e);
+	if (run(ls, UPD_TOTALS, param, NULL) != 0)
+		return stmt_failed(ls, UPD_TOTALS, "update totals", err);
+	return STORE_INSERTED;
+}
+
+/* Whether the payment (when recorded) is in another currency than e's. */
+static bool other_currency(const struct rows *rows,
+			   const struct lifecycle_event *e)
+{
+	return rows->payment_found && e->link.currency[0] != '\0' &&
+	       strcmp(rows->payment_currency, e->link.currency) != 0;
+}
+
+/* The transaction after START TRANSACTION, up to the COMMIT (not sent).
+ * Returns STORE_INSERTED with the transaction open and the write done,
+ * STORE_DUPLICATE or STORE_CONFLICT rolled back, or a failure status. */
+static enum store_status write_event(struct lifecycle_store *ls,
+				     struct bound *v,
+				     const struct lifecycle_event *e,
+				     const void *payload, struct error *err)
+{
+	struct rows rows;
+	enum store_status status;
+
+	memset(&rows, 0, sizeof(rows));
+	/* The payment's row first, then the object's: every writer takes
+	 * them in this order. */
+	if (read_payment(ls, SEL_PAYMENT, v, e, &rows) != 0)
+		return stmt_failed(ls, SEL_PAYMENT, "select payment", err);
+	if (other_currency(&rows, e)) {
+		rollback(ls);
+		return STORE_CONFLICT;
+	}
+	if (read_event(ls, SEL_EVENT, v, e, &rows) != 0)
+		return stmt_failed(ls, SEL_EVENT, "select event", err);
+	if (!rows.event_found) {
+		status = insert_event(ls, v, e, payload, &rows, err);
+		if (status != STORE_INSERTED)
+			return status;
+	}
+	if (rows.event_found) {
+		/* The row was there (or another delivery just created it). */
+		rows.held.cumulative = e->cumulative;
+		if (!lifecycle_supersedes(&rows.held, e)) {
+			rollback(ls);
+			return STORE_DUPLICATE;
+		}
+		status = update_event(ls, v, e, payload, &rows, err);
+		if (status != STORE_INSERTED)
+			return status;
+	}
+	status = append_change(ls, v, e, &rows, err);
+	if (status == STORE_INSERTED && rows.payment_found)
+		status = update_totals(ls, v, e, &rows, err);
+	return status;
+}
+
+enum store_status lifecycle_store_record(struct lifecycle_store *ls,
+					 const struct lifecycle_event *e,
+					 const void *payload, size_t payload_len,
+					 const struct store_guard *guard,
+					 struct error *err)
+{
+	long round_trip_ms = config_round_trip_bound_ms(ls->cfg);
+	struct bound v;
+	enum store_status status;
+	MYSQL *mysql;
+
+	ls->fresh = false;
+	ls->last_error = 0;
+	if (lifecycle_store_connect(ls, err) != 0)
+		return STORE_UNAVAILABLE;
+	bound_init(&v, e, payload_len);
+	/* Enough lease for the transaction's start and its first write. */
+	if (guard_refuses(guard, 2 * round_trip_ms)) {
+		error_set(err, "lease too short to start the write");
+		return STORE_LEASE_EXPIRED;
+	}
+	status = begin(ls, err);
+	if (status != STORE_INSERTED)
+		return status;
+	status = write_event(ls, &v, e, payload, err);
+	if (status != STORE_INSERTED)
+		return status;
+	if (guard_refuses(guard, round_trip_ms)) {
+		rollback(ls);
+		error_set(err, "lease ran out before COMMIT: rolled back");
+		return STORE_LEASE_EXPIRED;
+	}
+	ls->in_transaction = false;
+	mysql = sqlconn_mysql(ls->conn);
+	if (mysql_commit(mysql) != 0)
+		/* A broken connection during COMMIT: nobody can know. */
+		return failed(ls, mysql_errno(mysql), "commit",
+			      mysql_error(mysql), STORE_UNKNOWN_OUTCOME, err);
+	return STORE_INSERTED;
+}
+
+enum store_status lifecycle_store_find(struct lifecycle_store *ls,
+				       const struct lifecycle_event *e,
+				       struct error *err)
+{
+	struct bound v;
+	struct rows rows;
+
+	ls->fresh = false;
+	if (lifecycle_store_connect(ls, err) != 0)
+		return STORE_UNAVAILABLE;
+	bound_init(&v, e, 0);
+	memset(&rows, 0, sizeof(rows));
+	if (read_payment(ls, SEL_PAYMENT_PLAIN, &v, e, &rows) != 0)
+		return stmt_failed(ls, SEL_PAYMENT_PLAIN, "select payment", err);
+	if (other_currency(&rows, e))
+		return STORE_CONFLICT;
+	if (read_event(ls, SEL_EVENT_PLAIN, &v, e, &rows) != 0)
+		return stmt_failed(ls, SEL_EVENT_PLAIN, "select event", err);
+	if (!rows.event_found)
+		return STORE_NOT_FOUND;
+	rows.held.cumulative = e->cumulative;
+	return lifecycle_supersedes(&rows.held, e) ? STORE_NOT_FOUND
+						   : STORE_DUPLICATE;
+}
+
+int lifecycle_store_check_schema(struct lifecycle_store *ls, struct error *err)
+{
+	static const char totals_sql[] =
+		"SELECT COUNT(*) FROM information_schema.columns "
+		"WHERE table_schema = DATABASE() AND table_name = 'payments' "
+		"AND column_name IN ('refunded_amount', 'dispute_state', "
+		"'cancelled')";
+	static const char events_sql[] =
+		"SELECT COUNT(*) FROM information_schema.columns "
+		"WHERE table_schema = DATABASE() AND "
+		"table_name = 'payment_events' AND ("
+		"(column_name IN ('object_id', 'transaction_id', 'event_id') "
+		"AND data_type = 'varbinary') OR column_name IN ('provider', "
+		"'kind', 'state', 'amount', 'currency', 'occurred_at', "
+		"'payload', 'updated_at'))";
+	static const char key_sql[] =
+		"SELECT COALESCE(SUM(non_unique = 0 AND ("
+		"(seq_in_index = 1 AND column_name = 'provider') OR "
+		"(seq_in_index = 2 AND column_name = 'kind') OR "
+		"(seq_in_index = 3 AND column_name = 'object_id'))), 0) "
+		"* 10 + COUNT(*) FROM information_schema.statistics "
+		"WHERE table_schema = DATABASE() AND "
+		"table_name = 'payment_events' AND index_name = '" UNIQUE_KEY "'";
+	static const char changes_sql[] =
+		"SELECT COUNT(*) FROM information_schema.columns "
+		"WHERE table_schema = DATABASE() AND "
+		"table_name = 'payment_event_changes' AND column_name IN "
+		"('event_row_id', 'state', 'n', 'amount', 'currency', "
+		"'event_id', 'occurred_at', 'dispatch_state')";
+	unsigned long long totals = 0, events = 0, key = 0, changes = 0;
+	int rc = 0;
+
+	if (lifecycle_store_connect(ls, err) != 0)
+		return -1;
+	if (sqlconn_query_number(ls->conn, totals_sql, &totals, err) != 0 ||
+	    sqlconn_query_number(ls->conn, events_sql, &events, err) != 0 ||
+	    sqlconn_query_number(ls->conn, key_sql, &key, err) != 0 ||
+	    sqlconn_query_number(ls->conn, changes_sql, &changes, err) != 0) {
+		sqlconn_disconnect(ls->conn);
+		return -1;
+	}
+	if (totals != 3 || events == 0)
+		rc = error_set(err, "table payment_events or the payments "
+			       "columns refunded_amount, dispute_state, "
+			       "cancelled are missing: run "
+			       "db/migrate-4-lifecycle.sql");
+	else if (events != 11)
+		rc = error_set(err, "table payment_events lacks a column "
+			       "payhook writes, or object_id, transaction_id "
+			       "or event_id is not VARBINARY (compared byte "
+			       "for byte): load db/schema.sql");
+	/* Three rows, all unique and in this order: 3 * 10 + 3. */
+	else if (key != 33)
+		rc = error_set(err, "unique key " UNIQUE_KEY " must cover "
+			       "exactly (provider, kind, object_id): another "
+			       "key lets one refund be recorded twice; load "
+			       "db/schema.sql");
+	else if (changes != 8)
+		rc = error_set(err, "table payment_event_changes is missing: "
+			       "run db/migrate-6-lifecycle-changes.sql");
+	return rc;
+}

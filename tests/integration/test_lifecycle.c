@@ -1,0 +1,615 @@
+/* test_lifecycle.c - refunds, disputes and cancellations recorded exactly
+ * once against a real redis-server and a real mariadbd, started by
+ * lifecycle.test through tests/harness.sh: the outcomes, the payment_events
+ * row, its payment_event_changes and the payment's totals, in order and out
+ * of order, under storms from several processes, and after a worker is
+ * killed in the middle of its transaction. Nothing is mocked.
+ */
+#include "config.h"
+
+#include <check.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "configuration.h"
+#include "itest.h"
+#include "metrics.h"
+#include "pipeline.h"
+#include "response.h"
+#include "testreq.h"
+
+#define ctl itest_ctl
+
+static struct config cfg;
+static struct pipeline *pipeline;
+
+static void setup(void)
+{
+	struct error err;
+
+	ck_assert_msg(config_load(&cfg, NULL, &err) == 0, "config: %s",
+		      err.message);
+	log_init("test_lifecycle", LOG_LEVEL_WARN);
+	pipeline = pipeline_new(&cfg, &err);
+	ck_assert_msg(pipeline != NULL, "pipeline: %s", err.message);
+}
+
+static void teardown(void)
+{
+	pipeline_free(pipeline);
+	pipeline = NULL;
+	config_cleanup(&cfg);
+}
+
+/* ---- bodies and requests ---- */
+
+/* A standard lifecycle body: type (refund, dispute, cancellation) of object
+ * for payment tid, at second `at` of 2024-06-17T04:00 (a static buffer). */
+static const char *event_body(const char *type, const char *object,
+			      const char *tid, long amount,
+			      const char *currency, const char *state, int at)
+{
+	static char body[512];
+
+	snprintf(body, sizeof(body),
+		 "{\"type\":\"%s\",\"object_id\":\"%s\",\"transaction_id\":"
+		 "\"%s\",\"amount\":%ld,\"currency\":\"%s\",\"state\":\"%s\","
+		 "\"occurred_at\":\"2024-06-17T04:%02d:%02d.000001Z\"}",
+		 type, object, tid, amount, currency, state, at / 60, at % 60);
+	return body;
+}
+
+static enum outcome post_body(struct pipeline *p, const char *body)
+{
+	struct result r;
+
+	itest_post(p, body, &r);
+	return r.outcome;
+}
+
+static enum outcome refund(const char *object, const char *tid, long amount,
+			   const char *state, int at)
+{
+	return post_body(pipeline, event_body("refund", object, tid, amount,
+					      "EUR", state, at));
+}
+
+static enum outcome dispute(const char *object, const char *tid,
+			    const char *state, int at)
+{
+	return post_body(pipeline, event_body("dispute", object, tid, 1000,
+					      "EUR", state, at));
+}
+
+static enum outcome payment(const char *tid, long amount, const char *currency)
+{
+	char body[256];
+
+	snprintf(body, sizeof(body),
+		 "{\"transaction_id\":\"%s\",\"amount\":%ld,\"currency\":\"%s\"}",
+		 tid, amount, currency);
+	return post_body(pipeline, body);
+}
+
+/* ---- what the database holds ---- */
+
+/* "refunded_amount dispute_state cancelled" of payment tid ("" when it has
+ * no row); a static buffer. */
+static const char *totals(const char *tid)
+{
+	return ctl("sql \"SELECT CONCAT_WS(' ', refunded_amount, "
+		   "IFNULL(dispute_state, '-'), cancelled) FROM payments "
+		   "WHERE transaction_id = '%s'\"", tid);
+}
+
+/* "state amount" of object's row ("" when none); a static buffer. */
+static const char *row_of(const char *object)
+{
+	return ctl("sql \"SELECT CONCAT_WS(' ', state, amount) FROM "
+		   "payment_events WHERE object_id = '%s'\"", object);
+}
+
+/* The object's changes, "state:n" in order, comma-separated. */
+static const char *changes_of(const char *object)
+{
+	return ctl("sql \"SELECT IFNULL(GROUP_CONCAT(CONCAT(c.state, ':', c.n) "
+		   "ORDER BY c.id), '') FROM payment_event_changes c JOIN "
+		   "payment_events e ON e.id = c.event_row_id WHERE "
+		   "e.object_id = '%s'\"", object);
+}
+
+static long count_of(const char *table, const char *object)
+{
+	if (strcmp(table, "payment_events") == 0)
+		return strtol(ctl("sql \"SELECT COUNT(*) FROM payment_events "
+				  "WHERE object_id = '%s'\"", object),
+			      NULL, 10);
+	return strtol(ctl("sql \"SELECT COUNT(*) FROM payment_event_changes c "
+			  "JOIN payment_events e ON e.id = c.event_row_id "
+			  "WHERE e.object_id = '%s'\"", object),
+		      NULL, 10);
+}
+
+/* Waits until `count` sessions of the server are in a SLEEP() (the
+ * process list's "User sleep"), polling for 10 s at most. */
+static void wait_sleepers(const char *count)
+{
+	for (int i = 0; i < 200; i++) {
+		if (strcmp(ctl("sql \"SELECT COUNT(*) FROM "
+			       "information_schema.processlist WHERE state "
+			       "= 'User sleep'\""), count) == 0)
+			return;
+		usleep(50000);
+	}
+}
+
+/* ---- tests ---- */
+
+/* A full refund in two parts (partial, then the rest), each answered
+ * processed once and duplicate on redelivery; the totals are the sum of
+ * the succeeded refunds. Each outcome is counted by its kind. */
+START_TEST(test_refunds_partial_and_full)
+{
+	char tid[96], a[128], b[128];
+	struct error err;
+	struct metrics *m = metrics_new_shared(&err);
+
+	ck_assert_ptr_nonnull(m);
+	pipeline_set_metrics(pipeline, m);
+	snprintf(tid, sizeof(tid), "%s", itest_fresh_id("refund"));
+	snprintf(a, sizeof(a), "re_a_%s", tid);
+	snprintf(b, sizeof(b), "re_b_%s", tid);
+	assert_outcome(payment(tid, 1000, "EUR"), OUTCOME_PROCESSED);
+	ck_assert_str_eq(totals(tid), "0 - 0");
+	assert_outcome(refund(a, tid, 300, "succeeded", 1), OUTCOME_PROCESSED);
+	ck_assert_str_eq(totals(tid), "300 - 0");
+	assert_outcome(refund(a, tid, 300, "succeeded", 1), OUTCOME_DUPLICATE);
+	/* The same state announced again later changes nothing either. */
+	assert_outcome(refund(a, tid, 300, "succeeded", 9), OUTCOME_DUPLICATE);
+	assert_outcome(refund(b, tid, 700, "pending", 2), OUTCOME_PROCESSED);
+	ck_assert_str_eq(totals(tid), "300 - 0");
+	assert_outcome(refund(b, tid, 700, "succeeded", 3), OUTCOME_PROCESSED);
+	ck_assert_str_eq(totals(tid), "1000 - 0");
+	ck_assert_str_eq(row_of(b), "succeeded 700");
+	ck_assert_str_eq(changes_of(a), "succeeded:1");
+	ck_assert_str_eq(changes_of(b), "pending:1,succeeded:1");
+	ck_assert_str_eq(ctl("redis EXISTS 'lock:webhook:tx:%s'", tid), "0");
+	ck_assert_int_eq(metrics_value(m, &cfg,
+				       "payhook_lifecycle_events_total{provider="
+				       "\"standard\",kind=\"refund\",outcome="
+				       "\"processed\"}"), 3);
+	ck_assert_int_eq(metrics_value(m, &cfg,
+				       "payhook_lifecycle_events_total{provider="
+				       "\"standard\",kind=\"refund\",outcome="
+				       "\"duplicate\"}"), 2);
+	pipeline_set_metrics(pipeline, NULL);
+	metrics_free(m);
+}
+END_TEST
+
+/* A refund that failed after it succeeded no longer counts; an older event
+ * of it (the succeeded one, redelivered) is a duplicate. */
+START_TEST(test_refund_failed_after_succeeded)
+{
+	char tid[96], a[128];
+
+	snprintf(tid, sizeof(tid), "%s", itest_fresh_id("failed"));
+	snprintf(a, sizeof(a), "re_%s", tid);
+	assert_outcome(payment(tid, 1000, "EUR"), OUTCOME_PROCESSED);
+	assert_outcome(refund(a, tid, 400, "succeeded", 1), OUTCOME_PROCESSED);
+	ck_assert_str_eq(totals(tid), "400 - 0");
+	assert_outcome(refund(a, tid, 400, "failed", 2), OUTCOME_PROCESSED);
+	ck_assert_str_eq(totals(tid), "0 - 0");
+	assert_outcome(refund(a, tid, 400, "succeeded", 1), OUTCOME_DUPLICATE);
+	ck_assert_str_eq(totals(tid), "0 - 0");
+	ck_assert_str_eq(changes_of(a), "succeeded:1,failed:1");
+}
+END_TEST
+
+/* A dispute opened, lost, won, then lost again: each change processed, a
+ * state held again numbered 2 in the history; the payment's dispute_state
+ * follows; each redelivery is a duplicate. */
+START_TEST(test_dispute_open_lost_won)
+{
+	char tid[96], d[128];
+
+	snprintf(tid, sizeof(tid), "%s", itest_fresh_id("dispute"));
+	snprintf(d, sizeof(d), "dp_%s", tid);
+	assert_outcome(payment(tid, 1000, "EUR"), OUTCOME_PROCESSED);
+	assert_outcome(dispute(d, tid, "open", 1), OUTCOME_PROCESSED);
+	ck_assert_str_eq(totals(tid), "0 open 0");
+	assert_outcome(dispute(d, tid, "open", 1), OUTCOME_DUPLICATE);
+	assert_outcome(dispute(d, tid, "lost", 2), OUTCOME_PROCESSED);
+	ck_assert_str_eq(totals(tid), "0 lost 0");
+	assert_outcome(dispute(d, tid, "lost", 2), OUTCOME_DUPLICATE);
+	assert_outcome(dispute(d, tid, "open", 1), OUTCOME_DUPLICATE);
+	assert_outcome(dispute(d, tid, "won", 3), OUTCOME_PROCESSED);
+	ck_assert_str_eq(totals(tid), "0 won 0");
+	assert_outcome(dispute(d, tid, "won", 3), OUTCOME_DUPLICATE);
+	assert_outcome(dispute(d, tid, "lost", 4), OUTCOME_PROCESSED);
+	ck_assert_str_eq(totals(tid), "0 lost 0");
+	ck_assert_str_eq(changes_of(d), "open:1,lost:1,won:1,lost:2");
+	/* A cancellation sets cancelled. */
+	{
+		char c[128];
+
+		snprintf(c, sizeof(c), "cn_%s", tid);
+		assert_outcome(post_body(pipeline,
+					 event_body("cancellation", c, tid,
+						    1000, "EUR", "succeeded",
+						    5)),
+			       OUTCOME_PROCESSED);
+		ck_assert_str_eq(totals(tid), "0 lost 1");
+	}
+}
+END_TEST
+
+/* The same events in reverse order end with the same row and the same
+ * totals as in order; the older ones are duplicates. */
+START_TEST(test_reverse_order_same_end)
+{
+	char fwd[96], rev[96], obj[2][4][128];
+	static const char *const states[] = { "pending", "succeeded" };
+	static const char *const dstates[] = { "open", "lost", "won" };
+
+	snprintf(fwd, sizeof(fwd), "%s", itest_fresh_id("fwd"));
+	snprintf(rev, sizeof(rev), "%s", itest_fresh_id("rev"));
+	for (int t = 0; t < 2; t++) {
+		const char *tid = t == 0 ? fwd : rev;
+
+		snprintf(obj[t][0], sizeof(obj[t][0]), "re1_%s", tid);
+		snprintf(obj[t][1], sizeof(obj[t][1]), "re2_%s", tid);
+		snprintf(obj[t][2], sizeof(obj[t][2]), "dp_%s", tid);
+		assert_outcome(payment(tid, 5000, "EUR"), OUTCOME_PROCESSED);
+	}
+	for (int i = 0; i < 2; i++) {
+		assert_outcome(refund(obj[0][0], fwd, 1200, states[i], 1 + i),
+			       OUTCOME_PROCESSED);
+		assert_outcome(refund(obj[0][1], fwd, 800, states[i], 3 + i),
+			       OUTCOME_PROCESSED);
+	}
+	for (int i = 0; i < 3; i++)
+		assert_outcome(dispute(obj[0][2], fwd, dstates[i], 10 + i),
+			       OUTCOME_PROCESSED);
+	for (int i = 2; i >= 0; i--)
+		assert_outcome(dispute(obj[1][2], rev, dstates[i], 10 + i),
+			       i == 2 ? OUTCOME_PROCESSED : OUTCOME_DUPLICATE);
+	for (int i = 1; i >= 0; i--) {
+		assert_outcome(refund(obj[1][1], rev, 800, states[i], 3 + i),
+			       i == 1 ? OUTCOME_PROCESSED : OUTCOME_DUPLICATE);
+		assert_outcome(refund(obj[1][0], rev, 1200, states[i], 1 + i),
+			       i == 1 ? OUTCOME_PROCESSED : OUTCOME_DUPLICATE);
+	}
+	ck_assert_str_eq(totals(fwd), "2000 won 0");
+	ck_assert_str_eq(totals(rev), totals(fwd));
+	for (int o = 0; o < 3; o++) {
+		char want[64];
+
+		snprintf(want, sizeof(want), "%s", row_of(obj[0][o]));
+		ck_assert_str_eq(row_of(obj[1][o]), want);
+	}
+}
+END_TEST
+
+/* A refund before its payment is recorded all the same; the payment's
+ * totals include it once the payment arrives (one in another currency
+ * than the payment's never). */
+START_TEST(test_refund_before_payment)
+{
+	char tid[96], a[128], d[128];
+
+	snprintf(tid, sizeof(tid), "%s", itest_fresh_id("early"));
+	snprintf(a, sizeof(a), "re_%s", tid);
+	snprintf(d, sizeof(d), "dp_%s", tid);
+	assert_outcome(refund(a, tid, 250, "succeeded", 1), OUTCOME_PROCESSED);
+	assert_outcome(dispute(d, tid, "open", 2), OUTCOME_PROCESSED);
+	/* One in another currency than the payment will have: recorded (it
+	 * cannot be known yet), never counted in its totals. */
+	{
+		char other[128];
+
+		snprintf(other, sizeof(other), "re_usd_%s", tid);
+		assert_outcome(post_body(pipeline,
+					 event_body("refund", other, tid, 90,
+						    "USD", "succeeded", 3)),
+			       OUTCOME_PROCESSED);
+	}
+	ck_assert_str_eq(totals(tid), "");
+	ck_assert_int_eq(count_of("payment_events", a), 1);
+	assert_outcome(payment(tid, 1000, "EUR"), OUTCOME_PROCESSED);
+	ck_assert_str_eq(totals(tid), "250 open 0");
+	assert_outcome(payment(tid, 1000, "EUR"), OUTCOME_DUPLICATE);
+	ck_assert_str_eq(totals(tid), "250 open 0");
+}
+END_TEST
+
+/* A refund in another currency than its payment's is a conflict: nothing
+ * written. */
+START_TEST(test_currency_conflict)
+{
+	char tid[96], a[128];
+	struct result r;
+
+	snprintf(tid, sizeof(tid), "%s", itest_fresh_id("conflict"));
+	snprintf(a, sizeof(a), "re_%s", tid);
+	assert_outcome(payment(tid, 1000, "EUR"), OUTCOME_PROCESSED);
+	itest_post(pipeline, event_body("refund", a, tid, 100, "USD",
+					"succeeded", 1), &r);
+	assert_outcome(r.outcome, OUTCOME_CONFLICT);
+	ck_assert_int_eq(response_outcome_status(r.outcome, &cfg), 422);
+	ck_assert_str_eq(r.reason, "the payment is recorded in another currency");
+	ck_assert_int_eq(count_of("payment_events", a), 0);
+	ck_assert_int_eq(count_of("payment_event_changes", a), 0);
+	ck_assert_str_eq(totals(tid), "0 - 0");
+	/* A lifecycle event that breaks a field rule is still invalid. */
+	itest_post(pipeline, "{\"type\":\"refund\",\"object_id\":\"x\","
+		   "\"transaction_id\":\"y\",\"amount\":5,\"currency\":\"EUR\","
+		   "\"state\":\"succeeded\"}", &r);
+	assert_outcome(r.outcome, OUTCOME_INVALID);
+	ck_assert_str_eq(r.reason, "occurred_at: required");
+}
+END_TEST
+
+/* The bodies of a storm, taken in turn. */
+struct storm_bodies {
+	const char *const *bodies;
+	int count;
+};
+
+static void storm_body(void *ctx, int c, int i, char *body, size_t cap)
+{
+	const struct storm_bodies *b = ctx;
+
+	snprintf(body, cap, "%s", b->bodies[(c + i) % b->count]);
+}
+
+/* Posts bodies[0..nbodies) in turn, per_child times from each of children
+ * processes at once; counts the outcomes. */
+static void storm(int children, int per_child, const char *const *bodies,
+		  int nbodies, int counts[OUTCOME_COUNT])
+{
+	struct storm_bodies b = { bodies, nbodies };
+
+	itest_storm(&cfg, children, per_child, storm_body, &b, counts);
+}
+
+/* 50 concurrent deliveries of one refund from 10 processes: exactly one
+ * processed, the others duplicate or in progress (never 5xx); one row, one
+ * change, the total counted once. */
+START_TEST(test_storm_same_refund)
+{
+	char tid[96], a[128], body[512];
+	const char *bodies[1] = { body };
+	int counts[OUTCOME_COUNT];
+
+	snprintf(tid, sizeof(tid), "%s", itest_fresh_id("storm1"));
+	snprintf(a, sizeof(a), "re_%s", tid);
+	assert_outcome(payment(tid, 1000, "EUR"), OUTCOME_PROCESSED);
+	snprintf(body, sizeof(body), "%s",
+		 event_body("refund", a, tid, 600, "EUR", "succeeded", 1));
+	storm(10, 5, bodies, 1, counts);
+	ck_assert_msg(counts[OUTCOME_PROCESSED] == 1 &&
+			      counts[OUTCOME_PROCESSED] +
+					      counts[OUTCOME_DUPLICATE] +
+					      counts[OUTCOME_IN_PROGRESS] == 50,
+		      "processed %d duplicate %d in_progress %d unavailable "
+		      "%d error %d", counts[OUTCOME_PROCESSED],
+		      counts[OUTCOME_DUPLICATE], counts[OUTCOME_IN_PROGRESS],
+		      counts[OUTCOME_UNAVAILABLE], counts[OUTCOME_ERROR]);
+	ck_assert_int_eq(count_of("payment_events", a), 1);
+	ck_assert_int_eq(count_of("payment_event_changes", a), 1);
+	ck_assert_str_eq(totals(tid), "600 - 0");
+	/* Without the lock (lock_backend = none) the rows alone decide: a
+	 * new state of that refund from 50 deliveries is processed once (a
+	 * deadlock between two of them is a 503, retried). */
+	cfg.lock_backend = CONFIG_LOCK_NONE;
+	snprintf(body, sizeof(body), "%s",
+		 event_body("refund", a, tid, 600, "EUR", "failed", 2));
+	storm(10, 5, bodies, 1, counts);
+	cfg.lock_backend = CONFIG_LOCK_REDIS;
+	ck_assert_msg(counts[OUTCOME_PROCESSED] == 1 &&
+			      counts[OUTCOME_PROCESSED] +
+					      counts[OUTCOME_DUPLICATE] +
+					      counts[OUTCOME_UNAVAILABLE] == 50,
+		      "no lock: processed %d duplicate %d unavailable %d "
+		      "error %d", counts[OUTCOME_PROCESSED],
+		      counts[OUTCOME_DUPLICATE], counts[OUTCOME_UNAVAILABLE],
+		      counts[OUTCOME_ERROR]);
+	ck_assert_str_eq(changes_of(a), "succeeded:1,failed:1");
+	ck_assert_str_eq(totals(tid), "0 - 0");
+}
+END_TEST
+
+/* Two different refunds of one payment, 30 deliveries of each from 10
+ * processes at once: each processed once, the total their sum. Redelivered
+ * until none is in progress (as the provider retries a 409). */
+START_TEST(test_storm_two_refunds)
+{
+	char tid[96], a[128], b[128], body_a[512], body_b[512];
+	const char *bodies[2] = { body_a, body_b };
+	int counts[OUTCOME_COUNT], processed;
+
+	snprintf(tid, sizeof(tid), "%s", itest_fresh_id("storm2"));
+	snprintf(a, sizeof(a), "rea_%s", tid);
+	snprintf(b, sizeof(b), "reb_%s", tid);
+	assert_outcome(payment(tid, 1000, "EUR"), OUTCOME_PROCESSED);
+	snprintf(body_a, sizeof(body_a), "%s",
+		 event_body("refund", a, tid, 300, "EUR", "succeeded", 1));
+	snprintf(body_b, sizeof(body_b), "%s",
+		 event_body("refund", b, tid, 450, "EUR", "succeeded", 2));
+	storm(10, 6, bodies, 2, counts);
+	ck_assert_msg(counts[OUTCOME_UNAVAILABLE] == 0 &&
+			      counts[OUTCOME_ERROR] == 0 &&
+			      counts[OUTCOME_PROCESSED] <= 2,
+		      "processed %d duplicate %d in_progress %d unavailable "
+		      "%d error %d", counts[OUTCOME_PROCESSED],
+		      counts[OUTCOME_DUPLICATE], counts[OUTCOME_IN_PROGRESS],
+		      counts[OUTCOME_UNAVAILABLE], counts[OUTCOME_ERROR]);
+	processed = counts[OUTCOME_PROCESSED];
+	/* The retries of the provider: one each, after the storm. */
+	processed += refund(a, tid, 300, "succeeded", 1) == OUTCOME_PROCESSED;
+	processed += refund(b, tid, 450, "succeeded", 2) == OUTCOME_PROCESSED;
+	ck_assert_int_eq(processed, 2);
+	ck_assert_int_eq(count_of("payment_events", a), 1);
+	ck_assert_int_eq(count_of("payment_events", b), 1);
+	ck_assert_str_eq(totals(tid), "750 - 0");
+}
+END_TEST
+
+/* A worker SIGKILLed in the middle of its transaction (the change's INSERT
+ * held up by a trigger) leaves nothing: no row, no change, the totals as
+ * they were. Once its lock expires, the provider's retry is processed. */
+START_TEST(test_killed_mid_transaction)
+{
+	char tid[96], a[128];
+	pid_t pid;
+	int status;
+
+	snprintf(tid, sizeof(tid), "%s", itest_fresh_id("killed"));
+	snprintf(a, sizeof(a), "re_%s", tid);
+	assert_outcome(payment(tid, 1000, "EUR"), OUTCOME_PROCESSED);
+	ctl("sql \"CREATE TRIGGER slow_change BEFORE INSERT ON "
+	    "payment_event_changes FOR EACH ROW SET @slept = "
+	    "IF(NEW.amount = 777, SLEEP(4), 0)\"");
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		struct error err;
+		struct pipeline *p;
+
+		/* Wait for the trigger rather than time out (the suite's
+		 * 1-second reads): the kill, not the client, ends it. */
+		cfg.mysql_read_timeout_s = 8;
+		cfg.lock_ttl_ms = 60000;
+		p = pipeline_new(&cfg, &err);
+
+		if (p != NULL)
+			post_body(p, event_body("refund", a, tid, 777, "EUR",
+						"succeeded", 1));
+		_exit(0);
+	}
+	/* Until the transaction waits in the trigger. */
+	wait_sleepers("1");
+	ck_assert_int_eq(kill(pid, SIGKILL), 0);
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	ck_assert(WIFSIGNALED(status));
+	/* The server rolls the dead connection's transaction back once it
+	 * notices (when the sleep ends); DROP TRIGGER waits for that. */
+	ctl("sql \"DROP TRIGGER slow_change\"");
+	ck_assert_int_eq(count_of("payment_events", a), 0);
+	ck_assert_int_eq(count_of("payment_event_changes", a), 0);
+	ck_assert_str_eq(totals(tid), "0 - 0");
+	/* The killed worker's lock is still there: in progress until it
+	 * expires (here removed by hand), then processed. */
+	assert_outcome(refund(a, tid, 777, "succeeded", 1),
+		       OUTCOME_IN_PROGRESS);
+	ctl("redis DEL 'lock:webhook:tx:%s'", tid);
+	assert_outcome(refund(a, tid, 777, "succeeded", 1), OUTCOME_PROCESSED);
+	ck_assert_str_eq(totals(tid), "777 - 0");
+}
+END_TEST
+
+/* A lock wait on the payment's row (the merchant's own transaction holds
+ * it) is 1205: 503, nothing written, the retry processed. */
+START_TEST(test_lock_wait_is_unavailable)
+{
+	char tid[96], a[128], cmd[1024];
+	struct result r;
+
+	snprintf(tid, sizeof(tid), "%s", itest_fresh_id("wait"));
+	snprintf(a, sizeof(a), "re_%s", tid);
+	assert_outcome(payment(tid, 1000, "EUR"), OUTCOME_PROCESSED);
+	/* Another session holds the payment's row for 3 seconds. */
+	snprintf(cmd, sizeof(cmd),
+		 "bash '%s/tests/harness-ctl.sh' sql \"START TRANSACTION; "
+		 "SELECT id FROM payments WHERE transaction_id = '%s' FOR "
+		 "UPDATE; DO SLEEP(3); COMMIT\" >/dev/null 2>&1 &",
+		 getenv("top_srcdir"), tid);
+	ck_assert_int_eq(system(cmd), 0);
+	wait_sleepers("1");
+	itest_post(pipeline, event_body("refund", a, tid, 100, "EUR",
+					"succeeded", 1), &r);
+	assert_outcome(r.outcome, OUTCOME_UNAVAILABLE);
+	ck_assert_int_eq(response_outcome_status(r.outcome, &cfg), 503);
+	ck_assert_int_eq(count_of("payment_events", a), 0);
+	/* Once the other transaction ends. */
+	wait_sleepers("0");
+	itest_post(pipeline, event_body("refund", a, tid, 100, "EUR",
+					"succeeded", 1), &r);
+	assert_outcome(r.outcome, OUTCOME_PROCESSED);
+	ck_assert_str_eq(totals(tid), "100 - 0");
+}
+END_TEST
+
+/* --check-config: payment_events' unique key exactly (provider, kind,
+ * object_id), a missing table named by its migration file. */
+START_TEST(test_check_schema)
+{
+	struct error err;
+
+	ck_assert_msg(pipeline_check_mysql(pipeline, &err) == 0, "%s",
+		      err.message);
+	ctl("sql \"ALTER TABLE payment_events DROP INDEX "
+	    "uq_payment_events_object, ADD UNIQUE KEY uq_payment_events_object "
+	    "(provider, kind, object_id, state)\"");
+	ck_assert_int_eq(pipeline_check_mysql(pipeline, &err), -1);
+	ck_assert_msg(strstr(err.message, "must cover exactly (provider, kind, "
+			     "object_id)") != NULL, "%s", err.message);
+	ctl("sql \"ALTER TABLE payment_events DROP INDEX "
+	    "uq_payment_events_object, ADD UNIQUE KEY uq_payment_events_object "
+	    "(provider, kind, object_id)\"");
+	ctl("sql \"ALTER TABLE payment_events MODIFY object_id VARCHAR(255) "
+	    "CHARACTER SET ascii COLLATE ascii_bin NOT NULL\"");
+	ck_assert_int_eq(pipeline_check_mysql(pipeline, &err), -1);
+	ck_assert_msg(strstr(err.message, "VARBINARY") != NULL, "%s",
+		      err.message);
+	ctl("sql \"ALTER TABLE payment_events MODIFY object_id VARBINARY(255) "
+	    "NOT NULL\"");
+	ctl("sql \"RENAME TABLE payment_event_changes TO pec_aside\"");
+	ck_assert_int_eq(pipeline_check_mysql(pipeline, &err), -1);
+	ck_assert_msg(strstr(err.message, "db/migrate-6-lifecycle-changes.sql")
+		      != NULL, "%s", err.message);
+	ctl("sql \"RENAME TABLE pec_aside TO payment_event_changes\"");
+	ctl("sql \"ALTER TABLE payments DROP COLUMN cancelled\"");
+	ck_assert_int_eq(pipeline_check_mysql(pipeline, &err), -1);
+	ck_assert_msg(strstr(err.message, "db/migrate-4-lifecycle.sql") != NULL,
+		      "%s", err.message);
+	ctl("sql \"ALTER TABLE payments ADD COLUMN cancelled TINYINT NOT NULL "
+	    "DEFAULT 0\"");
+	ck_assert_msg(pipeline_check_mysql(pipeline, &err) == 0, "%s",
+		      err.message);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("lifecycle");
+	TCase *core = tcase_create("core");
+	SRunner *sr;
+	int failed;
+
+	tcase_add_checked_fixture(core, setup, teardown);
+	tcase_set_timeout(core, 120);
+	tcase_add_test(core, test_refunds_partial_and_full);
+	tcase_add_test(core, test_refund_failed_after_succeeded);
+	tcase_add_test(core, test_dispute_open_lost_won);
+	tcase_add_test(core, test_reverse_order_same_end);
+	tcase_add_test(core, test_refund_before_payment);
+	tcase_add_test(core, test_currency_conflict);
+	tcase_add_test(core, test_storm_same_refund);
+	tcase_add_test(core, test_storm_two_refunds);
+	tcase_add_test(core, test_killed_mid_transaction);
+	tcase_add_test(core, test_lock_wait_is_unavailable);
+	tcase_add_test(core, test_check_schema);
+	suite_add_tcase(s, core);
+	sr = srunner_create(s);
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed == 0 ? 0 : 1;
+}
