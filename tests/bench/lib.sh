@@ -15,7 +15,7 @@ export top_srcdir top_builddir
 . "$SRC_DIR/tests/harness.sh"
 
 # bench_start [redis] [mariadb]: harness_init, then the servers named (both
-# when none is): their "# harness:" lines go to stderr. Fails when one does
+# when none is), each printing its "# harness:" line. Fails when one does
 # not start.
 bench_start() {
 	local what
@@ -23,8 +23,8 @@ bench_start() {
 	[ "$#" -gt 0 ] || set -- redis mariadb
 	for what in "$@"; do
 		case $what in
-		redis) harness_start_redis >&2 || return 1 ;;
-		mariadb) harness_start_mariadb >&2 || return 1 ;;
+		redis) harness_start_redis || return 1 ;;
+		mariadb) harness_start_mariadb || return 1 ;;
 		esac
 	done
 }
@@ -93,7 +93,7 @@ server_pid() {
 # generator; cpu_end REQUESTS sets CPU_US to the microseconds of CPU per
 # request of each of the five (total, user).
 cpu_snapshot() {
-	# shellcheck disable=SC2046 # no PID: no argument
+	# shellcheck disable=SC2046,SC2086 # no PID: no argument
 	printf '%s %s %s %s %s\n' "$(ticks "$@")" "$(ticks ${WEB_PID:-${LIGHTTPD_PID:-}})" \
 		"$(ticks $(server_pid mariadb))" "$(ticks $(server_pid redis))" \
 		"$(child_ticks)"

@@ -70,31 +70,28 @@ log() { printf '# scale: %s\n' "$*" >&2; }
 
 # ---- the report ------------------------------------------------------------
 
-# med FILE AWK-CONDITION COLUMN: the median of COLUMN over the rows matching.
+# med FILE A B COLUMN: the median of COLUMN over the rows "run A B ...".
 med() {
-	awk -F'\t' "$2 { print \$$3 }" "$1" | median
-}
-
-ratio() {
-	awk -v a="$1" -v b="$2" 'BEGIN { if (a != "-" && b != "-" && b > 0) printf "%.2f", a / b; else print "-" }'
+	awk -F'\t' -v a="$2" -v b="$3" -v col="$4" '$1 == "run" && $2 == a && $3 == b { print $col }' "$1" | median
 }
 
 report_table() {
-	local f=$OUT/scale-table.tsv s base rps raw p99 hit
-	[ -s "$f" ] || return 0
+	local tsv=$OUT/scale-table.tsv s base rps raw p99 hit
+	[ -s "$tsv" ] || return 0
 	echo "### Table size"
 	echo
-	awk -F'\t' '$1 == "meta" { printf "%s: %s. ", $2, $3 } END { print "" }' "$f"
+	awk -F'\t' '$1 == "meta" { printf "%s: %s. ", $2, $3 } END { print "" }' "$tsv"
 	echo
 	echo "| rows | payhook req/s | p99 ms | raw_limit req/s | payhook / empty | buffer-pool hit | data MiB | unique key MiB | other indexes MiB | .ibd MiB | unique key B/row | load rows/s |"
 	echo "| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"
-	base=$(med "$f" '$1 == "run" && $3 == "ph" && $2 == '"${SIZES[0]:-0}" 5)
+	base=$(med "$tsv" "${SIZES[0]:-0}" ph 5)
 	: >"$OUT/scale-table.dat"
-	for s in $(awk -F'\t' '$1 == "size" { print $2 }' "$f"); do
-		rps=$(med "$f" '$1 == "run" && $3 == "ph" && $2 == '"$s" 5)
-		p99=$(med "$f" '$1 == "run" && $3 == "ph" && $2 == '"$s" 7)
-		raw=$(med "$f" '$1 == "run" && $3 == "raw" && $2 == '"$s" 5)
-		hit=$(awk -F'\t' -v s="$s" '$1 == "size" && $2 == s { print $3 }' "$f")
+	# shellcheck disable=SC2013 # numbers, one a line
+	for s in $(awk -F'\t' '$1 == "size" { print $2 }' "$tsv"); do
+		rps=$(med "$tsv" "$s" ph 5)
+		p99=$(med "$tsv" "$s" ph 7)
+		raw=$(med "$tsv" "$s" raw 5)
+		hit=$(awk -F'\t' -v s="$s" '$1 == "size" && $2 == s { print $3 }' "$tsv")
 		awk -F'\t' -v s="$s" -v rps="$rps" -v p99="$p99" -v raw="$raw" -v base="$base" '
 			$1 == "size" && $2 == s {
 				mib = 1048576
@@ -102,32 +99,33 @@ report_table() {
 					$2, rps, p99, raw, (base > 0 ? sprintf("%.2f×", rps / base) : "-"),
 					$3, $4 / mib, $5 / mib, $6 / mib, $7 / mib,
 					($8 > 0 ? sprintf("%.0f", $5 / $8) : "-"), $9
-			}' "$f"
+			}' "$tsv"
 		printf '%s %s %s %s\n' "$s" "$rps" "$p99" "$raw" >>"$OUT/scale-table.dat"
 	done
 	echo
-	echo "Medians of $(awk -F'\t' '$1 == "run" { print $4 }' "$f" | sort -u | wc -l) rounds; hit = 1 - Innodb_buffer_pool_reads / Innodb_buffer_pool_read_requests over the rounds; sizes from mysql.innodb_index_stats after ANALYZE TABLE; B/row counts the rows at that size."
+	echo "Medians of $(awk -F'\t' '$1 == "run" { print $4 }' "$tsv" | sort -u | wc -l) rounds; hit = 1 - Innodb_buffer_pool_reads / Innodb_buffer_pool_read_requests over the rounds; sizes from mysql.innodb_index_stats after ANALYZE TABLE; B/row counts the rows at that size."
 	echo
 }
 
 report_body() {
-	local f=$OUT/scale-body.tsv kb k rps p99 us first
-	[ -s "$f" ] || return 0
+	local tsv=$OUT/scale-body.tsv kb k rps p99 us
+	[ -s "$tsv" ] || return 0
 	echo "### Body size"
 	echo
 	echo "| body KB | unsigned req/s | p99 ms | worker µs/req | µs/KB | MariaDB µs/req | signed req/s | p99 ms | worker µs/req | µs/KB | MariaDB µs/req |"
 	echo "| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"
 	: >"$OUT/scale-body.dat"
-	for kb in $(awk -F'\t' '$1 == "run" { print $2 }' "$f" | sort -un); do
+	# shellcheck disable=SC2013 # numbers, one a line
+	for kb in $(awk -F'\t' '$1 == "run" { print $2 }' "$tsv" | sort -un); do
 		printf '| %s |' "$kb"
 		printf '%s' "$kb" >>"$OUT/scale-body.dat"
 		for k in plain signed; do
-			rps=$(med "$f" '$1 == "run" && $2 == '"$kb"' && $3 == "'"$k"'"' 5)
-			p99=$(med "$f" '$1 == "run" && $2 == '"$kb"' && $3 == "'"$k"'"' 7)
-			us=$(med "$f" '$1 == "run" && $2 == '"$kb"' && $3 == "'"$k"'"' 11)
+			rps=$(med "$tsv" "$kb" "$k" 5)
+			p99=$(med "$tsv" "$kb" "$k" 7)
+			us=$(med "$tsv" "$kb" "$k" 11)
 			printf ' %.0f | %s | %s | %s | %s |' "$rps" "$p99" "$us" \
 				"$(awk -v u="$us" -v k="$kb" 'BEGIN { printf "%.1f", u / k }')" \
-				"$(med "$f" '$1 == "run" && $2 == '"$kb"' && $3 == "'"$k"'"' 14)"
+				"$(med "$tsv" "$kb" "$k" 14)"
 			printf ' %s %s' "$us" "$(awk -v u="$us" -v k="$kb" 'BEGIN { printf "%.2f", u / k }')" >>"$OUT/scale-body.dat"
 		done
 		printf '\n'
@@ -144,29 +142,30 @@ report_body() {
 }
 
 report_conns() {
-	local f=$OUT/scale-conns.tsv c w rps p99
-	[ -s "$f" ] || return 0
+	local tsv=$OUT/scale-conns.tsv c w rps p99
+	[ -s "$tsv" ] || return 0
 	echo "### Connections"
 	echo
 	echo "| c | lighttpd req/s | p99 ms | errors | nginx req/s | p99 ms | errors | nginx keep_conn req/s | p99 ms | errors |"
 	echo "| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"
 	: >"$OUT/scale-conns.dat"
-	for c in $(awk -F'\t' '$1 == "run" { print $2 }' "$f" | sort -un); do
+	# shellcheck disable=SC2013 # numbers, one a line
+	for c in $(awk -F'\t' '$1 == "run" { print $2 }' "$tsv" | sort -un); do
 		printf '| %s |' "$c"
 		printf '%s' "$c" >>"$OUT/scale-conns.dat"
 		for w in lighttpd nginx keep; do
-			rps=$(med "$f" '$1 == "run" && $2 == '"$c"' && $3 == "'"$w"'"' 5)
-			p99=$(med "$f" '$1 == "run" && $2 == '"$c"' && $3 == "'"$w"'"' 7)
+			rps=$(med "$tsv" "$c" "$w" 5)
+			p99=$(med "$tsv" "$c" "$w" 7)
 			printf ' %.0f | %s | %s |' "$rps" "$p99" \
-				"$(awk -F'\t' -v c="$c" -v w="$w" '$1 == "run" && $2 == c && $3 == w { n += $8; e += $9; u += $13 } END { printf "%d non-2xx, %d socket%s", n, e, (u > 0 ? sprintf(", %d unanswered", u) : "") }' "$f")"
+				"$(awk -F'\t' -v c="$c" -v w="$w" '$1 == "run" && $2 == c && $3 == w { n += $8; e += $9; u += $13 } END { printf "%d non-2xx, %d socket%s", n, e, (u > 0 ? sprintf(", %d unanswered", u) : "") }' "$tsv")"
 			printf ' %s %s' "$rps" "$p99" >>"$OUT/scale-conns.dat"
 		done
 		printf '\n'
 		printf '\n' >>"$OUT/scale-conns.dat"
 	done
 	echo
-	awk -F'\t' '$1 == "syscalls" { printf "* %s: %s requests, accept %.2f, close %.2f, shutdown %.2f per request\n", $2, $3, $4 / $3, $5 / $3, $6 / $3 }' "$f"
-	awk -F'\t' '$1 == "meta" { printf "* %s: %s\n", $2, $3 }' "$f"
+	awk -F'\t' '$1 == "syscalls" { printf "* %s: %s requests, accept %.2f, close %.2f, shutdown %.2f per request\n", $2, $3, $4 / $3, $5 / $3, $6 / $3 }' "$tsv"
+	awk -F'\t' '$1 == "meta" { printf "* %s: %s\n", $2, $3 }' "$tsv"
 	echo
 }
 
@@ -227,7 +226,7 @@ done
 # to the pool: raise the soft limit to the hard one for this run.
 ulimit -n "$(ulimit -Hn)" 2>/dev/null || true
 
-bench_start || exit 99
+bench_start >&2 || exit 99
 W=$HARNESS_DIR/scale
 mkdir -p "$W" || exit 99
 FAILED=0
@@ -360,10 +359,10 @@ fill() {
 }
 
 run_table() {
-	local f=$OUT/scale-table.tsv s round step rate prev=0 st0 st1 hit sizes rows
-	: >"$f"
+	local tsv=$OUT/scale-table.tsv s round step rate prev=0 st0 st1 hit sizes rows
+	: >"$tsv"
 	printf 'meta\tmachine\t%s\nmeta\tdatabase\t%s\nmeta\tload\tpayhook and raw_limit at c = 32, pools of %s, %s rounds of %s s\n' \
-		"$MACHINE" "$DB_SETTINGS" "$POOL" "$ROUNDS" "$SECS" >>"$f"
+		"$MACHINE" "$DB_SETTINGS" "$POOL" "$ROUNDS" "$SECS" >>"$tsv"
 	pool tab -- PAYHOOK_SIGNATURE_SCHEME=none || return 1
 	local -a PIDS=("${POOL_PIDS[@]}")
 	printf 'server.max-keep-alive-requests = 1000000\nserver.modules += ( "mod_fastcgi" )\nfastcgi.server += ( "/webhook" => (( "socket" => "%s", "check-local" => "disable" )) )\n' \
@@ -387,9 +386,9 @@ run_table() {
 					wrk_run ph 32 "$url" new_id.lua "s$s-r$round" random
 					printf 'run\t%s\tph\t%s\t%s\t%s\t%s\t%s\t%s\n' "$s" "$round" \
 						"$(kv "$LINE" rps)" "$(kv "$LINE" p50_ms)" "$(kv "$LINE" p99_ms)" \
-						"$ROWS" "$CHECK" >>"$f"
+						"$ROWS" "$CHECK" >>"$tsv"
 				else
-					measure_raw "$s" "$round" >>"$f"
+					measure_raw "$s" "$round" >>"$tsv"
 				fi
 			done
 		done
@@ -402,10 +401,10 @@ run_table() {
 			(SELECT SUM(stat_value) * @@innodb_page_size FROM mysql.innodb_index_stats WHERE database_name = 'payhook' AND table_name = 'payments' AND index_name NOT IN ('PRIMARY', 'uq_payments_provider_transaction_id') AND stat_name = 'size')")
 		rows=$(harness_sql "SELECT COUNT(*) FROM payments")
 		# size SIZE HIT DATA UNIQUE OTHER IBD ROWS LOAD-RATE
-		printf 'size\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$s" "$hit" \
+		printf 'size\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$s" "$hit" \
 			"$(cut -f1 <<<"$sizes")" "$(cut -f2 <<<"$sizes")" "$(cut -f3 <<<"$sizes")" \
 			"$(stat -c %s "$(harness_sql 'SELECT @@datadir')/payhook/payments.ibd")" \
-			"$rows	$rate" >>"$f"
+			"$rows" "$rate" >>"$tsv"
 		log "table: $s rows: hit $hit, sizes $sizes"
 	done
 	harness_stop lighttpd-table
@@ -432,8 +431,8 @@ measure_raw() {
 # ---- body size -------------------------------------------------------------
 
 run_body() {
-	local f=$OUT/scale-body.tsv kb round k n=0 path
-	: >"$f"
+	local tsv=$OUT/scale-body.tsv kb round k n=0
+	: >"$tsv"
 	pool plain -- PAYHOOK_SIGNATURE_SCHEME=none PAYHOOK_MAX_BODY_BYTES=2097152 || return 1
 	local -a PLAIN=("${POOL_PIDS[@]}")
 	pool shop -- PAYHOOK_PROVIDERS=shopify PAYHOOK_SHOPIFY_SECRET=$SECRET \
@@ -461,7 +460,7 @@ run_body() {
 					"$round" "$(kv "$LINE" rps)" "$(kv "$LINE" p50_ms)" \
 					"$(kv "$LINE" p99_ms)" "$ROWS" "$CHECK" "$(kv "$LINE" non2xx)" \
 					"${CPU_US[0]}" "${CPU_US[1]}" "${CPU_US[2]}" "${CPU_US[4]}" \
-					"${CPU_US[8]}" >>"$f"
+					"${CPU_US[8]}" >>"$tsv"
 			done
 		done
 	done
@@ -554,8 +553,8 @@ syscalls() {
 }
 
 run_conns() {
-	local f=$OUT/scale-conns.tsv c round w url n=0
-	: >"$f"
+	local tsv=$OUT/scale-conns.tsv c round w url n=0
+	: >"$tsv"
 	pool lt -b "$BACKLOG" -- PAYHOOK_SIGNATURE_SCHEME=none || return 1
 	local -a LT=("${POOL_PIDS[@]}")
 	pool ng -b "$BACKLOG" -- PAYHOOK_SIGNATURE_SCHEME=none || return 1
@@ -569,8 +568,8 @@ run_conns() {
 	harness_wait_http "$lt_url" 405 10 "$lt_pid" || return 1
 	start_nginx || return 1
 	printf 'meta\tlisten backlog\tspawn-fcgi -b %s, lighttpd and nginx %s; net.core.somaxconn %s (not changed); ulimit -n %s\n' \
-		"$BACKLOG" "$BACKLOG" "$(cat /proc/sys/net/core/somaxconn)" "$(ulimit -n)" >>"$f"
-	printf 'meta\tmachine\t%s\nmeta\tdatabase\t%s\n' "$MACHINE" "$DB_SETTINGS" >>"$f"
+		"$BACKLOG" "$BACKLOG" "$(cat /proc/sys/net/core/somaxconn)" "$(ulimit -n)" >>"$tsv"
+	printf 'meta\tmachine\t%s\nmeta\tdatabase\t%s\n' "$MACHINE" "$DB_SETTINGS" >>"$tsv"
 	for round in $(seq 1 "$ROUNDS"); do
 		for c in "${CONNS[@]}"; do
 			for w in $([ $((round % 2)) = 1 ] && echo lighttpd nginx keep || echo keep nginx lighttpd); do
@@ -587,14 +586,16 @@ run_conns() {
 					"$round" "$(kv "$LINE" rps)" "$(kv "$LINE" p50_ms)" \
 					"$(kv "$LINE" p99_ms)" "$(kv "$LINE" non2xx)" \
 					"$(socket_errors "$(kv "$LINE" errors)")" "$ROWS" "$CHECK" \
-					"${CPU_US[0]}" "$(kv "$LINE" unanswered)" >>"$f"
+					"${CPU_US[0]}" "$(kv "$LINE" unanswered)" >>"$tsv"
 			done
 		done
 	done
 	if command -v strace >/dev/null 2>&1; then
-		syscalls lighttpd "$lt_url" "${LT[@]}" >>"$f"
-		syscalls nginx "http://127.0.0.1:$NGINX_PORT/nokeep" "${NG[@]}" >>"$f"
-		syscalls keep "http://127.0.0.1:$NGINX_PORT/keep" "${NGK[@]}" >>"$f"
+		{
+			syscalls lighttpd "$lt_url" "${LT[@]}"
+			syscalls nginx "http://127.0.0.1:$NGINX_PORT/nokeep" "${NG[@]}"
+			syscalls keep "http://127.0.0.1:$NGINX_PORT/keep" "${NGK[@]}"
+		} >>"$tsv"
 	else
 		log "strace is not installed: no system call counts"
 	fi
