@@ -76,15 +76,18 @@ med() {
 }
 
 report_table() {
-	local tsv=$OUT/scale-table.tsv s base rps raw p99 hit
+	local tsv=$OUT/scale-table.tsv s base rawbase first rps raw p99 hit
 	[ -s "$tsv" ] || return 0
 	echo "### Table size"
 	echo
 	awk -F'\t' '$1 == "meta" { printf "%s: %s. ", $2, $3 } END { print "" }' "$tsv"
 	echo
-	echo "| rows | payhook req/s | p99 ms | raw_limit req/s | payhook / empty | buffer-pool hit | data MiB | unique key MiB | other indexes MiB | .ibd MiB | unique key B/row | load rows/s |"
-	echo "| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"
-	base=$(med "$tsv" "${SIZES[0]:-0}" ph 5)
+	echo "| rows | payhook req/s | p99 ms | raw_limit req/s | payhook / empty | raw_limit / empty | buffer-pool hit | data MiB | unique key MiB | other indexes MiB | .ibd MiB | unique key B/row | load rows/s |"
+	echo "| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"
+	# The first size measured is the reference (the empty table).
+	first=$(awk -F'\t' '$1 == "size" { print $2; exit }' "$tsv")
+	base=$(med "$tsv" "$first" ph 5)
+	rawbase=$(med "$tsv" "$first" raw 5)
 	: >"$OUT/scale-table.dat"
 	# shellcheck disable=SC2013 # numbers, one a line
 	for s in $(awk -F'\t' '$1 == "size" { print $2 }' "$tsv"); do
@@ -92,11 +95,12 @@ report_table() {
 		p99=$(med "$tsv" "$s" ph 7)
 		raw=$(med "$tsv" "$s" raw 5)
 		hit=$(awk -F'\t' -v s="$s" '$1 == "size" && $2 == s { print $3 }' "$tsv")
-		awk -F'\t' -v s="$s" -v rps="$rps" -v p99="$p99" -v raw="$raw" -v base="$base" '
+		awk -F'\t' -v s="$s" -v rps="$rps" -v p99="$p99" -v raw="$raw" -v base="$base" -v rawbase="$rawbase" '
 			$1 == "size" && $2 == s {
 				mib = 1048576
-				printf "| %d | %.0f | %s | %.0f | %s | %s | %.0f | %.0f | %.0f | %.0f | %s | %s |\n",
+				printf "| %d | %.0f | %s | %.0f | %s | %s | %s | %.0f | %.0f | %.0f | %.0f | %s | %s |\n",
 					$2, rps, p99, raw, (base > 0 ? sprintf("%.2f×", rps / base) : "-"),
+					(rawbase > 0 ? sprintf("%.2f×", raw / rawbase) : "-"),
 					$3, $4 / mib, $5 / mib, $6 / mib, $7 / mib,
 					($8 > 0 ? sprintf("%.0f", $5 / $8) : "-"), $9
 			}' "$tsv"

@@ -127,23 +127,32 @@ static const char *const WORD[] = {
 #define N_OF(a) (sizeof(a) / sizeof((a)[0]))
 #define PICK(a) ((a)[rng_below((unsigned)N_OF(a))])
 
+/* An id's shape: PREFIX then LEN characters of SET; SET "uuid" makes a
+ * UUID, "int" a 13-digit integer, and PREFIX NULL no id at all. */
+struct shape {
+	const char *prefix;
+	const char *set;
+	size_t len;
+};
+
 struct provider {
 	const char *name;
 	unsigned weight;        /* share of rows, in percent */
 	const char *currencies; /* 3-letter codes, back to back */
+	struct shape tid, event;
 };
 
 /* A mix as a payment service provider's merchants would see it. */
 static const struct provider PROVIDERS[] = {
-	{ "stripe", 35, "USDEURGBPCADAUD" },
-	{ "adyen", 15, "EURGBPUSDSEKNOK" },
-	{ "shopify", 12, "USDCADGBPAUDEUR" },
-	{ "paddle", 8, "USDEURGBP" },
-	{ "square", 8, "USDCADGBPJPYAUD" },
-	{ "razorpay", 8, "INR" },
-	{ "standard", 6, "EURUSDCHF" },
-	{ "komoju", 4, "JPY" },
-	{ "payjp", 4, "JPY" },
+	{ "stripe", 35, "USDEURGBPCADAUD", { "pi_", ALNUM, 24 }, { "evt_", ALNUM, 24 } },
+	{ "adyen", 15, "EURGBPUSDSEKNOK", { "", UPPER, 16 }, { NULL, NULL, 0 } },
+	{ "shopify", 12, "USDCADGBPAUDEUR", { "", "int", 0 }, { "", "uuid", 0 } },
+	{ "paddle", 8, "USDEURGBP", { "txn_", LOWER, 26 }, { "evt_", LOWER, 26 } },
+	{ "square", 8, "USDCADGBPJPYAUD", { "", ALNUM, 29 }, { "", "uuid", 0 } },
+	{ "razorpay", 8, "INR", { "pay_", ALNUM, 14 }, { "evt_", ALNUM, 14 } },
+	{ "standard", 6, "EURUSDCHF", { "", "uuid", 0 }, { "msg_", ALNUM, 27 } },
+	{ "komoju", 4, "JPY", { "", LOWER, 25 }, { "", LOWER, 25 } },
+	{ "payjp", 4, "JPY", { "ch_", HEX, 27 }, { "evnt_", HEX, 27 } },
 };
 
 static const struct provider *pick_provider(void)
@@ -158,48 +167,21 @@ static const struct provider *pick_provider(void)
 	return &PROVIDERS[0];
 }
 
-/* The provider's id and event id shapes; event is "" for none (Adyen). */
-static void ids(const char *p, char *tid, char *event)
+/* A random id of shape S into out (64 bytes); "" for no id. */
+static void make_id(const struct shape *s, char *out)
 {
-	char a[40], b[40];
+	char r[40];
 
-	if (strcmp(p, "stripe") == 0) {
-		rand_str(a, ALNUM, 62, 24);
-		rand_str(b, ALNUM, 62, 24);
-		snprintf(tid, 64, "pi_%s", a);
-		snprintf(event, 64, "evt_%s", b);
-	} else if (strcmp(p, "adyen") == 0) {
-		rand_str(tid, UPPER, 36, 16);
-		event[0] = '\0';
-	} else if (strcmp(p, "shopify") == 0) {
-		snprintf(tid, 64, "%" PRIu64,
+	if (s->prefix == NULL) {
+		out[0] = '\0';
+	} else if (strcmp(s->set, "uuid") == 0) {
+		uuid(out);
+	} else if (strcmp(s->set, "int") == 0) {
+		snprintf(out, 64, "%" PRIu64,
 			 (uint64_t)(4000000000000ULL + rng_next() % 3000000000000ULL));
-		uuid(event);
-	} else if (strcmp(p, "paddle") == 0) {
-		rand_str(a, LOWER, 36, 26);
-		rand_str(b, LOWER, 36, 26);
-		snprintf(tid, 64, "txn_%s", a);
-		snprintf(event, 64, "evt_%s", b);
-	} else if (strcmp(p, "square") == 0) {
-		rand_str(tid, ALNUM, 62, 29);
-		uuid(event);
-	} else if (strcmp(p, "razorpay") == 0) {
-		rand_str(a, ALNUM, 62, 14);
-		rand_str(b, ALNUM, 62, 14);
-		snprintf(tid, 64, "pay_%s", a);
-		snprintf(event, 64, "evt_%s", b);
-	} else if (strcmp(p, "komoju") == 0) {
-		rand_str(tid, LOWER, 36, 25);
-		rand_str(event, LOWER, 36, 25);
-	} else if (strcmp(p, "payjp") == 0) {
-		rand_str(a, HEX, 16, 27);
-		rand_str(b, HEX, 16, 27);
-		snprintf(tid, 64, "ch_%s", a);
-		snprintf(event, 64, "evnt_%s", b);
 	} else {
-		uuid(tid);
-		rand_str(a, ALNUM, 62, 27);
-		snprintf(event, 64, "msg_%s", a);
+		rand_str(r, s->set, strlen(s->set), s->len);
+		snprintf(out, 64, "%s%s", s->prefix, r);
 	}
 }
 
@@ -340,7 +322,8 @@ int main(int argc, char **argv)
 		for (int k = 0; k < 4; k++)
 			rng_next();
 		p = pick_provider();
-		ids(p->name, tid, event);
+		make_id(&p->tid, tid);
+		make_id(&p->event, event);
 		memcpy(cur, p->currencies + 3 * rng_below((unsigned)strlen(p->currencies) / 3), 3);
 		cur[3] = '\0';
 		amount = strcmp(cur, "JPY") == 0 ? 100 + rng_below(50000)
