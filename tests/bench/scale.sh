@@ -82,8 +82,8 @@ report_table() {
 	echo
 	awk -F'\t' '$1 == "meta" { printf "%s: %s. ", $2, $3 } END { print "" }' "$tsv"
 	echo
-	echo "| rows | payhook req/s | p99 ms | raw_limit req/s | payhook / empty | raw_limit / empty | buffer-pool hit | data MiB | unique key MiB | other indexes MiB | .ibd MiB | unique key B/row | load rows/s |"
-	echo "| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"
+	echo "| rows | payhook req/s | p99 ms | raw_limit req/s | payhook / empty | raw_limit / empty | buffer-pool hit | disk reads / request | data MiB | unique key MiB | other indexes MiB | .ibd MiB | unique key B/row | load rows/s |"
+	echo "| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"
 	# The first size measured is the reference (the empty table).
 	first=$(awk -F'\t' '$1 == "size" { print $2; exit }' "$tsv")
 	base=$(med "$tsv" "$first" ph 5)
@@ -98,10 +98,10 @@ report_table() {
 		awk -F'\t' -v s="$s" -v rps="$rps" -v p99="$p99" -v raw="$raw" -v base="$base" -v rawbase="$rawbase" '
 			$1 == "size" && $2 == s {
 				mib = 1048576
-				printf "| %d | %.0f | %s | %.0f | %s | %s | %s | %.0f | %.0f | %.0f | %.0f | %s | %s |\n",
+				printf "| %d | %.0f | %s | %.0f | %s | %s | %s | %s | %.0f | %.0f | %.0f | %.0f | %s | %s |\n",
 					$2, rps, p99, raw, (base > 0 ? sprintf("%.2f×", rps / base) : "-"),
 					(rawbase > 0 ? sprintf("%.2f×", raw / rawbase) : "-"),
-					$3, $4 / mib, $5 / mib, $6 / mib, $7 / mib,
+					$3, ($10 == "" ? "-" : $10), $4 / mib, $5 / mib, $6 / mib, $7 / mib,
 					($8 > 0 ? sprintf("%.0f", $5 / $8) : "-"), $9
 			}' "$tsv"
 		printf '%s %s %s %s\n' "$s" "$rps" "$p99" "$raw" >>"$OUT/scale-table.dat"
@@ -201,11 +201,11 @@ report() {
 		report_body
 		report_conns
 	} >"$OUT/scale.md"
-	plot scale-table "throughput and p99 against table size (c = 32)" "rows in payments" "req/s" "" \
+	plot scale-table "throughput and p99 against table size (c = 32)" "rows in payments" "req/s" "set yrange [0:*]; set y2range [0:*]" \
 		"'$OUT/scale-table.dat' using 1:2 with linespoints lw 2 title 'payhook req/s', '' using 1:4 with linespoints lw 2 title 'raw_limit req/s', '' using 1:3 axes x1y2 with linespoints dt 2 lw 2 title 'payhook p99 ms'"
 	plot scale-body "worker CPU per KB of body (c = 8)" "body KB (log)" "worker µs per KB" "set logscale x 2; set logscale y" \
 		"'$OUT/scale-body.dat' using 1:3 with linespoints lw 2 title 'unsigned µs/KB', '' using 1:5 with linespoints lw 2 title 'signed µs/KB'"
-	plot scale-conns "throughput and p99 against connections" "wrk connections (log)" "req/s" "set logscale x 2; set logscale y2" \
+	plot scale-conns "throughput and p99 against connections" "wrk connections (log)" "req/s" "set logscale x 2; set logscale y2; set yrange [0:*]" \
 		"'$OUT/scale-conns.dat' using 1:2 with linespoints lw 2 title 'lighttpd req/s', '' using 1:4 with linespoints lw 2 title 'nginx req/s', '' using 1:6 with linespoints lw 2 title 'nginx keep_conn req/s', '' using 1:3 axes x1y2 with linespoints dt 2 lw 2 title 'lighttpd p99', '' using 1:5 axes x1y2 with linespoints dt 2 lw 2 title 'nginx p99', '' using 1:7 axes x1y2 with linespoints dt 2 lw 2 title 'nginx keep_conn p99'"
 	rm -f "$OUT"/scale-*.dat
 	cat "$OUT/scale.md"
@@ -363,7 +363,7 @@ fill() {
 }
 
 run_table() {
-	local tsv=$OUT/scale-table.tsv s round step rate prev=0 st0 st1 hit sizes rows
+	local tsv=$OUT/scale-table.tsv s round step rate prev=0 st0 st1 hit reads sizes rows
 	: >"$tsv"
 	printf 'meta\tmachine\t%s\nmeta\tdatabase\t%s\nmeta\tload\tpayhook and raw_limit at c = 32, pools of %s, %s rounds of %s s\n' \
 		"$MACHINE" "$DB_SETTINGS" "$POOL" "$ROUNDS" "$SECS" >>"$tsv"
@@ -398,17 +398,21 @@ run_table() {
 		done
 		st1=$(pool_status)
 		hit=$(awk -v a="$st0" -v b="$st1" 'BEGIN { split(a, x, " "); split(b, y, " "); r = y[1] - x[1]; m = y[2] - x[2]; if (r > 0) printf "%.5f", 1 - m / r; else print "-" }')
+		# Pages read from disk per request of the rounds (payhook's and
+		# raw_limit's rows together).
+		reads=$(awk -v a="$st0" -v b="$st1" -v n="$(awk -F'\t' -v s="$s" '$1 == "run" && $2 == s { n += $8 } END { print n + 0 }' "$tsv")" \
+			'BEGIN { split(a, x, " "); split(b, y, " "); if (n > 0) printf "%.3f", (y[2] - x[2]) / n; else print "-" }')
 		harness_sql "ANALYZE TABLE payments" >/dev/null
 		sizes=$(harness_sql "SELECT
 			(SELECT stat_value * @@innodb_page_size FROM mysql.innodb_index_stats WHERE database_name = 'payhook' AND table_name = 'payments' AND index_name = 'PRIMARY' AND stat_name = 'size'),
 			(SELECT stat_value * @@innodb_page_size FROM mysql.innodb_index_stats WHERE database_name = 'payhook' AND table_name = 'payments' AND index_name = 'uq_payments_provider_transaction_id' AND stat_name = 'size'),
 			(SELECT SUM(stat_value) * @@innodb_page_size FROM mysql.innodb_index_stats WHERE database_name = 'payhook' AND table_name = 'payments' AND index_name NOT IN ('PRIMARY', 'uq_payments_provider_transaction_id') AND stat_name = 'size')")
 		rows=$(harness_sql "SELECT COUNT(*) FROM payments")
-		# size SIZE HIT DATA UNIQUE OTHER IBD ROWS LOAD-RATE
-		printf 'size\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$s" "$hit" \
+		# size SIZE HIT DATA UNIQUE OTHER IBD ROWS LOAD-RATE READS/REQUEST
+		printf 'size\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$s" "$hit" \
 			"$(cut -f1 <<<"$sizes")" "$(cut -f2 <<<"$sizes")" "$(cut -f3 <<<"$sizes")" \
 			"$(stat -c %s "$(harness_sql 'SELECT @@datadir')/payhook/payments.ibd")" \
-			"$rows" "$rate" >>"$tsv"
+			"$rows" "$rate" "$reads" >>"$tsv"
 		log "table: $s rows: hit $hit, sizes $sizes"
 	done
 	harness_stop lighttpd-table
