@@ -19,18 +19,21 @@
 #        size of SCALE_SIZES ("0 1000000 5000000") runs payhook (ids at random
 #        places in the unique key) and raw_limit interleaved at c = 32,
 #        SCALE_ROUNDS (3) rounds of SCALE_SECONDS (8) s, with the buffer
-#        pool's hit ratio over the rounds, the table's size (data, each
-#        index, the .ibd file) and bytes per row.
-# body   Shopify-like orders of BODY_KBS ("1 16 256 1024") KB through
+#        pool's hit ratio and the pages read from disk per request over
+#        the rounds, the table's size (data, each index, the .ibd file) and
+#        the unique key's bytes per row.
+# body   Shopify-like orders of SCALE_BODY_KBS ("1 16 256 1024") KB through
 #        lighttpd to a pool with max_body_bytes 2 MiB, unsigned (standard
 #        profile, signature_scheme none) and signed (shopify profile: HMAC
 #        of the body), at c = 8: req/s, p99, worker CPU per request and per
 #        KB; a cost linear in the body keeps the µs per KB level.
-# conns  c = CONNS ("8 32 128 512 1024") through lighttpd, nginx, and nginx
+# conns  c = SCALE_CONNS ("8 32 128 512 1024") through lighttpd, nginx, and nginx
 #        with fastcgi_keep_conn on (upstream keepalive 8), a pool of 8 each
 #        (spawn-fcgi -b SCALE_BACKLOG, 4096): req/s, p99, non-2xx and socket
-#        errors; then accept/close system calls per request in the workers
-#        (strace -c -f over the pool) for each of the three.
+#        errors, answers that never came; then accept/close system calls
+#        per request in the workers (strace -c -f over the pool) for each of
+#        the three. ulimit -n is raised to its hard limit for the run;
+#        net.core.somaxconn is read and reported, never changed.
 #
 # Figures go to $BUILD_DIR/tests/bench/scale-{table,body,conns}.tsv, the
 # report (scale.md, and scale-table.png, scale-body.png, scale-conns.png by
@@ -54,8 +57,8 @@ table | body | conns | all | report) ;;
 esac
 
 read -r -a SIZES <<<"${SCALE_SIZES:-0 1000000 5000000}"
-read -r -a KBS <<<"${BODY_KBS:-1 16 256 1024}"
-read -r -a CONNS <<<"${CONNS:-8 32 128 512 1024}"
+read -r -a KBS <<<"${SCALE_BODY_KBS:-1 16 256 1024}"
+read -r -a CONNS <<<"${SCALE_CONNS:-8 32 128 512 1024}"
 ROUNDS=${SCALE_ROUNDS:-3}
 SECS=${SCALE_SECONDS:-8}
 BUFFER_POOL=${SCALE_BUFFER_POOL:-1G}
