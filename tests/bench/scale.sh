@@ -29,7 +29,8 @@
 #        KB; a cost linear in the body keeps the µs per KB level.
 # conns  c = SCALE_CONNS ("8 32 128 512 1024") through lighttpd, nginx, and nginx
 #        with fastcgi_keep_conn on (upstream keepalive 8), a pool of 8 each
-#        (spawn-fcgi -b SCALE_BACKLOG, 4096): req/s, p99, non-2xx and socket
+#        (spawn-fcgi -b SCALE_BACKLOG, 4096), and lighttpd to a pool with
+#        SCALE_SMALL_BACKLOG (64): req/s, p99, non-2xx and socket
 #        errors, answers that never came; then accept/close system calls
 #        per request in the workers (strace -c -f over the pool) for each of
 #        the three. ulimit -n is raised to its hard limit for the run;
@@ -63,6 +64,7 @@ ROUNDS=${SCALE_ROUNDS:-3}
 SECS=${SCALE_SECONDS:-8}
 BUFFER_POOL=${SCALE_BUFFER_POOL:-1G}
 BACKLOG=${SCALE_BACKLOG:-4096}
+SMALL_BACKLOG=${SCALE_SMALL_BACKLOG:-64}
 CHUNK=100000
 POOL=8
 DRAIN_MS=500
@@ -153,14 +155,14 @@ report_conns() {
 	[ -s "$tsv" ] || return 0
 	echo "### Connections"
 	echo
-	echo "| c | lighttpd req/s | p99 ms | errors | nginx req/s | p99 ms | errors | nginx keep_conn req/s | p99 ms | errors |"
-	echo "| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"
+	echo "| c | lighttpd req/s | p99 ms | errors | nginx req/s | p99 ms | errors | nginx keep_conn req/s | p99 ms | errors | lighttpd, backlog $(awk -F'\t' '$1 == "meta" && $2 == "short backlog" { print $3 }' "$tsv"), req/s | p99 ms | errors |"
+	echo "| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"
 	: >"$OUT/scale-conns.dat"
 	# shellcheck disable=SC2013 # numbers, one a line
 	for c in $(awk -F'\t' '$1 == "run" { print $2 }' "$tsv" | sort -un); do
 		printf '| %s |' "$c"
 		printf '%s' "$c" >>"$OUT/scale-conns.dat"
-		for w in lighttpd nginx keep; do
+		for w in lighttpd nginx keep small; do
 			rps=$(med "$tsv" "$c" "$w" 5)
 			p99=$(med "$tsv" "$c" "$w" 7)
 			printf ' %.0f | %s | %s |' "$rps" "$p99" \
@@ -172,7 +174,7 @@ report_conns() {
 	done
 	echo
 	awk -F'\t' '$1 == "syscalls" { printf "* %s: %s requests, accept %.2f, close %.2f, shutdown %.2f per request\n", $2, $3, $4 / $3, $5 / $3, $6 / $3 }' "$tsv"
-	awk -F'\t' '$1 == "meta" { printf "* %s: %s\n", $2, $3 }' "$tsv"
+	awk -F'\t' '$1 == "meta" && $2 != "short backlog" { printf "* %s: %s\n", $2, $3 }' "$tsv"
 	echo
 }
 
@@ -209,7 +211,7 @@ report() {
 	plot scale-body "worker CPU per KB of body (c = 8)" "body KB (log)" "worker µs per KB" "set logscale x 2; set logscale y" \
 		"'$OUT/scale-body.dat' using 1:3 with linespoints lw 2 title 'unsigned µs/KB', '' using 1:5 with linespoints lw 2 title 'signed µs/KB'"
 	plot scale-conns "throughput and p99 against connections" "wrk connections (log)" "req/s" "set logscale x 2; set logscale y2; set yrange [0:*]" \
-		"'$OUT/scale-conns.dat' using 1:2 with linespoints lw 2 title 'lighttpd req/s', '' using 1:4 with linespoints lw 2 title 'nginx req/s', '' using 1:6 with linespoints lw 2 title 'nginx keep_conn req/s', '' using 1:3 axes x1y2 with linespoints dt 2 lw 2 title 'lighttpd p99', '' using 1:5 axes x1y2 with linespoints dt 2 lw 2 title 'nginx p99', '' using 1:7 axes x1y2 with linespoints dt 2 lw 2 title 'nginx keep_conn p99'"
+		"'$OUT/scale-conns.dat' using 1:2 with linespoints lw 2 title 'lighttpd req/s', '' using 1:4 with linespoints lw 2 title 'nginx req/s', '' using 1:6 with linespoints lw 2 title 'nginx keep_conn req/s', '' using 1:3 axes x1y2 with linespoints dt 2 lw 2 title 'lighttpd p99', '' using 1:5 axes x1y2 with linespoints dt 2 lw 2 title 'nginx p99', '' using 1:7 axes x1y2 with linespoints dt 2 lw 2 title 'nginx keep_conn p99', '' using 1:8 with linespoints lw 2 title 'lighttpd, short backlog, req/s', '' using 1:9 axes x1y2 with linespoints dt 2 lw 2 title 'lighttpd, short backlog, p99'"
 	rm -f "$OUT"/scale-*.dat
 	cat "$OUT/scale.md"
 }
@@ -572,23 +574,29 @@ run_conns() {
 	local -a NG=("${POOL_PIDS[@]}")
 	pool ngk -b "$BACKLOG" -- PAYHOOK_SIGNATURE_SCHEME=none || return 1
 	local -a NGK=("${POOL_PIDS[@]}")
-	printf 'server.max-keep-alive-requests = 1000000\nserver.max-connections = 4096\nserver.max-fds = 16384\nserver.listen-backlog = %s\nserver.modules += ( "mod_fastcgi" )\nfastcgi.server += ( "/webhook" => (( "socket" => "%s", "check-local" => "disable" )) )\n' \
-		"$BACKLOG" "$W/lt.sock" >"$W/lighttpd-conns.conf"
+	# The same behind lighttpd with a short backlog: what happens when
+	# more FastCGI connections wait than the backlog holds.
+	pool lts -b "$SMALL_BACKLOG" -- PAYHOOK_SIGNATURE_SCHEME=none || return 1
+	local -a LTS=("${POOL_PIDS[@]}")
+	printf 'server.max-keep-alive-requests = 1000000\nserver.max-connections = 4096\nserver.max-fds = 16384\nserver.listen-backlog = %s\nserver.modules += ( "mod_fastcgi" )\nfastcgi.server += (\n "/webhook" => (( "socket" => "%s", "check-local" => "disable" )),\n "/small" => (( "socket" => "%s", "check-local" => "disable" )),\n)\n' \
+		"$BACKLOG" "$W/lt.sock" "$W/lts.sock" >"$W/lighttpd-conns.conf"
 	harness_start_lighttpd lighttpd-conns "$W/lighttpd-conns.conf" >&2 || return 1
 	local lt_pid=$LIGHTTPD_PID lt_url=http://127.0.0.1:$LIGHTTPD_PORT/webhook
 	harness_wait_http "$lt_url" 405 10 "$lt_pid" || return 1
 	start_nginx || return 1
-	printf 'meta\tlisten backlog\tspawn-fcgi -b %s, lighttpd and nginx %s; net.core.somaxconn %s (not changed); ulimit -n %s\n' \
-		"$BACKLOG" "$BACKLOG" "$(cat /proc/sys/net/core/somaxconn)" "$(ulimit -n)" >>"$tsv"
+	printf 'meta\tlisten backlog\tspawn-fcgi -b %s (-b %s for the short-backlog pool), lighttpd and nginx %s; net.core.somaxconn %s (not changed); ulimit -n %s\n' \
+		"$BACKLOG" "$SMALL_BACKLOG" "$BACKLOG" "$(cat /proc/sys/net/core/somaxconn)" "$(ulimit -n)" >>"$tsv"
+	printf 'meta\tshort backlog\t%s\n' "$SMALL_BACKLOG" >>"$tsv"
 	printf 'meta\tmachine\t%s\nmeta\tdatabase\t%s\n' "$MACHINE" "$DB_SETTINGS" >>"$tsv"
 	for round in $(seq 1 "$ROUNDS"); do
 		for c in "${CONNS[@]}"; do
-			for w in $([ $((round % 2)) = 1 ] && echo lighttpd nginx keep || echo keep nginx lighttpd); do
+			for w in $([ $((round % 2)) = 1 ] && echo lighttpd nginx keep small || echo small keep nginx lighttpd); do
 				n=$((n + 1))
 				case $w in
 				lighttpd) WEB_PID=$lt_pid; url=$lt_url; cpu_begin "${LT[@]}" ;;
 				nginx) WEB_PID=$NGINX_WORKER; url=http://127.0.0.1:$NGINX_PORT/nokeep; cpu_begin "${NG[@]}" ;;
 				keep) WEB_PID=$NGINX_WORKER; url=http://127.0.0.1:$NGINX_PORT/keep; cpu_begin "${NGK[@]}" ;;
+				small) WEB_PID=$lt_pid; url=http://127.0.0.1:$LIGHTTPD_PORT/small; cpu_begin "${LTS[@]}" ;;
 				esac
 				wrk_run conns "$c" "$url" new_id.lua "c$n"
 				# run C SERVER ROUND RPS P50 P99 NON2XX SOCKET-ERRORS ROWS
