@@ -584,10 +584,12 @@ run_conns() {
 	local lt_pid=$LIGHTTPD_PID lt_url=http://127.0.0.1:$LIGHTTPD_PORT/webhook
 	harness_wait_http "$lt_url" 405 10 "$lt_pid" || return 1
 	start_nginx || return 1
-	printf 'meta\tlisten backlog\tspawn-fcgi -b %s (-b %s for the short-backlog pool), lighttpd and nginx %s; net.core.somaxconn %s (not changed); ulimit -n %s\n' \
-		"$BACKLOG" "$SMALL_BACKLOG" "$BACKLOG" "$(cat /proc/sys/net/core/somaxconn)" "$(ulimit -n)" >>"$tsv"
-	printf 'meta\tshort backlog\t%s\n' "$SMALL_BACKLOG" >>"$tsv"
-	printf 'meta\tmachine\t%s\nmeta\tdatabase\t%s\n' "$MACHINE" "$DB_SETTINGS" >>"$tsv"
+	{
+		printf 'meta\tlisten backlog\tspawn-fcgi -b %s (-b %s for the short-backlog pool), lighttpd and nginx %s; net.core.somaxconn %s (not changed); ulimit -n %s\n' \
+			"$BACKLOG" "$SMALL_BACKLOG" "$BACKLOG" "$(cat /proc/sys/net/core/somaxconn)" "$(ulimit -n)"
+		printf 'meta\tshort backlog\t%s\n' "$SMALL_BACKLOG"
+		printf 'meta\tmachine\t%s\nmeta\tdatabase\t%s\n' "$MACHINE" "$DB_SETTINGS"
+	} >>"$tsv"
 	for round in $(seq 1 "$ROUNDS"); do
 		for c in "${CONNS[@]}"; do
 			for w in $([ $((round % 2)) = 1 ] && echo lighttpd nginx keep small || echo small keep nginx lighttpd); do
