@@ -146,6 +146,7 @@ report_body() {
 	awk 'NR > 1 { printf "* %s KB to %s KB: %.1f µs per further KB unsigned, %.1f signed\n", k, $1, ($2 - u) / ($1 - k), ($4 - s) / ($1 - k) }
 		{ k = $1; u = $2; s = $4 }' "$OUT/scale-body.dat"
 	echo
+	awk -F'\t' '$1 == "run" { n += $10; r += $8 } END { printf "%d rows recorded, %d answers other than 2xx.\n\n", r, n }' "$tsv"
 	echo "Medians of the rounds at c = 8; worker µs: user + system CPU of the pool's 8 workers per request (/proc), MariaDB µs the same of mariadbd; µs/KB: the worker's over the body size."
 	echo
 }
