@@ -23,8 +23,6 @@ set -u
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 SRC_DIR=${SRC_DIR:-$(dirname "$(dirname "$here")")}
 BUILD_DIR=${BUILD_DIR:-$PWD}
-top_srcdir=$SRC_DIR top_builddir=$BUILD_DIR
-export top_srcdir top_builddir
 ROUNDS=${AB_ROUNDS:-5} SECS=${AB_SECONDS:-5} POOL=${AB_POOL:-8}
 read -r -a CONCS <<<"${AB_CONCS:-32}"
 DRAIN_MS=400
@@ -38,11 +36,9 @@ for tool in wrk lighttpd spawn-fcgi redis-server mariadbd; do
 		{ echo "ab: $tool is not installed" >&2; exit 99; }
 done
 
-# shellcheck source-path=SCRIPTDIR source=../harness.sh
-. "$SRC_DIR/tests/harness.sh"
-harness_init || exit 99
-harness_start_redis >/dev/null || exit 99
-harness_start_mariadb >/dev/null || exit 99
+# shellcheck source-path=SCRIPTDIR source=lib.sh
+. "$here/lib.sh"
+bench_start >/dev/null || exit 99
 harness_sql "SET GLOBAL innodb_flush_log_at_trx_commit = $([ "${BENCH_FLUSH:-0}" = 1 ] && echo 1 || echo 2)" || exit 99
 harness_sql "SET GLOBAL innodb_buffer_pool_size = 268435456" >/dev/null 2>&1
 W=$HARNESS_DIR/ab
@@ -84,14 +80,6 @@ BASE=http://127.0.0.1:$LIGHTTPD_PORT
 for label in "${LABELS[@]}"; do
 	harness_wait_http "$BASE/$label" 405 10 "$LIGHTTPD_PID" || exit 99
 done
-
-kv() {
-	local w
-	for w in $1; do
-		case $w in "$2="*) printf '%s\n' "${w#*=}"; return 0 ;; esac
-	done
-	printf '\n'
-}
 
 RESULTS=$W/results.tsv
 : >"$RESULTS"

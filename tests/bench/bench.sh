@@ -66,9 +66,6 @@ mode=${1:-quick}
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 SRC_DIR=${SRC_DIR:-$(dirname "$(dirname "$here")")}
 BUILD_DIR=${BUILD_DIR:-$PWD}
-top_srcdir=$SRC_DIR
-top_builddir=$BUILD_DIR
-export top_srcdir top_builddir
 
 # ALT_CONCS: the concurrencies of the other-flush block.
 case $mode in
@@ -126,13 +123,11 @@ if [ "$PHP" != 0 ]; then
 	done
 fi
 
-# shellcheck source-path=SCRIPTDIR source=../harness.sh
-. "$SRC_DIR/tests/harness.sh"
+# shellcheck source-path=SCRIPTDIR source=lib.sh
+. "$here/lib.sh"
 
 started_ms=$(harness_now_ms)
-harness_init || exit 99
-harness_start_redis >/dev/null || exit 99
-harness_start_mariadb >/dev/null || exit 99
+bench_start >/dev/null || exit 99
 W=$HARNESS_DIR/bench
 mkdir -p "$W" "$OUT" || exit 99
 TSV=$OUT/measurements.tsv
@@ -320,84 +315,8 @@ log "stack up in $(($(harness_now_ms) - started_ms)) ms: lighttpd on $BASE, pool
 
 # ---- measurements ----------------------------------------------------------
 
-# kv LINE KEY: the value of KEY=... in a result line.
-kv() {
-	local w
-	for w in $1; do
-		case $w in "$2="*) printf '%s\n' "${w#*=}"; return 0 ;; esac
-	done
-	printf '\n'
-}
-
 rows_of() {
 	harness_sql "SELECT COUNT(*) FROM payments WHERE transaction_id LIKE '$1-%'"
-}
-
-# status_count STATUSES CODE-PATTERN: the sum of the counts whose status
-# matches the glob, from "200:N,409:M".
-status_count() {
-	local sum=0 pair
-	local IFS=,
-	for pair in $1; do
-		# shellcheck disable=SC2254 # the pattern is a glob on purpose
-		case ${pair%%:*} in $2) sum=$((sum + ${pair#*:})) ;; esac
-	done
-	printf '%s\n' "$sum"
-}
-
-# ---- CPU per request, by process group -------------------------------------
-
-TICK_US=$((1000000 / $(getconf CLK_TCK)))
-
-# ticks PID...: "TOTAL USER", the user + system and the user CPU time the
-# live processes used so far, in clock ticks.
-ticks() {
-	local pid stat sum=0 user=0
-	local -a f
-	for pid in "$@"; do
-		read -r stat 2>/dev/null <"/proc/$pid/stat" || continue
-		read -r -a f <<<"${stat##*) }"
-		sum=$((sum + f[11] + f[12]))
-		user=$((user + f[11]))
-	done
-	printf '%s %s\n' "$sum" "$user"
-}
-
-# child_ticks: the same for this script's finished children (wrk, raw_limit).
-child_ticks() {
-	local stat
-	local -a f
-	read -r stat <"/proc/$$/stat"
-	read -r -a f <<<"${stat##*) }"
-	printf '%s %s\n' "$((f[13] + f[14]))" "${f[13]}"
-}
-
-# Prints the PID of harness server $1 while it runs (start time checked).
-server_pid() {
-	harness_running "$1" && printf '%s\n' "$HARNESS_PID"
-}
-
-# cpu_begin PID...: a snapshot of the workers given, lighttpd, mariadbd,
-# redis-server and the load generator; cpu_end REQUESTS sets CPU_US to the
-# microseconds of CPU per request of each of the five (total, user).
-cpu_snapshot() {
-	# shellcheck disable=SC2046 # no PID: no argument
-	printf '%s %s %s %s %s\n' "$(ticks "$@")" "$(ticks "$LIGHTTPD_PID")" \
-		"$(ticks $(server_pid mariadb))" "$(ticks $(server_pid redis))" \
-		"$(child_ticks)"
-}
-cpu_begin() {
-	CPU_PIDS=("$@")
-	read -r -a CPU_T0 < <(cpu_snapshot "$@")
-}
-cpu_end() {
-	local n=$1 i
-	local -a t1
-	read -r -a t1 < <(cpu_snapshot "${CPU_PIDS[@]}")
-	CPU_US=()
-	for i in 0 1 2 3 4 5 6 7 8 9; do
-		CPU_US+=("$(((t1[i] - CPU_T0[i]) * TICK_US / (n > 0 ? n : 1)))")
-	done
 }
 
 # record KIND C ROUND RPS P50 P99 P999 NON2XX REQUESTS ROWS STATUSES CHECK

@@ -27,9 +27,6 @@ set -u
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 SRC_DIR=${SRC_DIR:-$(dirname "$(dirname "$here")")}
 BUILD_DIR=${BUILD_DIR:-$PWD}
-top_srcdir=$SRC_DIR
-top_builddir=$BUILD_DIR
-export top_srcdir top_builddir
 
 PAYMENTS=${BENCH_PAYMENTS:-10000}
 ROUNDS=${BENCH_ROUNDS:-3}
@@ -46,10 +43,9 @@ for prog in "$DISPATCH" "$TARGET" "$BUILD_DIR/tests/freeport"; do
 	fi
 done
 
-# shellcheck source=../harness.sh
-. "$SRC_DIR/tests/harness.sh"
-harness_init || exit 99
-harness_start_mariadb || exit 99
+# shellcheck source-path=SCRIPTDIR source=lib.sh
+. "$here/lib.sh"
+bench_start mariadb || exit 99
 if [ "${BENCH_FLUSH:-0}" = 1 ]; then
 	harness_sql "SET GLOBAL innodb_flush_log_at_trx_commit = 1" || exit 99
 fi
@@ -112,10 +108,6 @@ run() {
 	echo $((PAYMENTS * 1000 / (t1 - t0 > 0 ? t1 - t0 : 1)))
 }
 
-median() {
-	printf '%s\n' "$@" | sort -n | awk '{v[NR] = $1} END {print v[int((NR + 1) / 2)]}'
-}
-
 BROKEN=0
 declare -A results
 for ((r = 1; r <= ROUNDS; r++)); do
@@ -140,7 +132,7 @@ done
 		set -- ${results[$n]}
 		printf '| %s |' "$n"
 		for rate in "$@"; do printf ' %s |' "$rate"; done
-		printf ' **%s** |\n' "$(median "$@")"
+		printf ' **%s** |\n' "$(printf '%s\n' "$@" | median)"
 	done
 } | tee "$OUT/dispatch-results.md"
 exit "$BROKEN"

@@ -38,9 +38,6 @@ optional=0
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 SRC_DIR=${SRC_DIR:-$(dirname "$(dirname "$here")")}
 BUILD_DIR=${BUILD_DIR:-$PWD}
-top_srcdir=$SRC_DIR
-top_builddir=$BUILD_DIR
-export top_srcdir top_builddir
 
 ROUNDS=${HA_BENCH_ROUNDS:-3}
 SECS=${HA_BENCH_SECONDS:-8}
@@ -68,6 +65,9 @@ for prog in "$BUILD_DIR/app/payhook" "$BUILD_DIR/tests/freeport"; do
 	fi
 done
 
+# kv, status_count, median (and tests/harness.sh).
+# shellcheck source-path=SCRIPTDIR source=../bench/lib.sh
+. "$SRC_DIR/tests/bench/lib.sh"
 # shellcheck source-path=SCRIPTDIR source=common.sh
 . "$here/common.sh"
 
@@ -127,26 +127,6 @@ TSV=$OUT/bench-ha.tsv
 : >"$TSV"
 FAILED=0
 
-# kv LINE KEY: KEY=... of wrk's result line (tests/bench/common.lua).
-kv() {
-	local w
-	for w in $1; do
-		case $w in "$2="*) printf '%s\n' "${w#*=}"; return 0 ;; esac
-	done
-	printf '\n'
-}
-
-# statuses_sum STATUSES GLOB: the sum of the counts whose status matches.
-statuses_sum() {
-	local sum=0 pair
-	local IFS=,
-	for pair in $1; do
-		# shellcheck disable=SC2254 # a glob on purpose
-		case ${pair%%:*} in $2) sum=$((sum + ${pair#*:})) ;; esac
-	done
-	printf '%s\n' "$sum"
-}
-
 rows_of() {
 	case $1 in
 	single) harness_sql "SELECT COUNT(*) FROM payments WHERE transaction_id LIKE '$2-%'" ;;
@@ -171,8 +151,8 @@ run() {
 		return 1
 	fi
 	rows=$(rows_of "$sys" "$tag")
-	s200=$(statuses_sum "$(kv "$line" statuses)" '2??')
-	s5xx=$(statuses_sum "$(kv "$line" statuses)" '5??')
+	s200=$(status_count "$(kv "$line" statuses)" '2??')
+	s5xx=$(status_count "$(kv "$line" statuses)" '5??')
 	unanswered=$(kv "$line" unanswered)
 	if [ "${rows:-0}" -lt "$s200" ] ||
 		[ "${rows:-0}" -gt $((s200 + unanswered + s5xx)) ]; then
@@ -204,9 +184,6 @@ for round in $(seq 1 "$ROUNDS"); do
 done
 
 # The medians, and each row against the single server.
-median() {
-	sort -n | awk '{ v[NR] = $1 } END { if (NR == 0) print "-"; else if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
-}
 declare -A RPS P50 P99
 for sys in "${SYSTEMS[@]}"; do
 	RPS[$sys]=$(awk -F'\t' -v s="$sys" '$1 == s { print $3 }' "$TSV" | median)
