@@ -1,5 +1,7 @@
 /* handoff_store.h - payhook-dispatch's reads and writes of the payments
- * table for the hand-off (prefix handoff_store_): claiming due payments under a lease with a fencing token,
+ * table and of payment_event_changes (the changes of refunds, disputes and
+ * cancellations) for the hand-off (prefix handoff_store_): claiming due
+ * rows under a lease with a fencing token,
  * recording each attempt's result only while that token is still current,
  * giving back claims that were never attempted, and the operators' tools for
  * dead payments.
@@ -33,6 +35,10 @@
 /* What the lease must keep beyond an attempt's own timeout: the kill grace
  * of a command (TRANSPORT_KILL_GRACE_MS) and scheduling. */
 #define HANDOFF_STORE_LEASE_MARGIN_MS 1000L
+/* A change whose payment (or an earlier change of its object) was not
+ * handed on yet is looked at again this much later, or at once when that
+ * delivery is recorded. */
+#define HANDOFF_STORE_WAIT_MS 30000L
 
 struct handoff_store; /* one connection; opaque */
 
@@ -89,9 +95,14 @@ int handoff_store_check_config(const struct config *cfg, struct error *err);
  * err saying what is wrong and what to run. */
 int handoff_store_check_schema(struct handoff_store *d, struct error *err);
 
-/* Claims up to limit due payments in one short transaction (SELECT ... FOR
+/* Claims up to limit due rows in one short transaction (SELECT ... FOR
  * UPDATE SKIP LOCKED, UPDATE token/attempts/owner/due_at = now + lease, read
- * the rows, COMMIT) and fills batch, oldest due first. Returns 0 (batch->count
+ * the rows, COMMIT) and fills batch: payments, oldest due first, then
+ * changes whose payment was handed on (delivered, or skipped by
+ * db/migrate-3-dispatch.sql) and whose object has no earlier change left
+ * (one change per object at a time, in the order they were recorded). A
+ * change that must wait is set due HANDOFF_STORE_WAIT_MS later in the same
+ * transaction; the delivery it waits for makes it due at once. Returns 0 (batch->count
  * may be 0), or -1 with err set and batch empty: nothing was claimed, or a
  * COMMIT whose outcome is unknown claimed rows that come due again when their
  * lease ends. The caller frees batch with handoff_store_batch_cleanup. */
@@ -103,7 +114,9 @@ int handoff_store_claim(struct handoff_store *d, size_t limit,
 void handoff_store_batch_cleanup(struct handoff_store_batch *batch);
 
 /* Marks p delivered (due_at NULL, delivered_at now, owner and last error
- * cleared) while its token is current. */
+ * cleared) while its token is current, and in the same transaction makes
+ * due now the changes that waited for it (a payment's; a change's later
+ * ones of its object). */
 enum handoff_store_status handoff_store_record_delivered(
 	struct handoff_store *d, const struct handoff_row *p,
 	struct error *err);
