@@ -1034,15 +1034,22 @@ long handoff_store_backoff_ms(const struct config *cfg, unsigned long attempts,
 	return half + (long)(random % (uint64_t)(delay - half + 1));
 }
 
-int handoff_store_list_dead(struct handoff_store *d,
+int handoff_store_list_dead(struct handoff_store *d, bool changes,
 			    int (*each)(void *ctx,
 					const struct handoff_store_dead *row),
 			    void *ctx, struct error *err)
 {
-	static const char sql[] =
+	static const char payments_sql[] =
 		"SELECT id, provider, transaction_id, dispatch_attempts, "
-		"COALESCE(dispatch_last_error, '') FROM payments "
+		"COALESCE(dispatch_last_error, ''), '', '', '', 0 FROM payments "
 		"WHERE dispatch_state = 'dead' ORDER BY id";
+	static const char changes_sql[] =
+		"SELECT c.id, e.provider, e.transaction_id, c.dispatch_attempts, "
+		"COALESCE(c.dispatch_last_error, ''), e.kind, e.object_id, "
+		"c.state, c.n FROM " CHANGES " c JOIN payment_events e ON "
+		"e.id = c.event_row_id WHERE c.dispatch_state = 'dead' "
+		"ORDER BY c.id";
+	const char *sql = changes ? changes_sql : payments_sql;
 	MYSQL_RES *res;
 	MYSQL_ROW row;
 	int stop = 0;
@@ -1062,6 +1069,10 @@ int handoff_store_list_dead(struct handoff_store *d,
 			.transaction_id = row[2] != NULL ? row[2] : "",
 			.attempts = (unsigned long)parse_ull(row[3]),
 			.last_error = row[4] != NULL ? row[4] : "",
+			.kind = row[5] != NULL ? row[5] : "",
+			.object_id = row[6] != NULL ? row[6] : "",
+			.state = row[7] != NULL ? row[7] : "",
+			.n = (unsigned long)parse_ull(row[8]),
 		};
 
 		stop = each(ctx, &dead);
@@ -1112,6 +1123,7 @@ int handoff_store_requeue(struct handoff_store *d,
 			  struct error *err)
 {
 	MYSQL *mysql;
+	const char *table;
 	char *where = NULL, *sql = NULL, *list = NULL;
 	my_ulonglong rows;
 	int rc = -1;
@@ -1122,6 +1134,7 @@ int handoff_store_requeue(struct handoff_store *d,
 	mysql = sqlconn_mysql(d->conn);
 	/* Requeue: dead or skipped (never attempted) rows; redeliver:
 	 * delivered ones. The idempotency key is the row's own, so it stays. */
+	table = sel->changes ? CHANGES : "payments";
 	where = sql_new(err, "%s", change == HANDOFF_STORE_REDELIVER
 					   ? "dispatch_state = 'delivered'"
 					   : "dispatch_state IN ('dead', 'skipped')");
@@ -1139,14 +1152,20 @@ int handoff_store_requeue(struct handoff_store *d,
 		if (where == NULL)
 			goto out;
 	}
-	if (where_add(d, &where, "provider = ", sel->provider, "", err) != 0 ||
+	/* A change's provider is its payment's, on its object's row. */
+	if (where_add(d, &where,
+		      sel->changes ? "event_row_id IN (SELECT id FROM "
+				     "payment_events WHERE provider = "
+				   : "provider = ",
+		      sel->provider, sel->changes ? ")" : "", err) != 0 ||
 	    where_add(d, &where, "received_at >= ", sel->since, "", err) != 0 ||
 	    where_add(d, &where, "received_at < ", sel->until, "", err) != 0 ||
 	    where_add(d, &where, "LOCATE(", sel->error,
 		      ", COALESCE(dispatch_last_error, '')) > 0", err) != 0)
 		goto out;
 	if (dry_run) {
-		sql = sql_new(err, "SELECT COUNT(*) FROM payments WHERE %s", where);
+		sql = sql_new(err, "SELECT COUNT(*) FROM %s WHERE %s", table,
+			      where);
 		if (sql == NULL)
 			goto out;
 		if (query_number(d, sql, count, err) != 0)
@@ -1159,9 +1178,9 @@ int handoff_store_requeue(struct handoff_store *d,
 		goto out;
 	}
 	sql = sql_new(err,
-		      "UPDATE payments SET dispatch_state = 'pending', "
+		      "UPDATE %s SET dispatch_state = 'pending', "
 		      "dispatch_due_at = UTC_TIMESTAMP(6), dispatch_attempts = 0, "
-		      "dispatch_owner = NULL WHERE %s", where);
+		      "dispatch_owner = NULL WHERE %s", table, where);
 	if (sql == NULL)
 		goto out;
 	if (mysql_query(mysql, sql) != 0) {
@@ -1249,44 +1268,67 @@ int handoff_store_set_paused(struct handoff_store *d, bool paused,
 	return 0;
 }
 
-int handoff_store_gauges(struct handoff_store *d,
-			 struct handoff_store_gauges *g, struct error *err)
+/* The gauges' statement on one table: each part stays on an index (pending
+ * rows are those with a due time, leased ones the future end of that range,
+ * dead ones the index on dispatch_state). */
+#define GAUGES_SQL(table)                                                      \
+	"SELECT (SELECT COUNT(*) FROM " table                                   \
+	" WHERE dispatch_due_at IS NOT NULL), "                                 \
+	"(SELECT COUNT(*) FROM " table " WHERE dispatch_due_at > "              \
+	"UTC_TIMESTAMP(6) AND dispatch_owner IS NOT NULL), "                    \
+	"(SELECT COUNT(*) FROM " table " WHERE dispatch_state = 'dead'), "      \
+	"(SELECT GREATEST(0, COALESCE(TIMESTAMPDIFF(SECOND, "                  \
+	"MIN(dispatch_due_at), UTC_TIMESTAMP(6)), 0)) FROM " table             \
+	" WHERE dispatch_due_at IS NOT NULL)"
+
+/* Adds the gauges of one table (sql) to g. Returns 0, or -1 with err set
+ * and the failure handled; a table that does not exist adds nothing when
+ * optional. */
+static int add_gauges(struct handoff_store *d, const char *sql, bool optional,
+		      struct handoff_store_gauges *g, struct error *err)
 {
-	/* Each part stays on an index: pending rows are those with a due
-	 * time (ix_payments_dispatch_due), leased ones the future end of that
-	 * range, dead ones ix_payments_dispatch_state. */
-	static const char sql[] =
-		"SELECT (SELECT COUNT(*) FROM payments "
-		"WHERE dispatch_due_at IS NOT NULL), "
-		"(SELECT COUNT(*) FROM payments WHERE dispatch_due_at > "
-		"UTC_TIMESTAMP(6) AND dispatch_owner IS NOT NULL), "
-		"(SELECT COUNT(*) FROM payments WHERE dispatch_state = 'dead'), "
-		"(SELECT GREATEST(0, COALESCE(TIMESTAMPDIFF(SECOND, "
-		"MIN(dispatch_due_at), UTC_TIMESTAMP(6)), 0)) FROM payments "
-		"WHERE dispatch_due_at IS NOT NULL)";
-	MYSQL *mysql;
+	MYSQL *mysql = sqlconn_mysql(d->conn);
 	MYSQL_RES *res;
 	MYSQL_ROW row;
+	unsigned long long oldest;
 
-	memset(g, 0, sizeof(*g));
-	if (sqlconn_connect(d->conn, err) != 0)
-		return -1;
-	mysql = sqlconn_mysql(d->conn);
-	if (mysql_query(mysql, sql) != 0)
+	if (mysql_query(mysql, sql) != 0) {
+		if (optional && mysql_errno(mysql) == NO_SUCH_TABLE)
+			return 0;
 		return connection_failed(d, "gauges", err);
+	}
 	res = mysql_store_result(mysql);
 	if (res == NULL)
 		return connection_failed(d, "gauges", err);
 	row = mysql_fetch_row(res);
 	if (row != NULL && mysql_num_fields(res) == 4) {
-		g->pending = parse_ull(row[0]);
-		g->in_flight = parse_ull(row[1]);
-		g->dead = parse_ull(row[2]);
-		g->oldest_due_s = parse_ull(row[3]);
+		g->pending += parse_ull(row[0]);
+		g->in_flight += parse_ull(row[1]);
+		g->dead += parse_ull(row[2]);
+		oldest = parse_ull(row[3]);
+		if (oldest > g->oldest_due_s)
+			g->oldest_due_s = oldest;
 	}
 	mysql_free_result(res);
-	if (mysql_rollback(mysql) != 0)
+	return 0;
+}
+
+int handoff_store_gauges(struct handoff_store *d,
+			 struct handoff_store_gauges *g, struct error *err)
+{
+	memset(g, 0, sizeof(*g));
+	if (sqlconn_connect(d->conn, err) != 0)
+		return -1;
+	/* Payments and lifecycle changes alike: both are handed on. */
+	if (add_gauges(d, GAUGES_SQL("payments"), false, g, err) != 0 ||
+	    add_gauges(d, GAUGES_SQL(CHANGES), true, g, err) != 0) {
+		memset(g, 0, sizeof(*g));
+		return -1;
+	}
+	if (mysql_rollback(sqlconn_mysql(d->conn)) != 0) {
+		memset(g, 0, sizeof(*g));
 		return connection_failed(d, "rollback", err);
+	}
 	return 0;
 }
 
@@ -1313,4 +1355,32 @@ int handoff_store_check_control(struct handoff_store *d, bool *migrated,
 		return connection_failed(d, "rollback", err);
 	*migrated = found == 2;
 	return handoff_store_paused(d, paused, err);
+}
+
+int handoff_store_check_changes(struct handoff_store *d, bool *table,
+				bool *indexed, struct error *err)
+{
+	static const char table_sql[] =
+		"SELECT COUNT(*) FROM information_schema.tables "
+		"WHERE table_schema = DATABASE() AND table_name = '" CHANGES "'";
+	static const char index_sql[] =
+		"SELECT COUNT(DISTINCT index_name) FROM "
+		"information_schema.statistics WHERE table_schema = DATABASE() "
+		"AND table_name = '" CHANGES "' AND seq_in_index = 1 AND "
+		"index_name IN ('ix_payment_event_changes_object_state', "
+		"'ix_payment_event_changes_state')";
+	unsigned long long tables = 0, indexes = 0;
+
+	*table = false;
+	*indexed = false;
+	if (sqlconn_connect(d->conn, err) != 0)
+		return -1;
+	if (query_number(d, table_sql, &tables, err) != 0 ||
+	    query_number(d, index_sql, &indexes, err) != 0)
+		return -1;
+	if (mysql_rollback(sqlconn_mysql(d->conn)) != 0)
+		return connection_failed(d, "rollback", err);
+	*table = tables == 1;
+	*indexed = indexes == 2;
+	return 0;
 }

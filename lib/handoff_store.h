@@ -60,6 +60,11 @@ struct handoff_store_dead {
 	const char *transaction_id;
 	unsigned long attempts;
 	const char *last_error;     /* "" when NULL */
+	/* A change's (else "" and 0): */
+	const char *kind;
+	const char *object_id;
+	const char *state;
+	unsigned long n;
 };
 
 enum handoff_store_status {
@@ -150,9 +155,10 @@ enum handoff_store_status handoff_store_release(
 long handoff_store_backoff_ms(const struct config *cfg, unsigned long attempts,
 			      uint64_t random);
 
-/* Calls each for every dead payment, by id; stops early when each returns
- * non-zero. Returns 0, or -1 with err set (some rows may have been passed). */
-int handoff_store_list_dead(struct handoff_store *d,
+/* Calls each for every dead payment (with changes, every dead lifecycle
+ * change), by id; stops early when each returns non-zero. Returns 0, or -1
+ * with err set (some rows may have been passed). */
+int handoff_store_list_dead(struct handoff_store *d, bool changes,
 			    int (*each)(void *ctx,
 					const struct handoff_store_dead *row),
 			    void *ctx, struct error *err);
@@ -167,6 +173,8 @@ enum handoff_store_change {
  * ("2026-11-30 14:00:00"), compared with received_at; error is a text the
  * last error contains. */
 struct handoff_store_selection {
+	bool changes;               /* rows of payment_event_changes (provider:
+				     * their payment's) instead of payments */
 	const unsigned long long *ids;
 	size_t id_count;
 	const char *provider;
@@ -205,7 +213,15 @@ int handoff_store_set_paused(struct handoff_store *d, bool paused,
 int handoff_store_check_control(struct handoff_store *d, bool *migrated,
 				bool *paused, struct error *err);
 
-/* The hand-off table at a glance, for the metrics. */
+/* For --check-config: whether payment_event_changes exists
+ * (db/migrate-6-lifecycle-changes.sql: without it no lifecycle change is
+ * handed on) and has the indexes of db/migrate-7-lifecycle-handoff.sql.
+ * Returns 0, or -1 with err set. */
+int handoff_store_check_changes(struct handoff_store *d, bool *table,
+				bool *indexed, struct error *err);
+
+/* The hand-off tables at a glance (payments and lifecycle changes
+ * together), for the metrics. */
 struct handoff_store_gauges {
 	unsigned long long pending;      /* neither delivered nor dead */
 	unsigned long long in_flight;    /* claimed, lease running */
@@ -214,9 +230,10 @@ struct handoff_store_gauges {
 					  * payment has been due (0: none) */
 };
 
-/* Reads the gauges with one statement whose parts each stay on an index
- * (ix_payments_dispatch_due, ix_payments_dispatch_state). Returns 0, or -1
- * with err set and *g zero. */
+/* Reads the gauges with one statement per table whose parts each stay on
+ * an index (ix_payments_dispatch_due, ix_payments_dispatch_state, and
+ * payment_event_changes' own; none from it before its migration). Returns
+ * 0, or -1 with err set and *g zero. */
 int handoff_store_gauges(struct handoff_store *d,
 			 struct handoff_store_gauges *g, struct error *err);
 
