@@ -170,15 +170,11 @@ static bool utf8_valid(const unsigned char *text, size_t len)
 	return true;
 }
 
-/* Adds key = a new string of text[0..len) to obj. Returns 0, or -1. */
-static int add_string(json_object *obj, const char *key, const char *text,
-		      size_t len)
+/* Adds key = value to obj, which takes value (NULL: out of memory, and
+ * JSON's null is added with json_object_object_add directly). Returns 0, or
+ * -1 with value freed. */
+static int add_value(json_object *obj, const char *key, json_object *value)
 {
-	json_object *value;
-
-	if (len > INT32_MAX)
-		return -1;
-	value = json_object_new_string_len(text, (int)len);
 	if (value == NULL)
 		return -1;
 	if (json_object_object_add(obj, key, value) != 0) {
@@ -188,26 +184,25 @@ static int add_string(json_object *obj, const char *key, const char *text,
 	return 0;
 }
 
+/* Adds key = a new string of text[0..len) to obj. Returns 0, or -1. */
+static int add_string(json_object *obj, const char *key, const char *text,
+		      size_t len)
+{
+	if (len > INT32_MAX)
+		return -1;
+	return add_value(obj, key, json_object_new_string_len(text, (int)len));
+}
+
 /* Adds key = value (an unsigned JSON integer) to obj. Returns 0, or -1. */
 static int add_uint(json_object *obj, const char *key, uint64_t value)
 {
-	json_object *number = json_object_new_uint64(value);
-
-	if (number == NULL)
-		return -1;
-	if (json_object_object_add(obj, key, number) != 0) {
-		json_object_put(number);
-		return -1;
-	}
-	return 0;
+	return add_value(obj, key, json_object_new_uint64(value));
 }
 
 /* Adds what a change carries beside a payment's fields: its state and
  * object, n, and the payment's totals. Returns 0, or -1 (out of memory). */
 static int add_change(json_object *obj, const struct handoff_row_change *c)
 {
-	json_object *cancelled;
-
 	if (add_string(obj, "state", c->state, strlen(c->state)) != 0 ||
 	    add_string(obj, "object_id", c->object_id, c->object_id_len) != 0 ||
 	    add_uint(obj, "n", c->n) != 0 ||
@@ -219,14 +214,7 @@ static int add_change(json_object *obj, const struct handoff_row_change *c)
 				 strlen(c->dispute_state)) != 0
 		    : json_object_object_add(obj, "dispute_state", NULL) != 0)
 		return -1;
-	cancelled = json_object_new_boolean(c->cancelled);
-	if (cancelled == NULL)
-		return -1;
-	if (json_object_object_add(obj, "cancelled", cancelled) != 0) {
-		json_object_put(cancelled);
-		return -1;
-	}
-	return 0;
+	return add_value(obj, "cancelled", json_object_new_boolean(c->cancelled));
 }
 
 /* handoff_body_new; *not_utf8 tells a field that can never be sent from
