@@ -114,9 +114,11 @@ struct handoff_store {
 	/* The connection, on the node list with the receiver's failover. */
 	struct sqlconn *conn;
 	MYSQL_STMT *stmt[2][STMT_COUNT]; /* by row kind, prepared at first use */
-	/* No payment_event_changes (a database from before
-	 * db/migrate-6-lifecycle-changes.sql): payments only, until the
-	 * connection is made again. */
+	/* Whether payment_event_changes exists is known (changes_table);
+	 * without it (a database from before
+	 * db/migrate-6-lifecycle-changes.sql) payments only. Both are
+	 * looked at again once the connection is made again. */
+	bool changes_known;
 	bool no_changes;
 	char owner[HANDOFF_STORE_OWNER_MAX + 1]; /* "<host>:<pid>" */
 };
@@ -146,6 +148,7 @@ static void close_statements(void *ctx)
 			d->stmt[k][i] = NULL;
 		}
 	}
+	d->changes_known = false;
 	d->no_changes = false;
 }
 
@@ -652,6 +655,38 @@ static int claim_payments(struct handoff_store *d, size_t limit,
 	return rc;
 }
 
+/* Notes that payment_event_changes does not exist, in the log too. */
+static void note_no_changes(struct handoff_store *d)
+{
+	log_warn("no table payment_event_changes: lifecycle changes are not "
+		 "handed on (run db/migrate-6-lifecycle-changes.sql)");
+	d->no_changes = true;
+	d->changes_known = true;
+}
+
+/* Finds out, once per connection, whether payment_event_changes exists
+ * (d->no_changes), before the first claim or delivery uses it. Returns 0,
+ * or -1 with err set and the failure handled. */
+static int changes_table(struct handoff_store *d, struct error *err)
+{
+	MYSQL *mysql = sqlconn_mysql(d->conn);
+	MYSQL_RES *res;
+
+	if (d->changes_known)
+		return 0;
+	if (mysql_query(mysql, "SELECT 1 FROM " CHANGES " LIMIT 0") != 0) {
+		if (mysql_errno(mysql) != NO_SUCH_TABLE)
+			return connection_failed(d, "look for " CHANGES, err);
+		note_no_changes(d);
+		return 0;
+	}
+	res = mysql_store_result(mysql);
+	if (res != NULL)
+		mysql_free_result(res);
+	d->changes_known = true;
+	return 0;
+}
+
 /* Claims up to limit due changes into batch, in the open transaction. A
  * change is handed on only after its payment was (delivered, or skipped by
  * db/migrate-3-dispatch.sql) and after every earlier change of its object
@@ -679,12 +714,8 @@ static int claim_changes(struct handoff_store *d, size_t limit,
 				"dispatch_due_at, id LIMIT %zu FOR UPDATE SKIP "
 				"LOCKED", limit),
 			limit, "claim select changes", &count, &missing, err);
-	if (missing) {
-		log_warn("no table payment_event_changes: lifecycle changes "
-			 "are not handed on (run "
-			 "db/migrate-6-lifecycle-changes.sql)");
-		d->no_changes = true;
-	}
+	if (missing)
+		note_no_changes(d);
 	if (ids == NULL)
 		return -1;
 	if (count == 0) {
@@ -793,7 +824,8 @@ int handoff_store_claim(struct handoff_store *d, size_t limit,
 		goto fail;
 	}
 	/* Payments first: their changes wait for them. */
-	if (claim_payments(d, limit, batch, limit, err) != 0)
+	if (changes_table(d, err) != 0 ||
+	    claim_payments(d, limit, batch, limit, err) != 0)
 		goto fail;
 	if (batch->count < limit && !d->no_changes &&
 	    claim_changes(d, limit - batch->count, batch, limit, err) != 0)
@@ -903,6 +935,8 @@ static int wake_waiting(struct handoff_store *d, const struct handoff_row *p,
 	unsigned long tid_len = (unsigned long)p->transaction_id_len;
 	unsigned long long object = p->change.object_row_id, id = p->id;
 
+	if (changes_table(d, err) != 0)
+		return -1;
 	if (d->no_changes)
 		return 0;
 	memset(param, 0, sizeof(param));
