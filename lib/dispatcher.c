@@ -547,6 +547,21 @@ static void release_rest(struct dispatcher *d, struct handoff_store *store,
 		 released, batch->count - from, why);
 }
 
+/* Reads a change's payment totals again before its attempt; logs a
+ * failure, which leaves the claim's. */
+static void refresh_totals(struct handoff_store *store, struct handoff_row *p)
+{
+	struct error err = { "" };
+	char label[DISPATCHER_LABEL_MAX];
+
+	if (p->kind != HANDOFF_ROW_CHANGE ||
+	    handoff_store_refresh_totals(store, p, &err) == 0)
+		return;
+	log_warn("reading the payment's totals for %s failed: %s; handing on "
+		 "those read when it was claimed",
+		 row_label(p, label, sizeof(label)), err.message);
+}
+
 /* Delivers a batch in order while no stop was asked for, the target takes
  * attempts and the lease leaves room for a whole one; gives back the rest.
  * Returns false when deadline_us (not 0) left no room for an attempt. */
@@ -586,6 +601,10 @@ static bool deliver_batch(struct dispatcher *d, struct handoff_store *store,
 			}
 			wait_ms(d, wait);
 		}
+		/* A change's totals as they stand now (the claim's if that
+		 * fails), read before the lease is judged: the read takes
+		 * lease time too. */
+		refresh_totals(store, &batch->items[i]);
 		if (!dispatcher_lease_allows(d, batch->lease_end_us, 0)) {
 			release_rest(d, store, batch, i,
 				     "the lease has too little left for an "

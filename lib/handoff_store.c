@@ -1418,3 +1418,52 @@ int handoff_store_check_changes(struct handoff_store *d, bool *table,
 	*indexed = indexes == 2;
 	return 0;
 }
+
+int handoff_store_refresh_totals(struct handoff_store *d, struct handoff_row *p,
+				 struct error *err)
+{
+	struct handoff_row_change *c = &p->change;
+	char provider[2 * HANDOFF_ROW_PROVIDER_MAX + 1];
+	char tid[2 * PAYMENT_TRANSACTION_ID_MAX + 1];
+	MYSQL *mysql;
+	MYSQL_RES *res;
+	MYSQL_ROW row;
+	unsigned long *len;
+	char *sql;
+
+	if (p->kind != HANDOFF_ROW_CHANGE)
+		return 0;
+	if (sqlconn_connect(d->conn, err) != 0)
+		return -1;
+	mysql = sqlconn_mysql(d->conn);
+	mysql_real_escape_string(mysql, provider, p->provider,
+				 (unsigned long)strlen(p->provider));
+	mysql_real_escape_string(mysql, tid, p->transaction_id,
+				 (unsigned long)p->transaction_id_len);
+	sql = sql_new(err,
+		      "SELECT refunded_amount, dispute_state, cancelled FROM "
+		      "payments WHERE provider = '%s' AND transaction_id = '%s'",
+		      provider, tid);
+	if (sql == NULL)
+		return -1;
+	if (mysql_query(mysql, sql) != 0 ||
+	    (res = mysql_store_result(mysql)) == NULL) {
+		free(sql);
+		return connection_failed(d, "payment totals", err);
+	}
+	free(sql);
+	row = mysql_fetch_row(res);
+	len = mysql_fetch_lengths(res);
+	/* No row (the payment was deleted by hand): the claim's totals. */
+	if (row != NULL && len != NULL && mysql_num_fields(res) == 3) {
+		c->refunded_amount = parse_ull(row[0]);
+		copy_field(c->dispute_state, sizeof(c->dispute_state), row[1],
+			   len[1]);
+		c->cancelled = parse_ull(row[2]) != 0;
+	}
+	mysql_free_result(res);
+	/* End the read's transaction: no snapshot kept. */
+	if (mysql_rollback(mysql) != 0)
+		return connection_failed(d, "rollback", err);
+	return 0;
+}

@@ -118,6 +118,14 @@ int handoff_store_claim(struct handoff_store *d, size_t limit,
  * fine. Can't fail. */
 void handoff_store_batch_cleanup(struct handoff_store_batch *batch);
 
+/* Reads again, for a change, its payment's totals (refunded_amount,
+ * dispute_state, cancelled) into p->change, so that the body carries those
+ * standing when the attempt is made, not when the batch was claimed; a
+ * payment's row is left alone. Returns 0, or -1 with err set and p
+ * unchanged (the claim's totals). */
+int handoff_store_refresh_totals(struct handoff_store *d, struct handoff_row *p,
+				 struct error *err);
+
 /* Marks p delivered (due_at NULL, delivered_at now, owner and last error
  * cleared) while its token is current, and in the same transaction makes
  * due now the changes that waited for it (a payment's; a change's later
