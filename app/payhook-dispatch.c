@@ -1,9 +1,11 @@
 /* payhook-dispatch.c - hands every payment payhook recorded on to the
- * merchant's fulfilment, at least once, with an idempotency key that is the
- * same on every attempt: claims due payments from the payments table under a
+ * merchant's fulfilment, and then every change of its refunds, disputes and
+ * cancellations, at least once, with an idempotency key that is the same on
+ * every attempt: claims due rows (payments, payment_event_changes) under a
  * lease, delivers each (lib/handoff.h), records the result fenced by the
  * claim's token (lib/handoff_store.h), and retries with back-off until delivered
- * or dead. Also the operators' --check-config, --list-dead and --requeue.
+ * or dead. Also the operators' --check-config, --list-dead and --requeue
+ * (--changes: of the lifecycle changes).
  *
  * Signals: SIGTERM and SIGINT finish the attempt in hand, give back the
  * claims not yet attempted and exit 0; SIGHUP reopens log_file. They stay
@@ -442,39 +444,58 @@ static void print_clean(const char *text)
 									 : '?');
 }
 
+/* What --list-dead counts and whether it lists changes. */
+struct dead_list {
+	unsigned long long count;
+	bool changes;
+};
+
 static int print_dead(void *ctx, const struct handoff_store_dead *row)
 {
-	unsigned long long *count = ctx;
+	struct dead_list *list = ctx;
 
 	printf("%llu\t", row->id);
 	print_clean(row->provider);
 	putchar('\t');
 	print_clean(row->transaction_id);
+	if (list->changes) {
+		putchar('\t');
+		print_clean(row->kind);
+		putchar('\t');
+		print_clean(row->object_id);
+		putchar('\t');
+		print_clean(row->state);
+		printf("\t%lu", row->n);
+	}
 	printf("\t%lu\t", row->attempts);
 	print_clean(row->last_error);
 	putchar('\n');
-	(*count)++;
+	list->count++;
 	return 0;
 }
 
-static int list_dead(const struct config *cfg)
+/* --list-dead: the dead payments, or with changes the dead lifecycle
+ * changes. */
+static int list_dead(const struct config *cfg, bool changes)
 {
 	struct error err = { "" };
 	struct handoff_store *db = handoff_store_new(cfg, &err);
-	unsigned long long count = 0;
+	struct dead_list list = { 0, changes };
 	int rc = 0;
 
 	if (db == NULL) {
 		fprintf(stderr, PROGRAM ": %s\n", err.message);
 		return 1;
 	}
-	printf("id\tprovider\ttransaction_id\tattempts\tlast_error\n");
-	if (handoff_store_list_dead(db, print_dead, &count, &err) != 0) {
+	printf("id\tprovider\ttransaction_id\t%sattempts\tlast_error\n",
+	       changes ? "kind\tobject_id\tstate\tn\t" : "");
+	if (handoff_store_list_dead(db, changes, print_dead, &list, &err) != 0) {
 		fprintf(stderr, PROGRAM ": %s\n", err.message);
 		rc = 1;
 	} else {
-		fprintf(stderr, PROGRAM ": %llu dead payment%s\n", count,
-			count == 1 ? "" : "s");
+		fprintf(stderr, PROGRAM ": %llu dead %s%s\n", list.count,
+			changes ? "change" : "payment",
+			list.count == 1 ? "" : "s");
 	}
 	if (fflush(stdout) != 0)
 		rc = 1;
@@ -503,6 +524,7 @@ static int change_rows(const struct config *cfg,
 							       : "requeue";
 	const char *done = change == HANDOFF_STORE_REDELIVER ? "redelivered"
 							       : "requeued";
+	const char *noun = sel->changes ? "change" : "payment";
 	struct error err = { "" };
 	struct handoff_store *db;
 	unsigned long long *ids = NULL, changed = 0;
@@ -511,8 +533,8 @@ static int change_rows(const struct config *cfg,
 	if (count == 0 && (change == HANDOFF_STORE_REDELIVER ||
 			   (sel->provider == NULL && sel->since == NULL &&
 			    sel->until == NULL && sel->error == NULL))) {
-		fprintf(stderr, PROGRAM ": --%s needs the ids of the payments%s\n",
-			verb, change == HANDOFF_STORE_REDELIVER ? ""
+		fprintf(stderr, PROGRAM ": --%s needs the ids of the %ss%s\n",
+			verb, noun, change == HANDOFF_STORE_REDELIVER ? ""
 			: " (--list-dead shows them), or --provider, --since, "
 			  "--until or --error");
 		return EXIT_USAGE;
@@ -529,7 +551,7 @@ static int change_rows(const struct config *cfg,
 
 		if (number_parse(args[i], UINT64_MAX, &id) != NUMBER_OK ||
 		    id == 0) {
-			fprintf(stderr, PROGRAM ": not a payment id: ");
+			fprintf(stderr, PROGRAM ": not a %s id: ", noun);
 			print_arg(args[i]);
 			fputc('\n', stderr);
 			free(ids);
@@ -545,10 +567,10 @@ static int change_rows(const struct config *cfg,
 		fprintf(stderr, PROGRAM ": %s\n", err.message);
 		rc = 1;
 	} else if (dry_run) {
-		printf("would %s %llu payment%s (dry run: nothing changed)\n",
-		       verb, changed, changed == 1 ? "" : "s");
+		printf("would %s %llu %s%s (dry run: nothing changed)\n",
+		       verb, changed, noun, changed == 1 ? "" : "s");
 	} else if (count > 0) {
-		printf("%s %llu of %zu payment%s%s\n", done, changed, count,
+		printf("%s %llu of %zu %s%s%s\n", done, changed, count, noun,
 		       count == 1 ? "" : "s",
 		       changed < count
 			       ? change == HANDOFF_STORE_REDELIVER
@@ -558,7 +580,7 @@ static int change_rows(const struct config *cfg,
 					   "skipped, or do not exist)"
 			       : "");
 	} else {
-		printf("%s %llu payment%s\n", done, changed,
+		printf("%s %llu %s%s\n", done, changed, noun,
 		       changed == 1 ? "" : "s");
 	}
 	handoff_store_free(db);
@@ -630,7 +652,7 @@ static int check_config(const struct config *cfg, const char *path)
 		printf("mysql: FAILED: %s\n", err.message);
 		rc = 1;
 	} else {
-		bool migrated = false, paused = false;
+		bool migrated = false, paused = false, indexed = false;
 
 		printf("mysql: ok (%s, table payments with the dispatch columns "
 		       "and ix_payments_dispatch_due)\n", sqlconn_where(cfg));
@@ -644,6 +666,20 @@ static int check_config(const struct config *cfg, const char *path)
 		if (paused)
 			printf("mysql: WARNING: delivery is paused "
 			       "(payhook-dispatch --resume starts it)\n");
+		if (handoff_store_check_changes(db, &migrated, &indexed,
+						&err) != 0)
+			printf("mysql: WARNING: %s\n", err.message);
+		else if (!migrated)
+			printf("mysql: WARNING: no table payment_event_changes: "
+			       "refunds, disputes and cancellations are not "
+			       "handed on; run db/migrate-4-lifecycle.sql and "
+			       "db/migrate-6-lifecycle-changes.sql\n");
+		else if (!indexed)
+			printf("mysql: WARNING: payment_event_changes lacks "
+			       "ix_payment_event_changes_object_state or "
+			       "ix_payment_event_changes_state: handing changes "
+			       "on reads more rows; run "
+			       "db/migrate-7-lifecycle-handoff.sql\n");
 	}
 	handoff_store_free(db);
 	return rc;
@@ -654,17 +690,19 @@ static void usage(FILE *to)
 	fprintf(to,
 		"usage: " PROGRAM " [-c FILE] [--once[=SECONDS]]\n"
 		"       " PROGRAM " --check-config [-c FILE]\n"
-		"       " PROGRAM " --list-dead [-c FILE]\n"
-		"       " PROGRAM " --requeue [-c FILE] [--dry-run] [ID...] [--provider P]\n"
-		"                 [--since TIME] [--until TIME] [--error TEXT]\n"
-		"       " PROGRAM " --redeliver [-c FILE] [--dry-run] ID...\n"
+		"       " PROGRAM " --list-dead [--changes] [-c FILE]\n"
+		"       " PROGRAM " --requeue [--changes] [-c FILE] [--dry-run] [ID...]\n"
+		"                 [--provider P] [--since TIME] [--until TIME] [--error TEXT]\n"
+		"       " PROGRAM " --redeliver [--changes] [-c FILE] [--dry-run] ID...\n"
 		"       " PROGRAM " --pause | --resume [-c FILE]\n"
 		"       " PROGRAM " --version | --help\n"
 		"\n"
 		"Hands every payment payhook recorded on to dispatch_url (HTTP\n"
 		"POST) or dispatch_command, at least once, with the header\n"
 		"Idempotency-Key: payhook:<provider>:<transaction_id> (the same on\n"
-		"every attempt), retrying with back-off until delivered or dead.\n"
+		"every attempt), retrying with back-off until delivered or dead;\n"
+		"then each change of its refunds, disputes and cancellations, in\n"
+		"order, keyed ...:<kind>:<object_id>:<state>[:<n>].\n"
 		"Runs until SIGTERM. The configuration file comes from -c, else\n"
 		"$PAYHOOK_CONFIG; every key can be overridden by PAYHOOK_<KEY>.\n"
 		"\n"
@@ -683,6 +721,9 @@ static void usage(FILE *to)
 		"                  Idempotency-Key)\n"
 		"  --dry-run       with --requeue or --redeliver: count, change\n"
 		"                  nothing\n"
+		"  --changes       with --list-dead, --requeue or --redeliver: the\n"
+		"                  lifecycle changes (their own ids; --provider is\n"
+		"                  their payment's) instead of the payments\n"
 		"  --pause         stop delivery by every dispatcher of the database\n"
 		"                  (they keep running); --resume starts it again\n",
 		ONCE_DEFAULT_S);
@@ -695,6 +736,7 @@ enum {
 	OPT_UNTIL,
 	OPT_ERROR,
 	OPT_DRY_RUN,
+	OPT_CHANGES,
 	OPT_ONCE,
 	MODE_REDELIVER,
 	MODE_PAUSE,
@@ -717,6 +759,7 @@ int main(int argc, char **argv)
 		{ "until", required_argument, NULL, OPT_UNTIL },
 		{ "error", required_argument, NULL, OPT_ERROR },
 		{ "dry-run", no_argument, NULL, OPT_DRY_RUN },
+		{ "changes", no_argument, NULL, OPT_CHANGES },
 		{ "version", no_argument, NULL, 'V' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -778,6 +821,9 @@ int main(int argc, char **argv)
 		case OPT_DRY_RUN:
 			dry_run = true;
 			break;
+		case OPT_CHANGES:
+			sel.changes = true;
+			break;
 		case 'V':
 			printf(PROGRAM " %s\n", PACKAGE_VERSION);
 			return 0;
@@ -792,6 +838,8 @@ int main(int argc, char **argv)
 	if ((optind != argc && mode != 'R' && mode != MODE_REDELIVER) ||
 	    (filtered && mode != 'R') ||
 	    (dry_run && mode != 'R' && mode != MODE_REDELIVER) ||
+	    (sel.changes && mode != 'L' && mode != 'R' &&
+	     mode != MODE_REDELIVER) ||
 	    (once && mode != 0)) {
 		usage(stderr);
 		return EXIT_USAGE;
@@ -813,7 +861,7 @@ int main(int argc, char **argv)
 		rc = check_config(&cfg, path);
 		goto out;
 	case 'L':
-		rc = list_dead(&cfg);
+		rc = list_dead(&cfg, sel.changes);
 		goto out;
 	case 'R':
 	case MODE_REDELIVER:

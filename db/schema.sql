@@ -126,6 +126,13 @@ CREATE TABLE IF NOT EXISTS payment_events (
 -- payhook:<provider>:<transaction_id>:<kind>:<object_id>:<state>, with
 -- :<n> appended from n = 2 on, so no change reuses a key the merchant has
 -- accepted. uq_payment_event_changes_state_n keeps that key unique.
+--
+-- payhook-dispatch hands a change on only after its payment was handed on
+-- and after every earlier change of its object (by id): a change that must
+-- wait stays pending and is due again later, or at once when the delivery
+-- it waits for is recorded. ix_payment_event_changes_object_state finds an
+-- object's changes not handed on yet from the index alone;
+-- ix_payment_event_changes_state keeps counting dead changes cheap.
 CREATE TABLE IF NOT EXISTS payment_event_changes (
     id             BIGINT UNSIGNED AUTO_INCREMENT PRIMARY KEY,
     event_row_id   BIGINT UNSIGNED NOT NULL,
@@ -146,5 +153,7 @@ CREATE TABLE IF NOT EXISTS payment_event_changes (
     dispatch_last_error VARCHAR(255) NULL,
     delivered_at   DATETIME(6) NULL,
     UNIQUE KEY uq_payment_event_changes_state_n (event_row_id, state, n),
-    KEY ix_payment_event_changes_dispatch_due (dispatch_due_at)
+    KEY ix_payment_event_changes_dispatch_due (dispatch_due_at),
+    KEY ix_payment_event_changes_object_state (event_row_id, dispatch_state),
+    KEY ix_payment_event_changes_state (dispatch_state)
 ) ENGINE=InnoDB;

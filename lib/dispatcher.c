@@ -21,6 +21,9 @@
 #define RECORD_RETRY_MIN_MS 100L
 #define RECORD_RETRY_MAX_MS 1000L
 
+/* The log label of a row: two ids, a change's kind, object and state. */
+#define DISPATCHER_LABEL_MAX 768
+
 /* Events one judgement can bring: a circuit closing, opening, a death. */
 #define DISPATCHER_PENDING_MAX 4
 
@@ -82,7 +85,12 @@ static void fire(struct dispatcher *d, enum dispatcher_event_kind kind,
 	event = &d->pending[d->pending_count++];
 	memset(event, 0, sizeof(*event));
 	event->kind = kind;
+	event->row_kind = row->kind;
 	event->id = row->id;
+	if (row->kind == HANDOFF_ROW_CHANGE)
+		snprintf(event->change, sizeof(event->change), "%s %.*s %s",
+			 row->change.kind, (int)row->change.object_id_len,
+			 row->change.object_id, row->change.state);
 	snprintf(event->provider, sizeof(event->provider), "%s", row->provider);
 	snprintf(event->transaction_id, sizeof(event->transaction_id), "%s",
 		 row->transaction_id);
@@ -116,7 +124,24 @@ void dispatcher_alert_init(struct dispatcher_alert *a,
 {
 	memset(a, 0, sizeof(*a));
 	a->message.detail = e->detail;
-	if (e->kind == DISPATCHER_EVENT_DEAD) {
+	if (e->kind == DISPATCHER_EVENT_DEAD &&
+	    e->row_kind == HANDOFF_ROW_CHANGE) {
+		/* No "payment" object: the id is the change's. */
+		a->message.event = "change_dead";
+		a->message.provider = e->provider;
+		a->message.transaction_id = e->transaction_id;
+		snprintf(a->summary, sizeof(a->summary),
+			 "the change %s of payment %s %s (change id %llu) is "
+			 "dead after %lu attempts: it and the later changes of "
+			 "its object will not be handed on by themselves",
+			 e->change, e->provider, e->transaction_id, e->id,
+			 e->attempts);
+		snprintf(a->action, sizeof(a->action),
+			 "fix what the target refused (see detail), then run "
+			 "payhook-dispatch --requeue --changes %llu; "
+			 "--list-dead --changes lists every dead change",
+			 e->id);
+	} else if (e->kind == DISPATCHER_EVENT_DEAD) {
 		a->message.event = "payment_dead";
 		a->message.id = e->id;
 		a->message.provider = e->provider;
@@ -326,6 +351,22 @@ static void utc_in(long ms, char *buf, size_t cap)
 	snprintf(buf + strlen(buf), cap - strlen(buf), ".%03ldZ", msec);
 }
 
+/* The row's label in the log: "provider=... transaction_id=...", and for a
+ * change its kind, object, state and n. */
+static const char *row_label(const struct handoff_row *p, char *buf,
+			     size_t cap)
+{
+	int len = snprintf(buf, cap, "provider=%s transaction_id=%s",
+			   p->provider, p->transaction_id);
+
+	if (p->kind == HANDOFF_ROW_CHANGE && len > 0 && (size_t)len < cap)
+		snprintf(buf + len, cap - (size_t)len,
+			 " change_id=%llu kind=%s object_id=%.*s state=%s n=%lu",
+			 p->id, p->change.kind, (int)p->change.object_id_len,
+			 p->change.object_id, p->change.state, p->change.n);
+	return buf;
+}
+
 /* Records an attempt's result, trying again while the claim's lease lasts:
  * the writes are fenced and idempotent, so a late try is harmless, and the
  * lease's end is when another dispatcher may take the row anyway. */
@@ -336,6 +377,9 @@ static enum handoff_store_status record_result(
 {
 	long pause = RECORD_RETRY_MIN_MS;
 	struct error err = { "" };
+	char label[DISPATCHER_LABEL_MAX];
+
+	row_label(p, label, sizeof(label));
 
 	for (;;) {
 		enum handoff_store_status st;
@@ -353,15 +397,13 @@ static enum handoff_store_status record_result(
 			return st;
 		left_ms = (lease_end_us - now_us(d)) / 1000;
 		if (left_ms <= pause) {
-			log_error("recording the attempt of provider=%s "
-				  "transaction_id=%s failed: %s; giving up as "
-				  "its lease ends", p->provider,
-				  p->transaction_id, err.message);
+			log_error("recording the attempt of %s failed: %s; "
+				  "giving up as its lease ends", label,
+				  err.message);
 			return HANDOFF_STORE_FAILED;
 		}
-		log_warn("recording the attempt of provider=%s transaction_id=%s "
-			 "failed: %s; trying again in %ld ms", p->provider,
-			 p->transaction_id, err.message, pause);
+		log_warn("recording the attempt of %s failed: %s; trying "
+			 "again in %ld ms", label, err.message, pause);
 		wait_ms(d, pause);
 		pause = pause * 2 < RECORD_RETRY_MAX_MS ? pause * 2
 							: RECORD_RETRY_MAX_MS;
@@ -410,8 +452,10 @@ static void attempt(struct dispatcher *d, struct handoff_store *store,
 	enum handoff_store_status st;
 	long long elapsed_ms;
 	int64_t started = now_us(d), elapsed_us;
-	char answer[48], retry_at[40];
+	char answer[48], retry_at[40], label[DISPATCHER_LABEL_MAX];
+	const char *what = p->kind == HANDOFF_ROW_CHANGE ? "change" : "payment";
 
+	row_label(p, label, sizeof(label));
 	p->attempted = true;
 	dispatcher_started(d);
 	/* A failure to even try (out of memory, no process, a row that
@@ -428,28 +472,25 @@ static void attempt(struct dispatcher *d, struct handoff_store *store,
 	if (st == HANDOFF_STORE_SUPERSEDED) {
 		d->stats.superseded++;
 		counted(d, DISPATCHER_COUNT_SUPERSEDED, elapsed_us);
-		log_warn("outcome=superseded provider=%s transaction_id=%s "
-			 "attempt=%lu %s elapsed_ms=%lld: a newer claim took "
-			 "this payment while the attempt ran, so its late "
-			 "result (%s) changed nothing", p->provider,
-			 p->transaction_id, p->attempts, answer, elapsed_ms,
-			 result_name(v.result));
+		log_warn("outcome=superseded %s attempt=%lu %s "
+			 "elapsed_ms=%lld: a newer claim took this %s while "
+			 "the attempt ran, so its late result (%s) changed "
+			 "nothing", label, p->attempts, answer, elapsed_ms,
+			 what, result_name(v.result));
 	} else if (st == HANDOFF_STORE_FAILED) {
 		d->stats.unrecorded++;
 		counted(d, DISPATCHER_COUNT_UNRECORDED, elapsed_us);
-		log_error("outcome=unrecorded provider=%s transaction_id=%s "
-			  "attempt=%lu %s elapsed_ms=%lld detail=\"%s\": the "
-			  "result (%s) is not recorded; the payment comes due "
-			  "again when its lease ends", p->provider,
-			  p->transaction_id, p->attempts, answer, elapsed_ms,
-			  out.detail, result_name(v.result));
+		log_error("outcome=unrecorded %s attempt=%lu %s "
+			  "elapsed_ms=%lld detail=\"%s\": the result (%s) is "
+			  "not recorded; the %s comes due again when its lease "
+			  "ends", label, p->attempts, answer, elapsed_ms,
+			  out.detail, result_name(v.result), what);
 	} else if (v.result == DISPATCHER_DELIVERED) {
 		d->stats.delivered++;
 		d->stats.latency_us_sum += elapsed_us;
 		counted(d, DISPATCHER_COUNT_DELIVERED, elapsed_us);
-		log_info("outcome=delivered provider=%s transaction_id=%s "
-			 "attempt=%lu %s elapsed_ms=%lld", p->provider,
-			 p->transaction_id, p->attempts, answer, elapsed_ms);
+		log_info("outcome=delivered %s attempt=%lu %s elapsed_ms=%lld",
+			 label, p->attempts, answer, elapsed_ms);
 	} else if (v.result == DISPATCHER_RETRY) {
 		if (v.counted)
 			d->stats.retried++;
@@ -458,23 +499,23 @@ static void attempt(struct dispatcher *d, struct handoff_store *store,
 		counted(d, v.counted ? DISPATCHER_COUNT_RETRY
 				     : DISPATCHER_COUNT_DEFERRED, elapsed_us);
 		utc_in(v.delay_ms, retry_at, sizeof(retry_at));
-		log_warn("outcome=retry retry_at=%s delay_ms=%ld provider=%s "
-			 "transaction_id=%s attempt=%lu %s elapsed_ms=%lld "
+		log_warn("outcome=retry retry_at=%s delay_ms=%ld %s "
+			 "attempt=%lu %s elapsed_ms=%lld "
 			 "counted=%s reason=%s circuit=%s detail=\"%s\"",
-			 retry_at, v.delay_ms, p->provider, p->transaction_id,
-			 p->attempts, answer, elapsed_ms,
+			 retry_at, v.delay_ms, label, p->attempts, answer,
+			 elapsed_ms,
 			 v.counted ? "yes" : "no", v.reason,
 			 dispatcher_circuit_name(d), out.detail);
 	} else {
 		d->stats.dead++;
 		counted(d, DISPATCHER_COUNT_DEAD, elapsed_us);
-		log_error("outcome=dead provider=%s transaction_id=%s "
-			  "attempt=%lu %s elapsed_ms=%lld detail=\"%s\": %s; "
-			  "payhook-dispatch --requeue %llu hands it on again",
-			  p->provider, p->transaction_id, p->attempts, answer,
+		log_error("outcome=dead %s attempt=%lu %s elapsed_ms=%lld "
+			  "detail=\"%s\": %s; payhook-dispatch --requeue%s "
+			  "%llu hands it on again", label, p->attempts, answer,
 			  elapsed_ms, out.detail,
 			  out.permanent ? "it can never be handed on as it is"
 					: "no attempts left",
+			  p->kind == HANDOFF_ROW_CHANGE ? " --changes" : "",
 			  p->id);
 	}
 	dispatcher_flush_events(d);
@@ -504,6 +545,21 @@ static void release_rest(struct dispatcher *d, struct handoff_store *store,
 	d->stats.released += released;
 	log_info("gave back %zu of %zu claimed payments not attempted (%s)",
 		 released, batch->count - from, why);
+}
+
+/* Reads a change's payment totals again before its attempt; logs a
+ * failure, which leaves the claim's. */
+static void refresh_totals(struct handoff_store *store, struct handoff_row *p)
+{
+	struct error err = { "" };
+	char label[DISPATCHER_LABEL_MAX];
+
+	if (p->kind != HANDOFF_ROW_CHANGE ||
+	    handoff_store_refresh_totals(store, p, &err) == 0)
+		return;
+	log_warn("reading the payment's totals for %s failed: %s; handing on "
+		 "those read when it was claimed",
+		 row_label(p, label, sizeof(label)), err.message);
 }
 
 /* Delivers a batch in order while no stop was asked for, the target takes
@@ -545,6 +601,10 @@ static bool deliver_batch(struct dispatcher *d, struct handoff_store *store,
 			}
 			wait_ms(d, wait);
 		}
+		/* A change's totals as they stand now (the claim's if that
+		 * fails), read before the lease is judged: the read takes
+		 * lease time too. */
+		refresh_totals(store, &batch->items[i]);
 		if (!dispatcher_lease_allows(d, batch->lease_end_us, 0)) {
 			release_rest(d, store, batch, i,
 				     "the lease has too little left for an "

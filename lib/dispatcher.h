@@ -37,7 +37,10 @@ enum dispatcher_event_kind {
 struct dispatcher_event {
 	enum dispatcher_event_kind kind;
 	/* The dead row; else the row whose attempt it was. */
+	enum handoff_row_kind row_kind;
 	unsigned long long id;
+	/* A change's "<kind> <object_id> <state>" (cut to fit); else "". */
+	char change[HANDOFF_ROW_NAME_MAX * 2 + 64];
 	char provider[HANDOFF_ROW_PROVIDER_MAX + 1];
 	char transaction_id[PAYMENT_TRANSACTION_ID_MAX + 1];
 	unsigned long attempts;

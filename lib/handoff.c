@@ -92,20 +92,38 @@ void handoff_free(struct handoff *h)
 int handoff_idempotency_key(const struct handoff_row *p, char *out,
 			    size_t cap, struct error *err)
 {
-	int len = snprintf(out, cap, "payhook:%s:%.*s", p->provider,
-			   (int)p->transaction_id_len, p->transaction_id);
+	const struct handoff_row_change *c = &p->change;
 	size_t expected = strlen("payhook::") + strlen(p->provider) +
 			  p->transaction_id_len;
+	char n[24] = "";
+	int len;
 
-	/* A NUL inside the id would cut it short: compare with the whole. */
+	if (p->kind == HANDOFF_ROW_CHANGE) {
+		/* The object's first time in a state has no :n, so a key
+		 * never changes once a change exists. */
+		if (c->n > 1)
+			snprintf(n, sizeof(n), ":%lu", c->n);
+		len = snprintf(out, cap, "payhook:%s:%.*s:%s:%.*s:%s%s",
+			       p->provider, (int)p->transaction_id_len,
+			       p->transaction_id, c->kind,
+			       (int)c->object_id_len, c->object_id, c->state,
+			       n);
+		expected += strlen("::") + strlen(c->kind) + c->object_id_len +
+			    strlen(":") + strlen(c->state) + strlen(n);
+	} else {
+		len = snprintf(out, cap, "payhook:%s:%.*s", p->provider,
+			       (int)p->transaction_id_len, p->transaction_id);
+	}
+	/* A NUL inside an id would cut it short: compare with the whole. */
 	if (len < 0 || (size_t)len >= cap || (size_t)len != expected ||
 	    !signature_id_valid(out)) {
 		if (cap > 0)
 			out[0] = '\0';
-		return error_set(err, "the idempotency key of this payment is "
-				 "not 1-255 bytes of visible ASCII (it goes "
-				 "into a header): the transaction id cannot be "
-				 "handed on");
+		return error_set(err, "the idempotency key of this %s is not "
+				 "1-255 bytes of visible ASCII (it goes into a "
+				 "header): it cannot be handed on",
+				 p->kind == HANDOFF_ROW_CHANGE ? "change"
+							       : "payment");
 	}
 	return 0;
 }
@@ -152,15 +170,11 @@ static bool utf8_valid(const unsigned char *text, size_t len)
 	return true;
 }
 
-/* Adds key = a new string of text[0..len) to obj. Returns 0, or -1. */
-static int add_string(json_object *obj, const char *key, const char *text,
-		      size_t len)
+/* Adds key = value to obj, which takes value (NULL: out of memory, and
+ * JSON's null is added with json_object_object_add directly). Returns 0, or
+ * -1 with value freed. */
+static int add_value(json_object *obj, const char *key, json_object *value)
 {
-	json_object *value;
-
-	if (len > INT32_MAX)
-		return -1;
-	value = json_object_new_string_len(text, (int)len);
 	if (value == NULL)
 		return -1;
 	if (json_object_object_add(obj, key, value) != 0) {
@@ -170,12 +184,47 @@ static int add_string(json_object *obj, const char *key, const char *text,
 	return 0;
 }
 
+/* Adds key = a new string of text[0..len) to obj. Returns 0, or -1. */
+static int add_string(json_object *obj, const char *key, const char *text,
+		      size_t len)
+{
+	if (len > INT32_MAX)
+		return -1;
+	return add_value(obj, key, json_object_new_string_len(text, (int)len));
+}
+
+/* Adds key = value (an unsigned JSON integer) to obj. Returns 0, or -1. */
+static int add_uint(json_object *obj, const char *key, uint64_t value)
+{
+	return add_value(obj, key, json_object_new_uint64(value));
+}
+
+/* Adds what a change carries beside a payment's fields: its state and
+ * object, n, and the payment's totals. Returns 0, or -1 (out of memory). */
+static int add_change(json_object *obj, const struct handoff_row_change *c)
+{
+	if (add_string(obj, "state", c->state, strlen(c->state)) != 0 ||
+	    add_string(obj, "object_id", c->object_id, c->object_id_len) != 0 ||
+	    add_uint(obj, "n", c->n) != 0 ||
+	    add_uint(obj, "refunded_amount", c->refunded_amount) != 0)
+		return -1;
+	/* No dispute: null. */
+	if (c->dispute_state[0] != '\0'
+		    ? add_string(obj, "dispute_state", c->dispute_state,
+				 strlen(c->dispute_state)) != 0
+		    : json_object_object_add(obj, "dispute_state", NULL) != 0)
+		return -1;
+	return add_value(obj, "cancelled", json_object_new_boolean(c->cancelled));
+}
+
 /* handoff_body_new; *not_utf8 tells a field that can never be sent from
  * running out of memory, which may pass. */
 static char *body_new(const struct handoff_row *p, size_t *len,
 		      bool *not_utf8, struct error *err)
 {
-	json_object *obj, *amount;
+	bool change = p->kind == HANDOFF_ROW_CHANGE;
+	const char *type = change ? p->change.kind : "payment";
+	json_object *obj = NULL;
 	const char *text;
 	char *body = NULL;
 	size_t text_len = 0;
@@ -188,26 +237,27 @@ static char *body_new(const struct handoff_row *p, size_t *len,
 			p->transaction_id_len) ||
 	    (p->event_id != NULL &&
 	     !utf8_valid((const unsigned char *)p->event_id, p->event_id_len)) ||
-	    !utf8_valid((const unsigned char *)p->payload, p->payload_len)) {
+	    (p->payload != NULL &&
+	     !utf8_valid((const unsigned char *)p->payload, p->payload_len)) ||
+	    (change &&
+	     !utf8_valid((const unsigned char *)p->change.object_id,
+			 p->change.object_id_len))) {
 		*not_utf8 = true;
-		error_set(err, "the transaction id, event id or payload is not "
-			  "valid UTF-8: no JSON string can carry it");
+		error_set(err, "the transaction id, object id, event id or "
+			  "payload is not valid UTF-8: no JSON string can "
+			  "carry it");
 		return NULL;
 	}
 	obj = json_object_new_object();
 	if (obj == NULL)
 		goto oom;
-	if (add_string(obj, "provider", p->provider, strlen(p->provider)) != 0 ||
+	if (add_string(obj, "type", type, strlen(type)) != 0 ||
+	    add_string(obj, "provider", p->provider, strlen(p->provider)) != 0 ||
 	    add_string(obj, "transaction_id", p->transaction_id,
 		       p->transaction_id_len) != 0)
 		goto oom;
-	amount = json_object_new_uint64(p->amount);
-	if (amount == NULL)
+	if (add_uint(obj, "amount", p->amount) != 0)
 		goto oom;
-	if (json_object_object_add(obj, "amount", amount) != 0) {
-		json_object_put(amount);
-		goto oom;
-	}
 	if (add_string(obj, "currency", p->currency, strlen(p->currency)) != 0)
 		goto oom;
 	/* A NULL value is JSON's null. */
@@ -217,7 +267,11 @@ static char *body_new(const struct handoff_row *p, size_t *len,
 		goto oom;
 	if (add_string(obj, "received_at", p->received_at,
 		       strlen(p->received_at)) != 0 ||
-	    add_string(obj, "payload", p->payload, p->payload_len) != 0)
+	    (p->payload != NULL
+		     ? add_string(obj, "payload", p->payload, p->payload_len)
+		     : json_object_object_add(obj, "payload", NULL)) != 0)
+		goto oom;
+	if (change && add_change(obj, &p->change) != 0)
 		goto oom;
 	text = json_object_to_json_string_length(
 		obj, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE,

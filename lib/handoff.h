@@ -1,6 +1,7 @@
-/* handoff.h - hands one recorded payment on to the merchant's fulfilment
- * (prefix handoff_): the JSON object every target gets, the idempotency key
- * that is the same on every attempt, and one attempt, either an HTTP POST
+/* handoff.h - hands one recorded payment, or one change of its refunds,
+ * disputes and cancellations, on to the merchant's fulfilment (prefix
+ * handoff_): the JSON object every target gets, the idempotency key that is
+ * the same on every attempt, and one attempt, either an HTTP POST
  * (libcurl, signed as Standard Webhooks when dispatch_secret is set) or a
  * command run by /bin/sh with the JSON on its standard input.
  *
@@ -20,8 +21,9 @@
 #include "handoff_row.h"
 #include "transport.h"
 
-/* "payhook:" + provider (32) + ":" + transaction id (128) + NUL. */
-#define HANDOFF_KEY_MAX 176
+/* A key is at most SIGNATURE_ID_MAX (255) bytes (it is the webhook-id too);
+ * a change's may be formatted longer before that check. */
+#define HANDOFF_KEY_MAX 512
 
 struct handoff; /* the target's transport; opaque */
 
@@ -40,16 +42,22 @@ struct handoff *handoff_new(const struct config *cfg, struct error *err);
  * fine. */
 void handoff_free(struct handoff *h);
 
-/* Writes "payhook:<provider>:<transaction_id>" and a NUL into out (cap
- * bytes, HANDOFF_KEY_MAX is enough). Returns 0, or -1 with err set when it
- * does not fit or is not 1-255 bytes of visible ASCII (it goes into a header
- * and the command's environment); out is then "". */
+/* Writes the key and a NUL into out (cap bytes, HANDOFF_KEY_MAX is
+ * enough): "payhook:<provider>:<transaction_id>" for a payment;
+ * "payhook:<provider>:<transaction_id>:<kind>:<object_id>:<state>" for a
+ * change, with ":<n>" appended when n >= 2 (the object holds that state
+ * again). Returns 0, or -1 with err set when it does not fit or is not 1-255
+ * bytes of visible ASCII (it goes into a header and the command's
+ * environment); out is then "". */
 int handoff_idempotency_key(const struct handoff_row *p, char *out,
 			    size_t cap, struct error *err);
 
 /* Builds the JSON object handed on (json-c, so every string is escaped):
- * provider, transaction_id, amount (integer), currency, event_id (or null),
- * received_at, payload (the raw body as a string). Returns a new
+ * type ("payment", or the change's kind), provider, transaction_id, amount
+ * (integer), currency, event_id (or null), received_at, payload (the raw
+ * body as a string, or null); a change adds state, object_id, n,
+ * refunded_amount, dispute_state (or null) and cancelled (a boolean).
+ * Returns a new
  * NUL-terminated string the caller frees with free(), its length in *len; or
  * NULL with err set: out of memory, or a field that is not valid UTF-8 (no
  * JSON string can carry it). */

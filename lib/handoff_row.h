@@ -4,8 +4,9 @@
  *
  * The dispatcher's loop (dispatcher.h) reads only the fencing fields (id,
  * token, attempts) and the label fields of the log (provider,
- * transaction_id): a second kind of row (a lifecycle change with its own
- * idempotency key) adds a kind here and is claimed by the same loop.
+ * transaction_id): a lifecycle change (a row of payment_event_changes, with
+ * its own idempotency key) is claimed, attempted and recorded by the same
+ * loop, its kind telling handoff_store which table it fences on.
  */
 #ifndef PAYHOOK_HANDOFF_ROW_H
 #define PAYHOOK_HANDOFF_ROW_H
@@ -19,9 +20,28 @@
 #define HANDOFF_ROW_CURRENCY_MAX 3      /* CHAR(3) */
 /* RFC 3339 UTC with microseconds: 2026-11-30T14:00:00.123456Z */
 #define HANDOFF_ROW_TIME_MAX 31
+#define HANDOFF_ROW_OBJECT_ID_MAX 255   /* payment_events.object_id */
+/* "cancellation", the longest kind; "succeeded", the longest state. */
+#define HANDOFF_ROW_NAME_MAX 12
 
 enum handoff_row_kind {
 	HANDOFF_ROW_PAYMENT = 0, /* a row of payments */
+	HANDOFF_ROW_CHANGE,      /* a row of payment_event_changes: one change
+				  * of a refund, dispute or cancellation */
+};
+
+/* What a change adds to a payment's fields (kind HANDOFF_ROW_CHANGE). The
+ * totals are the payment's, read when the change was claimed. */
+struct handoff_row_change {
+	unsigned long long object_row_id;   /* payment_events.id */
+	char kind[HANDOFF_ROW_NAME_MAX + 1];  /* refund, dispute, cancellation */
+	char state[HANDOFF_ROW_NAME_MAX + 1]; /* pending ... lost */
+	char object_id[HANDOFF_ROW_OBJECT_ID_MAX + 1];
+	size_t object_id_len;
+	unsigned long n;                    /* the object's n-th time in state */
+	unsigned long long refunded_amount;
+	char dispute_state[HANDOFF_ROW_NAME_MAX + 1]; /* "" when NULL */
+	bool cancelled;
 };
 
 /* One claimed row. The arrays are NUL-terminated; event_id and payload are
@@ -37,10 +57,14 @@ struct handoff_row {
 	unsigned long long amount;  /* minor units */
 	char currency[HANDOFF_ROW_CURRENCY_MAX + 1];
 	char received_at[HANDOFF_ROW_TIME_MAX + 1];
-	char *payload;              /* the provider's raw body (NUL added) */
+	char *payload;              /* the provider's raw body (NUL added); a
+				     * change's is NULL unless it is its
+				     * object's newest (the body that set the
+				     * state the object holds) */
 	size_t payload_len;
 	unsigned long long token;   /* dispatch_token after this claim */
 	unsigned long attempts;     /* dispatch_attempts, this attempt included */
+	struct handoff_row_change change; /* kind HANDOFF_ROW_CHANGE only */
 	bool attempted;             /* the caller's: set once an attempt began
 				     * (such a claim is never released) */
 };

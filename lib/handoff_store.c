@@ -14,52 +14,86 @@
 #include "handoff_store.h"
 #include "number.h"
 #include "sqlconn.h"
+#include "log.h"
 #include "timing.h"
 
 /* The client's packet limit: a row with a payload of 16 MiB - 1 bytes
  * (MEDIUMBLOB) and the rest of its columns. */
 #define HANDOFF_STORE_CLIENT_PACKET (64UL * 1024 * 1024)
+/* ER_NO_SUCH_TABLE: a database from before a migration. */
+#define NO_SUCH_TABLE 1146
 /* Room for one id and its comma in an "IN (...)" list. */
 #define ID_TEXT_MAX 21
 
-/* The prepared statements of one connection: the fenced writes. */
+/* The prepared statements of one connection: the fenced writes, and the
+ * wake-up that follows a delivery. */
 enum stmt_index {
 	STMT_DELIVERED,
 	STMT_RETRY,
 	STMT_DEFER,
 	STMT_DEAD,
 	STMT_RELEASE,
+	STMT_WAKE,
 	STMT_COUNT
 };
 
-static const char *const stmt_sql[STMT_COUNT] = {
-	[STMT_DELIVERED] =
-		"UPDATE payments SET dispatch_state = 'delivered', "
-		"dispatch_due_at = NULL, delivered_at = UTC_TIMESTAMP(6), "
-		"dispatch_owner = NULL, dispatch_last_error = NULL "
-		"WHERE id = ? AND dispatch_token = ?",
-	[STMT_RETRY] =
-		"UPDATE payments SET dispatch_due_at = UTC_TIMESTAMP(6) + "
-		"INTERVAL ? MICROSECOND, dispatch_owner = NULL, "
-		"dispatch_last_error = ? WHERE id = ? AND dispatch_token = ?",
-	/* A failure that does not count (a Retry-After, an outage): the
-	 * claim's attempt is taken back, as a release does. */
-	[STMT_DEFER] =
-		"UPDATE payments SET dispatch_due_at = UTC_TIMESTAMP(6) + "
-		"INTERVAL ? MICROSECOND, dispatch_owner = NULL, "
-		"dispatch_last_error = ?, dispatch_attempts = "
-		"IF(dispatch_attempts > 0, dispatch_attempts - 1, 0) "
-		"WHERE id = ? AND dispatch_token = ?",
-	[STMT_DEAD] =
-		"UPDATE payments SET dispatch_state = 'dead', "
-		"dispatch_due_at = NULL, dispatch_owner = NULL, "
-		"dispatch_last_error = ? WHERE id = ? AND dispatch_token = ?",
-	/* The claim counted an attempt that never happened: take it back. */
-	[STMT_RELEASE] =
-		"UPDATE payments SET dispatch_due_at = UTC_TIMESTAMP(6), "
-		"dispatch_owner = NULL, dispatch_attempts = "
-		"IF(dispatch_attempts > 0, dispatch_attempts - 1, 0) "
-		"WHERE id = ? AND dispatch_token = ?",
+#define CHANGES "payment_event_changes"
+
+/* The fenced writes of one table: payments and payment_event_changes
+ * carry the same dispatch_ columns, so one text serves both. */
+#define FENCED_SQL(table)                                                     \
+	[STMT_DELIVERED] =                                                     \
+		"UPDATE " table " SET dispatch_state = 'delivered', "          \
+		"dispatch_due_at = NULL, delivered_at = UTC_TIMESTAMP(6), "    \
+		"dispatch_owner = NULL, dispatch_last_error = NULL "           \
+		"WHERE id = ? AND dispatch_token = ?",                         \
+	[STMT_RETRY] =                                                         \
+		"UPDATE " table " SET dispatch_due_at = UTC_TIMESTAMP(6) + "   \
+		"INTERVAL ? MICROSECOND, dispatch_owner = NULL, "              \
+		"dispatch_last_error = ? WHERE id = ? AND dispatch_token = ?", \
+	/* A failure that does not count (a Retry-After, an outage): the    \
+	 * claim's attempt is taken back, as a release does. */              \
+	[STMT_DEFER] =                                                         \
+		"UPDATE " table " SET dispatch_due_at = UTC_TIMESTAMP(6) + "   \
+		"INTERVAL ? MICROSECOND, dispatch_owner = NULL, "              \
+		"dispatch_last_error = ?, dispatch_attempts = "                \
+		"IF(dispatch_attempts > 0, dispatch_attempts - 1, 0) "         \
+		"WHERE id = ? AND dispatch_token = ?",                         \
+	[STMT_DEAD] =                                                          \
+		"UPDATE " table " SET dispatch_state = 'dead', "               \
+		"dispatch_due_at = NULL, dispatch_owner = NULL, "              \
+		"dispatch_last_error = ? WHERE id = ? AND dispatch_token = ?", \
+	/* The claim counted an attempt that never happened: take it back. */ \
+	[STMT_RELEASE] =                                                       \
+		"UPDATE " table " SET dispatch_due_at = UTC_TIMESTAMP(6), "    \
+		"dispatch_owner = NULL, dispatch_attempts = "                  \
+		"IF(dispatch_attempts > 0, dispatch_attempts - 1, 0) "         \
+		"WHERE id = ? AND dispatch_token = ?"
+
+/* A change that waits (see claim_changes) is pending, never attempted,
+ * unowned and due later: what a delivery wakes. */
+#define WAITING                                                                \
+	"dispatch_state = 'pending' AND dispatch_owner IS NULL AND "           \
+	"dispatch_attempts = 0 AND dispatch_due_at > UTC_TIMESTAMP(6)"
+
+static const char *const stmt_sql[2][STMT_COUNT] = {
+	[HANDOFF_ROW_PAYMENT] = {
+		FENCED_SQL("payments"),
+		/* The payment's changes that waited for it. */
+		[STMT_WAKE] =
+			"UPDATE " CHANGES " SET dispatch_due_at = "
+			"UTC_TIMESTAMP(6) WHERE event_row_id IN (SELECT id "
+			"FROM payment_events WHERE provider = ? AND "
+			"transaction_id = ?) AND " WAITING,
+	},
+	[HANDOFF_ROW_CHANGE] = {
+		FENCED_SQL(CHANGES),
+		/* The object's later changes, which waited for this one. */
+		[STMT_WAKE] =
+			"UPDATE " CHANGES " SET dispatch_due_at = "
+			"UTC_TIMESTAMP(6) WHERE event_row_id = ? AND id > ? AND "
+			WAITING,
+	},
 };
 
 static const char *const stmt_names[STMT_COUNT] = {
@@ -68,6 +102,7 @@ static const char *const stmt_names[STMT_COUNT] = {
 	[STMT_DEFER] = "record deferred retry",
 	[STMT_DEAD] = "record dead",
 	[STMT_RELEASE] = "release",
+	[STMT_WAKE] = "wake the waiting changes",
 };
 
 /* received_at as RFC 3339 UTC (the column holds UTC: payhook's sessions use
@@ -78,7 +113,13 @@ struct handoff_store {
 	const struct config *cfg;
 	/* The connection, on the node list with the receiver's failover. */
 	struct sqlconn *conn;
-	MYSQL_STMT *stmt[STMT_COUNT]; /* prepared at first use */
+	MYSQL_STMT *stmt[2][STMT_COUNT]; /* by row kind, prepared at first use */
+	/* Whether payment_event_changes exists is known (changes_table);
+	 * without it (a database from before
+	 * db/migrate-6-lifecycle-changes.sql) payments only. Both are
+	 * looked at again once the connection is made again. */
+	bool changes_known;
+	bool no_changes;
 	char owner[HANDOFF_STORE_OWNER_MAX + 1]; /* "<host>:<pid>" */
 };
 
@@ -100,11 +141,15 @@ static void close_statements(void *ctx)
 {
 	struct handoff_store *d = ctx;
 
-	for (size_t i = 0; i < STMT_COUNT; i++) {
-		if (d->stmt[i] != NULL)
-			mysql_stmt_close(d->stmt[i]);
-		d->stmt[i] = NULL;
+	for (size_t k = 0; k < 2; k++) {
+		for (size_t i = 0; i < STMT_COUNT; i++) {
+			if (d->stmt[k][i] != NULL)
+				mysql_stmt_close(d->stmt[k][i]);
+			d->stmt[k][i] = NULL;
+		}
 	}
+	d->changes_known = false;
+	d->no_changes = false;
 }
 
 struct handoff_store *handoff_store_new(const struct config *cfg,
@@ -387,33 +432,40 @@ static unsigned long long parse_ull(const char *text)
 	return value;
 }
 
-/* Reads the claimed rows (10 columns, see claim_rows_sql) into batch.
- * Returns 0, or -1 with err set (batch keeps what it read; the caller
- * cleans it up). */
+/* Reads the claimed rows of kind into batch, after those it holds (its
+ * items have room for cap): the 10 columns of a payment, then for a change
+ * payment_events.id, kind, state, object_id, n and the payment's
+ * refunded_amount, dispute_state, cancelled. Returns 0, or -1 with err set
+ * (batch keeps what it read; the caller cleans it up). */
 static int read_claimed(struct handoff_store *d,
-			struct handoff_store_batch *batch, size_t expected,
-			struct error *err)
+			struct handoff_store_batch *batch, size_t cap,
+			enum handoff_row_kind kind, struct error *err)
 {
 	MYSQL_RES *res = mysql_store_result(sqlconn_mysql(d->conn));
+	unsigned int columns = kind == HANDOFF_ROW_CHANGE ? 18 : 10;
 	MYSQL_ROW row;
 	int rc = 0;
 
 	if (res == NULL)
 		return connection_failed(d, "claim read", err);
-	batch->items = calloc(expected, sizeof(*batch->items));
-	if (batch->items == NULL) {
+	if (mysql_num_fields(res) != columns) {
 		mysql_free_result(res);
-		return error_set(err, "dispatch: out of memory");
+		return error_set(err, "mysql claim read: %u columns, not %u",
+				 mysql_num_fields(res), columns);
 	}
-	while (batch->count < expected && (row = mysql_fetch_row(res)) != NULL) {
+	while (batch->count < cap && (row = mysql_fetch_row(res)) != NULL) {
 		unsigned long *len = mysql_fetch_lengths(res);
 		struct handoff_row *p = &batch->items[batch->count];
 
-		if (len == NULL || row[7] == NULL) {
+		/* A change's payload is NULL unless it is its object's
+		 * newest. */
+		if (len == NULL ||
+		    (row[7] == NULL && kind == HANDOFF_ROW_PAYMENT)) {
 			rc = error_set(err, "mysql claim read: a row without "
 				       "its payload");
 			break;
 		}
+		p->kind = kind;
 		p->id = parse_ull(row[0]);
 		copy_field(p->provider, sizeof(p->provider), row[1], len[1]);
 		p->transaction_id_len = copy_field(p->transaction_id,
@@ -425,18 +477,35 @@ static int read_claimed(struct handoff_store *d,
 			   len[6]);
 		p->token = parse_ull(row[8]);
 		p->attempts = (unsigned long)parse_ull(row[9]);
+		if (kind == HANDOFF_ROW_CHANGE) {
+			struct handoff_row_change *c = &p->change;
+
+			c->object_row_id = parse_ull(row[10]);
+			copy_field(c->kind, sizeof(c->kind), row[11], len[11]);
+			copy_field(c->state, sizeof(c->state), row[12], len[12]);
+			c->object_id_len = copy_field(c->object_id,
+						      sizeof(c->object_id),
+						      row[13], len[13]);
+			c->n = (unsigned long)parse_ull(row[14]);
+			c->refunded_amount = parse_ull(row[15]);
+			copy_field(c->dispute_state, sizeof(c->dispute_state),
+				   row[16], len[16]);
+			c->cancelled = parse_ull(row[17]) != 0;
+		}
 		/* Counted now, so cleanup frees what was copied so far. */
 		batch->count++;
 		if (row[5] != NULL) {
 			p->event_id = dup_field(row[5], len[5]);
 			p->event_id_len = len[5];
 		}
-		p->payload = dup_field(row[7], len[7]);
-		p->payload_len = len[7];
+		if (row[7] != NULL) {
+			p->payload = dup_field(row[7], len[7]);
+			p->payload_len = len[7];
+		}
 		if ((row[5] != NULL && p->event_id == NULL) ||
-		    p->payload == NULL) {
+		    (row[7] != NULL && p->payload == NULL)) {
 			rc = error_set(err, "dispatch: out of memory reading "
-				       "a claimed payment");
+				       "a claimed row");
 			break;
 		}
 	}
@@ -444,17 +513,301 @@ static int read_claimed(struct handoff_store *d,
 	return rc;
 }
 
+/* Runs sql (a new string, freed here) and returns its first column as ids
+ * in a new array the caller frees, their number in *count (at most limit).
+ * When missing is not NULL, a table that does not exist sets it and
+ * returns an empty array. Returns NULL with err set (the failure handled). */
+static unsigned long long *query_ids(struct handoff_store *d, char *sql,
+				     size_t limit, const char *what,
+				     size_t *count, bool *missing,
+				     struct error *err)
+{
+	MYSQL *mysql = sqlconn_mysql(d->conn);
+	MYSQL_RES *res = NULL;
+	MYSQL_ROW row;
+	unsigned long long *ids;
+
+	*count = 0;
+	if (sql == NULL)
+		return NULL;
+	if (mysql_query(mysql, sql) != 0 && missing != NULL &&
+	    mysql_errno(mysql) == NO_SUCH_TABLE) {
+		/* A statement's error: the transaction goes on. */
+		free(sql);
+		*missing = true;
+		return calloc(1, sizeof(unsigned long long));
+	}
+	free(sql);
+	if (mysql_errno(mysql) != 0 ||
+	    (res = mysql_store_result(mysql)) == NULL) {
+		connection_failed(d, what, err);
+		return NULL;
+	}
+	ids = calloc(mysql_num_rows(res) + 1, sizeof(*ids));
+	if (ids == NULL) {
+		mysql_free_result(res);
+		error_set(err, "dispatch: out of memory");
+		return NULL;
+	}
+	while ((row = mysql_fetch_row(res)) != NULL && *count < limit)
+		ids[(*count)++] = parse_ull(row[0]);
+	mysql_free_result(res);
+	return ids;
+}
+
+/* Runs an UPDATE (a new string, freed here). Returns 0, or -1 with err set
+ * and the failure handled. */
+static int run_update(struct handoff_store *d, char *sql, const char *what,
+		      struct error *err)
+{
+	int rc = 0;
+
+	if (sql == NULL)
+		return -1;
+	if (mysql_query(sqlconn_mysql(d->conn), sql) != 0)
+		rc = connection_failed(d, what, err);
+	free(sql);
+	return rc;
+}
+
+/* The claim's UPDATE of table for the ids in list: a new token, one more
+ * attempt, our name, and due again when the lease ends. */
+static int claim_update(struct handoff_store *d, const char *table,
+			const char *list, struct error *err)
+{
+	char owner[2 * HANDOFF_STORE_OWNER_MAX + 1];
+
+	mysql_real_escape_string(sqlconn_mysql(d->conn), owner, d->owner,
+				 (unsigned long)strlen(d->owner));
+	return run_update(
+		d,
+		sql_new(err,
+			"UPDATE %s SET dispatch_token = dispatch_token + 1, "
+			"dispatch_attempts = dispatch_attempts + 1, "
+			"dispatch_owner = '%s', dispatch_due_at = "
+			"UTC_TIMESTAMP(6) + INTERVAL %lld MICROSECOND "
+			"WHERE id IN (%s)",
+			table, owner,
+			(long long)d->cfg->dispatch_lease_ms * 1000, list),
+		"claim update", err);
+}
+
+/* Runs the claim's read (a new string, freed here) into batch. */
+static int claim_read(struct handoff_store *d, char *sql,
+		      struct handoff_store_batch *batch, size_t cap,
+		      enum handoff_row_kind kind, struct error *err)
+{
+	int rc;
+
+	if (sql == NULL)
+		return -1;
+	if (mysql_query(sqlconn_mysql(d->conn), sql) != 0) {
+		free(sql);
+		return connection_failed(d, "claim read", err);
+	}
+	free(sql);
+	rc = read_claimed(d, batch, cap, kind, err);
+	return rc;
+}
+
+/* Claims up to limit due payments into batch, in the open transaction.
+ * Returns 0, or -1 with err set. */
+static int claim_payments(struct handoff_store *d, size_t limit,
+			  struct handoff_store_batch *batch, size_t cap,
+			  struct error *err)
+{
+	unsigned long long *ids;
+	size_t count;
+	char *list;
+	int rc;
+
+	ids = query_ids(d,
+			sql_new(err,
+				"SELECT id FROM payments WHERE dispatch_due_at "
+				"<= UTC_TIMESTAMP(6) AND dispatch_state = "
+				"'pending' ORDER BY dispatch_due_at LIMIT %zu "
+				"FOR UPDATE SKIP LOCKED", limit),
+			limit, "claim select", &count, NULL, err);
+	if (ids == NULL)
+		return -1;
+	if (count == 0) {
+		free(ids);
+		return 0;
+	}
+	list = id_list_new(ids, count, err);
+	free(ids);
+	if (list == NULL)
+		return -1;
+	/* In the order they came due; the ids are numbers we read. */
+	rc = claim_update(d, "payments", list, err);
+	if (rc == 0)
+		rc = claim_read(
+			d,
+			sql_new(err,
+				"SELECT id, provider, transaction_id, amount, "
+				"currency, event_id, DATE_FORMAT(received_at, "
+				"'%s'), payload, dispatch_token, "
+				"dispatch_attempts FROM payments WHERE id IN "
+				"(%s) ORDER BY FIELD(id, %s)",
+				received_at_format, list, list),
+			batch, cap, HANDOFF_ROW_PAYMENT, err);
+	free(list);
+	return rc;
+}
+
+/* Notes that payment_event_changes does not exist, in the log too. */
+static void note_no_changes(struct handoff_store *d)
+{
+	log_warn("no table payment_event_changes: lifecycle changes are not "
+		 "handed on (run db/migrate-6-lifecycle-changes.sql)");
+	d->no_changes = true;
+	d->changes_known = true;
+}
+
+/* Finds out, once per connection, whether payment_event_changes exists
+ * (d->no_changes), before the first claim or delivery uses it. Returns 0,
+ * or -1 with err set and the failure handled. */
+static int changes_table(struct handoff_store *d, struct error *err)
+{
+	MYSQL *mysql = sqlconn_mysql(d->conn);
+	MYSQL_RES *res;
+
+	if (d->changes_known)
+		return 0;
+	if (mysql_query(mysql, "SELECT 1 FROM " CHANGES " LIMIT 0") != 0) {
+		if (mysql_errno(mysql) != NO_SUCH_TABLE)
+			return connection_failed(d, "look for " CHANGES, err);
+		note_no_changes(d);
+		return 0;
+	}
+	res = mysql_store_result(mysql);
+	if (res != NULL)
+		mysql_free_result(res);
+	d->changes_known = true;
+	return 0;
+}
+
+/* Claims up to limit due changes into batch, in the open transaction. A
+ * change is handed on only after its payment was (delivered, or skipped by
+ * db/migrate-3-dispatch.sql) and after every earlier change of its object
+ * (by id: the order they were recorded in). One that must wait is not
+ * claimed: it is due again HANDOFF_STORE_WAIT_MS later, so the next claims
+ * do not read it again, and the delivery it waits for wakes it at once
+ * (wake_waiting). Returns 0, or -1 with err set. */
+static int claim_changes(struct handoff_store *d, size_t limit,
+			 struct handoff_store_batch *batch, size_t cap,
+			 struct error *err)
+{
+	unsigned long long *ids, *ready = NULL, *waiting = NULL;
+	size_t count, n_ready = 0, n_waiting = 0;
+	char *list = NULL, *sql;
+	MYSQL_RES *res = NULL;
+	MYSQL_ROW row;
+	bool missing = false;
+	int rc = -1;
+
+	ids = query_ids(d,
+			sql_new(err,
+				"SELECT id FROM " CHANGES " WHERE "
+				"dispatch_due_at <= UTC_TIMESTAMP(6) AND "
+				"dispatch_state = 'pending' ORDER BY "
+				"dispatch_due_at, id LIMIT %zu FOR UPDATE SKIP "
+				"LOCKED", limit),
+			limit, "claim select changes", &count, &missing, err);
+	if (missing)
+		note_no_changes(d);
+	if (ids == NULL)
+		return -1;
+	if (count == 0) {
+		free(ids);
+		return 0;
+	}
+	ready = calloc(count, sizeof(*ready));
+	waiting = calloc(count, sizeof(*waiting));
+	list = id_list_new(ids, count, err);
+	if (ready == NULL || waiting == NULL || list == NULL) {
+		error_set(err, "dispatch: out of memory");
+		goto out;
+	}
+	/* A plain read (READ COMMITTED: the newest committed rows, no
+	 * locks), in the order the locking read found them. */
+	sql = sql_new(err,
+		      "SELECT c.id, COALESCE(p.dispatch_state IN ('delivered', "
+		      "'skipped'), 0) AND NOT EXISTS (SELECT 1 FROM " CHANGES
+		      " o WHERE o.event_row_id = c.event_row_id AND o.id < c.id "
+		      "AND o.dispatch_state IN ('pending', 'dead')) FROM " CHANGES
+		      " c JOIN payment_events e ON e.id = c.event_row_id "
+		      "LEFT JOIN payments p ON p.provider = e.provider AND "
+		      "p.transaction_id = e.transaction_id WHERE c.id IN (%s) "
+		      "ORDER BY FIELD(c.id, %s)", list, list);
+	if (sql == NULL)
+		goto out;
+	if (mysql_query(sqlconn_mysql(d->conn), sql) != 0 ||
+	    (res = mysql_store_result(sqlconn_mysql(d->conn))) == NULL) {
+		free(sql);
+		connection_failed(d, "claim check changes", err);
+		goto out;
+	}
+	free(sql);
+	while ((row = mysql_fetch_row(res)) != NULL &&
+	       n_ready + n_waiting < count) {
+		if (parse_ull(row[1]) != 0)
+			ready[n_ready++] = parse_ull(row[0]);
+		else
+			waiting[n_waiting++] = parse_ull(row[0]);
+	}
+	mysql_free_result(res);
+	free(list);
+	list = NULL;
+	if (n_waiting > 0) {
+		list = id_list_new(waiting, n_waiting, err);
+		if (list == NULL ||
+		    run_update(d,
+			       sql_new(err,
+				       "UPDATE " CHANGES " SET dispatch_due_at "
+				       "= UTC_TIMESTAMP(6) + INTERVAL %ld "
+				       "MICROSECOND WHERE id IN (%s)",
+				       HANDOFF_STORE_WAIT_MS * 1000, list),
+			       "claim: changes that wait", err) != 0)
+			goto out;
+		free(list);
+		list = NULL;
+	}
+	if (n_ready == 0) {
+		rc = 0;
+		goto out;
+	}
+	list = id_list_new(ready, n_ready, err);
+	if (list == NULL || claim_update(d, CHANGES, list, err) != 0)
+		goto out;
+	rc = claim_read(
+		d,
+		sql_new(err,
+			"SELECT c.id, e.provider, e.transaction_id, c.amount, "
+			"COALESCE(c.currency, p.currency, ''), c.event_id, "
+			"DATE_FORMAT(c.received_at, '%s'), IF(c.id = (SELECT "
+			"MAX(m.id) FROM " CHANGES " m WHERE m.event_row_id = "
+			"c.event_row_id), e.payload, NULL), c.dispatch_token, "
+			"c.dispatch_attempts, e.id, e.kind, c.state, "
+			"e.object_id, c.n, COALESCE(p.refunded_amount, 0), "
+			"p.dispute_state, COALESCE(p.cancelled, 0) FROM "
+			CHANGES " c JOIN payment_events e ON e.id = "
+			"c.event_row_id LEFT JOIN payments p ON p.provider = "
+			"e.provider AND p.transaction_id = e.transaction_id "
+			"WHERE c.id IN (%s) ORDER BY FIELD(c.id, %s)",
+			received_at_format, list, list),
+		batch, cap, HANDOFF_ROW_CHANGE, err);
+out:
+	free(list);
+	free(ready);
+	free(waiting);
+	free(ids);
+	return rc;
+}
+
 int handoff_store_claim(struct handoff_store *d, size_t limit,
 			struct handoff_store_batch *batch, struct error *err)
 {
-	const struct config *cfg = d->cfg;
-	unsigned long long *ids = NULL;
-	size_t count = 0;
-	char *list = NULL, *sql = NULL;
-	char owner[2 * HANDOFF_STORE_OWNER_MAX + 1];
-	MYSQL_RES *res = NULL;
-	MYSQL_ROW row;
-
 	memset(batch, 0, sizeof(*batch));
 	if (limit == 0)
 		return 0;
@@ -464,95 +817,40 @@ int handoff_store_claim(struct handoff_store *d, size_t limit,
 	 * due_at is computed later, so it can only end after ours. */
 	batch->lease_start_us = timing_now_us();
 	batch->lease_end_us = batch->lease_start_us +
-			      (int64_t)cfg->dispatch_lease_ms * 1000;
-
-	sql = sql_new(err,
-		      "SELECT id FROM payments WHERE dispatch_due_at <= "
-		      "UTC_TIMESTAMP(6) AND dispatch_state = 'pending' "
-		      "ORDER BY dispatch_due_at LIMIT %zu "
-		      "FOR UPDATE SKIP LOCKED", limit);
-	if (sql == NULL)
-		goto fail;
-	if (mysql_query(sqlconn_mysql(d->conn), sql) != 0 ||
-	    (res = mysql_store_result(sqlconn_mysql(d->conn))) == NULL) {
-		connection_failed(d, "claim select", err);
-		goto fail;
-	}
-	free(sql);
-	sql = NULL;
-	ids = calloc(mysql_num_rows(res) + 1, sizeof(*ids));
-	if (ids == NULL) {
+			      (int64_t)d->cfg->dispatch_lease_ms * 1000;
+	batch->items = calloc(limit, sizeof(*batch->items));
+	if (batch->items == NULL) {
 		error_set(err, "dispatch: out of memory");
-		goto fail_rollback;
+		goto fail;
 	}
-	while ((row = mysql_fetch_row(res)) != NULL && count < limit)
-		ids[count++] = parse_ull(row[0]);
-	mysql_free_result(res);
-	res = NULL;
-	if (count == 0) {
-		/* End the (empty) transaction: nothing is claimed. */
-		if (mysql_rollback(sqlconn_mysql(d->conn)) != 0) {
-			connection_failed(d, "rollback", err);
+	/* Payments first: their changes wait for them. */
+	if (changes_table(d, err) != 0 ||
+	    claim_payments(d, limit, batch, limit, err) != 0)
+		goto fail;
+	if (batch->count < limit && !d->no_changes &&
+	    claim_changes(d, limit - batch->count, batch, limit, err) != 0)
+		goto fail;
+	if (batch->count == 0) {
+		/* Nothing claimed (changes may have been set to wait). */
+		if (mysql_commit(sqlconn_mysql(d->conn)) != 0) {
+			connection_failed(d, "claim commit", err);
 			goto fail;
 		}
-		free(ids);
+		handoff_store_batch_cleanup(batch);
 		return 0;
 	}
-
-	list = id_list_new(ids, count, err);
-	if (list == NULL)
-		goto fail_rollback;
-	mysql_real_escape_string(sqlconn_mysql(d->conn), owner, d->owner,
-				 (unsigned long)strlen(d->owner));
-	sql = sql_new(err,
-		      "UPDATE payments SET dispatch_token = dispatch_token + 1, "
-		      "dispatch_attempts = dispatch_attempts + 1, "
-		      "dispatch_owner = '%s', dispatch_due_at = "
-		      "UTC_TIMESTAMP(6) + INTERVAL %lld MICROSECOND "
-		      "WHERE id IN (%s)",
-		      owner, (long long)cfg->dispatch_lease_ms * 1000, list);
-	if (sql == NULL)
-		goto fail_rollback;
-	if (mysql_query(sqlconn_mysql(d->conn), sql) != 0) {
-		connection_failed(d, "claim update", err);
-		goto fail;
-	}
-	free(sql);
-	/* In the order they came due; the ids are numbers we read. */
-	sql = sql_new(err,
-		      "SELECT id, provider, transaction_id, amount, currency, "
-		      "event_id, DATE_FORMAT(received_at, '%s'), payload, "
-		      "dispatch_token, dispatch_attempts FROM payments "
-		      "WHERE id IN (%s) ORDER BY FIELD(id, %s)",
-		      received_at_format, list, list);
-	if (sql == NULL)
-		goto fail_rollback;
-	if (mysql_query(sqlconn_mysql(d->conn), sql) != 0) {
-		connection_failed(d, "claim read", err);
-		goto fail;
-	}
-	if (read_claimed(d, batch, count, err) != 0)
-		goto fail_rollback;
 	/* A COMMIT that fails may or may not have claimed the rows: either
 	 * way they come due again when the server's lease ends. */
 	if (mysql_commit(sqlconn_mysql(d->conn)) != 0) {
 		connection_failed(d, "claim commit", err);
 		goto fail;
 	}
-	free(sql);
-	free(list);
-	free(ids);
 	return 0;
 
-fail_rollback:
-	if (sqlconn_mysql(d->conn) != NULL && mysql_rollback(sqlconn_mysql(d->conn)) != 0)
-		disconnect(d);
 fail:
-	if (res != NULL)
-		mysql_free_result(res);
-	free(sql);
-	free(list);
-	free(ids);
+	if (sqlconn_mysql(d->conn) != NULL &&
+	    mysql_rollback(sqlconn_mysql(d->conn)) != 0)
+		disconnect(d);
 	handoff_store_batch_cleanup(batch);
 	return -1;
 }
@@ -581,55 +879,110 @@ static void clean_error_text(const char *text, char *buf)
 	buf[n] = '\0';
 }
 
-/* The statement number which, prepared on this connection at first use (so
- * that --check-config can connect to a table that lacks its columns).
- * Returns it, or NULL with err set and the connection dropped. */
-static MYSQL_STMT *prepared(struct handoff_store *d, enum stmt_index which,
-			    struct error *err)
+/* The statement number which of a row kind, prepared on this connection
+ * at first use (so that --check-config can connect to a table that lacks
+ * its columns). Returns it, or NULL with err set and the connection
+ * dropped. */
+static MYSQL_STMT *prepared(struct handoff_store *d, enum handoff_row_kind kind,
+			    enum stmt_index which, struct error *err)
 {
-	MYSQL_STMT *stmt = d->stmt[which];
+	MYSQL_STMT *stmt = d->stmt[kind][which];
 
 	if (stmt != NULL)
 		return stmt;
-	stmt = sqlconn_prepare(d->conn, stmt_sql[which], err);
+	stmt = sqlconn_prepare(d->conn, stmt_sql[kind][which], err);
 	if (stmt == NULL) {
 		disconnect(d);
 		return NULL;
 	}
-	d->stmt[which] = stmt;
+	d->stmt[kind][which] = stmt;
 	return stmt;
 }
 
-/* Runs the fenced statement number which with param bound, then COMMIT.
- * HANDOFF_STORE_SUPERSEDED when it matched no row: the token has moved on. */
-static enum handoff_store_status fenced_write(struct handoff_store *d,
-					      enum stmt_index which,
-					      MYSQL_BIND *param,
-					      struct error *err)
+/* Runs the statement number which of p's kind with param bound (in the
+ * open transaction). Returns the rows it matched, or -1 with err set and
+ * the failure handled (after_failure). */
+static long long run_statement(struct handoff_store *d,
+			       const struct handoff_row *p,
+			       enum stmt_index which, MYSQL_BIND *param,
+			       struct error *err)
 {
-	MYSQL_STMT *stmt;
-	my_ulonglong matched;
+	MYSQL_STMT *stmt = prepared(d, p->kind, which, err);
 	unsigned int code;
 
-	if (sqlconn_connect(d->conn, err) != 0)
-		return HANDOFF_STORE_FAILED;
-	stmt = prepared(d, which, err);
 	if (stmt == NULL)
-		return HANDOFF_STORE_FAILED;
+		return -1;
 	if (mysql_stmt_bind_param(stmt, param) != 0 ||
 	    mysql_stmt_execute(stmt) != 0) {
 		code = mysql_stmt_errno(stmt);
 		error_set(err, "mysql %s: %u %s", stmt_names[which], code,
 			  mysql_stmt_error(stmt));
 		after_failure(d, code);
+		return -1;
+	}
+	/* (my_ulonglong)-1 only follows a failed statement. */
+	return (long long)mysql_stmt_affected_rows(stmt);
+}
+
+/* After a delivery, in its transaction: the changes that waited for p (a
+ * payment's; a change's later ones of its object) are due now. Returns 0,
+ * or -1 with err set and the failure handled. */
+static int wake_waiting(struct handoff_store *d, const struct handoff_row *p,
+			struct error *err)
+{
+	MYSQL_BIND param[2];
+	unsigned long provider_len = (unsigned long)strlen(p->provider);
+	unsigned long tid_len = (unsigned long)p->transaction_id_len;
+	unsigned long long object = p->change.object_row_id, id = p->id;
+
+	if (changes_table(d, err) != 0)
+		return -1;
+	if (d->no_changes)
+		return 0;
+	memset(param, 0, sizeof(param));
+	if (p->kind == HANDOFF_ROW_CHANGE) {
+		bind_ull(&param[0], &object);
+		bind_ull(&param[1], &id);
+	} else {
+		param[0].buffer_type = MYSQL_TYPE_STRING;
+		param[0].buffer = (void *)p->provider;
+		param[0].buffer_length = provider_len;
+		param[0].length = &provider_len;
+		param[1].buffer_type = MYSQL_TYPE_BLOB;
+		param[1].buffer = (void *)p->transaction_id;
+		param[1].buffer_length = tid_len;
+		param[1].length = &tid_len;
+	}
+	return run_statement(d, p, STMT_WAKE, param, err) < 0 ? -1 : 0;
+}
+
+/* Runs the fenced statement number which with param bound, then (for a
+ * delivery that matched) wakes the changes that waited for p, then COMMIT.
+ * HANDOFF_STORE_SUPERSEDED when it matched no row: the token has moved on. */
+static enum handoff_store_status fenced_write(struct handoff_store *d,
+					      const struct handoff_row *p,
+					      enum stmt_index which,
+					      MYSQL_BIND *param,
+					      struct error *err)
+{
+	long long matched;
+
+	if (sqlconn_connect(d->conn, err) != 0)
+		return HANDOFF_STORE_FAILED;
+	matched = run_statement(d, p, which, param, err);
+	if (matched < 0)
+		return HANDOFF_STORE_FAILED;
+	if (matched > 0 && which == STMT_DELIVERED &&
+	    wake_waiting(d, p, err) != 0) {
+		if (sqlconn_mysql(d->conn) != NULL &&
+		    mysql_rollback(sqlconn_mysql(d->conn)) != 0)
+			disconnect(d);
 		return HANDOFF_STORE_FAILED;
 	}
-	matched = mysql_stmt_affected_rows(stmt);
 	if (mysql_commit(sqlconn_mysql(d->conn)) != 0) {
 		connection_failed(d, "commit", err);
 		return HANDOFF_STORE_FAILED;
 	}
-	/* (my_ulonglong)-1 only follows a failed statement. */
 	return matched == 0 ? HANDOFF_STORE_SUPERSEDED : HANDOFF_STORE_OK;
 }
 
@@ -663,7 +1016,7 @@ static enum handoff_store_status fenced_by_token(
 	}
 	bind_ull(&param[n++], &id);
 	bind_ull(&param[n], &token);
-	return fenced_write(d, which, param, err);
+	return fenced_write(d, p, which, param, err);
 }
 
 enum handoff_store_status handoff_store_record_delivered(
@@ -715,15 +1068,22 @@ long handoff_store_backoff_ms(const struct config *cfg, unsigned long attempts,
 	return half + (long)(random % (uint64_t)(delay - half + 1));
 }
 
-int handoff_store_list_dead(struct handoff_store *d,
+int handoff_store_list_dead(struct handoff_store *d, bool changes,
 			    int (*each)(void *ctx,
 					const struct handoff_store_dead *row),
 			    void *ctx, struct error *err)
 {
-	static const char sql[] =
+	static const char payments_sql[] =
 		"SELECT id, provider, transaction_id, dispatch_attempts, "
-		"COALESCE(dispatch_last_error, '') FROM payments "
+		"COALESCE(dispatch_last_error, ''), '', '', '', 0 FROM payments "
 		"WHERE dispatch_state = 'dead' ORDER BY id";
+	static const char changes_sql[] =
+		"SELECT c.id, e.provider, e.transaction_id, c.dispatch_attempts, "
+		"COALESCE(c.dispatch_last_error, ''), e.kind, e.object_id, "
+		"c.state, c.n FROM " CHANGES " c JOIN payment_events e ON "
+		"e.id = c.event_row_id WHERE c.dispatch_state = 'dead' "
+		"ORDER BY c.id";
+	const char *sql = changes ? changes_sql : payments_sql;
 	MYSQL_RES *res;
 	MYSQL_ROW row;
 	int stop = 0;
@@ -743,6 +1103,10 @@ int handoff_store_list_dead(struct handoff_store *d,
 			.transaction_id = row[2] != NULL ? row[2] : "",
 			.attempts = (unsigned long)parse_ull(row[3]),
 			.last_error = row[4] != NULL ? row[4] : "",
+			.kind = row[5] != NULL ? row[5] : "",
+			.object_id = row[6] != NULL ? row[6] : "",
+			.state = row[7] != NULL ? row[7] : "",
+			.n = (unsigned long)parse_ull(row[8]),
 		};
 
 		stop = each(ctx, &dead);
@@ -793,6 +1157,7 @@ int handoff_store_requeue(struct handoff_store *d,
 			  struct error *err)
 {
 	MYSQL *mysql;
+	const char *table;
 	char *where = NULL, *sql = NULL, *list = NULL;
 	my_ulonglong rows;
 	int rc = -1;
@@ -803,6 +1168,7 @@ int handoff_store_requeue(struct handoff_store *d,
 	mysql = sqlconn_mysql(d->conn);
 	/* Requeue: dead or skipped (never attempted) rows; redeliver:
 	 * delivered ones. The idempotency key is the row's own, so it stays. */
+	table = sel->changes ? CHANGES : "payments";
 	where = sql_new(err, "%s", change == HANDOFF_STORE_REDELIVER
 					   ? "dispatch_state = 'delivered'"
 					   : "dispatch_state IN ('dead', 'skipped')");
@@ -820,14 +1186,20 @@ int handoff_store_requeue(struct handoff_store *d,
 		if (where == NULL)
 			goto out;
 	}
-	if (where_add(d, &where, "provider = ", sel->provider, "", err) != 0 ||
+	/* A change's provider is its payment's, on its object's row. */
+	if (where_add(d, &where,
+		      sel->changes ? "event_row_id IN (SELECT id FROM "
+				     "payment_events WHERE provider = "
+				   : "provider = ",
+		      sel->provider, sel->changes ? ")" : "", err) != 0 ||
 	    where_add(d, &where, "received_at >= ", sel->since, "", err) != 0 ||
 	    where_add(d, &where, "received_at < ", sel->until, "", err) != 0 ||
 	    where_add(d, &where, "LOCATE(", sel->error,
 		      ", COALESCE(dispatch_last_error, '')) > 0", err) != 0)
 		goto out;
 	if (dry_run) {
-		sql = sql_new(err, "SELECT COUNT(*) FROM payments WHERE %s", where);
+		sql = sql_new(err, "SELECT COUNT(*) FROM %s WHERE %s", table,
+			      where);
 		if (sql == NULL)
 			goto out;
 		if (query_number(d, sql, count, err) != 0)
@@ -840,9 +1212,9 @@ int handoff_store_requeue(struct handoff_store *d,
 		goto out;
 	}
 	sql = sql_new(err,
-		      "UPDATE payments SET dispatch_state = 'pending', "
+		      "UPDATE %s SET dispatch_state = 'pending', "
 		      "dispatch_due_at = UTC_TIMESTAMP(6), dispatch_attempts = 0, "
-		      "dispatch_owner = NULL WHERE %s", where);
+		      "dispatch_owner = NULL WHERE %s", table, where);
 	if (sql == NULL)
 		goto out;
 	if (mysql_query(mysql, sql) != 0) {
@@ -863,9 +1235,6 @@ out:
 	free(where);
 	return rc;
 }
-
-/* ER_NO_SUCH_TABLE: a database from before db/migrate-5-dispatch-control.sql. */
-#define NO_SUCH_TABLE 1146
 
 int handoff_store_paused(struct handoff_store *d, bool *paused,
 			 struct error *err)
@@ -933,44 +1302,67 @@ int handoff_store_set_paused(struct handoff_store *d, bool paused,
 	return 0;
 }
 
-int handoff_store_gauges(struct handoff_store *d,
-			 struct handoff_store_gauges *g, struct error *err)
+/* The gauges' statement on one table: each part stays on an index (pending
+ * rows are those with a due time, leased ones the future end of that range,
+ * dead ones the index on dispatch_state). */
+#define GAUGES_SQL(table)                                                      \
+	"SELECT (SELECT COUNT(*) FROM " table                                   \
+	" WHERE dispatch_due_at IS NOT NULL), "                                 \
+	"(SELECT COUNT(*) FROM " table " WHERE dispatch_due_at > "              \
+	"UTC_TIMESTAMP(6) AND dispatch_owner IS NOT NULL), "                    \
+	"(SELECT COUNT(*) FROM " table " WHERE dispatch_state = 'dead'), "      \
+	"(SELECT GREATEST(0, COALESCE(TIMESTAMPDIFF(SECOND, "                  \
+	"MIN(dispatch_due_at), UTC_TIMESTAMP(6)), 0)) FROM " table             \
+	" WHERE dispatch_due_at IS NOT NULL)"
+
+/* Adds the gauges of one table (sql) to g. Returns 0, or -1 with err set
+ * and the failure handled; a table that does not exist adds nothing when
+ * optional. */
+static int add_gauges(struct handoff_store *d, const char *sql, bool optional,
+		      struct handoff_store_gauges *g, struct error *err)
 {
-	/* Each part stays on an index: pending rows are those with a due
-	 * time (ix_payments_dispatch_due), leased ones the future end of that
-	 * range, dead ones ix_payments_dispatch_state. */
-	static const char sql[] =
-		"SELECT (SELECT COUNT(*) FROM payments "
-		"WHERE dispatch_due_at IS NOT NULL), "
-		"(SELECT COUNT(*) FROM payments WHERE dispatch_due_at > "
-		"UTC_TIMESTAMP(6) AND dispatch_owner IS NOT NULL), "
-		"(SELECT COUNT(*) FROM payments WHERE dispatch_state = 'dead'), "
-		"(SELECT GREATEST(0, COALESCE(TIMESTAMPDIFF(SECOND, "
-		"MIN(dispatch_due_at), UTC_TIMESTAMP(6)), 0)) FROM payments "
-		"WHERE dispatch_due_at IS NOT NULL)";
-	MYSQL *mysql;
+	MYSQL *mysql = sqlconn_mysql(d->conn);
 	MYSQL_RES *res;
 	MYSQL_ROW row;
+	unsigned long long oldest;
 
-	memset(g, 0, sizeof(*g));
-	if (sqlconn_connect(d->conn, err) != 0)
-		return -1;
-	mysql = sqlconn_mysql(d->conn);
-	if (mysql_query(mysql, sql) != 0)
+	if (mysql_query(mysql, sql) != 0) {
+		if (optional && mysql_errno(mysql) == NO_SUCH_TABLE)
+			return 0;
 		return connection_failed(d, "gauges", err);
+	}
 	res = mysql_store_result(mysql);
 	if (res == NULL)
 		return connection_failed(d, "gauges", err);
 	row = mysql_fetch_row(res);
 	if (row != NULL && mysql_num_fields(res) == 4) {
-		g->pending = parse_ull(row[0]);
-		g->in_flight = parse_ull(row[1]);
-		g->dead = parse_ull(row[2]);
-		g->oldest_due_s = parse_ull(row[3]);
+		g->pending += parse_ull(row[0]);
+		g->in_flight += parse_ull(row[1]);
+		g->dead += parse_ull(row[2]);
+		oldest = parse_ull(row[3]);
+		if (oldest > g->oldest_due_s)
+			g->oldest_due_s = oldest;
 	}
 	mysql_free_result(res);
-	if (mysql_rollback(mysql) != 0)
+	return 0;
+}
+
+int handoff_store_gauges(struct handoff_store *d,
+			 struct handoff_store_gauges *g, struct error *err)
+{
+	memset(g, 0, sizeof(*g));
+	if (sqlconn_connect(d->conn, err) != 0)
+		return -1;
+	/* Payments and lifecycle changes alike: both are handed on. */
+	if (add_gauges(d, GAUGES_SQL("payments"), false, g, err) != 0 ||
+	    add_gauges(d, GAUGES_SQL(CHANGES), true, g, err) != 0) {
+		memset(g, 0, sizeof(*g));
+		return -1;
+	}
+	if (mysql_rollback(sqlconn_mysql(d->conn)) != 0) {
+		memset(g, 0, sizeof(*g));
 		return connection_failed(d, "rollback", err);
+	}
 	return 0;
 }
 
@@ -997,4 +1389,81 @@ int handoff_store_check_control(struct handoff_store *d, bool *migrated,
 		return connection_failed(d, "rollback", err);
 	*migrated = found == 2;
 	return handoff_store_paused(d, paused, err);
+}
+
+int handoff_store_check_changes(struct handoff_store *d, bool *table,
+				bool *indexed, struct error *err)
+{
+	static const char table_sql[] =
+		"SELECT COUNT(*) FROM information_schema.tables "
+		"WHERE table_schema = DATABASE() AND table_name = '" CHANGES "'";
+	static const char index_sql[] =
+		"SELECT COUNT(DISTINCT index_name) FROM "
+		"information_schema.statistics WHERE table_schema = DATABASE() "
+		"AND table_name = '" CHANGES "' AND seq_in_index = 1 AND "
+		"index_name IN ('ix_payment_event_changes_object_state', "
+		"'ix_payment_event_changes_state')";
+	unsigned long long tables = 0, indexes = 0;
+
+	*table = false;
+	*indexed = false;
+	if (sqlconn_connect(d->conn, err) != 0)
+		return -1;
+	if (query_number(d, table_sql, &tables, err) != 0 ||
+	    query_number(d, index_sql, &indexes, err) != 0)
+		return -1;
+	if (mysql_rollback(sqlconn_mysql(d->conn)) != 0)
+		return connection_failed(d, "rollback", err);
+	*table = tables == 1;
+	*indexed = indexes == 2;
+	return 0;
+}
+
+int handoff_store_refresh_totals(struct handoff_store *d, struct handoff_row *p,
+				 struct error *err)
+{
+	struct handoff_row_change *c = &p->change;
+	char provider[2 * HANDOFF_ROW_PROVIDER_MAX + 1];
+	char tid[2 * PAYMENT_TRANSACTION_ID_MAX + 1];
+	MYSQL *mysql;
+	MYSQL_RES *res;
+	MYSQL_ROW row;
+	unsigned long *len;
+	char *sql;
+
+	if (p->kind != HANDOFF_ROW_CHANGE)
+		return 0;
+	if (sqlconn_connect(d->conn, err) != 0)
+		return -1;
+	mysql = sqlconn_mysql(d->conn);
+	mysql_real_escape_string(mysql, provider, p->provider,
+				 (unsigned long)strlen(p->provider));
+	mysql_real_escape_string(mysql, tid, p->transaction_id,
+				 (unsigned long)p->transaction_id_len);
+	sql = sql_new(err,
+		      "SELECT refunded_amount, dispute_state, cancelled FROM "
+		      "payments WHERE provider = '%s' AND transaction_id = '%s'",
+		      provider, tid);
+	if (sql == NULL)
+		return -1;
+	if (mysql_query(mysql, sql) != 0 ||
+	    (res = mysql_store_result(mysql)) == NULL) {
+		free(sql);
+		return connection_failed(d, "payment totals", err);
+	}
+	free(sql);
+	row = mysql_fetch_row(res);
+	len = mysql_fetch_lengths(res);
+	/* No row (the payment was deleted by hand): the claim's totals. */
+	if (row != NULL && len != NULL && mysql_num_fields(res) == 3) {
+		c->refunded_amount = parse_ull(row[0]);
+		copy_field(c->dispute_state, sizeof(c->dispute_state), row[1],
+			   len[1]);
+		c->cancelled = parse_ull(row[2]) != 0;
+	}
+	mysql_free_result(res);
+	/* End the read's transaction: no snapshot kept. */
+	if (mysql_rollback(mysql) != 0)
+		return connection_failed(d, "rollback", err);
+	return 0;
 }

@@ -1,5 +1,7 @@
 /* handoff_store.h - payhook-dispatch's reads and writes of the payments
- * table for the hand-off (prefix handoff_store_): claiming due payments under a lease with a fencing token,
+ * table and of payment_event_changes (the changes of refunds, disputes and
+ * cancellations) for the hand-off (prefix handoff_store_): claiming due
+ * rows under a lease with a fencing token,
  * recording each attempt's result only while that token is still current,
  * giving back claims that were never attempted, and the operators' tools for
  * dead payments.
@@ -33,6 +35,10 @@
 /* What the lease must keep beyond an attempt's own timeout: the kill grace
  * of a command (TRANSPORT_KILL_GRACE_MS) and scheduling. */
 #define HANDOFF_STORE_LEASE_MARGIN_MS 1000L
+/* A change whose payment (or an earlier change of its object) was not
+ * handed on yet is looked at again this much later, or at once when that
+ * delivery is recorded. */
+#define HANDOFF_STORE_WAIT_MS 30000L
 
 struct handoff_store; /* one connection; opaque */
 
@@ -54,6 +60,11 @@ struct handoff_store_dead {
 	const char *transaction_id;
 	unsigned long attempts;
 	const char *last_error;     /* "" when NULL */
+	/* A change's (else "" and 0): */
+	const char *kind;
+	const char *object_id;
+	const char *state;
+	unsigned long n;
 };
 
 enum handoff_store_status {
@@ -89,9 +100,14 @@ int handoff_store_check_config(const struct config *cfg, struct error *err);
  * err saying what is wrong and what to run. */
 int handoff_store_check_schema(struct handoff_store *d, struct error *err);
 
-/* Claims up to limit due payments in one short transaction (SELECT ... FOR
+/* Claims up to limit due rows in one short transaction (SELECT ... FOR
  * UPDATE SKIP LOCKED, UPDATE token/attempts/owner/due_at = now + lease, read
- * the rows, COMMIT) and fills batch, oldest due first. Returns 0 (batch->count
+ * the rows, COMMIT) and fills batch: payments, oldest due first, then
+ * changes whose payment was handed on (delivered, or skipped by
+ * db/migrate-3-dispatch.sql) and whose object has no earlier change left
+ * (one change per object at a time, in the order they were recorded). A
+ * change that must wait is set due HANDOFF_STORE_WAIT_MS later in the same
+ * transaction; the delivery it waits for makes it due at once. Returns 0 (batch->count
  * may be 0), or -1 with err set and batch empty: nothing was claimed, or a
  * COMMIT whose outcome is unknown claimed rows that come due again when their
  * lease ends. The caller frees batch with handoff_store_batch_cleanup. */
@@ -102,8 +118,18 @@ int handoff_store_claim(struct handoff_store *d, size_t limit,
  * fine. Can't fail. */
 void handoff_store_batch_cleanup(struct handoff_store_batch *batch);
 
+/* Reads again, for a change, its payment's totals (refunded_amount,
+ * dispute_state, cancelled) into p->change, so that the body carries those
+ * standing when the attempt is made, not when the batch was claimed; a
+ * payment's row is left alone. Returns 0, or -1 with err set and p
+ * unchanged (the claim's totals). */
+int handoff_store_refresh_totals(struct handoff_store *d, struct handoff_row *p,
+				 struct error *err);
+
 /* Marks p delivered (due_at NULL, delivered_at now, owner and last error
- * cleared) while its token is current. */
+ * cleared) while its token is current, and in the same transaction makes
+ * due now the changes that waited for it (a payment's; a change's later
+ * ones of its object). */
 enum handoff_store_status handoff_store_record_delivered(
 	struct handoff_store *d, const struct handoff_row *p,
 	struct error *err);
@@ -137,9 +163,10 @@ enum handoff_store_status handoff_store_release(
 long handoff_store_backoff_ms(const struct config *cfg, unsigned long attempts,
 			      uint64_t random);
 
-/* Calls each for every dead payment, by id; stops early when each returns
- * non-zero. Returns 0, or -1 with err set (some rows may have been passed). */
-int handoff_store_list_dead(struct handoff_store *d,
+/* Calls each for every dead payment (with changes, every dead lifecycle
+ * change), by id; stops early when each returns non-zero. Returns 0, or -1
+ * with err set (some rows may have been passed). */
+int handoff_store_list_dead(struct handoff_store *d, bool changes,
 			    int (*each)(void *ctx,
 					const struct handoff_store_dead *row),
 			    void *ctx, struct error *err);
@@ -154,6 +181,8 @@ enum handoff_store_change {
  * ("2026-11-30 14:00:00"), compared with received_at; error is a text the
  * last error contains. */
 struct handoff_store_selection {
+	bool changes;               /* rows of payment_event_changes (provider:
+				     * their payment's) instead of payments */
 	const unsigned long long *ids;
 	size_t id_count;
 	const char *provider;
@@ -192,7 +221,15 @@ int handoff_store_set_paused(struct handoff_store *d, bool paused,
 int handoff_store_check_control(struct handoff_store *d, bool *migrated,
 				bool *paused, struct error *err);
 
-/* The hand-off table at a glance, for the metrics. */
+/* For --check-config: whether payment_event_changes exists
+ * (db/migrate-6-lifecycle-changes.sql: without it no lifecycle change is
+ * handed on) and has the indexes of db/migrate-7-lifecycle-handoff.sql.
+ * Returns 0, or -1 with err set. */
+int handoff_store_check_changes(struct handoff_store *d, bool *table,
+				bool *indexed, struct error *err);
+
+/* The hand-off tables at a glance (payments and lifecycle changes
+ * together), for the metrics. */
 struct handoff_store_gauges {
 	unsigned long long pending;      /* neither delivered nor dead */
 	unsigned long long in_flight;    /* claimed, lease running */
@@ -201,9 +238,10 @@ struct handoff_store_gauges {
 					  * payment has been due (0: none) */
 };
 
-/* Reads the gauges with one statement whose parts each stay on an index
- * (ix_payments_dispatch_due, ix_payments_dispatch_state). Returns 0, or -1
- * with err set and *g zero. */
+/* Reads the gauges with one statement per table whose parts each stay on
+ * an index (ix_payments_dispatch_due, ix_payments_dispatch_state, and
+ * payment_event_changes' own; none from it before its migration). Returns
+ * 0, or -1 with err set and *g zero. */
 int handoff_store_gauges(struct handoff_store *d,
 			 struct handoff_store_gauges *g, struct error *err);
 

@@ -1,6 +1,7 @@
 /* test_dispatch.c - unit tests of the parts of payhook-dispatch that need no
  * server: the back-off and its jitter (lib/handoff_store.c), the start-up checks,
- * the idempotency key and the JSON handed on (lib/handoff.c). The database
+ * the idempotency keys and the JSON handed on, of a payment and of a
+ * lifecycle change (lib/handoff.c). The database
  * and delivery paths are tests/integration/dispatch.test's. */
 #include "config.h"
 
@@ -207,6 +208,56 @@ START_TEST(test_key_refuses_what_no_header_can_carry)
 }
 END_TEST
 
+/* A dispute of sample's payment: "lost" for the second time. */
+static struct handoff_row change_sample(void)
+{
+	struct handoff_row p = sample;
+
+	p.kind = HANDOFF_ROW_CHANGE;
+	p.amount = 500;
+	p.payload = NULL;
+	p.payload_len = 0;
+	snprintf(p.change.kind, sizeof(p.change.kind), "dispute");
+	snprintf(p.change.state, sizeof(p.change.state), "lost");
+	snprintf(p.change.object_id, sizeof(p.change.object_id), "dp_1");
+	p.change.object_id_len = 4;
+	p.change.n = 2;
+	p.change.refunded_amount = 300;
+	snprintf(p.change.dispute_state, sizeof(p.change.dispute_state),
+		 "lost");
+	return p;
+}
+
+START_TEST(test_key_of_a_change)
+{
+	struct handoff_row p = change_sample();
+	struct error err;
+	char key[HANDOFF_KEY_MAX];
+
+	ck_assert_int_eq(handoff_idempotency_key(&p, key, sizeof(key), &err), 0);
+	ck_assert_str_eq(key, "payhook:standard:tx_123:dispute:dp_1:lost:2");
+	/* The first time in a state has no :n. */
+	p.change.n = 1;
+	ck_assert_int_eq(handoff_idempotency_key(&p, key, sizeof(key), &err), 0);
+	ck_assert_str_eq(key, "payhook:standard:tx_123:dispute:dp_1:lost");
+	p.change.n = 10;
+	ck_assert_int_eq(handoff_idempotency_key(&p, key, sizeof(key), &err), 0);
+	ck_assert_str_eq(key, "payhook:standard:tx_123:dispute:dp_1:lost:10");
+	/* An object id no header can carry, or one cut by a NUL. */
+	memcpy(p.change.object_id, "dp 1", 5);
+	ck_assert_int_eq(handoff_idempotency_key(&p, key, sizeof(key), &err), -1);
+	ck_assert_str_eq(key, "");
+	ck_assert_msg(strstr(err.message, "change") != NULL, "%s", err.message);
+	memcpy(p.change.object_id, "dp\0x", 5);
+	ck_assert_int_eq(handoff_idempotency_key(&p, key, sizeof(key), &err), -1);
+	/* Longer than 255 bytes (it is the webhook-id too): refused. */
+	memset(p.change.object_id, 'o', 250);
+	p.change.object_id[250] = '\0';
+	p.change.object_id_len = 250;
+	ck_assert_int_eq(handoff_idempotency_key(&p, key, sizeof(key), &err), -1);
+}
+END_TEST
+
 /* ---- the JSON handed on ---- */
 
 static json_object *parse(const char *text, size_t len)
@@ -241,7 +292,8 @@ START_TEST(test_body_fields)
 	ck_assert_ptr_nonnull(body);
 	ck_assert_uint_eq(strlen(body), len);
 	obj = parse(body, len);
-	ck_assert_int_eq(json_object_object_length(obj), 7);
+	ck_assert_int_eq(json_object_object_length(obj), 8);
+	ck_assert_str_eq(get_string(obj, "type"), "payment");
 	ck_assert_str_eq(get_string(obj, "provider"), "standard");
 	ck_assert_str_eq(get_string(obj, "transaction_id"), "tx_123");
 	ck_assert_str_eq(get_string(obj, "currency"), "EUR");
@@ -267,6 +319,58 @@ START_TEST(test_body_fields)
 		ck_assert_ptr_nonnull(strstr(body, "\"amount\":9223372036854775807,"));
 		free(body);
 	}
+}
+END_TEST
+
+START_TEST(test_body_of_a_change)
+{
+	struct handoff_row p = change_sample();
+	struct error err;
+	size_t len = 0;
+	char *body = handoff_body_new(&p, &len, &err);
+	json_object *obj, *value = NULL;
+
+	ck_assert_ptr_nonnull(body);
+	obj = parse(body, len);
+	ck_assert_int_eq(json_object_object_length(obj), 14);
+	ck_assert_str_eq(get_string(obj, "type"), "dispute");
+	ck_assert_str_eq(get_string(obj, "state"), "lost");
+	ck_assert_str_eq(get_string(obj, "object_id"), "dp_1");
+	ck_assert_str_eq(get_string(obj, "transaction_id"), "tx_123");
+	ck_assert_str_eq(get_string(obj, "dispute_state"), "lost");
+	ck_assert(json_object_object_get_ex(obj, "amount", &value));
+	ck_assert_int_eq(json_object_get_int64(value), 500);
+	ck_assert(json_object_object_get_ex(obj, "n", &value));
+	ck_assert_int_eq(json_object_get_int64(value), 2);
+	ck_assert(json_object_object_get_ex(obj, "refunded_amount", &value));
+	ck_assert(json_object_is_type(value, json_type_int));
+	ck_assert_int_eq(json_object_get_int64(value), 300);
+	ck_assert(json_object_object_get_ex(obj, "cancelled", &value));
+	ck_assert(json_object_is_type(value, json_type_boolean));
+	ck_assert(!json_object_get_boolean(value));
+	/* Not the object's newest change: no raw body. */
+	ck_assert(json_object_object_get_ex(obj, "payload", &value));
+	ck_assert_ptr_null(value);
+	json_object_put(obj);
+	free(body);
+
+	/* No dispute, cancelled, and the newest change's raw body. */
+	p.change.dispute_state[0] = '\0';
+	p.change.cancelled = true;
+	p.payload = (char *)"{\"x\":1}";
+	p.payload_len = 7;
+	body = handoff_body_new(&p, &len, &err);
+	ck_assert_ptr_nonnull(body);
+	ck_assert_ptr_nonnull(strstr(body, "\"dispute_state\":null"));
+	ck_assert_ptr_nonnull(strstr(body, "\"cancelled\":true"));
+	ck_assert_ptr_nonnull(strstr(body, "\"payload\":\"{\\\"x\\\":1}\""));
+	free(body);
+
+	/* An object id that is not UTF-8 can never be sent. */
+	memcpy(p.change.object_id, "\xff", 2);
+	p.change.object_id_len = 1;
+	ck_assert_ptr_null(handoff_body_new(&p, &len, &err));
+	ck_assert_msg(strstr(err.message, "UTF-8") != NULL, "%s", err.message);
 }
 END_TEST
 
@@ -342,7 +446,9 @@ static Suite *dispatch_suite(void)
 	tc = tcase_create("handoff");
 	tcase_add_test(tc, test_key);
 	tcase_add_test(tc, test_key_refuses_what_no_header_can_carry);
+	tcase_add_test(tc, test_key_of_a_change);
 	tcase_add_test(tc, test_body_fields);
+	tcase_add_test(tc, test_body_of_a_change);
 	tcase_add_test(tc, test_body_escapes_the_payload);
 	tcase_add_test(tc, test_body_refuses_what_is_not_utf8);
 	suite_add_tcase(s, tc);

@@ -270,6 +270,19 @@ START_TEST(test_alerts_say_what_to_do)
 	ck_assert_ptr_nonnull(strstr(a.message.summary, "stripe pi_1 (id 4711)"));
 	ck_assert_ptr_nonnull(strstr(a.message.action,
 				     "payhook-dispatch --requeue 4711"));
+	/* A dead change: its own id, requeued with --changes. */
+	e.row_kind = HANDOFF_ROW_CHANGE;
+	e.id = 12;
+	snprintf(e.change, sizeof(e.change), "refund re_1 succeeded");
+	dispatcher_alert_init(&a, &e);
+	ck_assert_str_eq(a.message.event, "change_dead");
+	ck_assert_uint_eq(a.message.id, 0);
+	ck_assert_ptr_nonnull(strstr(a.message.summary,
+				     "refund re_1 succeeded of payment stripe "
+				     "pi_1 (change id 12)"));
+	ck_assert_ptr_nonnull(strstr(a.message.action,
+				     "payhook-dispatch --requeue --changes 12"));
+	e.row_kind = HANDOFF_ROW_PAYMENT;
 	e.kind = DISPATCHER_EVENT_CIRCUIT_OPEN;
 	e.failures = 5;
 	dispatcher_alert_init(&a, &e);
