@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "log.h"
 #include "retention.h"
 #include "sqlconn.h"
 #include "timing.h"
@@ -101,6 +102,9 @@ long retention_step(struct retention *r, bool *pass_done, struct error *err)
 			*pass_done = true;
 			return 0;
 		}
+		log_info("retention: this dispatcher clears the payloads older "
+			 "than %ld days (it holds the named lock "
+			 "payhook_retention)", r->cfg->payload_retention_days);
 	}
 	/* The window: the next rows by primary key (a range read of the
 	 * clustered index), and the last of them old enough to clear: the
