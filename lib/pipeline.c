@@ -17,6 +17,7 @@
 #include "payload.h"
 #include "pipeline.h"
 #include "provider.h"
+#include "route.h"
 #include "store.h"
 #include "timing.h"
 
@@ -559,6 +560,12 @@ static enum outcome request_outcome(enum request_status status)
 void pipeline_answer(struct pipeline *p, const struct request *req,
 		     struct result *r)
 {
+	pipeline_answer_profile(p, req, route_profile(req), r);
+}
+
+void pipeline_answer_profile(struct pipeline *p, const struct request *req,
+			     enum config_provider profile, struct result *r)
+{
 	const struct config *cfg = p->cfg;
 	int64_t started_us = timing_now_us();
 	struct error *detail = &p->detail, *note = &p->note, why = { "" };
@@ -576,7 +583,7 @@ void pipeline_answer(struct pipeline *p, const struct request *req,
 	p->batch->event_type[0] = '\0';
 	response_set(r, OUTCOME_ERROR, "internal error");
 
-	provider = p->provider = provider_route(p->providers, req);
+	provider = p->provider = provider_enabled(p->providers, profile);
 	if (provider == NULL) {
 		response_set(r, OUTCOME_NOT_FOUND,
 			   "no enabled provider profile at this path");
