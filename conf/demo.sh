@@ -6,9 +6,9 @@
 #
 #   bash conf/demo.sh [BUILD_DIR [STATE_DIR]]
 #
-# BUILD_DIR holds the built app/payhook, app/payhook-sign and tests/freeport
+# BUILD_DIR holds the built app/payhook, app/payhook-sign and tools/freeport
 # (default: the source tree; build first: ./configure && make &&
-# make tests/freeport). STATE_DIR (default ./demo-state) keeps the servers'
+# make tools/freeport). STATE_DIR (default ./demo-state) keeps the servers'
 # data, sockets and logs between runs. DEMO_PORT=N picks another port.
 # Needs redis-server, mariadbd (mariadb-server), lighttpd, spawn-fcgi, curl.
 # Everything it starts is stopped, by PID, when it exits.
@@ -26,8 +26,8 @@ die() {
 }
 
 build=$(cd "$build" 2>/dev/null && pwd) || die "no build folder $1"
-for f in app/payhook app/payhook-sign tests/freeport; do
-	[ -x "$build/$f" ] || die "$build/$f is missing: build first (./configure && make && make tests/freeport)"
+for f in app/payhook app/payhook-sign tools/freeport; do
+	[ -x "$build/$f" ] || die "$build/$f is missing: build first (./configure && make && make tools/freeport)"
 done
 for tool in redis-server mariadbd mariadb-install-db mariadb lighttpd spawn-fcgi curl; do
 	command -v "$tool" >/dev/null 2>&1 || die "$tool is not installed"
@@ -39,11 +39,11 @@ sign=$build/app/payhook-sign
 url=http://127.0.0.1:$port/webhook
 
 # The test harness runs the servers, with the state folder as its folder
-# (its public functions only: see the top of tests/harness.sh).
-# shellcheck disable=SC2034 # read by tests/harness.sh
+# (its public functions only: see the top of tests/lib/harness.sh).
+# shellcheck disable=SC2034 # read by tests/lib/harness.sh
 top_srcdir=$srcdir top_builddir=$build
-# shellcheck source-path=SCRIPTDIR source=../tests/harness.sh
-. "$srcdir/tests/harness.sh" || exit 1
+# shellcheck source-path=SCRIPTDIR source=../tests/lib/harness.sh
+. "$srcdir/tests/lib/harness.sh" || exit 1
 export HARNESS_DIR=$state
 
 # Stops every process recorded in $state/pids (each checked by its start

@@ -26,7 +26,7 @@ set -uo pipefail
 
 tarball=${1:?usage: check-release.sh TARBALL}
 here=$(cd "$(dirname "$0")" && pwd)
-freeport=${BUILD_DIR:-.}/tests/freeport
+freeport=${BUILD_DIR:-.}/tools/freeport
 name=$(basename "$tarball" .tar.gz)
 user=alice
 db=alice_payhook

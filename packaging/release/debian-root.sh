@@ -3,7 +3,7 @@
 # (debootstrap) with PACKAGES installed and, optionally, SETUP run inside it.
 # The release scripts unpack a fresh copy of it for every run.
 #
-#   bash tests/release/debian-root.sh SUITE "PACKAGES" [SETUP]   (as root)
+#   bash packaging/release/debian-root.sh SUITE "PACKAGES" [SETUP]   (as root)
 #
 #   bare bookworm root: the shared host of check-release.sh
 #   bullseye root + static-deps.sh: where release.sh builds the binaries
@@ -29,7 +29,7 @@ if [ -s "$tarball" ]; then
 	exit 0
 fi
 command -v debootstrap >/dev/null || {
-	echo "debian-root: needs debootstrap (sh tests/release/install-deps.sh)" >&2
+	echo "debian-root: needs debootstrap (sh packaging/release/install-deps.sh)" >&2
 	exit 1
 }
 mkdir -p "$cache"

@@ -1,6 +1,6 @@
 #!/bin/sh
 # install-deps.sh - what "make release" and "make check-release" need beyond
-# tests/install-deps.sh (Debian 12, as root): debootstrap builds the bare
+# packaging/install-deps.sh (Debian 12, as root): debootstrap builds the bare
 # host's root; objdump (binutils, with build-essential already) checks what
 # the binaries load. Kept apart so that the test command installs no more
 # than the tests use.

@@ -7,13 +7,13 @@
 #   e2e_init                  harness + redis + mariadb + PAYHOOK_* for workers
 #   e2e_table URL             the table; returns non-zero on the first failure
 #   e2e_gone, e2e_start_pool: see below; the public functions of
-#   tests/harness.sh (harness_start_lighttpd, harness_wait_http, harness_fill
+#   tests/lib/harness.sh (harness_start_lighttpd, harness_wait_http, harness_fill
 #   for conf/ files...) for the rest
 #
 # Each assertion prints "ok - ..." or "not ok - ..." (TAP-like, for the log).
 
-# shellcheck source-path=SCRIPTDIR source=../harness.sh
-. "$top_srcdir/tests/harness.sh"
+# shellcheck source-path=SCRIPTDIR source=../lib/harness.sh
+. "$top_srcdir/tests/lib/harness.sh"
 
 E2E_SECRET=whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw
 # Stripe's endpoint secrets are whsec_ strings used as the key as they are.

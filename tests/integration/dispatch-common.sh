@@ -2,18 +2,18 @@
 # shellcheck disable=SC2154 # top_builddir: from the Makefile or harness.sh
 # dispatch-common.sh - sourced by the payhook-dispatch tests
 # (dispatch.test, dispatch-lifecycle.test): a real mariadbd
-# (tests/harness.sh), the programs under test, small timeouts, and the
-# helpers that make a database, start a tests/http_target and a dispatcher,
+# (tests/lib/harness.sh), the programs under test, small timeouts, and the
+# helpers that make a database, start a tests/servers/http_target and a dispatcher,
 # and judge what they did. Exits 77 when jq is missing, 99 when the harness
 # cannot start.
 
 if ! command -v jq >/dev/null 2>&1; then
-	echo "# SKIP: jq is not installed (tests/install-deps.sh installs it)"
+	echo "# SKIP: jq is not installed (packaging/install-deps.sh installs it)"
 	exit 77
 fi
 : "${top_srcdir:=$(cd "$(dirname "$0")/../.." && pwd)}"
-# shellcheck source=../harness.sh
-. "$top_srcdir/tests/harness.sh"
+# shellcheck source=../lib/harness.sh
+. "$top_srcdir/tests/lib/harness.sh"
 
 FAILED=0
 ok() { printf 'ok - %s\n' "$*"; }
@@ -62,7 +62,7 @@ harness_start_mariadb || exit 99
 T0=$(harness_now_ms)
 
 DISPATCH=$top_builddir/app/payhook-dispatch
-TARGET=$top_builddir/tests/http_target
+TARGET=$top_builddir/tests/servers/http_target
 SIGN=$top_builddir/app/payhook-sign
 for bin in "$DISPATCH" "$TARGET" "$SIGN"; do
 	if [ ! -x "$bin" ]; then

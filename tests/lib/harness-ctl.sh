@@ -1,6 +1,6 @@
 #!/bin/bash
 # harness-ctl.sh - lets a C test program control, mid-test, the servers its
-# test script started with tests/harness.sh (folder named by $HARNESS_DIR).
+# test script started with tests/lib/harness.sh (folder named by $HARNESS_DIR).
 #
 #   harness-ctl.sh stop-mariadb | start-mariadb | stop-redis | start-redis
 #   harness-ctl.sh pause-mariadb | resume-mariadb | pause-redis | resume-redis

@@ -5,7 +5,7 @@
 # temporary folder on loopback ports chosen by the kernel, and stops them (by
 # PID, only those it started) on exit.
 #
-#   . "$top_srcdir/tests/harness.sh"
+#   . "$top_srcdir/tests/lib/harness.sh"
 #   harness_init || exit 99          # temp folder + cleanup trap on EXIT
 #   harness_start_redis || exit 99   # exports REDIS_PORT, PAYHOOK_REDIS_*
 #   harness_start_mariadb || exit 99 # exports MYSQL_*, PAYHOOK_MYSQL_*
@@ -23,7 +23,7 @@
 #   harness_cleanup              stop every process recorded, remove HARNESS_DIR
 #                                (kept when HARNESS_KEEP=1); runs on EXIT
 #   harness_attach               use the servers of an existing HARNESS_DIR
-#                                (what tests/harness-ctl.sh does)
+#                                (what tests/lib/harness-ctl.sh does)
 #   harness_export_env           write the environment to $HARNESS_DIR/env
 #   harness_start_redis [NAME]   start redis-server, or restart it on its port;
 #                                NAME (default redis) starts another one
@@ -46,7 +46,7 @@
 #                                proxy-NAME...): a backend that accepts but
 #                                never answers
 #   harness_start_proxy NAME HOST:PORT
-#                                tests/tcpproxy on a kernel-chosen loopback
+#                                tests/servers/tcpproxy on a kernel-chosen loopback
 #                                port in front of HOST:PORT, controlled over
 #                                $HARNESS_DIR/proxy-NAME.sock; exports
 #                                PROXY_PORT_<NAME>; stopped by harness_stop
@@ -54,7 +54,7 @@
 #   harness_proxy NAME COMMAND...
 #                                one control command (target, delay, stall,
 #                                drop, refuse, blackhole, stats: see
-#                                tests/tcpproxy.c); prints the reply, fails
+#                                tests/servers/tcpproxy.c); prints the reply, fails
 #                                unless it is "ok..."
 #   harness_silent_listener NAME a loopback port that accepts connections and
 #                                never answers; exports SILENT_PORT_<NAME>
@@ -167,21 +167,21 @@
 
 # top_srcdir and top_builddir come from the Makefile's test environment; run by
 # hand, the source tree is the one holding this file and the build tree is the
-# current folder when it has tests/freeport, else the source tree.
+# current folder when it has tools/freeport, else the source tree.
 harness__here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 if [ -z "${top_srcdir:-}" ]; then
-	top_srcdir=$(dirname "$harness__here")
+	top_srcdir=$(dirname "$(dirname "$harness__here")")
 fi
 if [ -z "${top_builddir:-}" ]; then
-	if [ -x "$PWD/tests/freeport" ]; then
+	if [ -x "$PWD/tools/freeport" ]; then
 		top_builddir=$PWD
 	else
 		top_builddir=$top_srcdir
 	fi
 fi
 export top_srcdir top_builddir
-harness__freeport=$top_builddir/tests/freeport
-harness__tcpproxy=$top_builddir/tests/tcpproxy
+harness__freeport=$top_builddir/tools/freeport
+harness__tcpproxy=$top_builddir/tests/servers/tcpproxy
 harness__owner=0
 # mariadbd refuses to run as root without --user naming it; the install-db
 # socket-authenticated admin account is named after the same user.
@@ -332,7 +332,7 @@ harness_log_tail() {
 # Prints a free loopback port chosen by the kernel.
 harness_free_port() {
 	if [ ! -x "$harness__freeport" ]; then
-		harness__error "$harness__freeport not built: run 'make tests/freeport' (or make check)"
+		harness__error "$harness__freeport not built: run 'make tools/freeport' (or make check)"
 		return 1
 	fi
 	"$harness__freeport"
@@ -1236,7 +1236,7 @@ harness_silent_listener() {
 		return 1
 	fi
 	if [ ! -x "$harness__freeport" ]; then
-		harness__error "$harness__freeport not built: run 'make tests/freeport' (or make check)"
+		harness__error "$harness__freeport not built: run 'make tools/freeport' (or make check)"
 		return 1
 	fi
 	t0=$(harness_now_ms)
@@ -1257,7 +1257,7 @@ harness_stop_silent_listener() {
 	harness_stop "silent-${1:-}"
 }
 
-# harness_start_proxy NAME HOST:PORT: tests/tcpproxy between a client and
+# harness_start_proxy NAME HOST:PORT: tests/servers/tcpproxy between a client and
 # HOST:PORT, on a loopback port the kernel picks (exported as
 # PROXY_PORT_<NAME>), driven through $HARNESS_DIR/proxy-NAME.sock with
 # harness_proxy. Recorded as proxy-NAME.
@@ -1277,7 +1277,7 @@ harness_start_proxy() {
 		return 1
 	fi
 	if [ ! -x "$harness__tcpproxy" ]; then
-		harness__error "$harness__tcpproxy not built: run 'make tests/tcpproxy' (or make)"
+		harness__error "$harness__tcpproxy not built: run 'make tests/servers/tcpproxy' (or make)"
 		return 1
 	fi
 	t0=$(harness_now_ms)

@@ -2,10 +2,11 @@
 # tcpproxy-selftest.sh - proves each tcpproxy control command against real
 # redis-server instances on kernel-chosen loopback ports.
 #
-#   tests/tcpproxy-selftest.sh path/to/built/tcpproxy
+#   tests/servers/tcpproxy-selftest.sh path/to/built/tcpproxy
 #
-# (Without an argument, as automake's TESTS runs it: $top_builddir/tests/tcpproxy.)
-# Builds nothing; takes the ports from tests/freeport next to tcpproxy and
+# (Without an argument, as automake's TESTS runs it: $top_builddir/tests/servers/tcpproxy.)
+# Builds nothing; takes the ports from tools/freeport of the same build tree
+# (FREEPORT overrides it) and
 # talks to the control socket with "tcpproxy --send", so it needs no python3
 # (a fresh Debian may lack it): only bash, redis-server, redis-cli and
 # timeout; perl (always there on Debian: perl-base) for the half-close and
@@ -19,8 +20,8 @@
 # shellcheck disable=SC2016
 set -eu
 
-proxy_bin=${1:-${top_builddir:-.}/tests/tcpproxy}
-freeport_bin=$(dirname "$proxy_bin")/freeport
+proxy_bin=${1:-${top_builddir:-.}/tests/servers/tcpproxy}
+freeport_bin=${FREEPORT:-$(dirname "$(dirname "$(dirname "$proxy_bin")")")/tools/freeport}
 for bin in "$proxy_bin" "$freeport_bin"; do
 	if [ ! -x "$bin" ]; then
 		echo "# setup failed: no $bin (usage: $0 path/to/built/tcpproxy)" >&2

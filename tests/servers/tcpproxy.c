@@ -894,7 +894,7 @@ int main(int argc, char **argv)
 	if (!target || argc % 2 != 1) {
 		fputs("usage: tcpproxy --target HOST:PORT [--control PATH|-]\n"
 		      "       tcpproxy --send PATH COMMAND...\n"
-		      "  (commands: see the comment at the top of tests/tcpproxy.c)\n", stderr);
+		      "  (commands: see the comment at the top of tests/servers/tcpproxy.c)\n", stderr);
 		return 2;
 	}
 	if (resolve(target, err, sizeof err) != 0) {

@@ -5,7 +5,7 @@
 # measurement, then per variant the median req/s and p99 (min-max) and each
 # variant's per-round ratio to the first. `make bench-ab` runs it.
 #
-#   bash tests/bench/ab.sh LABEL=SPEC LABEL=SPEC...
+#   bash tests/perf/bench/ab.sh LABEL=SPEC LABEL=SPEC...
 #
 # SPEC is MODE:PROGRAM[:NAME=VALUE,...]:
 #   spawn   spawn-fcgi -F 8 PROGRAM (the pool of conf/spawn-fcgi.sh before
@@ -21,7 +21,7 @@
 # Exit status 1 when a run's rows in payments differ from its 200s.
 set -u
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-SRC_DIR=${SRC_DIR:-$(dirname "$(dirname "$here")")}
+SRC_DIR=${SRC_DIR:-$(dirname "$(dirname "$(dirname "$here")")")}
 BUILD_DIR=${BUILD_DIR:-$PWD}
 ROUNDS=${AB_ROUNDS:-5} SECS=${AB_SECONDS:-5} POOL=${AB_POOL:-8}
 read -r -a CONCS <<<"${AB_CONCS:-32}"

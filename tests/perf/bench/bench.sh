@@ -2,19 +2,19 @@
 # bench.sh - payhook's benchmark suite: `make bench` (full, about 12 minutes)
 # and `make bench-quick` (about 2 minutes, concurrency 32 only).
 #
-#   BUILD_DIR=... SRC_DIR=... bash tests/bench/bench.sh full|quick
+#   BUILD_DIR=... SRC_DIR=... bash tests/perf/bench/bench.sh full|quick
 #
-# It starts the real stack on 127.0.0.1 with tests/harness.sh (redis-server,
+# It starts the real stack on 127.0.0.1 with tests/lib/harness.sh (redis-server,
 # mariadbd), lighttpd on a free loopback port and spawn-fcgi pools of 8
 # workers behind it, one location each:
 #   /webhook  payhook, signature_scheme none, log_level warn   (the main runs)
 #   /info     payhook, the same with the default log_level info
 #   /signed   payhook, signature_scheme standard
 #   /floor    fcgi_floor, an empty FastCGI responder: HTTP + FastCGI alone
-#   /php/     the PHP-FPM peer: tests/bench/php/webhook.php, the same
+#   /php/     the PHP-FPM peer: tests/perf/bench/php/webhook.php, the same
 #             lock-and-unique-key recipe in PHP 8.2 (phpredis pconnect,
 #             mysqli persistent, prepared INSERT in autocommit, EVAL unlock),
-#             php-fpm with a static pool of 8 (tests/bench/php/php-fpm.conf)
+#             php-fpm with a static pool of 8 (tests/perf/bench/php/php-fpm.conf)
 # and measures, interleaved round by round so that machine drift cancels:
 # payhook, raw_limit (the least backend work of payhook's design without
 # HTTP: SET NX PX, one autocommitted INSERT, the release; 8 processes), the
@@ -29,10 +29,10 @@
 # payhook, floor and PHP-FPM pools (smaps_rollup); and instructions per
 # request of one worker under callgrind.
 #
-# It writes every figure to $BUILD_DIR/tests/bench/measurements.tsv (one row
+# It writes every figure to $BUILD_DIR/tests/perf/bench/measurements.tsv (one row
 # per measurement, plus the run's settings, memory and failed checks: see
-# tests/bench/report.sh) and the callgrind profile to callgrind.out beside
-# it; then tests/bench/report.sh turns them into results.md (one markdown
+# tests/perf/bench/report.sh) and the callgrind profile to callgrind.out beside
+# it; then tests/perf/bench/report.sh turns them into results.md (one markdown
 # table, which it prints, and the profile) and latency.png (gnuplot), which
 # "make bench-report" redoes without running anything. Speed is reported,
 # never judged: the exit status is 1 only when an answer lied or work went
@@ -48,7 +48,7 @@
 # 200 has its row); its CPU per request is that of the php-fpm children.
 #
 # The PHP peer needs php-fpm 8.2 with mysqli, redis and OPcache, which the
-# test suite does not: "make bench-deps" (tests/bench/install-bench-deps.sh)
+# test suite does not: "make bench-deps" (tests/perf/bench/install-bench-deps.sh)
 # installs them. Without them the bench stops at once with status 99 and
 # says so; BENCH_PHP=0 runs it without the PHP peer (its rows and ratios are
 # then "-").
@@ -64,7 +64,7 @@
 set -u
 mode=${1:-quick}
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-SRC_DIR=${SRC_DIR:-$(dirname "$(dirname "$here")")}
+SRC_DIR=${SRC_DIR:-$(dirname "$(dirname "$(dirname "$here")")")}
 BUILD_DIR=${BUILD_DIR:-$PWD}
 
 # ALT_CONCS: the concurrencies of the other-flush block.
@@ -82,18 +82,18 @@ SECS=${BENCH_SECONDS:-$SECS}
 POOL=8                   # workers per spawn-fcgi pool = raw_limit --procs
 SIDE_C=32                # concurrency of the info, signed and storm runs
 SECRET=whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw
-OUT=$BUILD_DIR/tests/bench
-BENCH_BIN=$BUILD_DIR/tests/bench
+OUT=$BUILD_DIR/tests/perf/bench
+BENCH_BIN=$BUILD_DIR/tests/perf/bench
 E2E_PAYHOOK=$BUILD_DIR/app/payhook
 
 for tool in wrk lighttpd spawn-fcgi valgrind callgrind_annotate redis-server mariadbd; do
 	if ! command -v "$tool" >/dev/null 2>&1; then
-		echo "bench: $tool is not installed (sh tests/install-deps.sh)" >&2
+		echo "bench: $tool is not installed (sh packaging/install-deps.sh)" >&2
 		exit 99
 	fi
 done
 for prog in "$E2E_PAYHOOK" "$BENCH_BIN/raw_limit" "$BENCH_BIN/fcgi_floor" \
-	"$BENCH_BIN/sign_pool" "$BUILD_DIR/tests/freeport"; do
+	"$BENCH_BIN/sign_pool" "$BUILD_DIR/tools/freeport"; do
 	if [ ! -x "$prog" ]; then
 		echo "bench: $prog is not built (make bench builds it)" >&2
 		exit 99
@@ -115,7 +115,7 @@ if [ "$PHP" != 0 ]; then
 			{
 				echo "bench: the PHP-FPM peer needs php-fpm 8.2 with mysqli, redis and OPcache"
 				echo "bench: (${PHP_FPM:-no php-fpm found}${PHP_FPM:+: no $m})."
-				echo "bench: install them with 'make bench-deps' (sh tests/bench/install-bench-deps.sh, as root),"
+				echo "bench: install them with 'make bench-deps' (sh tests/perf/bench/install-bench-deps.sh, as root),"
 				echo "bench: or run without the PHP peer: BENCH_PHP=0 make bench"
 			} >&2
 			exit 99
@@ -232,7 +232,7 @@ done
 [ "${#MGR_PIDS[@]}" -ge "$POOL" ] || { log "the pool manager runs ${#MGR_PIDS[@]} of $POOL workers"; exit 99; }
 
 # The PHP-FPM peer: php-fpm in the foreground (-F) with the pool of
-# tests/bench/php/php-fpm.conf on $W/php.sock, as a background job of this
+# tests/perf/bench/php/php-fpm.conf on $W/php.sock, as a background job of this
 # script; the master recorded as php-fpm, its children as php-0...; sets
 # PHP_PIDS (the children).
 PHP_PIDS=()

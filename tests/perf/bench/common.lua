@@ -1,4 +1,4 @@
--- common.lua - shared by the wrk scripts of tests/bench (new_id.lua,
+-- common.lua - shared by the wrk scripts of tests/perf/bench (new_id.lua,
 -- dup_storm.lua, signed.lua): the body, per-thread status counts, a drain
 -- before wrk stops, and one machine-readable line printed by done().
 --

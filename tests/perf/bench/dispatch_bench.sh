@@ -1,13 +1,13 @@
 #!/bin/bash
 # dispatch_bench.sh - payhook-dispatch's throughput: payments handed off per
-# second with 1 and with 3 dispatchers, against tests/http_target answering
+# second with 1 and with 3 dispatchers, against tests/servers/http_target answering
 # 200 at once, BENCH_ROUNDS rounds (3) of BENCH_PAYMENTS payments (10000)
 # each, the two cases interleaved round by round so that machine drift
 # cancels. Prints a markdown table with the median, and writes it to
-# $BUILD_DIR/tests/bench/dispatch-results.md. `make bench-dispatch` runs it;
+# $BUILD_DIR/tests/perf/bench/dispatch-results.md. `make bench-dispatch` runs it;
 # it is not part of make check.
 #
-#   BUILD_DIR=... SRC_DIR=... bash tests/bench/dispatch_bench.sh
+#   BUILD_DIR=... SRC_DIR=... bash tests/perf/bench/dispatch_bench.sh
 #
 # Each run: an empty payments table, BENCH_PAYMENTS rows inserted as payhook
 # records them (pending, due now), N dispatchers started (defaults but
@@ -25,7 +25,7 @@
 
 set -u
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-SRC_DIR=${SRC_DIR:-$(dirname "$(dirname "$here")")}
+SRC_DIR=${SRC_DIR:-$(dirname "$(dirname "$(dirname "$here")")")}
 BUILD_DIR=${BUILD_DIR:-$PWD}
 
 PAYMENTS=${BENCH_PAYMENTS:-10000}
@@ -33,10 +33,10 @@ ROUNDS=${BENCH_ROUNDS:-3}
 BATCH=${BENCH_BATCH:-10}
 CASES=(1 3)
 DISPATCH=$BUILD_DIR/app/payhook-dispatch
-TARGET=$BUILD_DIR/tests/http_target
-OUT=$BUILD_DIR/tests/bench
+TARGET=$BUILD_DIR/tests/servers/http_target
+OUT=$BUILD_DIR/tests/perf/bench
 
-for prog in "$DISPATCH" "$TARGET" "$BUILD_DIR/tests/freeport"; do
+for prog in "$DISPATCH" "$TARGET" "$BUILD_DIR/tools/freeport"; do
 	if [ ! -x "$prog" ]; then
 		echo "bench: $prog is not built (make bench-dispatch builds it)" >&2
 		exit 99

@@ -1,8 +1,8 @@
 #!/bin/sh
 # install-bench-deps.sh - installs what "make bench" needs beyond the test
-# suite's packages (tests/install-deps.sh): PHP 8.2 under PHP-FPM with
+# suite's packages (packaging/install-deps.sh): PHP 8.2 under PHP-FPM with
 # phpredis, mysqli (mysqlnd) and OPcache, for the PHP-FPM peer that the
-# benchmark measures beside payhook (tests/bench/php/). Debian 12, as root;
+# benchmark measures beside payhook (tests/perf/bench/php/). Debian 12, as root;
 # "make bench-deps" runs it. The test command never needs these.
 #
 # The bench starts its own php-fpm on a unix socket in its temporary folder,

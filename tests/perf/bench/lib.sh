@@ -1,18 +1,18 @@
 # shellcheck shell=bash
-# lib.sh - sourced by the benchmark scripts (tests/bench/bench.sh, ab.sh,
+# lib.sh - sourced by the benchmark scripts (tests/perf/bench/bench.sh, ab.sh,
 # dispatch_bench.sh, scale.sh and tests/ha/ha_bench.sh): what they all need
-# to start the stack and read wrk's result line (tests/bench/common.lua), and
+# to start the stack and read wrk's result line (tests/perf/bench/common.lua), and
 # the CPU accounting per process group from /proc.
 #
-#   . "$SRC_DIR/tests/bench/lib.sh"   (after setting SRC_DIR and BUILD_DIR)
+#   . "$SRC_DIR/tests/perf/bench/lib.sh"   (after setting SRC_DIR and BUILD_DIR)
 #
-# It exports top_srcdir and top_builddir for tests/harness.sh and sources it.
+# It exports top_srcdir and top_builddir for tests/lib/harness.sh and sources it.
 
 top_srcdir=$SRC_DIR
 top_builddir=$BUILD_DIR
 export top_srcdir top_builddir
-# shellcheck source-path=SCRIPTDIR source=../harness.sh
-. "$SRC_DIR/tests/harness.sh"
+# shellcheck source-path=SCRIPTDIR source=../../lib/harness.sh
+. "$SRC_DIR/tests/lib/harness.sh"
 
 # bench_start [redis] [mariadb]: harness_init, then the servers named (both
 # when none is), each printing its "# harness:" line. Fails when one does

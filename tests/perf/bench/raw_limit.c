@@ -22,7 +22,7 @@
  * the interval run time / (requests / connections), rank = round(p * count +
  * 0.5)), so the figures compare with wrk's; --window-ms gives the run time
  * wrk would divide by when the wrk run has a tail without requests (see
- * tests/bench/common.lua). The uncorrected percentiles are printed too
+ * tests/perf/bench/common.lua). The uncorrected percentiles are printed too
  * (p50u_ms, ...). Prints one line of key=value pairs.
  */
 #include "config.h"
@@ -58,7 +58,7 @@
 #define TOKEN_BYTES 16
 #define LOCK_TTL_MS "30000"
 #define ERR_MAX 256
-/* The body wrk sends (tests/bench/common.lua, sign_pool.c): keep in step. */
+/* The body wrk sends (tests/perf/bench/common.lua, sign_pool.c): keep in step. */
 #define BODY_FORMAT                                                            \
 	"{\"type\":\"payment.succeeded\",\"transaction_id\":\"%s\","           \
 	"\"amount\":1999,\"currency\":\"EUR\","                                \

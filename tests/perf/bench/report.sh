@@ -1,13 +1,13 @@
 #!/bin/bash
 # report.sh - the report of a benchmark run: turns the measurements.tsv that
-# tests/bench/bench.sh wrote into results.md (one markdown table, then the
+# tests/perf/bench/bench.sh wrote into results.md (one markdown table, then the
 # callgrind profile) and latency.png (gnuplot) next to it, and prints
 # results.md. bench.sh runs it at its end; "make bench-report" runs it alone,
 # to redo the report (after a change here) without running the stack again.
 #
-#   bash tests/bench/report.sh [MEASUREMENTS.TSV]
+#   bash tests/perf/bench/report.sh [MEASUREMENTS.TSV]
 #
-# (Default: $BUILD_DIR/tests/bench/measurements.tsv, BUILD_DIR defaulting to
+# (Default: $BUILD_DIR/tests/perf/bench/measurements.tsv, BUILD_DIR defaulting to
 # the current folder.) Everything comes from the TSV: the measurement rows,
 # one per run (KIND C ROUND RPS P50 P99 P999 NON2XX REQUESTS ROWS STATUSES
 # CHECK, then CPU us/request; KIND is ph, raw, floor, php, info, mgr, sig, dup,
@@ -19,7 +19,7 @@
 # judges the run), 2 when the TSV is missing or not bench.sh's.
 
 set -u
-TSV=${1:-${BUILD_DIR:-$PWD}/tests/bench/measurements.tsv}
+TSV=${1:-${BUILD_DIR:-$PWD}/tests/perf/bench/measurements.tsv}
 if [ "$#" -gt 1 ] || [ ! -s "$TSV" ]; then
 	echo "usage: report.sh [MEASUREMENTS.TSV] (no $TSV: run make bench first)" >&2
 	exit 2
@@ -256,7 +256,7 @@ statuses_of() {
 	printf -- '- MariaDB %s; %s; lighttpd %s; wrk -t2 --timeout 10s\n' "$(meta db_settings)" \
 		"$(meta redis_version)" "$(meta lighttpd_version)"
 	if [ "$PHP" != 0 ]; then
-		printf -- '- PHP-FPM peer: %s, OPcache on, pm = static with %s children (tests/bench/php/: phpredis pconnect, mysqli persistent, prepared INSERT in autocommit, EVAL unlock)\n' \
+		printf -- '- PHP-FPM peer: %s, OPcache on, pm = static with %s children (tests/perf/bench/php/: phpredis pconnect, mysqli persistent, prepared INSERT in autocommit, EVAL unlock)\n' \
 			"$(meta php_version)" "$POOL"
 	else
 		printf -- '- PHP-FPM peer: not measured (BENCH_PHP=0)\n'
@@ -374,9 +374,9 @@ statuses_of() {
 		printf -- '- %s\n' "${FAILURES[@]}"
 	fi
 } >"$OUT/results.md"
-# The report goes into the repository (tests/bench/results/): no path of the
+# The report goes into the repository (tests/perf/bench/results/): no path of the
 # machine it ran on, only $BUILD and paths relative to the source tree.
-build_root=$(cd "$OUT/../.." && pwd)
+build_root=$(cd "$OUT/../../.." && pwd)
 sed -i -e "s|$build_root|\$BUILD|g" -e "s|$(meta src_dir)/||g" "$OUT/results.md"
 cat "$OUT/results.md"
 

@@ -4,15 +4,15 @@
 # `make bench-conns`; `make bench-scale-all` runs the three. None is part of
 # make check. Speed is reported, never judged.
 #
-#   BUILD_DIR=... SRC_DIR=... bash tests/bench/scale.sh table|body|conns|all|report
+#   BUILD_DIR=... SRC_DIR=... bash tests/perf/bench/scale.sh table|body|conns|all|report
 #
-# The stack of make bench (tests/harness.sh: mariadbd, redis-server, lighttpd
+# The stack of make bench (tests/lib/harness.sh: mariadbd, redis-server, lighttpd
 # and spawn-fcgi pools of 8 payhook workers on 127.0.0.1), with MariaDB as the
 # README recommends it: innodb_flush_log_at_trx_commit = 1,
 # innodb_buffer_pool_size = SCALE_BUFFER_POOL (1G), innodb_log_file_size 256M,
 # max_allowed_packet 64M (set at run time).
 #
-# table  fills payments with realistic delivered rows (tests/bench/scale_rows:
+# table  fills payments with realistic delivered rows (tests/perf/bench/scale_rows:
 #        nine providers' ids, ~1.5 KB payloads, three years of received_at)
 #        by LOAD DATA LOCAL INFILE from a pipe, in chunks of 100,000 rows
 #        (one transaction each, unique checks on), timing the loader; at each
@@ -36,7 +36,7 @@
 #        the three. ulimit -n is raised to its hard limit for the run;
 #        net.core.somaxconn is read and reported, never changed.
 #
-# Figures go to $BUILD_DIR/tests/bench/scale-{table,body,conns}.tsv, the
+# Figures go to $BUILD_DIR/tests/perf/bench/scale-{table,body,conns}.tsv, the
 # report (scale.md, and scale-table.png, scale-body.png, scale-conns.png by
 # gnuplot) beside them; "report" redoes the report from the TSVs. Exit 1
 # when an answer lied (rows differ from the 200s), 99 when the stack cannot
@@ -45,10 +45,10 @@
 set -u
 part=${1:-}
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-SRC_DIR=${SRC_DIR:-$(dirname "$(dirname "$here")")}
+SRC_DIR=${SRC_DIR:-$(dirname "$(dirname "$(dirname "$here")")")}
 BUILD_DIR=${BUILD_DIR:-$PWD}
-OUT=$BUILD_DIR/tests/bench
-BENCH_BIN=$BUILD_DIR/tests/bench
+OUT=$BUILD_DIR/tests/perf/bench
+BENCH_BIN=$BUILD_DIR/tests/perf/bench
 PAYHOOK=$BUILD_DIR/app/payhook
 case $part in
 table | body | conns | all | report) ;;
@@ -234,7 +234,7 @@ fi
 for tool in wrk lighttpd spawn-fcgi redis-server mariadbd mariadb; do
 	command -v "$tool" >/dev/null 2>&1 || { log "$tool is not installed"; exit 99; }
 done
-for prog in "$PAYHOOK" "$BENCH_BIN/raw_limit" "$BENCH_BIN/scale_rows" "$BUILD_DIR/tests/freeport"; do
+for prog in "$PAYHOOK" "$BENCH_BIN/raw_limit" "$BENCH_BIN/scale_rows" "$BUILD_DIR/tools/freeport"; do
 	[ -x "$prog" ] || { log "$prog is not built (make bench-scale builds it)"; exit 99; }
 done
 
@@ -496,7 +496,7 @@ run_body() {
 start_nginx() {
 	local prefix=$W/nginx
 	mkdir -p "$prefix/temp" || return 1
-	NGINX_PORT=$("$BUILD_DIR/tests/freeport") || return 1
+	NGINX_PORT=$("$BUILD_DIR/tools/freeport") || return 1
 	{
 		[ "$(id -u)" = 0 ] && echo 'user root;'
 		cat <<-CONF

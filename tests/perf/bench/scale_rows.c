@@ -1,5 +1,5 @@
 /* scale_rows.c - benchmark helper: writes rows of a delivered payments table
- * for tests/bench/scale.sh to load with LOAD DATA LOCAL INFILE, so that the
+ * for tests/perf/bench/scale.sh to load with LOAD DATA LOCAL INFILE, so that the
  * table-size benchmark fills millions of rows without going through HTTP.
  *
  *   scale_rows --first I --count N --total T [--years Y] [--seed S]

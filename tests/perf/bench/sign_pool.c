@@ -1,7 +1,7 @@
 /* sign_pool.c - benchmark helper: writes a Lua file holding a pool of N
  * pre-signed webhook requests (webhook-id, webhook-timestamp,
  * webhook-signature, body), each with its own transaction id, signed with
- * lib/signature's signature_sign_standard. tests/bench/signed.lua cycles through it.
+ * lib/signature's signature_sign_standard. tests/perf/bench/signed.lua cycles through it.
  */
 #include "config.h"
 
@@ -18,7 +18,7 @@
 #define PROGRAM "sign_pool"
 /* Entries per Lua function: LuaJIT caps the constants of one function. */
 #define CHUNK 500
-/* The body wrk sends (tests/bench/common.lua, raw_limit.c): keep in step. */
+/* The body wrk sends (tests/perf/bench/common.lua, raw_limit.c): keep in step. */
 #define BODY_FORMAT                                                            \
 	"{\"type\":\"payment.succeeded\",\"transaction_id\":\"%s\","           \
 	"\"amount\":1999,\"currency\":\"EUR\","                                \

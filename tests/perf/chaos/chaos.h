@@ -1,6 +1,6 @@
 /* chaos.h - what the chaos client (chaos_client.c) records of every request
  * it makes, and what the checker (chaos_check.c) judges from it. See
- * tests/chaos/chaos.sh for the run as a whole.
+ * tests/perf/chaos/chaos.sh for the run as a whole.
  */
 #ifndef PAYHOOK_CHAOS_H
 #define PAYHOOK_CHAOS_H

@@ -2,10 +2,10 @@
 # chaos.sh - "make chaos": random fault schedules against the live stack, and
 # a checker that proves nothing was lost or recorded twice.
 #
-# The stack is the tests' own (tests/harness.sh): MariaDB and Redis, a TCP
-# proxy (tests/tcpproxy.c) between the workers and each of them, a payhook
+# The stack is the tests' own (tests/lib/harness.sh): MariaDB and Redis, a TCP
+# proxy (tests/servers/tcpproxy.c) between the workers and each of them, a payhook
 # master (payhook --workers, started by conf/spawn-fcgi.sh) and lighttpd in
-# front. tests/chaos/chaos_client delivers a fixed set of transactions through
+# front. tests/perf/chaos/chaos_client delivers a fixed set of transactions through
 # lighttpd as providers do and records every answer; meanwhile this script
 # draws a fault from the seed every 1.5-4 s, alone or on top of others:
 #
@@ -24,11 +24,11 @@
 #
 # Then every fault is healed, the client delivers every transaction once more
 # until it gets a 2xx, and its checker judges the history and the final table
-# (tests/chaos/chaos_check.c). This script adds what only it sees: workers
+# (tests/perf/chaos/chaos_check.c). This script adds what only it sees: workers
 # that died without being killed on purpose, and Redis lock keys without a
 # TTL (looked for at every tick and at the end).
 #
-#   BUILD_DIR=... SRC_DIR=... bash tests/chaos/chaos.sh
+#   BUILD_DIR=... SRC_DIR=... bash tests/perf/chaos/chaos.sh
 #
 # Settings (environment): CHAOS_SECONDS (300) of faults; CHAOS_SEED (random,
 # printed: the same seed replays the same schedule, as far as timing allows);
@@ -39,7 +39,7 @@
 # and the pool's log are copied at the end; default /tmp/payhook-chaos-SEED). Exit 0: no violation; 1: violations; 2: bad
 # settings; 99: the stack did not start.
 set -u
-: "${SRC_DIR:=$(cd "$(dirname "$0")/../.." && pwd)}"
+: "${SRC_DIR:=$(cd "$(dirname "$0")/../../.." && pwd)}"
 : "${BUILD_DIR:=$SRC_DIR}"
 top_srcdir=$SRC_DIR top_builddir=$BUILD_DIR
 export top_srcdir top_builddir
@@ -52,7 +52,7 @@ clients=${CHAOS_CLIENTS:-8}
 ntx=${CHAOS_TRANSACTIONS:-$((seconds * 20))}
 final_seconds=${CHAOS_FINAL_SECONDS:-120}
 payhook=${CHAOS_PAYHOOK:-$BUILD_DIR/app/payhook}
-client=$BUILD_DIR/tests/chaos/chaos_client
+client=$BUILD_DIR/tests/perf/chaos/chaos_client
 all_kinds="worker_kill worker_stop db_stop db_kill db_readonly db_tablelock
 redis_kill redis_pause proxy_delay proxy_stall proxy_drop web_restart"
 kinds=${CHAOS_FAULTS:-$all_kinds}
@@ -68,8 +68,8 @@ for tool in lighttpd spawn-fcgi redis-cli mariadb; do
 done
 [ -x "$client" ] || { echo "chaos: $client is not built (make chaos builds it)" >&2; exit 2; }
 
-# shellcheck source-path=SCRIPTDIR source=../harness.sh
-. "$SRC_DIR/tests/harness.sh"
+# shellcheck source-path=SCRIPTDIR source=../../lib/harness.sh
+. "$SRC_DIR/tests/lib/harness.sh"
 harness_init || exit 99
 harness_start_redis || exit 99
 harness_start_mariadb || exit 99

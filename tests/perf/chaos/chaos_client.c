@@ -1,4 +1,4 @@
-/* chaos_client.c - the workload of "make chaos" (tests/chaos/chaos.sh):
+/* chaos_client.c - the workload of "make chaos" (tests/perf/chaos/chaos.sh):
  * several clients deliver a fixed set of signed transactions through the web
  * server again and again, as providers do, and record every request and its
  * answer with its time. Right after each 200, the client reads the row back

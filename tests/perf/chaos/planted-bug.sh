@@ -1,10 +1,10 @@
 #!/bin/bash
 # planted-bug.sh - shows that "make chaos" catches a lie: builds payhook from
 # a scratch copy of the source tree with one bug planted, then runs the chaos
-# schedule (tests/chaos/chaos.sh, with the client and test helpers of
+# schedule (tests/perf/chaos/chaos.sh, with the client and test helpers of
 # BUILD_DIR) against that binary. The source tree itself is never touched.
 #
-#   BUILD_DIR=... SRC_DIR=... bash tests/chaos/planted-bug.sh [BUG]
+#   BUILD_DIR=... SRC_DIR=... bash tests/perf/chaos/planted-bug.sh [BUG]
 #
 # BUG, each a failure mode of the usual lock-and-unique-key recipe:
 #   busy-is-done        (default) another worker holding the lock is answered
@@ -17,7 +17,7 @@
 # CHAOS_* settings as for chaos.sh. Exit 0 when the chaos run failed (the
 # bug was caught), 1 when it passed, 2 when the bug could not be planted.
 set -u
-: "${SRC_DIR:=$(cd "$(dirname "$0")/../.." && pwd)}"
+: "${SRC_DIR:=$(cd "$(dirname "$0")/../../.." && pwd)}"
 : "${BUILD_DIR:=$SRC_DIR}"
 export SRC_DIR BUILD_DIR
 bug=${1:-busy-is-done}
@@ -62,7 +62,7 @@ if ! { "$scratch/src/configure" -q && make -s -j2 app/payhook; } >"$scratch/buil
 	exit 2
 fi
 
-CHAOS_PAYHOOK=$scratch/build/app/payhook bash "$SRC_DIR/tests/chaos/chaos.sh"
+CHAOS_PAYHOOK=$scratch/build/app/payhook bash "$SRC_DIR/tests/perf/chaos/chaos.sh"
 case $? in
 1)
 	printf 'planted-bug: caught: the chaos run found the planted bug (%s)\n' "$bug"

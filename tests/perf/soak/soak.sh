@@ -1,12 +1,12 @@
 #!/bin/bash
 # soak.sh - "make soak": about 200,000 mixed requests (new transactions,
 # redeliveries, bad bodies) through lighttpd to a spawn-fcgi pool of payhook
-# workers, against the real redis-server and mariadbd of tests/harness.sh.
+# workers, against the real redis-server and mariadbd of tests/lib/harness.sh.
 # It reports the workers' memory (RSS) and open descriptors after a warm-up
 # and at the end (flat means no leak), the answers by status, and rows in
 # payments against the distinct new transactions sent (they must be equal).
 #
-#   BUILD_DIR=... SRC_DIR=... bash tests/soak/soak.sh
+#   BUILD_DIR=... SRC_DIR=... bash tests/perf/soak/soak.sh
 #
 # Settings (environment): SOAK_REQUESTS (200000), SOAK_WORKERS (8),
 # SOAK_CONNECTIONS (32), SOAK_MAX_SECONDS (900: stops earlier, reporting how
@@ -14,7 +14,7 @@
 # differ from the new transactions, a 5xx, a request unanswered, a worker
 # gone); the memory figures are reported, not judged.
 set -u
-: "${SRC_DIR:=$(cd "$(dirname "$0")/../.." && pwd)}"
+: "${SRC_DIR:=$(cd "$(dirname "$0")/../../.." && pwd)}"
 : "${BUILD_DIR:=$SRC_DIR}"
 top_srcdir=$SRC_DIR top_builddir=$BUILD_DIR
 export top_srcdir top_builddir
@@ -24,7 +24,7 @@ conns=${SOAK_CONNECTIONS:-32}
 max_seconds=${SOAK_MAX_SECONDS:-900}
 chunk_seconds=20
 
-# shellcheck source-path=SCRIPTDIR source=../e2e/common.sh
+# shellcheck source-path=SCRIPTDIR source=../../e2e/common.sh
 . "$SRC_DIR/tests/e2e/common.sh"
 command -v wrk >/dev/null || { echo "soak: wrk is not installed" >&2; exit 2; }
 e2e_init || exit 99
@@ -74,7 +74,7 @@ while [ "$sent" -lt "$requests" ]; do
 	fi
 	stop_at=$(( $(date +%s%3N) + (chunk_seconds - 2) * 1000 ))
 	out=$(wrk -t2 -c"$conns" -d"${chunk_seconds}s" --timeout 10s \
-		-s "$SRC_DIR/tests/soak/mixed.lua" "$url" -- "$tag-$chunks" "$stop_at")
+		-s "$SRC_DIR/tests/perf/soak/mixed.lua" "$url" -- "$tag-$chunks" "$stop_at")
 	line=$(grep '^wrk ' <<<"$out")
 	soak=$(grep '^soak ' <<<"$out")
 	if [ -z "$line" ] || [ -z "$soak" ]; then

@@ -1,5 +1,5 @@
 <?php
-// webhook.php - the PHP-FPM peer of payhook's benchmark (tests/bench/bench.sh):
+// webhook.php - the PHP-FPM peer of payhook's benchmark (tests/perf/bench/bench.sh):
 // the webhook receiver most merchants run today, the same lock-and-unique-key
 // recipe as payhook in PHP 8.2 under PHP-FPM:
 //
@@ -24,7 +24,7 @@
 //
 // The backends come from the same environment the benchmark gives payhook
 // (PAYHOOK_MYSQL_*, PAYHOOK_REDIS_*), passed by env[...] lines of the pool
-// (tests/bench/php/php-fpm.conf).
+// (tests/perf/bench/php/php-fpm.conf).
 
 declare(strict_types=1);
 
