@@ -187,6 +187,7 @@ fi
 export top_srcdir top_builddir
 harness__freeport=$top_builddir/tools/freeport
 harness__owner=0
+harness__after_cleanup=
 # mariadbd refuses to run as root without --user naming it; the install-db
 # socket-authenticated admin account is named after the same user.
 harness__user=$(id -un)

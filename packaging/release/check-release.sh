@@ -21,7 +21,8 @@
 #
 # Apache and MariaDB listen on 127.0.0.1, on ports chosen at run time, and are
 # stopped by PID at the end; /proc is unmounted and the copy removed.
-# Prints "ok - ..." / "not ok - ..." per check; exits 0 only if all pass.
+# Prints TAP (tests/lib/tap.sh): "ok - ..." / "not ok - ..." per check, the
+# plan at exit; exits 0 only if all pass.
 set -uo pipefail
 
 tarball=${1:?usage: check-release.sh TARBALL}
@@ -32,14 +33,9 @@ user=alice
 db=alice_payhook
 db_password=Alice-DB-pw-$$
 stripe_secret=whsec_release_test_$$
-failed=0 passed=0
-
-ok() { printf 'ok - %s\n' "$*"; passed=$((passed + 1)); }
-not_ok() { printf 'not ok - %s\n' "$*"; failed=$((failed + 1)); }
-# same WHAT EXPECTED ACTUAL
-same() {
-	if [ "$2" = "$3" ]; then ok "$1"; else not_ok "$1: expected '$2', got '$3'"; fi
-}
+# ok, not_ok, expect WHAT EXPECTED ACTUAL: the TAP lines of the tests.
+# shellcheck source=../../tests/lib/tap.sh
+. "${SRC_DIR:-$here/../..}/tests/lib/tap.sh"
 die() { not_ok "$*"; exit 1; }
 
 [ "$(id -u)" -eq 0 ] || die "check-release needs root (debootstrap, chroot, mount)"
@@ -59,8 +55,9 @@ apache_pid='' mysql_pid=''
 # Stops what this run started inside the root, by PID: Apache (which stops
 # its mod_fcgid and CGI children), MariaDB, and then whatever is left with
 # its root in the copy. The copy is removed only once /proc is unmounted.
+# Keeps the exit status, for tap_finish after it.
 cleanup() {
-	local pid pids i
+	local rc=$? pid pids i
 	for pid in $apache_pid $mysql_pid; do
 		kill -TERM "$pid" 2>/dev/null
 	done
@@ -76,11 +73,12 @@ cleanup() {
 	done
 	if mountpoint -q "$root/proc" && ! umount "$root/proc"; then
 		echo "check-release: $root/proc still mounted; $root left in place" >&2
-		return
+		return "$rc"
 	fi
 	rm -rf "$root"
+	return "$rc"
 }
-trap cleanup EXIT
+trap 'cleanup; tap_finish' EXIT
 
 tar -C "$root" -xf "$root_tar" || die "unpack the bare root"
 mount -t proc proc "$root/proc" || die "mount /proc in the root"
@@ -98,7 +96,7 @@ done
 if in_root sh -c 'command -v cc || command -v gcc' >/dev/null; then
 	has="$has cc"
 fi
-same "bare host: none of payhook's libraries, no compiler" "" "$has"
+expect "bare host: none of payhook's libraries, no compiler" "" "$has"
 
 # ---- the admin, once -----------------------------------------------------
 web_port=$("$freeport") || die "a free port"
@@ -219,7 +217,7 @@ fi
 # On the host itself: every library it loads is found, and part of glibc.
 others=$(in_root ldd "/home/$user/payhook/payhook" | awk '{ print $1, $3 }' |
 	grep -vE '^(linux-vdso\.so\.1|/lib64/ld-linux-x86-64\.so\.2|(libc|libdl|libpthread|libm)\.so\.[0-9]+ /)')
-same "payhook loads only the C library" "" "$others"
+expect "payhook loads only the C library" "" "$others"
 
 # ---- a provider's deliveries ---------------------------------------------
 # The secret reaches payhook-sign in a file, as INSTALL says: taken from
@@ -241,8 +239,8 @@ post() {
 		--data-binary "@$root/home/$user/$event" "$url"
 	printf ' %s' "$(cat "$root/tmp/answer")"
 }
-# expect WHAT "STATUS OUTCOME" ANSWER
-expect() {
+# expect_answer WHAT "STATUS OUTCOME" ANSWER
+expect_answer() {
 	local status=${2% *} outcome=${2#* }
 	if [ "${3%% *}" = "$status" ] && grep -q "\"result\": *\"$outcome\"" <<<"${3#* }"; then
 		ok "$1: $2"
@@ -255,15 +253,15 @@ for way in fcgid:/webhook/stripe cgi:/cgi/webhook/stripe; do
 	how=${way%%:*} url=$base${way#*:}
 	as_user "payhook/payhook-sign --provider stripe --sample payment_intent.succeeded \
 		--transaction-id pi_release_$how --amount 1999 --currency usd >event-$how.json"
-	expect "$how: a signed delivery" "200 processed" "$(post "$url" "event-$how.json" stripe.secret)"
-	expect "$how: its redelivery" "200 duplicate" "$(post "$url" "event-$how.json" stripe.secret)"
-	expect "$how: a bad signature" "401 unauthorized" "$(post "$url" "event-$how.json" wrong.secret)"
+	expect_answer "$how: a signed delivery" "200 processed" "$(post "$url" "event-$how.json" stripe.secret)"
+	expect_answer "$how: its redelivery" "200 duplicate" "$(post "$url" "event-$how.json" stripe.secret)"
+	expect_answer "$how: a bad signature" "401 unauthorized" "$(post "$url" "event-$how.json" wrong.secret)"
 done
 rows=$(as_user "mariadb -h 127.0.0.1 -P $mysql_port -u $db -p'$db_password' -N -e 'SELECT COUNT(*) FROM payments' $db")
-same "rows in payments" 2 "$rows"
+expect "rows in payments" 2 "$rows"
 # suEXEC ran payhook as the user: the log file it created is hers.
 owner=$(stat -c %u "$root/home/$user/payhook/payhook.log" 2>/dev/null)
-same "payhook ran as $user (suEXEC): the uid of its log file" \
+expect "payhook ran as $user (suEXEC): the uid of its log file" \
 	"$(in_root id -u "$user")" "$owner"
 
 # mod_fcgid keeps its process for the next request; plain CGI starts one per
@@ -272,8 +270,8 @@ pids() {
 	grep "transaction_id=pi_release_$1 " "$root/home/$user/payhook/payhook.log" |
 		sed -n 's/.* payhook\[\([0-9]*\)\].*/\1/p' | sort -u | wc -l
 }
-same "fcgid: processes that served two deliveries (one, kept)" 1 "$(pids fcgid)"
-same "cgi: processes that served two deliveries (one each)" 2 "$(pids cgi)"
+expect "fcgid: processes that served two deliveries (one, kept)" 1 "$(pids fcgid)"
+expect "cgi: processes that served two deliveries (one each)" 2 "$(pids cgi)"
 
 # ---- requests per second: mod_fcgid against plain CGI --------------------
 # A signed redelivery, again and again: each request checks the signature,
@@ -309,5 +307,5 @@ else
 	echo "# no wrk: requests per second not measured"
 fi
 
-echo "check-release: $passed passed, $failed failed"
-[ "$failed" -eq 0 ]
+echo "check-release: $(tap_passed) passed, $(tap_failed) failed"
+[ "$(tap_failed)" -eq 0 ]

@@ -63,14 +63,11 @@ ha_skip_unless_tools() {
 	local tool
 	for tool in mariadbd mariadb rsync redis-server redis-cli lighttpd \
 		spawn-fcgi curl "$@"; do
-		if ! command -v "$tool" >/dev/null 2>&1; then
-			echo "# SKIP: $tool is not installed (sh packaging/install-deps.sh)"
-			exit 77
-		fi
+		command -v "$tool" >/dev/null 2>&1 ||
+			skip "$tool is not installed (sh packaging/install-deps.sh)"
 	done
 	if [ ! -r "${HARNESS_GALERA_PROVIDER:-/usr/lib/galera/libgalera_smm.so}" ]; then
-		echo "# SKIP: galera-4 is not installed (sh packaging/install-deps.sh)"
-		exit 77
+		skip "galera-4 is not installed (sh packaging/install-deps.sh)"
 	fi
 }
 

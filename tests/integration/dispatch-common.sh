@@ -7,28 +7,15 @@
 # and judge what they did. Exits 77 when jq is missing, 99 when the harness
 # cannot start.
 
-if ! command -v jq >/dev/null 2>&1; then
-	echo "# SKIP: jq is not installed (packaging/install-deps.sh installs it)"
-	exit 77
-fi
 : "${top_srcdir:=$(cd "$(dirname "$0")/../.." && pwd)}"
+# ok, not_ok, expect, skip: the TAP lines.
+# shellcheck source=../lib/tap.sh
+. "$top_srcdir/tests/lib/tap.sh"
+command -v jq >/dev/null 2>&1 ||
+	skip "jq is not installed (packaging/install-deps.sh installs it)"
 # shellcheck source=../lib/harness.sh
 . "$top_srcdir/tests/lib/harness.sh"
 
-FAILED=0
-ok() { printf 'ok - %s\n' "$*"; }
-not_ok() {
-	printf 'not ok - %s\n' "$*"
-	FAILED=$((FAILED + 1))
-}
-# expect WHAT EXPECTED ACTUAL
-expect() {
-	if [ "$2" = "$3" ]; then
-		ok "$1"
-	else
-		not_ok "$1: expected '$2', got '$3'"
-	fi
-}
 # check WHAT COMMAND...: ok when the command succeeds.
 check() {
 	local what=$1

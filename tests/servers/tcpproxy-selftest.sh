@@ -10,7 +10,8 @@
 # talks to the control socket with "tcpproxy --send", so it needs no python3
 # (a fresh Debian may lack it): only bash, redis-server, redis-cli and
 # timeout; perl (always there on Debian: perl-base) for the half-close and
-# 1100-connection checks, which are skipped without it. Prints "ok - ..." or "not ok - ..." per check
+# 1100-connection checks, which are skipped without it. Prints TAP
+# (tests/lib/tap.sh: "ok - ..." or "not ok - ..." per check, the plan at exit)
 # and exits 1 when any check failed, 77 (automake's "skip") when a tool is
 # missing, 99 when the setup itself fails. Everything it starts is stopped by
 # PID on exit and its temporary folder removed (kept with
@@ -19,6 +20,9 @@
 # The checks are shell code in single quotes, run by eval in check().
 # shellcheck disable=SC2016
 set -eu
+# ok, not_ok, skip: the TAP lines, and the plan at exit.
+# shellcheck source=../lib/tap.sh
+. "${top_srcdir:-$(cd "$(dirname "$0")/../.." && pwd)}/tests/lib/tap.sh"
 
 proxy_bin=${1:-${top_builddir:-.}/tests/servers/tcpproxy}
 freeport_bin=${FREEPORT:-$(dirname "$(dirname "$(dirname "$proxy_bin")")")/tools/freeport}
@@ -29,18 +33,15 @@ for bin in "$proxy_bin" "$freeport_bin"; do
 	fi
 done
 for tool in redis-server redis-cli timeout; do
-	if ! command -v "$tool" >/dev/null 2>&1; then
-		echo "# skip: $tool is not installed"
-		exit 77
-	fi
+	command -v "$tool" >/dev/null 2>&1 || skip "$tool is not installed"
 done
 
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/tcpproxy-selftest.XXXXXX")
 pids=() # everything started in the background and not reaped yet
-failures=0
 
+# Keeps the exit status, for tap_finish after it.
 cleanup() {
-	local pid
+	local rc=$? pid
 	for pid in "${pids[@]}"; do
 		kill -TERM "$pid" 2>/dev/null || true
 	done
@@ -52,8 +53,9 @@ cleanup() {
 	else
 		rm -rf "$tmp"
 	fi
+	return "$rc"
 }
-trap cleanup EXIT
+trap 'cleanup; tap_finish' EXIT
 trap 'exit 130' INT # through the EXIT trap, so nothing is left running
 trap 'exit 143' TERM
 
@@ -66,11 +68,6 @@ forget() {
 	pids=("${keep[@]}")
 }
 
-ok() { echo "ok - $*"; }
-not_ok() {
-	echo "not ok - $*"
-	failures=$((failures + 1))
-}
 # check DESCRIPTION 'SHELL CODE': ok when the code succeeds. Evaluated inside
 # the if, so a failing test in it counts as "not ok" instead of ending the
 # script through set -e.
@@ -373,6 +370,7 @@ check "SIGTERM closed the open client connection (read rc $rc)" \
 exec 5<&-
 check "SIGTERM removed the control socket" '[ ! -e "$tmp/ctl" ]'
 
+failures=$(tap_failed)
 if [ "$failures" -ne 0 ]; then
 	echo "# $failures check(s) failed; tcpproxy log:"
 	sed 's/^/#   /' "$tmp/proxy.log"

@@ -267,7 +267,12 @@ harness_init() {
 	}
 	export HARNESS_DIR
 	harness__owner=1
-	trap harness_cleanup EXIT
+	# An EXIT trap already there (a test's TAP plan: tests/lib/tap.sh) runs
+	# after the cleanup, which keeps the exit status for it.
+	local -a harness__prev=()
+	eval "harness__prev=($(trap -p EXIT))"
+	harness__after_cleanup=${harness__prev[2]:-}
+	trap 'harness_cleanup; eval "$harness__after_cleanup"' EXIT
 	# Turn signals into exit, so the EXIT trap runs.
 	trap 'exit 129' HUP
 	trap 'exit 130' INT
