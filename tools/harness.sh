@@ -192,13 +192,13 @@ harness__after_cleanup=
 # socket-authenticated admin account is named after the same user.
 harness__user=$(id -un)
 
-# shellcheck source=harness/core.sh
+# shellcheck source=tools/harness/core.sh
 . "$top_srcdir/tools/harness/core.sh" || return 1
-# shellcheck source=harness/redis.sh
+# shellcheck source=tools/harness/redis.sh
 . "$top_srcdir/tools/harness/redis.sh" || return 1
-# shellcheck source=harness/mariadb.sh
+# shellcheck source=tools/harness/mariadb.sh
 . "$top_srcdir/tools/harness/mariadb.sh" || return 1
-# shellcheck source=harness/payhook.sh
+# shellcheck source=tools/harness/payhook.sh
 . "$top_srcdir/tools/harness/payhook.sh" || return 1
-# shellcheck source=harness/lighttpd.sh
+# shellcheck source=tools/harness/lighttpd.sh
 . "$top_srcdir/tools/harness/lighttpd.sh" || return 1

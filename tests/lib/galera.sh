@@ -1,4 +1,4 @@
-# shellcheck shell=bash
+# shellcheck shell=bash disable=SC2034,SC2154 # the parts of the harness share its variables
 # galera.sh - the tests' MariaDB Galera clusters (tests/lib/harness.sh):
 # nodes started, recovered and waited for until Synced.
 

@@ -1,4 +1,4 @@
-# shellcheck shell=bash
+# shellcheck shell=bash disable=SC2034,SC2154 # the parts of the harness share its variables
 # proxy.sh - the tests' part of the harness (tests/lib/harness.sh) in
 # front of or instead of a backend: silent listeners (tools/freeport
 # --listen-silent) and TCP proxies (tests/servers/tcpproxy).

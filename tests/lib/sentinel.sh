@@ -1,4 +1,4 @@
-# shellcheck shell=bash
+# shellcheck shell=bash disable=SC2034,SC2154 # the parts of the harness share its variables
 # sentinel.sh - the tests' Redis Sentinels (tests/lib/harness.sh).
 
 # ---- Redis Sentinel ---------------------------------------------------------

@@ -1,4 +1,4 @@
-# shellcheck shell=bash
+# shellcheck shell=bash disable=SC2034,SC2154 # the parts of the harness share its variables
 # core.sh - what every server of the harness (tools/harness.sh) shares:
 # the records of the processes started (PID and start time), stopping and
 # killing them, the folder and its cleanup, the environment file, ports, and

@@ -1,4 +1,4 @@
-# shellcheck shell=bash
+# shellcheck shell=bash disable=SC2034,SC2154 # the parts of the harness share its variables
 # lighttpd.sh - the harness's lighttpd (tools/harness.sh): on a loopback
 # port, in the foreground as a background job, ready once it answers.
 

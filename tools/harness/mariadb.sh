@@ -1,4 +1,4 @@
-# shellcheck shell=bash
+# shellcheck shell=bash disable=SC2034,SC2154 # the parts of the harness share its variables
 # mariadb.sh - the harness's mariadbd (tools/harness.sh): install, start,
 # first setup (database, users, schema), stop, SQL against it.
 

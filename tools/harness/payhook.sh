@@ -1,4 +1,4 @@
-# shellcheck shell=bash
+# shellcheck shell=bash disable=SC2034,SC2154 # the parts of the harness share its variables
 # payhook.sh - the harness's payhook pools (tools/harness.sh): conf/ files
 # filled in, pools started by spawn-fcgi or payhook's own master and their
 # processes recorded.

@@ -1,4 +1,4 @@
-# shellcheck shell=bash
+# shellcheck shell=bash disable=SC2034,SC2154 # the parts of the harness share its variables
 # redis.sh - the harness's redis-server (tools/harness.sh): start, stop,
 # redis-cli against it.
 
