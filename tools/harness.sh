@@ -6,9 +6,10 @@
 # file; the tests source tests/lib/harness.sh, which adds TCP proxies, silent
 # listeners, Galera clusters and Redis Sentinels (their functions are listed
 # below with the rest: harness_start_proxy, harness_proxy, harness_silent_*,
-# harness_*galera*, harness_*sentinel*). One file per server, each with its functions: tools/harness/core.sh (records,
-# stop, folder, environment file), redis.sh, mariadb.sh, payhook.sh (pools),
-# lighttpd.sh; tests/lib/proxy.sh, galera.sh, sentinel.sh.
+# harness_*galera*, harness_*sentinel*). One file per server, each with its
+# functions: tools/harness/core.sh (records, stop, folder, environment
+# file), redis.sh, mariadb.sh, payhook.sh (pools), lighttpd.sh;
+# tests/lib/proxy.sh, galera.sh, sentinel.sh.
 #
 #   . "$top_srcdir/tools/harness.sh"
 #   harness_init || exit 99          # temp folder + cleanup trap on EXIT
