@@ -55,9 +55,8 @@ apache_pid='' mysql_pid=''
 # Stops what this run started inside the root, by PID: Apache (which stops
 # its mod_fcgid and CGI children), MariaDB, and then whatever is left with
 # its root in the copy. The copy is removed only once /proc is unmounted.
-# Keeps the exit status, for tap_finish after it.
 cleanup() {
-	local rc=$? pid pids i
+	local pid pids i
 	for pid in $apache_pid $mysql_pid; do
 		kill -TERM "$pid" 2>/dev/null
 	done
@@ -73,12 +72,11 @@ cleanup() {
 	done
 	if mountpoint -q "$root/proc" && ! umount "$root/proc"; then
 		echo "check-release: $root/proc still mounted; $root left in place" >&2
-		return "$rc"
+		return
 	fi
 	rm -rf "$root"
-	return "$rc"
 }
-trap 'cleanup; tap_finish' EXIT
+tap_cleanup cleanup
 
 tar -C "$root" -xf "$root_tar" || die "unpack the bare root"
 mount -t proc proc "$root/proc" || die "mount /proc in the root"

@@ -16,9 +16,7 @@ cd "$(dirname "$0")" || exit 2
 . ../lib/tap.sh
 F=../fixtures/providers
 T=$(mktemp -d)
-# Keeps the exit status, for tap_finish after it.
-cleanup() { local rc=$?; rm -rf "$T"; return "$rc"; }
-trap 'cleanup; tap_finish' EXIT
+tap_cleanup 'rm -rf "$T"'
 
 check() { # check DESC EXPECTED ACTUAL
   if [ "$2" = "$3" ]; then ok "$1"; else not_ok "$1"; echo "#   expected: $2"; echo "#   actual:   $3"; fi

@@ -14,6 +14,7 @@
 #   skip REASON                   skips the whole script (exit 77)
 #   bail REASON                   the test cannot go on (exit 99)
 #   tap_failed, tap_passed        print how many not_ok, ok so far
+#   tap_cleanup COMMAND           run COMMAND at exit, before the plan
 #
 # The plan comes from tap_finish, the EXIT trap this file installs;
 # harness_init keeps it, after its own cleanup. At exit, status 77 (a skip)
@@ -31,6 +32,7 @@ TAP_COUNTS=$(mktemp "${TMPDIR:-/tmp}/payhook-tap.XXXXXX") || {
 	exit 99
 }
 TAP_SKIP_REASON=
+TAP_CLEANUP=
 
 ok() {
 	printf 'ok - %s\n' "$*"
@@ -72,10 +74,22 @@ tap_passed() {
 	tr -cd . <"$TAP_COUNTS" | wc -c
 }
 
+# tap_cleanup COMMAND: a script's own cleanup, run at exit before the plan
+# (instead of a trap of its own, which would replace tap_finish).
+tap_cleanup() {
+	TAP_CLEANUP=$1
+}
+
 # The EXIT trap: the plan, from the exit status and the counts. Keeps the
 # exit status.
 tap_finish() {
 	local rc=$? total failed
+	# A failing step here must not end the trap before the plan (errexit
+	# holds in traps too).
+	set +e
+	if [ -n "$TAP_CLEANUP" ]; then
+		eval "$TAP_CLEANUP"
+	fi
 	total=$(wc -c <"$TAP_COUNTS")
 	failed=$(tap_failed)
 	if [ "$rc" = 77 ] && [ "$total" = 0 ]; then

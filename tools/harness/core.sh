@@ -268,17 +268,31 @@ harness_init() {
 	export HARNESS_DIR
 	harness__owner=1
 	# An EXIT trap already there (a test's TAP plan: tests/lib/tap.sh) runs
-	# after the cleanup, which keeps the exit status for it.
+	# after the cleanup (harness__at_exit).
 	local -a harness__prev=()
 	eval "harness__prev=($(trap -p EXIT))"
 	harness__after_cleanup=${harness__prev[2]:-}
-	trap 'harness_cleanup; eval "$harness__after_cleanup"' EXIT
+	trap harness__at_exit EXIT
 	# Turn signals into exit, so the EXIT trap runs.
 	trap 'exit 129' HUP
 	trap 'exit 130' INT
 	trap 'exit 143' TERM
 	mkdir "$HARNESS_DIR/pids" || return 1
 	harness_export_env
+}
+
+# The EXIT trap of harness_init: the cleanup, then the trap that was there
+# before, each seeing the exit status as $?; errexit off, which holds in
+# traps too and would end this one at the first step that fails.
+harness__at_exit() {
+	local rc=$?
+	set +e
+	(exit "$rc")
+	harness_cleanup
+	if [ -n "$harness__after_cleanup" ]; then
+		(exit "$rc")
+		eval "$harness__after_cleanup"
+	fi
 }
 
 # Stops every process this folder records (started here or by harness-ctl.sh)
