@@ -39,9 +39,8 @@ done
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/tcpproxy-selftest.XXXXXX")
 pids=() # everything started in the background and not reaped yet
 
-# Keeps the exit status, for tap_finish after it.
 cleanup() {
-	local rc=$? pid
+	local pid
 	for pid in "${pids[@]}"; do
 		kill -TERM "$pid" 2>/dev/null || true
 	done
@@ -53,9 +52,8 @@ cleanup() {
 	else
 		rm -rf "$tmp"
 	fi
-	return "$rc"
 }
-trap 'cleanup; tap_finish' EXIT
+tap_cleanup cleanup
 trap 'exit 130' INT # through the EXIT trap, so nothing is left running
 trap 'exit 143' TERM
 
@@ -110,7 +108,9 @@ start_proxy() {
 	proxy_pid=$!
 	pids+=("$proxy_pid")
 	for _ in $(seq 1000); do # 20 s: slow under valgrind
-		proxy_port=$(head -n 1 "$out")
+		# The background job may not have made $out yet: under set -e a
+		# failing head would end the script.
+		proxy_port=$(head -n 1 "$out" 2>/dev/null) || proxy_port=
 		[ -n "$proxy_port" ] && return 0
 		sleep 0.02
 	done
