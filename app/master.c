@@ -18,6 +18,7 @@
 #include <sys/stat.h>
 #include <sys/un.h>
 #include <grp.h>
+#include <limits.h>
 #include <pwd.h>
 #include <unistd.h>
 
@@ -55,6 +56,9 @@ struct master {
 	struct pool *pool;
 	struct metrics_worker *seen; /* POOL_MAX, for look() */
 	bool queue_unknown_said;     /* the listen queue's failure, logged */
+	/* payhook-dispatch beside this program: it sends the pool's alerts,
+	 * so that payhook needs no HTTP client. */
+	char alert_sender[PATH_MAX];
 };
 
 /* ---- the listening socket ---- */
@@ -351,6 +355,45 @@ static void look(void *ctx)
 	metrics_pool_sample(m->metrics, active, queued, backlog);
 }
 
+/* ---- alerts ---- */
+
+/* Finds payhook-dispatch beside the program; when an alert key is set it
+ * must be there. Returns 0, or -1 with err set. */
+static int find_alert_sender(struct master *m, struct error *err)
+{
+	const char *slash = strrchr(m->opts->program, '/');
+	int len = slash != NULL ? (int)(slash - m->opts->program) : 0;
+
+	if (slash == NULL ||
+	    snprintf(m->alert_sender, sizeof(m->alert_sender),
+		     "%.*s/payhook-dispatch", len, m->opts->program) >=
+		    (int)sizeof(m->alert_sender))
+		m->alert_sender[0] = '\0';
+	if (!config_alerts_set(m->cfg))
+		return 0;
+	if (m->alert_sender[0] == '\0' || access(m->alert_sender, X_OK) != 0)
+		return error_set(err, "alert_url or alert_command is set, and "
+				 "the pool sends its alerts with "
+				 "payhook-dispatch, which is not at %s: "
+				 "install it beside payhook, or remove the "
+				 "alert keys", m->alert_sender);
+	return 0;
+}
+
+/* A crash loop of the workers (pool.h), or its end: the alert goes out
+ * through payhook-dispatch --send-alert, a helper of the pool's loop. */
+static void pool_alert(void *ctx, const struct pool_alert *a)
+{
+	struct master *m = ctx;
+	struct error err = { "" };
+
+	if (!config_alerts_set(m->cfg))
+		return;
+	if (pool_send_alert(m->pool, a, m->alert_sender, "payhook",
+			    m->opts->config_path, &err) != 0)
+		log_error("alert %s not sent: %s", a->event, err.message);
+}
+
 /* ---- signals: reload, upgrade ---- */
 
 /* A stop's SIGKILL comes after the longest a request may take, and a
@@ -637,6 +680,7 @@ int master_run(const struct master_options *opts, struct config *cfg)
 		.on_child_gone = worker_gone,
 		.tick_ms = LOOK_MS,
 		.on_tick = look,
+		.on_alert = pool_alert,
 	};
 	unsigned unclean = 0;
 	bool started_now;
@@ -650,7 +694,8 @@ int master_run(const struct master_options *opts, struct config *cfg)
 	m->cfg = cfg;
 	m->listen_fd = -1;
 	pc.ctx = m;
-	if (find_identity(opts, &pc, &err) != 0)
+	if (find_identity(opts, &pc, &err) != 0 ||
+	    find_alert_sender(m, &err) != 0)
 		goto fail;
 	m->pool = pool_new(&pc, &err);
 	if (m->pool == NULL)
