@@ -214,6 +214,33 @@ static void env_gauges(void *ctx, const struct handoff_store_gauges *g)
 	metrics_dispatch_gauges(world->metrics, &mg);
 }
 
+/* The circuit in metrics_file, its times on the wall clock (the page and
+ * the scraper show them). */
+static void env_circuit(void *ctx, const struct dispatcher_circuit *c)
+{
+	static const enum metrics_circuit_state states[] = {
+		[DISPATCHER_CIRCUIT_CLOSED] = METRICS_CIRCUIT_CLOSED,
+		[DISPATCHER_CIRCUIT_OPEN] = METRICS_CIRCUIT_OPEN,
+		[DISPATCHER_CIRCUIT_HALF_OPEN] = METRICS_CIRCUIT_HALF_OPEN,
+	};
+	const struct world *world = ctx;
+	struct timespec wall;
+	int64_t now_ms, mono_us = timing_now_us();
+	struct metrics_circuit mc = { 0 };
+
+	if (world->metrics == NULL)
+		return;
+	clock_gettime(CLOCK_REALTIME, &wall);
+	now_ms = (int64_t)wall.tv_sec * 1000 + wall.tv_nsec / 1000000;
+	mc.state = states[c->state];
+	mc.since_ms = now_ms - (mono_us - c->since_us) / 1000;
+	mc.failures = c->failures;
+	mc.next_probe_ms = c->next_probe_us != 0
+				   ? now_ms + (c->next_probe_us - mono_us) / 1000
+				   : 0;
+	metrics_dispatch_circuit(world->metrics, &mc);
+}
+
 /* payload_retention_days: a few steps of clearing old payloads. */
 static void env_tick(void *ctx)
 {
@@ -293,6 +320,7 @@ static int run_dispatcher(const struct config *cfg, int ready_fd, bool once,
 		.on_event = env_event,
 		.on_attempt = env_attempt,
 		.on_gauges = env_gauges,
+		.on_circuit = env_circuit,
 		.on_tick = env_tick,
 		.ctx = &world,
 	};
@@ -359,6 +387,8 @@ out:
 	dispatcher_free(d);
 	retention_free(world.retention);
 	alert_free(world.alert);
+	/* Its circuit is this process's: gone with it. */
+	metrics_dispatch_circuit_gone(world.metrics);
 	metrics_free(world.metrics);
 	handoff_free(handoff);
 	handoff_store_free(db);
