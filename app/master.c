@@ -357,27 +357,32 @@ static void look(void *ctx)
 
 /* ---- alerts ---- */
 
-/* Finds payhook-dispatch beside the program; when an alert key is set it
- * must be there. Returns 0, or -1 with err set. */
-static int find_alert_sender(struct master *m, struct error *err)
+int master_alert_sender(const char *program, char *buf, size_t cap)
 {
-	const char *slash = strrchr(m->opts->program, '/');
-	int len = slash != NULL ? (int)(slash - m->opts->program) : 0;
+	const char *slash = strrchr(program, '/');
+	int len = slash != NULL ? (int)(slash - program) : 0;
 
 	if (slash == NULL ||
-	    snprintf(m->alert_sender, sizeof(m->alert_sender),
-		     "%.*s/payhook-dispatch", len, m->opts->program) >=
-		    (int)sizeof(m->alert_sender))
-		m->alert_sender[0] = '\0';
-	if (!config_alerts_set(m->cfg))
-		return 0;
-	if (m->alert_sender[0] == '\0' || access(m->alert_sender, X_OK) != 0)
-		return error_set(err, "alert_url or alert_command is set, and "
-				 "the pool sends its alerts with "
-				 "payhook-dispatch, which is not at %s: "
-				 "install it beside payhook, or remove the "
-				 "alert keys", m->alert_sender);
-	return 0;
+	    snprintf(buf, cap, "%.*s/payhook-dispatch", len, program) >=
+		    (int)cap) {
+		snprintf(buf, cap, "payhook-dispatch");
+		return -1;
+	}
+	return access(buf, X_OK);
+}
+
+/* Finds payhook-dispatch beside the program. Missing, it is an error in
+ * the log when an alert key is set; the pool serves all the same (a
+ * missing alert must not stop payments, nor an upgrade's new image). */
+static void find_alert_sender(struct master *m)
+{
+	if (master_alert_sender(m->opts->program, m->alert_sender,
+				sizeof(m->alert_sender)) != 0 &&
+	    config_alerts_set(m->cfg))
+		log_error("alert_url or alert_command is set, and the pool "
+			  "sends its alerts with payhook-dispatch, which is "
+			  "not at %s: the pool's alerts will fail until it is "
+			  "installed beside payhook", m->alert_sender);
 }
 
 /* A crash loop of the workers (pool.h), or its end: the alert goes out
@@ -694,9 +699,9 @@ int master_run(const struct master_options *opts, struct config *cfg)
 	m->cfg = cfg;
 	m->listen_fd = -1;
 	pc.ctx = m;
-	if (find_identity(opts, &pc, &err) != 0 ||
-	    find_alert_sender(m, &err) != 0)
+	if (find_identity(opts, &pc, &err) != 0)
 		goto fail;
+	find_alert_sender(m);
 	m->pool = pool_new(&pc, &err);
 	if (m->pool == NULL)
 		goto fail;

@@ -14,6 +14,8 @@
 #ifndef PAYHOOK_MASTER_H
 #define PAYHOOK_MASTER_H
 
+#include <stddef.h>
+
 #include "configuration.h"
 
 struct master_options {
@@ -29,6 +31,12 @@ struct master_options {
 	char **argv;               /* this program's arguments, for SIGUSR2 */
 	const char *program;       /* this program's absolute path */
 };
+
+/* The program that sends the pool's alerts (payhook-dispatch --send-alert)
+ * into buf: payhook-dispatch in program's directory. Returns 0 when it is
+ * there and executable, else -1 (buf still names where it was looked
+ * for). */
+int master_alert_sender(const char *program, char *buf, size_t cap);
 
 /* Runs the pool with cfg (taken over: the master frees it and loads the
  * next one on SIGHUP) until SIGTERM/SIGINT/SIGQUIT. Returns the exit
