@@ -608,6 +608,20 @@ static void write_end(atomic_uint *seq)
 	atomic_fetch_add_explicit(seq, 1, memory_order_relaxed);
 }
 
+/* The reader's half: seq before the fields are read (odd: the writer is at
+ * them), then whether what was read since is consistent. */
+static unsigned read_begin(const atomic_uint *seq)
+{
+	return atomic_load_explicit(seq, memory_order_acquire);
+}
+
+static bool read_end(const atomic_uint *seq, unsigned before)
+{
+	atomic_thread_fence(memory_order_acquire);
+	return before % 2 == 0 &&
+	       atomic_load_explicit(seq, memory_order_relaxed) == before;
+}
+
 /* The worker's payment in hand, in its own slot (it alone writes there). */
 static void publish_item(struct slot *s, unsigned provider, const char *id,
 			 size_t len)
@@ -661,17 +675,14 @@ void metrics_request_end(struct metrics *m)
 static void read_item(const struct slot *s, struct metrics_worker *w)
 {
 	for (int tries = 0; tries < 64; tries++) {
-		unsigned before = atomic_load_explicit(&s->seq,
-						       memory_order_acquire);
+		unsigned before = read_begin(&s->seq);
 
 		if (before % 2 != 0)
 			continue;
 		w->provider = atomic_load_explicit(&s->provider,
 						   memory_order_relaxed);
 		load_words(s->txid, TXID_WORDS, w->transaction_id);
-		atomic_thread_fence(memory_order_acquire);
-		if (atomic_load_explicit(&s->seq, memory_order_relaxed) !=
-		    before)
+		if (!read_end(&s->seq, before))
 			continue;
 		if (w->provider > CONFIG_PROVIDER_COUNT)
 			w->provider = CONFIG_PROVIDER_COUNT;
@@ -835,8 +846,7 @@ void metrics_failure(struct metrics *m, unsigned provider,
 static bool read_failure(const struct failure *f, struct metrics_failure *out)
 {
 	for (int tries = 0; tries < 64; tries++) {
-		unsigned before = atomic_load_explicit(&f->seq,
-						       memory_order_acquire);
+		unsigned before = read_begin(&f->seq);
 
 		if (before == 0)
 			return false;
@@ -849,9 +859,7 @@ static bool read_failure(const struct failure *f, struct metrics_failure *out)
 			&f->outcome, memory_order_relaxed);
 		load_words(f->txid, TXID_WORDS, out->transaction_id);
 		load_words(f->reason, REASON_WORDS, out->reason);
-		atomic_thread_fence(memory_order_acquire);
-		if (atomic_load_explicit(&f->seq, memory_order_relaxed) !=
-		    before)
+		if (!read_end(&f->seq, before))
 			continue;
 		if (out->provider > CONFIG_PROVIDER_COUNT)
 			out->provider = CONFIG_PROVIDER_COUNT;
@@ -985,8 +993,7 @@ void metrics_dispatch_circuit_gone(struct metrics *m)
 static bool read_circuit(const struct circuit *c, struct metrics_circuit *out)
 {
 	for (int tries = 0; tries < 64; tries++) {
-		unsigned before = atomic_load_explicit(&c->seq,
-						       memory_order_acquire);
+		unsigned before = read_begin(&c->seq);
 
 		if (before % 2 != 0)
 			continue;
@@ -1000,9 +1007,7 @@ static bool read_circuit(const struct circuit *c, struct metrics_circuit *out)
 						     memory_order_relaxed);
 		out->next_probe_ms = atomic_load_explicit(&c->next_probe_ms,
 							  memory_order_relaxed);
-		atomic_thread_fence(memory_order_acquire);
-		if (atomic_load_explicit(&c->seq, memory_order_relaxed) !=
-		    before)
+		if (!read_end(&c->seq, before))
 			continue;
 		/* seq 0: taken, nothing published yet. */
 		if (before == 0 || !pid_alive((int)out->pid))
@@ -1036,6 +1041,19 @@ size_t metrics_read_circuits(const struct metrics *m,
  * row and the next probe. */
 static void put_circuits(struct textbuf *o, const struct segment *seg)
 {
+	/* Their other series, in this order: since, failures, next probe. */
+	static const struct {
+		const char *name, *help;
+	} gauges[] = {
+		{ "payhook_dispatch_circuit_since_seconds",
+		  "When the circuit entered its state (open: when it opened; "
+		  "Unix time)." },
+		{ "payhook_dispatch_circuit_failures",
+		  "Failed attempts at the target in a row." },
+		{ "payhook_dispatch_circuit_next_probe_seconds",
+		  "When an open circuit sends its next probe (Unix time; 0: "
+		  "not open)." },
+	};
 	struct metrics_circuit c[METRICS_DISPATCHERS];
 	size_t n = read_circuits(seg, c, METRICS_DISPATCHERS);
 
@@ -1047,25 +1065,18 @@ static void put_circuits(struct textbuf *o, const struct segment *seg)
 			put(o, "payhook_dispatch_circuit_state{pid=\"%ld\","
 			       "state=\"%s\"} %d\n", (long)c[i].pid,
 			    circuit_state_names[k], c[i].state == k);
-	put(o, "# HELP payhook_dispatch_circuit_since_seconds When the "
-	       "circuit entered its state (open: when it opened; Unix time).\n"
-	       "# TYPE payhook_dispatch_circuit_since_seconds gauge\n");
-	for (size_t i = 0; i < n; i++)
-		put(o, "payhook_dispatch_circuit_since_seconds{pid=\"%ld\"} "
-		       "%.3f\n", (long)c[i].pid, (double)c[i].since_ms / 1000);
-	put(o, "# HELP payhook_dispatch_circuit_failures Failed attempts at "
-	       "the target in a row.\n"
-	       "# TYPE payhook_dispatch_circuit_failures gauge\n");
-	for (size_t i = 0; i < n; i++)
-		put(o, "payhook_dispatch_circuit_failures{pid=\"%ld\"} %llu\n",
-		    (long)c[i].pid, c[i].failures);
-	put(o, "# HELP payhook_dispatch_circuit_next_probe_seconds When an "
-	       "open circuit sends its next probe (Unix time; 0: not open).\n"
-	       "# TYPE payhook_dispatch_circuit_next_probe_seconds gauge\n");
-	for (size_t i = 0; i < n; i++)
-		put(o, "payhook_dispatch_circuit_next_probe_seconds"
-		       "{pid=\"%ld\"} %.3f\n", (long)c[i].pid,
-		    (double)c[i].next_probe_ms / 1000);
+	for (size_t g = 0; g < sizeof(gauges) / sizeof(gauges[0]); g++) {
+		put(o, "# HELP %s %s\n# TYPE %s gauge\n", gauges[g].name,
+		    gauges[g].help, gauges[g].name);
+		for (size_t i = 0; i < n; i++) {
+			double value = g == 0 ? (double)c[i].since_ms / 1000
+				     : g == 1 ? (double)c[i].failures
+					      : (double)c[i].next_probe_ms / 1000;
+
+			put(o, "%s{pid=\"%ld\"} %.15g\n", gauges[g].name,
+			    (long)c[i].pid, value);
+		}
+	}
 }
 
 /* payhook-dispatch's series, once a dispatcher shares the segment. */
