@@ -183,12 +183,19 @@ static int helper_start(struct pool *pool, char *const argv[], long timeout_ms,
 		return error_set(err, "fork: %s", strerror(errno));
 	if (pid == 0) {
 		sigset_t none;
+		int null = open("/dev/null", O_RDONLY);
 
 		sigemptyset(&none);
 		sigprocmask(SIG_SETMASK, &none, NULL);
 #ifdef __linux__
 		prctl(PR_SET_PDEATHSIG, SIGKILL);
 #endif
+		/* Descriptor 0 may be the listening socket (spawn-fcgi's):
+		 * a helper has no use for it. */
+		if (null > 0) {
+			dup2(null, 0);
+			close(null);
+		}
 		execv(argv[0], argv);
 		_exit(127);
 	}
