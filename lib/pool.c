@@ -227,7 +227,8 @@ static bool helper_ended(struct pool *pool, pid_t pid, int status,
 			log_info("%s: done", h->what);
 		else
 			log_warn("%s: failed (%s%s)", h->what, how,
-				 WIFEXITED(status) && WEXITSTATUS(status) == 127
+				 !WIFEXITED(status) ? ": killed, or out of time"
+				 : WEXITSTATUS(status) == 127
 					 ? ": the program could not be run"
 					 : "; its reason is logged above");
 		return true;
@@ -351,7 +352,8 @@ static void crash_loop_check(struct pool *pool, int64_t now)
 	pool->crash_loop = false;
 	snprintf(summary, sizeof(summary),
 		 "every %s of pool %ld has run %d s: the crash loop that began "
-		 "%lld s ago is over (%llu more quick exits during it)", pool->cfg.noun, (long)pool->self, POOL_STABLE_MS / 1000,
+		 "%lld s ago is over (%llu more quick exits during it)",
+		 pool->cfg.noun, (long)pool->self, POOL_STABLE_MS / 1000,
 		 (long long)(now - pool->crash_loop_ms) / 1000,
 		 pool->crash_loop_exits);
 	crash_loop_tell(pool, &a);
