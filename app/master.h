@@ -3,8 +3,10 @@
  * lib/pool.h), as php-fpm and uWSGI do.
  *
  * It restarts a worker that exits or is killed (with a back-off, so a crash
- * loop does not spin); SIGHUP re-reads the configuration and starts a new
- * generation of workers, retiring the old one only once every new worker
+ * loop does not spin, and an alert once per crash loop, sent by
+ * payhook-dispatch --send-alert so that payhook links no HTTP client);
+ * SIGHUP re-reads the configuration and starts a new generation of
+ * workers, retiring the old one only once every new worker
  * passed its start-up checks (a file that fails to load, or that a worker
  * refuses, leaves the pool as it is and says why); SIGUSR2 re-executes the
  * program file in place (same PID, same socket, workers replaced the same
