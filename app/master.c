@@ -1,6 +1,6 @@
 /* master.c - payhook --workers N (see master.h): the listening socket, the
  * reload and the upgrade. Its workers are kept by the pool manager
- * (lib/pool.h), forked with the configuration already loaded; each builds
+ * (lib/shared/pool.h), forked with the configuration already loaded; each builds
  * its own pipeline (its own backend connections) after the fork.
  */
 #include "config.h"

@@ -1,6 +1,6 @@
 /* master.h - payhook --workers N: a small master process that holds the
  * listening socket and keeps N workers on it (with the pool manager,
- * lib/pool.h), as php-fpm and uWSGI do.
+ * lib/shared/pool.h), as php-fpm and uWSGI do.
  *
  * It restarts a worker that exits or is killed (with a back-off, so a crash
  * loop does not spin, and an alert once per crash loop, sent by

@@ -2,8 +2,8 @@
  * merchant's fulfilment, and then every change of its refunds, disputes and
  * cancellations, at least once, with an idempotency key that is the same on
  * every attempt: claims due rows (payments, payment_event_changes) under a
- * lease, delivers each (lib/handoff.h), records the result fenced by the
- * claim's token (lib/handoff_store.h), and retries with back-off until delivered
+ * lease, delivers each (lib/handoff/handoff.h), records the result fenced by the
+ * claim's token (lib/handoff/handoff_store.h), and retries with back-off until delivered
  * or dead. Also the operators' --check-config, --list-dead and --requeue
  * (--changes: of the lifecycle changes).
  *
@@ -12,7 +12,7 @@
  * blocked except while the process waits (ppoll), so no database or HTTP
  * call is ever interrupted half-way, and a stop is noticed between attempts.
  * With dispatch_concurrency N > 1 a master keeps N forked dispatchers
- * running with the pool manager (lib/pool.h): it restarts one that dies,
+ * running with the pool manager (lib/shared/pool.h): it restarts one that dies,
  * passes SIGHUP on, and stops them on SIGTERM, SIGINT or SIGQUIT (SIGKILL
  * for one still busy a lease after).
  */
@@ -48,6 +48,7 @@
 #include "retention.h"
 #include "sqlconn.h"
 #include "timing.h"
+#include "transport_pick.h"
 
 #define PROGRAM "payhook-dispatch"
 #define EXIT_USAGE 2
@@ -305,7 +306,7 @@ static uint64_t env_random(void *ctx)
 	return random_u64();
 }
 
-/* The dispatcher's loop (lib/dispatcher.h) until SIGTERM or SIGINT, or with
+/* The dispatcher's loop (lib/handoff/dispatcher.h) until SIGTERM or SIGINT, or with
  * once until nothing is due or deadline_us; once started it tells its pool
  * on ready_fd (-1: none). Returns the exit status. */
 static int run_dispatcher(const struct config *cfg, int ready_fd, bool once,
@@ -697,7 +698,7 @@ static int send_alert(const struct config *cfg, const char *from,
 	message.action = args[2];
 	message.detail = count == 4 && args[3][0] != '\0' ? args[3] : NULL;
 	if (alert_check_config(cfg, &err) != 0 ||
-	    transport_global_init(&err) != 0) {
+	    transport_pick_global_init(&err) != 0) {
 		fprintf(stderr, PROGRAM ": %s\n", err.message);
 		return 1;
 	}
@@ -715,7 +716,7 @@ static int send_alert(const struct config *cfg, const char *from,
 		log_info("alert %s sent", message.event);
 	}
 	alert_free(alert);
-	transport_global_cleanup();
+	transport_pick_global_cleanup();
 	return rc;
 }
 
@@ -1014,7 +1015,7 @@ int main(int argc, char **argv)
 		rc = 1;
 		goto out;
 	}
-	if (transport_global_init(&err) != 0) {
+	if (transport_pick_global_init(&err) != 0) {
 		fprintf(stderr, PROGRAM ": %s\n", err.message);
 		rc = 1;
 		goto out;
@@ -1033,7 +1034,7 @@ int main(int argc, char **argv)
 					       (int64_t)once_s * 1000000
 				     : 0);
 	}
-	transport_global_cleanup();
+	transport_pick_global_cleanup();
 out:
 	config_cleanup(&cfg);
 	return rc;

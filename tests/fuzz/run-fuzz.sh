@@ -52,7 +52,7 @@ DEP_CFLAGS=$(pkg-config --cflags $PKGS) || die "pkg-config --cflags $PKGS failed
 DEP_LIBS=$(pkg-config --libs $PKGS) || die "pkg-config --libs $PKGS failed"
 SAN="-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined"
 CFLAGS="-g -O1 -std=c11 -fno-omit-frame-pointer $SAN -Wall -Wextra"
-CPPFLAGS="-I$BUILD_DIR -I$srcdir/lib -I$fuzzdir $DEP_CFLAGS"
+CPPFLAGS="-I$BUILD_DIR -I$srcdir/lib/shared -I$srcdir/lib/receiver -I$fuzzdir $DEP_CFLAGS"
 
 # Does this clang have libFuzzer at all?
 probe=$obj/probe
@@ -76,7 +76,8 @@ LIB_MODULES="error log timing number endpoint encoding secret currency configura
 echo "run-fuzz.sh: building with $("$CLANG" --version | head -n 1)"
 lib_objs=
 for m in $LIB_MODULES; do
-	compile "$srcdir/lib/$m.c" "$obj/lib-$m.o"
+	src=$(ls "$srcdir"/lib/*/"$m.c") || die "no lib module $m"
+	compile "$src" "$obj/lib-$m.o"
 	lib_objs="$lib_objs $obj/lib-$m.o"
 done
 rm -f "$obj/libpayhook-fuzz.a"

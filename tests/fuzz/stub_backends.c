@@ -1,5 +1,5 @@
 /* stub_backends.c - in-process stand-ins for every public function of
- * lib/lock.h, lib/store.h, lib/lifecycle_store.h and lib/early.h, linked into the
+ * lib/receiver/lock.h, lib/receiver/store.h, lib/receiver/lifecycle_store.h and lib/receiver/early.h, linked into the
  * fuzz_request target instead of lib/lock.o, lib/store.o and
  * lib/lifecycle_store.o (link-time substitution; production code is
  * unchanged). A lifecycle event's write plays the script's insert answer,

@@ -1,5 +1,5 @@
 /* stub_backends.h - the script that drives the in-process stand-ins for
- * lib/lock.c and lib/store.c in the fuzz_request target, and the trace of
+ * lib/receiver/lock.c and lib/receiver/store.c in the fuzz_request target, and the trace of
  * what the pipeline asked them. Used by fuzz_request.c only.
  */
 #ifndef PAYHOOK_STUB_BACKENDS_H

@@ -1,4 +1,4 @@
-/* test_config.c - unit tests of lib/configuration.c: defaults, the file,
+/* test_config.c - unit tests of lib/shared/configuration.c: defaults, the file,
  * the PAYHOOK_* overrides, the start-up checks, and secrets kept out of
  * error messages. */
 #include "config.h"

@@ -1,7 +1,7 @@
 /* test_dispatch.c - unit tests of the parts of payhook-dispatch that need no
- * server: the back-off and its jitter (lib/handoff_store.c), the start-up checks,
+ * server: the back-off and its jitter (lib/handoff/handoff_store.c), the start-up checks,
  * the idempotency keys and the JSON handed on, of a payment and of a
- * lifecycle change (lib/handoff.c). The database
+ * lifecycle change (lib/handoff/handoff.c). The database
  * and delivery paths are tests/integration/dispatch.test's. */
 #include "config.h"
 

@@ -1,4 +1,4 @@
-/* test_dispatcher.c - unit tests of the hand-off's policy (lib/dispatcher.c)
+/* test_dispatcher.c - unit tests of the hand-off's policy (lib/handoff/dispatcher.c)
  * on a clock of the test's own: retries counted or not, dead letters, the
  * target's Retry-After, the outage rule, the circuit (its state as told to
  * the metrics: closed, open, half-open) and its alerts once per

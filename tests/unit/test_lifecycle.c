@@ -1,4 +1,4 @@
-/* test_lifecycle.c - unit tests of lib/lifecycle.c: state names and kinds,
+/* test_lifecycle.c - unit tests of lib/shared/lifecycle.c: state names and kinds,
  * RFC 3339 event times, and which of two events of one object decides its
  * row (newer wins, older loses, the same state is a duplicate, equal times
  * break by the order, a cumulative amount keeps the largest).

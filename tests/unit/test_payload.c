@@ -1,4 +1,4 @@
-/* test_payload.c - unit tests of lib/payload.c: the body and field rules of
+/* test_payload.c - unit tests of lib/receiver/payload.c: the body and field rules of
  * the README's body rules, and what json-c 0.16 STRICT lets through on its own.
  */
 #include "config.h"

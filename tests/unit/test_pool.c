@@ -1,4 +1,4 @@
-/* test_pool.c - unit tests of lib/pool.c with real forked children: a
+/* test_pool.c - unit tests of lib/shared/pool.c with real forked children: a
  * crashed child is replaced while a helper runs (its wait is a timer of the
  * loop), a replacement that fails keeps the old generation and one that
  * starts retires it, a stop escalates to SIGKILL for a child that

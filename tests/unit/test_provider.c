@@ -1,6 +1,6 @@
-/* test_provider.c - unit tests of lib/provider.c (every profile: signature,
+/* test_provider.c - unit tests of lib/receiver/provider.c (every profile: signature,
  * payment event, fields, event id; provider_sign, what payhook-sign writes)
- * and lib/sample.c, with the documented example events in tests/fixtures/providers/
+ * and lib/receiver/sample.c, with the documented example events in tests/fixtures/providers/
  * and signatures computed by the openssl command line, never by payhook.
  */
 #include "config.h"

@@ -11,7 +11,7 @@
 
 #include <fcgiapp.h>
 
-/* The shape of payhook's "processed" answer (lib/response.c). */
+/* The shape of payhook's "processed" answer (lib/shared/response.c). */
 static const char answer[] =
 	"Status: 200 OK\r\n"
 	"Content-Type: application/json\r\n"

@@ -66,7 +66,7 @@
 	"\"card\",\"card\":{\"brand\":\"visa\",\"last4\":\"4242\"},"           \
 	"\"customer\":\"cus_0001\",\"description\":\"benchmark order\"}}"
 
-/* Same script as lib/lock.c: 1 deleted ours, 0 gone, -1 someone else's. */
+/* Same script as lib/receiver/lock.c: 1 deleted ours, 0 gone, -1 someone else's. */
 static const char release_script[] =
 	"local v = redis.call('GET', KEYS[1])\n"
 	"if v == ARGV[1] then return redis.call('DEL', KEYS[1]) end\n"
@@ -159,7 +159,7 @@ static void backend_close(struct backend *b)
 }
 
 /* Connects to Redis and MySQL with the PAYHOOK_* settings and the session
- * settings of lib/store.c (timeouts, utf8mb4, innodb_lock_wait_timeout = 1,
+ * settings of lib/receiver/store.c (timeouts, utf8mb4, innodb_lock_wait_timeout = 1,
  * no auto-reconnect), except that autocommit stays on: one round trip per
  * INSERT, which commits it. Returns 0, or -1 with b->err set. */
 static int backend_open(struct backend *b)

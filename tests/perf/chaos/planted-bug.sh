@@ -32,15 +32,15 @@ cd "$scratch/src" || exit 2
 
 case $bug in
 busy-is-done)
-	file=lib/pipeline.c
+	file=lib/receiver/pipeline.c
 	perl -0pi -e 's/(\tcase LOCK_BUSY:\n)/$1\t\tresponse_set(r, OUTCOME_DUPLICATE, NULL); \/* PLANTED *\/\n\t\treturn;\n/' "$file"
 	;;
 error-is-duplicate)
-	file=lib/pipeline.c
+	file=lib/receiver/pipeline.c
 	perl -0pi -e 's/OUTCOME_UNAVAILABLE, "database unavailable: retry"/OUTCOME_DUPLICATE, NULL \/* PLANTED *\//g' "$file"
 	;;
 plain-del)
-	file=lib/lock.c
+	file=lib/receiver/lock.c
 	perl -0pi -e 's/\t"if v == ARGV\[1\] then return redis.call\(.DEL., KEYS\[1\]\) end\\n"\n/\t"redis.call(\x27DEL\x27, KEYS[1])\\n" \/* PLANTED *\/\n\t"if v == ARGV[1] then return 1 end\\n"\n/' "$file"
 	;;
 *)

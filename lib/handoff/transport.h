@@ -66,19 +66,6 @@ struct transport {
 	void (*free)(struct transport *t);
 };
 
-/* libcurl's global set-up: once per process before any transport_new,
- * while the process has one thread. Returns 0, or -1 with err set. */
-int transport_global_init(struct error *err);
-
-/* Undoes transport_global_init. Can't fail. */
-void transport_global_cleanup(void);
-
-/* Returns the HTTP transport when options->url is set, else the command's,
- * or NULL with err set (out of memory, libcurl refused an option, a bad
- * secret). */
-struct transport *transport_new(const struct transport_options *options,
-				struct error *err);
-
 /* Frees it (closing kept-alive connections, wiping the key); NULL is fine. */
 void transport_free(struct transport *t);
 

@@ -1,38 +1,11 @@
-/* transport.c - the interface of the hand-off's and the alerts' transports:
- * picks the backend and holds what both share (see transport.h). */
+/* transport.c - the interface of the hand-off's and the alerts' transports
+ * and what both backends share (see transport.h). */
 #include "config.h"
 
 #include <string.h>
 #include <strings.h>
 
-#include <curl/curl.h>
-
 #include "transport.h"
-#include "transport_command.h"
-#include "transport_http.h"
-
-int transport_global_init(struct error *err)
-{
-	CURLcode rc = curl_global_init(CURL_GLOBAL_DEFAULT);
-
-	if (rc != CURLE_OK)
-		return error_set(err, "libcurl initialisation: %s",
-				 curl_easy_strerror(rc));
-	return 0;
-}
-
-void transport_global_cleanup(void)
-{
-	curl_global_cleanup();
-}
-
-struct transport *transport_new(const struct transport_options *options,
-				struct error *err)
-{
-	if (options->url != NULL && options->url[0] != '\0')
-		return transport_http_new(options, err);
-	return transport_command_new(options, err);
-}
 
 void transport_free(struct transport *t)
 {

@@ -40,7 +40,7 @@ struct alert_message {
  * URL. Returns 0, or -1 with err saying what to set. */
 int alert_check_config(const struct config *cfg, struct error *err);
 
-/* Returns an alert sender for cfg (cfg must outlive it; transport_global_init
+/* Returns an alert sender for cfg (cfg must outlive it; transport_pick_global_init
  * first), one that sends nothing when neither alert key is set, or NULL
  * with err set (out of memory, libcurl refused an option, a bad secret).
  * program names the sender in each alert. */

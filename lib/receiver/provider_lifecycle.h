@@ -1,7 +1,7 @@
 /* provider_lifecycle.h - reading a provider's refund, dispute and
  * cancellation events: for each profile, which signed events announce a
  * lifecycle object, and where its id, its payment's id, its amount, state
- * and event time are. The provider floor: lib/provider.c calls it once the
+ * and event time are. The provider floor: lib/receiver/provider.c calls it once the
  * signature is checked, with the parsed body (or one Adyen item).
  */
 #ifndef PAYHOOK_PROVIDER_LIFECYCLE_H

@@ -12,6 +12,7 @@
 
 #include "alert.h"
 #include "transport.h"
+#include "transport_pick.h"
 
 struct alert {
 	const char *program;
@@ -69,7 +70,7 @@ struct alert *alert_new(const struct config *cfg, const char *program,
 	a->program = program;
 	if (!config_alerts_set(cfg))
 		return a;
-	a->transport = transport_new(&options, err);
+	a->transport = transport_pick(&options, err);
 	if (a->transport == NULL) {
 		free(a);
 		return NULL;

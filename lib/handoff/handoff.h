@@ -34,7 +34,7 @@ int handoff_check_config(const struct config *cfg, struct error *err);
 
 /* Returns a hand-off for cfg's target (cfg must outlive it; the first
  * dispatch_secret becomes the signing key), or NULL with err set (out of
- * memory, libcurl refused an option, a bad secret). transport_global_init
+ * memory, libcurl refused an option, a bad secret). transport_pick_global_init
  * first. */
 struct handoff *handoff_new(const struct config *cfg, struct error *err);
 

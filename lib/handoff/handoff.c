@@ -11,6 +11,7 @@
 
 #include "handoff.h"
 #include "signature.h"
+#include "transport_pick.h"
 
 struct handoff {
 	const struct config *cfg;
@@ -69,7 +70,7 @@ struct handoff *handoff_new(const struct config *cfg, struct error *err)
 		return NULL;
 	}
 	h->cfg = cfg;
-	h->transport = transport_new(&options, &terr);
+	h->transport = transport_pick(&options, &terr);
 	if (h->transport == NULL) {
 		/* A bad secret is the likely cause: its key is named. */
 		error_set(err, "%s%s", options.secret != NULL

@@ -32,7 +32,7 @@ enum config_signature_scheme {
 
 /* The provider profiles, in the order of the providers key's documentation.
  * The names are config_provider_name's; what each profile does is
- * lib/provider.c's. */
+ * lib/receiver/provider.c's. */
 enum config_provider {
 	CONFIG_PROVIDER_STANDARD,
 	CONFIG_PROVIDER_STRIPE,
