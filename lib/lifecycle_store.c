@@ -127,7 +127,11 @@ struct lifecycle_store *lifecycle_store_new(const struct config *cfg,
 	struct sqlconn_options options = {
 		.max_packet = (unsigned long)cfg->max_body_bytes + PACKET_OVERHEAD,
 		/* Look-ups commit by themselves; the write is an explicit
-		 * transaction. */
+		 * transaction. REPEATABLE READ, not READ COMMITTED: the
+		 * payment's FOR UPDATE that finds no row takes a gap lock
+		 * which the payment's INSERT waits for, so without the
+		 * Redis lock the two never both commit blind to each other
+		 * (test_payment_during_event_without_lock). */
 		.autocommit = true,
 		.on_connect = prepare_statements,
 		.on_disconnect = close_statements,

@@ -514,6 +514,79 @@ START_TEST(test_killed_mid_transaction)
 }
 END_TEST
 
+/* Posts body through p until it is answered 200 (a 503 or 409 is
+ * retried, as the provider does), 20 times at most. Returns the last
+ * outcome. */
+static enum outcome post_until_done(struct pipeline *p, const char *body)
+{
+	enum outcome o = OUTCOME_UNAVAILABLE;
+
+	for (int i = 0; i < 20; i++) {
+		o = post_body(p, body);
+		if (o == OUTCOME_PROCESSED || o == OUTCOME_DUPLICATE)
+			break;
+		usleep(100000);
+	}
+	return o;
+}
+
+/* Without the lock (Redis down under db_only; here lock_backend = none),
+ * a payment recorded while the transaction of a refund that found no
+ * payment is still open (held by a trigger before the refund's row is
+ * written): the two transactions must not both commit blind to each other
+ * (the payment's INSERT reading no refund, the refund's transaction no
+ * payment). One waits for the other, or one is a deadlock (503, retried);
+ * either way the payment's totals include the refund in the end. */
+START_TEST(test_payment_during_event_without_lock)
+{
+	char tid[96], a[128], body[512];
+	struct pipeline *p;
+	struct error err;
+	pid_t pid;
+	int status;
+
+	snprintf(tid, sizeof(tid), "%s", itest_fresh_id("race"));
+	snprintf(a, sizeof(a), "re_%s", tid);
+	snprintf(body, sizeof(body), "%s",
+		 event_body("refund", a, tid, 778, "EUR", "succeeded", 1));
+	ctl("sql \"CREATE TRIGGER slow_event BEFORE INSERT ON payment_events "
+	    "FOR EACH ROW SET @slept = IF(NEW.amount = 778 AND @slept IS "
+	    "NULL, SLEEP(2), 0)\"");
+	/* Long enough statements that the payment waits for the refund
+	 * rather than give up. */
+	cfg.lock_backend = CONFIG_LOCK_NONE;
+	cfg.mysql_read_timeout_s = 8;
+	cfg.lock_ttl_ms = 60000;
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		p = pipeline_new(&cfg, &err);
+		_exit(p != NULL && post_until_done(p, body) != OUTCOME_UNAVAILABLE
+			      ? 0 : 1);
+	}
+	wait_sleepers("1");
+	p = pipeline_new(&cfg, &err);
+	ck_assert_msg(p != NULL, "pipeline: %s", err.message);
+	{
+		char pay[256];
+		enum outcome o;
+
+		snprintf(pay, sizeof(pay), "{\"transaction_id\":\"%s\","
+			 "\"amount\":1000,\"currency\":\"EUR\"}", tid);
+		o = post_until_done(p, pay);
+		ck_assert_msg(o == OUTCOME_PROCESSED || o == OUTCOME_DUPLICATE,
+			      "payment: %s", response_outcome_name(o));
+	}
+	pipeline_free(p);
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	ctl("sql \"DROP TRIGGER slow_event\"");
+	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+		      "the refund was not recorded");
+	ck_assert_int_eq(count_of("payment_events", a), 1);
+	ck_assert_str_eq(totals(tid), "778 - 0");
+}
+END_TEST
+
 /* A lock wait on the payment's row (the merchant's own transaction holds
  * it) is 1205: 503, nothing written, the retry processed. */
 START_TEST(test_lock_wait_is_unavailable)
@@ -604,6 +677,7 @@ int main(void)
 	tcase_add_test(core, test_storm_same_refund);
 	tcase_add_test(core, test_storm_two_refunds);
 	tcase_add_test(core, test_killed_mid_transaction);
+	tcase_add_test(core, test_payment_during_event_without_lock);
 	tcase_add_test(core, test_lock_wait_is_unavailable);
 	tcase_add_test(core, test_check_schema);
 	suite_add_tcase(s, core);
