@@ -134,6 +134,10 @@ void chaos_tx_id(const struct chaos_run *run, size_t i, char *out, size_t size);
 void chaos_object_id(const struct chaos_run *run, const struct chaos_event *e,
 		     char *out, size_t size);
 
+/* -1, 0 or 1 as event x comes before, with or after y by transaction,
+ * object, event time, then state. Can't fail. */
+int chaos_event_order(const struct chaos_event *x, const struct chaos_event *y);
+
 /* Event e as lifecycle_supersedes compares it (object id and link left
  * empty). Can't fail. */
 void chaos_event_model(const struct chaos_event *e, struct lifecycle_event *out);

@@ -853,14 +853,8 @@ static int64_t longest_unanswered(const struct chaos_run *run, size_t *idx,
 	return longest;
 }
 
-/* Events by transaction, then object, then time (newest_event's order
- * does not depend on it; the report's does). */
-static int by_tx_object(const void *a, const void *b, void *arg)
+int chaos_event_order(const struct chaos_event *x, const struct chaos_event *y)
 {
-	const struct chaos_event *events = arg;
-	const struct chaos_event *x = &events[*(const size_t *)a];
-	const struct chaos_event *y = &events[*(const size_t *)b];
-
 	if (x->tx != y->tx)
 		return x->tx < y->tx ? -1 : 1;
 	if (x->object != y->object)
@@ -868,6 +862,16 @@ static int by_tx_object(const void *a, const void *b, void *arg)
 	if (x->occurred_at != y->occurred_at)
 		return x->occurred_at < y->occurred_at ? -1 : 1;
 	return (x->state > y->state) - (x->state < y->state);
+}
+
+/* Event indices by chaos_event_order: each transaction's events together,
+ * each object's in a run. */
+static int by_event_order(const void *a, const void *b, void *arg)
+{
+	const struct chaos_event *events = arg;
+
+	return chaos_event_order(&events[*(const size_t *)a],
+				 &events[*(const size_t *)b]);
 }
 
 static void check_cleanup(struct check *ck)
@@ -923,8 +927,8 @@ static int check_init(struct check *ck, MYSQL *db)
 	}
 	for (size_t tx = 0; tx < run->ntx; tx++)
 		ck->ev_first[tx + 1] += ck->ev_first[tx];
-	qsort_r(ck->ev_order, run->nevents, sizeof(*ck->ev_order), by_tx_object,
-		run->events);
+	qsort_r(ck->ev_order, run->nevents, sizeof(*ck->ev_order),
+		by_event_order, run->events);
 	return read_rows(ck, db) == 0 && read_objects(ck, db) == 0 ? 0 : -1;
 }
 

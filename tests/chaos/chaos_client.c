@@ -230,13 +230,7 @@ static int by_release(const void *a, const void *b)
 
 	if (x->release_after != y->release_after)
 		return x->release_after < y->release_after ? -1 : 1;
-	if (x->tx != y->tx)
-		return x->tx < y->tx ? -1 : 1;
-	if (x->object != y->object)
-		return x->object < y->object ? -1 : 1;
-	if (x->occurred_at != y->occurred_at)
-		return x->occurred_at < y->occurred_at ? -1 : 1;
-	return (x->state > y->state) - (x->state < y->state);
+	return chaos_event_order(x, y);
 }
 
 /* The fixed set: amounts and currencies drawn from the seed. The variant
