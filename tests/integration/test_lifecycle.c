@@ -536,7 +536,11 @@ static enum outcome post_until_done(struct pipeline *p, const char *body)
  * written): the two transactions must not both commit blind to each other
  * (the payment's INSERT reading no refund, the refund's transaction no
  * payment). One waits for the other, or one is a deadlock (503, retried);
- * either way the payment's totals include the refund in the end. */
+ * either way the payment's totals include the refund in the end. What
+ * makes it so is REPEATABLE READ on both sides: the refund's FOR UPDATE
+ * that finds no payment takes a gap lock, the payment's INSERT ... SELECT
+ * reads payment_events with shared locks; either session in READ
+ * COMMITTED ends with totals of 0. */
 START_TEST(test_payment_during_event_without_lock)
 {
 	char tid[96], a[128], body[512];
