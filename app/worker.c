@@ -19,6 +19,7 @@
 #include "pipeline.h"
 #include "pool.h"
 #include "response.h"
+#include "route.h"
 #include "worker.h"
 
 extern char **environ;
@@ -129,11 +130,15 @@ static bool answer(struct ops *ops, struct pipeline *pipeline,
 		   struct result *result, char *out, size_t cap,
 		   const char **text, size_t *len)
 {
-	*text = ops_handle(ops, req, len);
+	struct route route;
+
+	route_request(cfg, req, &route);
 	result->transaction_id[0] = '\0';
-	if (*text != NULL)
+	if (route.target != ROUTE_WEBHOOK) {
+		*text = ops_answer(ops, route.target, req, len);
 		return false;
-	pipeline_answer(pipeline, req, result);
+	}
+	pipeline_answer_profile(pipeline, req, route.provider, result);
 	*len = (size_t)render(result, cfg, out, cap);
 	*text = out;
 	return true;

@@ -523,7 +523,8 @@ static bool other_currency(const struct rows *rows,
 static enum store_status write_event(struct lifecycle_store *ls,
 				     struct bound *v,
 				     const struct lifecycle_event *e,
-				     const void *payload, struct error *err)
+				     const void *payload, bool *payment_found,
+				     struct error *err)
 {
 	struct rows rows;
 	enum store_status status;
@@ -555,6 +556,7 @@ static enum store_status write_event(struct lifecycle_store *ls,
 		if (status != STORE_INSERTED)
 			return status;
 	}
+	*payment_found = rows.payment_found;
 	status = append_change(ls, v, e, &rows, err);
 	if (status == STORE_INSERTED && rows.payment_found)
 		status = update_totals(ls, v, e, &rows, err);
@@ -570,6 +572,7 @@ enum store_status lifecycle_store_record(struct lifecycle_store *ls,
 	long round_trip_ms = config_round_trip_bound_ms(ls->cfg);
 	struct bound v;
 	enum store_status status;
+	bool payment_found = false;
 	MYSQL *mysql;
 
 	ls->fresh = false;
@@ -585,9 +588,16 @@ enum store_status lifecycle_store_record(struct lifecycle_store *ls,
 	status = begin(ls, err);
 	if (status != STORE_INSERTED)
 		return status;
-	status = write_event(ls, &v, e, payload, err);
+	status = write_event(ls, &v, e, payload, &payment_found, err);
 	if (status != STORE_INSERTED)
 		return status;
+	/* An event before its payment: the payment's INSERT must learn of it
+	 * (the lock's early mark), or the event is not written. */
+	if (!payment_found && guard != NULL && guard->early_event != NULL &&
+	    guard->early_event(guard->ctx, err) != 0) {
+		rollback(ls);
+		return STORE_UNAVAILABLE;
+	}
 	if (guard_refuses(guard, round_trip_ms)) {
 		rollback(ls);
 		error_set(err, "lease ran out before COMMIT: rolled back");
@@ -687,5 +697,49 @@ int lifecycle_store_check_schema(struct lifecycle_store *ls, struct error *err)
 	else if (changes != 8)
 		rc = error_set(err, "table payment_event_changes is missing: "
 			       "run db/migrate-6-lifecycle-changes.sql");
+	return rc;
+}
+
+int lifecycle_store_early_scan(struct lifecycle_store *ls,
+			       int (*each)(void *ctx, const char *provider,
+					   const char *transaction_id,
+					   size_t transaction_id_len,
+					   struct error *err),
+			       void *ctx, struct error *err)
+{
+	static const char sql[] =
+		"SELECT DISTINCT e.provider, e.transaction_id "
+		"FROM payment_events e WHERE NOT EXISTS (SELECT 1 FROM "
+		"payments p WHERE p.provider = e.provider AND "
+		"p.transaction_id = e.transaction_id)";
+	MYSQL *mysql;
+	MYSQL_RES *result;
+	MYSQL_ROW row;
+	unsigned long *lengths;
+	int rc = 0;
+
+	if (lifecycle_store_connect(ls, err) != 0)
+		return -1;
+	mysql = sqlconn_mysql(ls->conn);
+	if (mysql_real_query(mysql, sql, sizeof(sql) - 1) != 0 ||
+	    (result = mysql_use_result(mysql)) == NULL) {
+		failed(ls, mysql_errno(mysql), "early events", mysql_error(mysql),
+		       STORE_UNAVAILABLE, err);
+		return -1;
+	}
+	while (rc == 0 && (row = mysql_fetch_row(result)) != NULL) {
+		lengths = mysql_fetch_lengths(result);
+		if (row[0] != NULL && row[1] != NULL)
+			rc = each(ctx, row[0], row[1], lengths[1], err);
+	}
+	/* The rest of the rows, read and dropped, keep the session usable. */
+	while (row != NULL)
+		row = mysql_fetch_row(result);
+	if (rc == 0 && mysql_errno(mysql) != 0) {
+		failed(ls, mysql_errno(mysql), "early events", mysql_error(mysql),
+		       STORE_UNAVAILABLE, err);
+		rc = -1;
+	}
+	mysql_free_result(result);
 	return rc;
 }

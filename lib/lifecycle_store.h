@@ -43,7 +43,8 @@ int lifecycle_store_connect(struct lifecycle_store *ls, struct error *err);
  *   STORE_INSERTED  a new object, or a state (or a larger running total)
  *                   the row did not hold: the row, one change and the
  *                   payment's totals (when the payment is recorded) are
- *                   committed;
+ *                   committed; when the payment is not recorded, only after
+ *                   guard's early_event (when set) agreed;
  *   STORE_DUPLICATE the row holds this state already, or a newer event set
  *                   it (lifecycle_supersedes): nothing written;
  *   STORE_CONFLICT  the payment is recorded in another currency: nothing
@@ -57,6 +58,17 @@ enum store_status lifecycle_store_record(struct lifecycle_store *ls,
 					 const void *payload, size_t payload_len,
 					 const struct store_guard *guard,
 					 struct error *err);
+
+/* Calls each for every payment (provider, transaction id) that has
+ * lifecycle rows and no payments row yet, for the rebuild of the lock's
+ * early marks, until each returns -1. Returns 0, or -1 with err set (by
+ * each, or naming the query that failed). */
+int lifecycle_store_early_scan(struct lifecycle_store *ls,
+			       int (*each)(void *ctx, const char *provider,
+					   const char *transaction_id,
+					   size_t transaction_id_len,
+					   struct error *err),
+			       void *ctx, struct error *err);
 
 /* Without a lock (another delivery holds it): STORE_DUPLICATE when the
  * committed row would not change for event, STORE_CONFLICT when the

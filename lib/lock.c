@@ -40,7 +40,17 @@ struct lock_client {
 	struct endpoint master;
 	enum lock_fault fault;   /* of the last call */
 	char script_sha[41]; /* SHA1 of release_script, for EVALSHA */
+	/* The connected server's INFO run_id ("" when it would not say): the
+	 * early marks are complete only on the process that holds them. */
+	char run_id[48];
 };
+
+/* The keys of the early marks (lock.h, enum lock_early): outside
+ * lock_key_prefix, so that no lock key is ever one of them. */
+#define EARLY_MARK "payhook:early:"            /* + the lease's key */
+#define EARLY_COMPLETE "payhook:early-complete:" /* + lock_key_prefix */
+#define EARLY_REBUILD "payhook:early-rebuild:"   /* + lock_key_prefix */
+#define EARLY_KEY_MAX (LOCK_KEY_MAX + 32)
 
 enum lock_fault lock_last_fault(const struct lock_client *client)
 {
@@ -234,6 +244,29 @@ static int connect_via_sentinels(struct lock_client *client, struct error *err)
 	return -1;
 }
 
+/* The server's run_id from INFO server, or "" when it does not answer
+ * one (a renamed INFO, say): then the early marks are never taken as
+ * complete, and every payment's INSERT asks MySQL. */
+static void read_run_id(struct lock_client *client)
+{
+	const char *argv[] = { "INFO", "server" };
+	redisReply *reply = redisCommandArgv(client->redis, 2, argv, NULL);
+	const char *at;
+	size_t len;
+
+	client->run_id[0] = '\0';
+	if (reply != NULL && reply->type == REDIS_REPLY_STRING &&
+	    (at = strstr(reply->str, "run_id:")) != NULL) {
+		at += strlen("run_id:");
+		len = strcspn(at, "\r\n");
+		if (len > 0 && len < sizeof(client->run_id)) {
+			memcpy(client->run_id, at, len);
+			client->run_id[len] = '\0';
+		}
+	}
+	freeReplyObject(reply);
+}
+
 int lock_connect(struct lock_client *client, struct error *err)
 {
 	const struct config *cfg = client->cfg;
@@ -251,6 +284,7 @@ int lock_connect(struct lock_client *client, struct error *err)
 			       cfg->redis_port, err) != 0) {
 		return -1;
 	}
+	read_run_id(client);
 	client->fault = LOCK_FAULT_NONE;
 	return 0;
 }
@@ -352,11 +386,45 @@ static int random_token(char out[LOCK_TOKEN_HEX + 1], struct error *err)
 	return 0;
 }
 
-/* Sends the SET NX PX of lease (ttl as text) and reads its answer. On
- * LOCK_UNAVAILABLE err and client->fault say why and the connection is
- * dropped: an error reply means a wrong or unready server (READONLY after a
- * failover, LOADING, NOAUTH, OOM...), so the next connection, which may
- * reach the new master, is better than asking this one again. */
+/* Writes prefix + suffix into out (EARLY_KEY_MAX bytes); returns its
+ * length. */
+static size_t early_key(char *out, const char *prefix, const char *suffix,
+			size_t suffix_len)
+{
+	size_t prefix_len = strlen(prefix);
+
+	memcpy(out, prefix, prefix_len);
+	memcpy(out + prefix_len, suffix, suffix_len);
+	out[prefix_len + suffix_len] = '\0';
+	return prefix_len + suffix_len;
+}
+
+/* What the MGET of the completeness key and lease's mark says. */
+static enum lock_early read_early(const struct lock_client *client,
+				  const redisReply *reply)
+{
+	const redisReply *complete, *mark;
+
+	if (reply == NULL || reply->type != REDIS_REPLY_ARRAY ||
+	    reply->elements != 2 || client->run_id[0] == '\0')
+		return LOCK_EARLY_UNKNOWN;
+	complete = reply->element[0];
+	mark = reply->element[1];
+	if (mark->type == REDIS_REPLY_STRING)
+		return LOCK_EARLY_MARKED;
+	if (complete->type == REDIS_REPLY_STRING &&
+	    strcmp(complete->str, client->run_id) == 0)
+		return LOCK_EARLY_NONE;
+	return LOCK_EARLY_INCOMPLETE;
+}
+
+/* Sends the SET NX PX of lease (ttl as text) and, in the same round trip,
+ * the MGET of the early marks' completeness key and lease's mark, and
+ * reads both answers. On LOCK_UNAVAILABLE err and client->fault say why
+ * and the connection is dropped: an error reply means a wrong or unready
+ * server (READONLY after a failover, LOADING, NOAUTH, OOM...), so the next
+ * connection, which may reach the new master, is better than asking this
+ * one again. */
 static enum lock_status send_set(struct lock_client *client,
 				 struct lock_lease *lease, const char *ttl,
 				 struct error *err)
@@ -365,21 +433,33 @@ static enum lock_status send_set(struct lock_client *client,
 				ttl };
 	size_t argl[6] = { 3, lease->key_len, LOCK_TOKEN_HEX, 2, 2,
 			   strlen(ttl) };
-	redisReply *reply;
+	char complete[EARLY_KEY_MAX], mark[EARLY_KEY_MAX];
+	const char *mget[3] = { "MGET", complete, mark };
+	size_t mget_len[3] = { 4, 0, 0 };
+	redisReply *reply = NULL, *early = NULL;
 	enum lock_status status;
 
+	mget_len[1] = early_key(complete, EARLY_COMPLETE,
+				client->cfg->lock_key_prefix,
+				strlen(client->cfg->lock_key_prefix));
+	mget_len[2] = early_key(mark, EARLY_MARK, lease->key, lease->key_len);
 	client->fault = LOCK_FAULT_NONE;
+	lease->early = LOCK_EARLY_UNKNOWN;
 	/* Before the send: a pause after it must not make the lease look fresh. */
 	lease->started_us = timing_now_us();
-	reply = redisCommandArgv(client->redis, 6, argv, argl);
-	if (reply == NULL) {
+	if (redisAppendCommandArgv(client->redis, 6, argv, argl) != REDIS_OK ||
+	    redisAppendCommandArgv(client->redis, 3, mget, mget_len) != REDIS_OK ||
+	    redisGetReply(client->redis, (void **)&reply) != REDIS_OK ||
+	    redisGetReply(client->redis, (void **)&early) != REDIS_OK) {
 		error_set(err, "redis SET NX: %s", client->redis->errstr);
+		freeReplyObject(reply);
 		client->fault = LOCK_FAULT_IO;
 		lock_disconnect(client);
 		return LOCK_UNAVAILABLE;
 	}
 	if (reply->type == REDIS_REPLY_STATUS && strcmp(reply->str, "OK") == 0) {
 		status = LOCK_ACQUIRED;
+		lease->early = read_early(client, early);
 	} else if (reply->type == REDIS_REPLY_NIL) {
 		status = LOCK_BUSY;
 	} else {
@@ -390,35 +470,54 @@ static enum lock_status send_set(struct lock_client *client,
 		client->fault = LOCK_FAULT_REPLY;
 	}
 	freeReplyObject(reply);
+	freeReplyObject(early);
 	if (status == LOCK_UNAVAILABLE)
 		lock_disconnect(client);
 	return status;
+}
+
+const char *lock_scope_of(const char *provider)
+{
+	return strcmp(provider, "standard") == 0 ? NULL : provider;
+}
+
+/* The lock key of transaction id[0..id_len) of provider scope (NULL:
+ * none) into key (LOCK_KEY_MAX bytes). Returns 0, or -1 with err set when
+ * it does not fit. */
+static int lock_key(const struct lock_client *client, const char *scope,
+		    const char *id, size_t id_len, char *key, size_t *key_len,
+		    struct error *err)
+{
+	const char *prefix = client->cfg->lock_key_prefix;
+	size_t prefix_len = strlen(prefix);
+	size_t scope_len = scope != NULL ? strlen(scope) + 1 : 0;
+
+	if (prefix_len + scope_len + id_len >= LOCK_KEY_MAX)
+		return error_set(err, "lock: key longer than %d bytes",
+				 LOCK_KEY_MAX);
+	memcpy(key, prefix, prefix_len);
+	if (scope != NULL) {
+		memcpy(key + prefix_len, scope, scope_len - 1);
+		key[prefix_len + scope_len - 1] = ':';
+	}
+	memcpy(key + prefix_len + scope_len, id, id_len);
+	*key_len = prefix_len + scope_len + id_len;
+	key[*key_len] = '\0';
+	return 0;
 }
 
 enum lock_status lock_acquire(struct lock_client *client, const char *scope,
 			      const char *id, size_t id_len, long ttl_ms,
 			      struct lock_lease *lease, struct error *err)
 {
-	const char *prefix = client->cfg->lock_key_prefix;
-	size_t prefix_len = strlen(prefix);
-	size_t scope_len = scope != NULL ? strlen(scope) + 1 : 0;
 	bool kept = client->redis != NULL && client->redis->err == 0;
 	long fast_ms = client->cfg->redis_timeout_ms / 2;
 	char ttl[24];
 	enum lock_status status;
 
-	if (prefix_len + scope_len + id_len >= sizeof(lease->key)) {
-		error_set(err, "lock: key longer than %zu bytes", sizeof(lease->key));
+	if (lock_key(client, scope, id, id_len, lease->key, &lease->key_len,
+		     err) != 0)
 		return LOCK_UNAVAILABLE;
-	}
-	memcpy(lease->key, prefix, prefix_len);
-	if (scope != NULL) {
-		memcpy(lease->key + prefix_len, scope, scope_len - 1);
-		lease->key[prefix_len + scope_len - 1] = ':';
-	}
-	memcpy(lease->key + prefix_len + scope_len, id, id_len);
-	lease->key_len = prefix_len + scope_len + id_len;
-	lease->key[lease->key_len] = '\0';
 	lease->ttl_ms = ttl_ms;
 	snprintf(ttl, sizeof(ttl), "%ld", ttl_ms);
 	if (random_token(lease->token, err) != 0)
@@ -442,6 +541,152 @@ enum lock_status lock_acquire(struct lock_client *client, const char *scope,
 		status = send_set(client, lease, ttl, err);
 	}
 	return status;
+}
+
+/* Runs argv on the connection (connecting first) and checks that the
+ * reply is not an error. Returns 0, or -1 with err naming what (the
+ * connection dropped). *reply, when not NULL, gets the reply (caller
+ * frees). */
+static int early_command(struct lock_client *client, const char *what,
+			 int argc, const char **argv, const size_t *argl,
+			 redisReply **reply, struct error *err)
+{
+	redisReply *r;
+
+	if (lock_connect(client, err) != 0)
+		return -1;
+	r = redisCommandArgv(client->redis, argc, argv, argl);
+	if (r == NULL || r->type == REDIS_REPLY_ERROR) {
+		error_set(err, "redis %s: %s", what,
+			  r == NULL ? client->redis->errstr : r->str);
+		freeReplyObject(r);
+		lock_disconnect(client);
+		return -1;
+	}
+	if (reply != NULL)
+		*reply = r;
+	else
+		freeReplyObject(r);
+	return 0;
+}
+
+/* SET of the mark of lock key key[0..key_len). */
+static int set_mark(struct lock_client *client, const char *key,
+		    size_t key_len, struct error *err)
+{
+	char mark[EARLY_KEY_MAX];
+	const char *argv[3] = { "SET", mark, "1" };
+	size_t argl[3] = { 3, 0, 1 };
+
+	argl[1] = early_key(mark, EARLY_MARK, key, key_len);
+	return early_command(client, "SET early mark", 3, argv, argl, NULL,
+			     err);
+}
+
+int lock_mark_early(struct lock_client *client, struct lock_lease *lease,
+		    struct error *err)
+{
+	if (set_mark(client, lease->key, lease->key_len, err) != 0)
+		return -1;
+	lease->early = LOCK_EARLY_MARKED;
+	return 0;
+}
+
+void lock_clear_early(struct lock_client *client, const struct lock_lease *lease)
+{
+	char mark[EARLY_KEY_MAX];
+	const char *argv[2] = { "DEL", mark };
+	size_t argl[2] = { 3, 0 };
+	struct error err;
+
+	argl[1] = early_key(mark, EARLY_MARK, lease->key, lease->key_len);
+	if (early_command(client, "DEL early mark", 2, argv, argl, NULL,
+			  &err) != 0)
+		log_warn("%s (left for its payment's later deliveries)",
+			 err.message);
+}
+
+int lock_mark_early_id(struct lock_client *client, const char *scope,
+		       const char *id, size_t id_len, struct error *err)
+{
+	char key[LOCK_KEY_MAX];
+	size_t key_len;
+
+	if (lock_key(client, scope, id, id_len, key, &key_len, err) != 0)
+		return -1;
+	return set_mark(client, key, key_len, err);
+}
+
+/* Wall-clock milliseconds: the rebuild's wait is shared by processes. */
+static long long wall_ms(void)
+{
+	struct timespec now;
+
+	clock_gettime(CLOCK_REALTIME, &now);
+	return (long long)now.tv_sec * 1000 + now.tv_nsec / 1000000;
+}
+
+int lock_early_rebuild_due(struct lock_client *client, struct error *err)
+{
+	const char *prefix = client->cfg->lock_key_prefix;
+	long wait_ms = client->cfg->lock_ttl_ms + 1000;
+	char key[EARLY_KEY_MAX], value[96], px[24];
+	const char *set[6] = { "SET", key, value, "NX", "PX", px };
+	const char *get[2] = { "GET", key };
+	redisReply *reply = NULL;
+	long long since_ms = 0;
+	char *end;
+	int due;
+
+	if (lock_connect(client, err) != 0)
+		return -1;
+	if (client->run_id[0] == '\0')
+		return 0;
+	early_key(key, EARLY_REBUILD, prefix, strlen(prefix));
+	/* Kept a while after it is due, so that a rebuild that failed is
+	 * tried again without a new wait; then a new wait begins. */
+	snprintf(px, sizeof(px), "%ld", 2 * wait_ms + 60000);
+	snprintf(value, sizeof(value), "%lld:%s", wall_ms(), client->run_id);
+	if (early_command(client, "SET early rebuild", 6, set, NULL, NULL,
+			  err) != 0 ||
+	    early_command(client, "GET early rebuild", 2, get, NULL, &reply,
+			  err) != 0)
+		return -1;
+	due = 0;
+	if (reply->type == REDIS_REPLY_STRING) {
+		since_ms = strtoll(reply->str, &end, 10);
+		/* Left by the process before a restart that kept the data: a
+		 * wait begins now. */
+		if (*end != ':' || strcmp(end + 1, client->run_id) != 0) {
+			set[3] = "PX";
+			set[4] = px;
+			freeReplyObject(reply);
+			return early_command(client, "SET early rebuild", 5,
+					     set, NULL, NULL, err);
+		}
+		due = wall_ms() >= since_ms + wait_ms;
+	}
+	freeReplyObject(reply);
+	return due;
+}
+
+int lock_early_complete(struct lock_client *client, struct error *err)
+{
+	const char *prefix = client->cfg->lock_key_prefix;
+	char complete[EARLY_KEY_MAX], rebuild[EARLY_KEY_MAX];
+	const char *set[3] = { "SET", complete, client->run_id };
+	const char *del[2] = { "DEL", rebuild };
+
+	early_key(complete, EARLY_COMPLETE, prefix, strlen(prefix));
+	early_key(rebuild, EARLY_REBUILD, prefix, strlen(prefix));
+	if (client->run_id[0] == '\0')
+		return error_set(err, "redis: no run_id to name the early "
+				 "marks' server");
+	if (early_command(client, "SET early complete", 3, set, NULL, NULL,
+			  err) != 0)
+		return -1;
+	return early_command(client, "DEL early rebuild", 2, del, NULL, NULL,
+			     err);
 }
 
 /* Sends EVALSHA, or EVAL when use_eval. Returns the reply (caller frees) or

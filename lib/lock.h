@@ -22,6 +22,21 @@
 /* One connection to Redis, opened lazily and reopened after a fault. Opaque. */
 struct lock_client;
 
+/* What Redis knows of "early" events for a lease's transaction: lifecycle
+ * events (refunds, disputes, cancellations) recorded before their payment,
+ * whose totals the payment's INSERT must then take (see store.h). A mark
+ * per transaction, set before the event's COMMIT, says one exists; the
+ * marks count as complete only while a key names the Redis process (its
+ * run_id) that holds all of them, so a restart, a flush or a failover
+ * makes them unknown until lock_early_rebuild_due and the rebuild. */
+enum lock_early {
+	LOCK_EARLY_UNKNOWN = 0, /* no answer: only MySQL can tell */
+	LOCK_EARLY_INCOMPLETE,  /* marks not known complete: MySQL can tell,
+				 * and a rebuild is due */
+	LOCK_EARLY_NONE,        /* complete, and none for this transaction */
+	LOCK_EARLY_MARKED,      /* one was recorded before the payment */
+};
+
 /* A lock we took: the key, our token, and when the lease started. */
 struct lock_lease {
 	char key[LOCK_KEY_MAX];
@@ -29,6 +44,7 @@ struct lock_lease {
 	char token[LOCK_TOKEN_HEX + 1];
 	int64_t started_us; /* timing_now_us(), read before the SET was sent */
 	long ttl_ms;
+	enum lock_early early; /* read with the SET (lock_acquire) */
 };
 
 enum lock_status {
@@ -57,6 +73,11 @@ void lock_client_free(struct lock_client *client);
  * with err naming what failed; the next call tries again. */
 int lock_connect(struct lock_client *client, struct error *err);
 
+/* The scope of provider's lock keys for lock_acquire: NULL for the
+ * standard profile (its keys are what they were before providers),
+ * provider otherwise. */
+const char *lock_scope_of(const char *provider);
+
 /* Tries to take the lock for transaction id[0..id_len) for ttl_ms; the key
  * is lock_key_prefix + id, or lock_key_prefix + scope + ":" + id when scope
  * (a provider name) is not NULL. Fills *lease on LOCK_ACQUIRED. On
@@ -67,6 +88,33 @@ int lock_connect(struct lock_client *client, struct error *err);
 enum lock_status lock_acquire(struct lock_client *client, const char *scope,
 			      const char *id, size_t id_len, long ttl_ms,
 			      struct lock_lease *lease, struct error *err);
+
+/* Marks lease's transaction as having an early event (before that event's
+ * COMMIT, under the lease). Returns 0 (lease->early is LOCK_EARLY_MARKED),
+ * or -1 with err set: the event must not be committed. */
+int lock_mark_early(struct lock_client *client, struct lock_lease *lease,
+		    struct error *err);
+
+/* Removes lease's mark once its payment is recorded with the totals. A
+ * failure is only logged: a mark left over costs that payment's later
+ * deliveries the totals form, nothing else. */
+void lock_clear_early(struct lock_client *client, const struct lock_lease *lease);
+
+/* After a lease came back LOCK_EARLY_INCOMPLETE: returns 1 when the marks
+ * may be rebuilt now (lock_ttl_ms and a second have passed since a worker
+ * first saw them incomplete on this Redis process, so every transaction
+ * that marked an event on the one before has committed or given up), 0
+ * when not yet, -1 with err set when Redis failed. */
+int lock_early_rebuild_due(struct lock_client *client, struct error *err);
+
+/* Marks transaction id[0..id_len) of provider scope (NULL for standard) as
+ * having an early event, for the rebuild. Returns 0 or -1 with err set. */
+int lock_mark_early_id(struct lock_client *client, const char *scope,
+		       const char *id, size_t id_len, struct error *err);
+
+/* Ends a rebuild: the marks are complete for this Redis process. Returns
+ * 0 or -1 with err set. */
+int lock_early_complete(struct lock_client *client, struct error *err);
 
 /* Releases a lease with the ownership-checking script (EVALSHA, EVAL on
  * NOSCRIPT). Never deletes a key that holds another token. A connection fault

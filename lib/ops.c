@@ -16,7 +16,6 @@
 #include "signature.h"
 #include "timing.h"
 
-#define PATH_MAX_BYTES 512
 #define BEARER "Bearer "
 #define BASIC "Basic "
 /* A page load asks MySQL at most this often per worker. */
@@ -406,41 +405,12 @@ static const char *page(struct ops *ops, const struct request *req,
 	return answer_rendered(ops, header, render_page, "page", head, len);
 }
 
-/* Which operator's path req names, if any. */
-enum path { PATH_NONE, PATH_HEALTH, PATH_PING, PATH_METRICS, PATH_STATUS,
-	    PATH_PAGE };
-
-static bool is_path(const char *key, const char *path)
+const char *ops_answer(struct ops *ops, enum route_target target,
+		       const struct request *req, size_t *len)
 {
-	return key != NULL && strcmp(path, key) == 0;
-}
-
-const char *ops_handle(struct ops *ops, const struct request *req,
-		       size_t *len)
-{
-	const struct config *cfg = ops->cfg;
-	char path[PATH_MAX_BYTES];
 	const char *method;
-	enum path which = PATH_NONE;
 	bool head;
 
-	if (cfg->health_path == NULL && cfg->metrics_path == NULL &&
-	    cfg->status_path == NULL && cfg->ping_path == NULL &&
-	    cfg->status_page_path == NULL)
-		return NULL;
-	request_path(req, path, sizeof(path));
-	if (is_path(cfg->health_path, path))
-		which = PATH_HEALTH;
-	else if (is_path(cfg->ping_path, path))
-		which = PATH_PING;
-	else if (is_path(cfg->metrics_path, path))
-		which = PATH_METRICS;
-	else if (is_path(cfg->status_path, path))
-		which = PATH_STATUS;
-	else if (is_path(cfg->status_page_path, path))
-		which = PATH_PAGE;
-	else
-		return NULL;
 	method = request_param(req, "REQUEST_METHOD");
 	head = method != NULL && strcmp(method, "HEAD") == 0;
 	if (method == NULL || (strcmp(method, "GET") != 0 && !head))
@@ -449,16 +419,18 @@ const char *ops_handle(struct ops *ops, const struct request *req,
 				   result_body("method_not_allowed",
 					       "only GET is allowed"),
 				   false, len);
-	switch (which) {
-	case PATH_HEALTH:
+	switch (target) {
+	case ROUTE_HEALTH:
 		return health(ops, head, len);
-	case PATH_PING:
+	case ROUTE_PING:
 		return ping(ops, head, len);
-	case PATH_STATUS:
+	case ROUTE_STATUS:
 		return status(ops, req, head, len);
-	case PATH_PAGE:
+	case ROUTE_PAGE:
 		return page(ops, req, head, len);
-	default:
-		return metrics(ops, req, head, len);
+	case ROUTE_METRICS:
+	case ROUTE_WEBHOOK: /* not an operator's path: a caller's bug */
+		break;
 	}
+	return metrics(ops, req, head, len);
 }

@@ -24,6 +24,7 @@
 #include "metrics.h"
 #include "pipeline.h"
 #include "request.h"
+#include "route.h"
 
 struct ops; /* opaque */
 
@@ -36,12 +37,11 @@ struct ops *ops_new(const struct config *cfg, struct pipeline *pipeline,
 /* Frees it; NULL is fine. */
 void ops_free(struct ops *ops);
 
-/* When req's path is one of the operator's paths, answers it: returns the
- * whole CGI response (status line, headers, body) in a buffer owned by ops,
- * valid until the next call, and its length in *len. Returns NULL when the
- * request is not for these paths (the pipeline answers it). Can't fail
- * otherwise: every fault is an answer. */
-const char *ops_handle(struct ops *ops, const struct request *req,
-		       size_t *len);
+/* Answers req, which route_request sent to target (an operator's path, not
+ * ROUTE_WEBHOOK): returns the whole CGI response (status line, headers,
+ * body) in a buffer owned by ops, valid until the next call, and its length
+ * in *len. Can't fail: every fault is an answer. */
+const char *ops_answer(struct ops *ops, enum route_target target,
+		       const struct request *req, size_t *len);
 
 #endif

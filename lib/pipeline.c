@@ -10,12 +10,14 @@
 #include <string.h>
 #include <time.h>
 
+#include "early.h"
 #include "lifecycle_store.h"
 #include "lock.h"
 #include "log.h"
 #include "payload.h"
 #include "pipeline.h"
 #include "provider.h"
+#include "route.h"
 #include "store.h"
 #include "timing.h"
 
@@ -39,6 +41,9 @@ struct pipeline {
 	const struct provider *provider;
 	int64_t elapsed_us;
 	struct error detail, note;
+	/* A lease came back with the early marks incomplete: the rebuild is
+	 * tried once the answer is out (pipeline_finish). */
+	bool early_incomplete;
 };
 
 /* A request locks each payment and each lifecycle event's payment once. */
@@ -129,11 +134,55 @@ int pipeline_summary(struct pipeline *p, struct store_summary *summary,
 	return store_summary(p->store, summary, err);
 }
 
+/* The guard of one write: the lease of its transaction, NULL when Redis
+ * is down under redis_unavailable = db_only. */
+struct write_guard {
+	struct pipeline *p;
+	struct lock_lease *lease;
+	bool early_refused; /* early_event said no */
+};
+
 static int enough_lease(void *ctx, long needed_ms)
 {
-	const struct lock_lease *lease = ctx;
+	const struct write_guard *g = ctx;
 
-	return lock_lease_remaining_ms(lease) > needed_ms ? 0 : -1;
+	return g->lease == NULL ||
+		       lock_lease_remaining_ms(g->lease) > needed_ms ? 0 : -1;
+}
+
+/* An event before its payment is committed only once the payment's
+ * INSERT will know of it: its early mark is set in Redis. Without Redis
+ * the mark cannot be set, so such an event waits (503) for Redis, where a
+ * payment's INSERT never does (it asks MySQL). */
+static int early_event(void *ctx, struct error *err)
+{
+	struct write_guard *g = ctx;
+	int rc;
+
+	if (g->lease == NULL)
+		rc = error_set(err, "redis unavailable: an event before its "
+			       "payment is recorded only with its early mark");
+	else
+		rc = lock_mark_early(g->p->lock, g->lease, err);
+	g->early_refused = rc != 0;
+	return rc;
+}
+
+/* What the lease's early marks say of lifecycle rows before the payment. */
+static enum store_events known_events(const struct lock_lease *lease)
+{
+	if (lease == NULL)
+		return STORE_EVENTS_UNKNOWN;
+	switch (lease->early) {
+	case LOCK_EARLY_NONE:
+		return STORE_EVENTS_NONE;
+	case LOCK_EARLY_MARKED:
+		return STORE_EVENTS_SOME;
+	case LOCK_EARLY_UNKNOWN:
+	case LOCK_EARLY_INCOMPLETE:
+		break;
+	}
+	return STORE_EVENTS_UNKNOWN;
 }
 
 /* Turns what the store said into the outcome. */
@@ -243,25 +292,38 @@ static void release_held(struct pipeline *p, struct error *note)
 	p->held_count = 0;
 }
 
-/* The write of one item under guard (NULL: no lock), its status counted
- * and turned into the outcome. */
+/* The write of one item under guard (NULL: no lock at all), its status
+ * counted and turned into the outcome. */
 static void write_item(struct pipeline *p, const struct item *it,
-		       size_t body_len, const struct store_guard *guard,
+		       size_t body_len, struct write_guard *g,
 		       struct result *r, struct error *detail)
 {
+	struct store_guard guard = { enough_lease, early_event, g };
+	struct lock_lease *lease = g != NULL ? g->lease : NULL;
+	enum store_events events = known_events(lease);
 	enum store_status stored;
 
 	if (it->event != NULL)
 		stored = lifecycle_store_record(p->events, it->event, p->body,
-						body_len, guard, detail);
+						body_len, g != NULL ? &guard : NULL,
+						detail);
 	else
 		stored = store_insert_payment(p->store, it->link, p->body,
-					      body_len, guard, detail);
+					      body_len, events,
+					      g != NULL ? &guard : NULL, detail);
 	count_store_error(p, it, stored);
 	store_outcome(stored, r);
 	if (stored == STORE_CONFLICT && it->event != NULL)
 		response_set(r, OUTCOME_CONFLICT, "the payment is recorded in "
 			     "another currency");
+	if (g != NULL && g->early_refused)
+		response_set(r, OUTCOME_UNAVAILABLE, "lock service unavailable: "
+			     "retry");
+	/* The payment is recorded: its mark has done its work. */
+	if (it->event == NULL && events == STORE_EVENTS_SOME &&
+	    (stored == STORE_INSERTED || stored == STORE_DUPLICATE ||
+	     stored == STORE_CONFLICT))
+		lock_clear_early(p->lock, lease);
 }
 
 /* The lock this request already holds for link's transaction (an Adyen
@@ -291,11 +353,9 @@ static void record_item(struct pipeline *p, const struct item *it,
 			struct error *detail, struct error *note)
 {
 	const struct payment *link = it->link;
-	/* The standard profile's lock key is what it was before providers. */
-	const char *scope = strcmp(link->provider, "standard") == 0 ?
-				    NULL : link->provider;
+	const char *scope = lock_scope_of(link->provider);
 	struct lock_lease *lease = held_lease(p, link);
-	struct store_guard guard = { enough_lease, NULL };
+	struct write_guard guard = { p, NULL, false };
 	struct error lock_err = { "" };
 	enum lock_status locked = LOCK_ACQUIRED;
 	enum store_status stored;
@@ -329,13 +389,16 @@ static void record_item(struct pipeline *p, const struct item *it,
 		locked = lock_acquire(p->lock, scope, link->transaction_id,
 				      link->transaction_id_len,
 				      p->cfg->lock_ttl_ms, lease, &lock_err);
-		if (locked == LOCK_ACQUIRED)
+		if (locked == LOCK_ACQUIRED) {
 			p->held_for[p->held_count++] = link;
+			if (lease->early == LOCK_EARLY_INCOMPLETE)
+				p->early_incomplete = true;
+		}
 		metrics_request_stage(p->metrics, METRICS_INSERTING);
 	}
-	guard.ctx = lease;
 	switch (locked) {
 	case LOCK_ACQUIRED:
+		guard.lease = lease;
 		write_item(p, it, body_len, &guard, r, detail);
 		return;
 	case LOCK_BUSY:
@@ -362,7 +425,7 @@ static void record_item(struct pipeline *p, const struct item *it,
 		/* db_only: the unique key alone still prevents a second row. */
 		error_set(note, "redis unavailable, recorded without the "
 				"lock: %s", lock_err.message);
-		write_item(p, it, body_len, NULL, r, detail);
+		write_item(p, it, body_len, &guard, r, detail);
 		return;
 	}
 	response_set(r, OUTCOME_ERROR, "unexpected lock result");
@@ -497,6 +560,12 @@ static enum outcome request_outcome(enum request_status status)
 void pipeline_answer(struct pipeline *p, const struct request *req,
 		     struct result *r)
 {
+	pipeline_answer_profile(p, req, route_profile(req), r);
+}
+
+void pipeline_answer_profile(struct pipeline *p, const struct request *req,
+			     enum config_provider profile, struct result *r)
+{
 	const struct config *cfg = p->cfg;
 	int64_t started_us = timing_now_us();
 	struct error *detail = &p->detail, *note = &p->note, why = { "" };
@@ -514,7 +583,7 @@ void pipeline_answer(struct pipeline *p, const struct request *req,
 	p->batch->event_type[0] = '\0';
 	response_set(r, OUTCOME_ERROR, "internal error");
 
-	provider = p->provider = provider_route(p->providers, req);
+	provider = p->provider = provider_enabled(p->providers, profile);
 	if (provider == NULL) {
 		response_set(r, OUTCOME_NOT_FOUND,
 			   "no enabled provider profile at this path");
@@ -566,11 +635,32 @@ out:
 	p->elapsed_us = timing_now_us() - started_us;
 }
 
+/* After an answer, when a lease found the early marks incomplete: the
+ * rebuild, when due (early.h). Its failure is logged, not the request's. */
+static void rebuild_early(struct pipeline *p)
+{
+	struct error err;
+	unsigned long marked;
+
+	p->early_incomplete = false;
+	switch (early_rebuild(p->lock, p->events, &marked, &err)) {
+	case 1:
+		log_info("redis: early marks rebuilt (%lu payments with "
+			 "lifecycle events before them)", marked);
+		break;
+	case -1:
+		log_warn("redis: early marks not rebuilt: %s", err.message);
+		break;
+	}
+}
+
 void pipeline_finish(struct pipeline *p, const struct result *r)
 {
 	const struct provider *provider = p->provider;
 
 	release_held(p, &p->note);
+	if (p->early_incomplete)
+		rebuild_early(p);
 	metrics_request(p->metrics,
 			provider != NULL ? (unsigned)provider_id(provider)
 					 : CONFIG_PROVIDER_COUNT,

@@ -54,6 +54,12 @@ int pipeline_health(struct pipeline *pipeline, struct pipeline_health *health);
 void pipeline_answer(struct pipeline *pipeline, const struct request *request,
 		     struct result *result);
 
+/* pipeline_answer for a request already routed (route.h) to profile. */
+void pipeline_answer_profile(struct pipeline *pipeline,
+			     const struct request *request,
+			     enum config_provider profile,
+			     struct result *result);
+
 /* After the answer to the request of the last pipeline_answer went out:
  * releases its locks, counts it and logs its one line. Can't fail. */
 void pipeline_finish(struct pipeline *pipeline, const struct result *result);

@@ -332,18 +332,11 @@ void provider_set_free(struct provider_set *set)
 	free(set);
 }
 
-const struct provider *provider_route(const struct provider_set *set,
-				      const struct request *req)
+const struct provider *provider_enabled(const struct provider_set *set,
+					enum config_provider id)
 {
-	char segment[REQUEST_SEGMENT_MAX + 1];
-
-	request_profile_segment(req, segment);
-	for (unsigned i = 0; i < CONFIG_PROVIDER_COUNT; i++) {
-		if (strcmp(segment, config_provider_name(i)) == 0)
-			return set->enabled[i] ? &set->providers[i] : NULL;
-	}
-	return set->enabled[CONFIG_PROVIDER_STANDARD] ?
-		       &set->providers[CONFIG_PROVIDER_STANDARD] : NULL;
+	return (unsigned)id < CONFIG_PROVIDER_COUNT && set->enabled[id] ?
+		       &set->providers[id] : NULL;
 }
 
 const char *provider_name(const struct provider *provider)

@@ -84,11 +84,10 @@ struct provider_set *provider_set_new(const struct config *cfg,
 /* Frees the set; NULL is fine. */
 void provider_set_free(struct provider_set *set);
 
-/* The profile the request's path names: its last segment when that is an
- * enabled profile's name; any other segment goes to standard when standard
- * is enabled. NULL when no enabled profile takes the request (404). */
-const struct provider *provider_route(const struct provider_set *set,
-				      const struct request *req);
+/* Profile id (the one the request's path names, route.h) when it is
+ * enabled; NULL when not (404). */
+const struct provider *provider_enabled(const struct provider_set *set,
+					enum config_provider id);
 
 /* The profile's name ("stripe") and its place in enum config_provider. */
 const char *provider_name(const struct provider *provider);

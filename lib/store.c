@@ -18,19 +18,36 @@
 /* What a body needs beside itself in the INSERT's packet. */
 #define PACKET_OVERHEAD 4096UL
 
-/* The totals come with the row, from an aggregate over the payment's
- * lifecycle rows: in the same statement, so the payment's path keeps its
- * one round trip (an index probe that finds nothing for a payment without
- * refunds, disputes or cancellations). */
-#define INSERT_SQL                                                             \
+/* Three forms of the payment's INSERT, by what is known of lifecycle rows
+ * recorded before it (store_insert_payment's events):
+ *   INSERT_ALONE   none (Redis's early marks say so): the plain INSERT, the
+ *                  row gets the columns' defaults (nothing refunded, no
+ *                  dispute, not cancelled);
+ *   INSERT_PROBED  unknown: the same unless a NOT EXISTS probe finds a
+ *                  row, and then it writes nothing;
+ *   INSERT_TOTALS  some (or the probe found one): the totals come with the
+ *                  row from an aggregate over them.
+ * The aggregate costs the server about four times the plain INSERT and the
+ * probe (with its next-key locks) about twice; both read payment_events
+ * under those locks, so an event committing in between waits or is seen. */
+#define INSERT_COLUMNS                                                         \
 	"INSERT INTO payments (provider, transaction_id, event_id, amount, "   \
-	"currency, payload, refunded_amount, dispute_state, cancelled) "       \
+	"currency, payload"
+#define INSERT_ALONE_SQL INSERT_COLUMNS ") VALUES (?, ?, ?, ?, ?, ?)"
+#define INSERT_PROBED_SQL                                                      \
+	INSERT_COLUMNS ") SELECT ?, ?, ?, ?, ?, ? FROM DUAL WHERE NOT EXISTS " \
+	"(SELECT 1 FROM payment_events e WHERE e.provider = ? "                \
+	"AND e.transaction_id = ?)"
+#define INSERT_TOTALS_SQL                                                      \
+	INSERT_COLUMNS ", refunded_amount, dispute_state, cancelled) "         \
 	"SELECT ?, ?, ?, ?, ?, ?, " STORE_TOTALS_COLUMNS " " STORE_TOTALS_FROM
-static const char insert_sql[] = INSERT_SQL;
 /* The one-round-trip write (see write_once): MariaDB ends the statement,
  * and rolls it back, once it has run this many seconds. */
-static const char bounded_insert_format[] =
-	"SET STATEMENT max_statement_time = %.3f FOR " INSERT_SQL;
+#define BOUNDED "SET STATEMENT max_statement_time = %.3f FOR "
+enum insert_form { INSERT_ALONE, INSERT_PROBED, INSERT_TOTALS, INSERT_FORMS };
+static const char *const insert_sql[] = {
+	INSERT_ALONE_SQL, INSERT_PROBED_SQL, INSERT_TOTALS_SQL,
+};
 static const char select_sql[] =
 	"SELECT amount, currency FROM payments "
 	"WHERE provider = ? AND transaction_id = ?";
@@ -45,7 +62,8 @@ struct store {
 	 * COMMIT. */
 	bool one_round_trip;
 	bool in_transaction;   /* between START TRANSACTION and its end */
-	MYSQL_STMT *insert;    /* NULL while not connected */
+	/* By enum insert_form; NULL while not connected */
+	MYSQL_STMT *insert[INSERT_FORMS];
 	MYSQL_STMT *select;
 	bool fresh;            /* connected during the current call */
 	bool packet_checked;   /* max_allowed_packet compared once per process */
@@ -80,11 +98,13 @@ static void close_statements(void *ctx)
 {
 	struct store *store = ctx;
 
-	if (store->insert != NULL)
-		mysql_stmt_close(store->insert);
+	for (size_t i = 0; i < INSERT_FORMS; i++) {
+		if (store->insert[i] != NULL)
+			mysql_stmt_close(store->insert[i]);
+		store->insert[i] = NULL;
+	}
 	if (store->select != NULL)
 		mysql_stmt_close(store->select);
-	store->insert = NULL;
 	store->select = NULL;
 	store->in_transaction = false;
 }
@@ -163,21 +183,36 @@ static int check_packet_size(struct store *store, struct error *err)
  * unknown outcome. */
 static int prepare_insert(struct store *store, struct error *err)
 {
-	char sql[sizeof(bounded_insert_format) + 32];
+	char sql[sizeof(BOUNDED INSERT_TOTALS_SQL) + 32];
 	struct error unsupported;
+	double bound_s = store->cfg->mysql_read_timeout_s - 0.25;
 
 	store->one_round_trip = false;
 	if (!sqlconn_galera(store->conn)) {
-		snprintf(sql, sizeof(sql), bounded_insert_format,
-			 store->cfg->mysql_read_timeout_s - 0.25);
-		store->insert = sqlconn_prepare(store->conn, sql, &unsupported);
-		if (store->insert != NULL) {
+		snprintf(sql, sizeof(sql), BOUNDED INSERT_ALONE_SQL, bound_s);
+		store->insert[INSERT_ALONE] =
+			sqlconn_prepare(store->conn, sql, &unsupported);
+		if (store->insert[INSERT_ALONE] != NULL) {
 			store->one_round_trip = true;
-			return 0;
+			snprintf(sql, sizeof(sql), BOUNDED INSERT_PROBED_SQL,
+				 bound_s);
+			store->insert[INSERT_PROBED] =
+				sqlconn_prepare(store->conn, sql, err);
+			if (store->insert[INSERT_PROBED] == NULL)
+				return -1;
+			snprintf(sql, sizeof(sql), BOUNDED INSERT_TOTALS_SQL,
+				 bound_s);
+			store->insert[INSERT_TOTALS] =
+				sqlconn_prepare(store->conn, sql, err);
+			return store->insert[INSERT_TOTALS] != NULL ? 0 : -1;
 		}
 	}
-	store->insert = sqlconn_prepare(store->conn, insert_sql, err);
-	return store->insert != NULL ? 0 : -1;
+	for (size_t i = 0; i < INSERT_FORMS; i++) {
+		store->insert[i] = sqlconn_prepare(store->conn, insert_sql[i], err);
+		if (store->insert[i] == NULL)
+			return -1;
+	}
+	return 0;
 }
 
 /* sqlconn's on_connect: the packet size compared once per process, the
@@ -464,10 +499,12 @@ static bool guard_refuses(const struct store_guard *guard, long needed_ms)
 	return guard != NULL && guard->enough_lease(guard->ctx, needed_ms) != 0;
 }
 
-/* After a 1062: the row that collided is ours only if the transaction is
- * there now. The lookup decides, not the message (whose text depends on the
- * server's language and whose key name differs between MySQL and MariaDB). */
+/* After a 1062 on stmt: the row that collided is ours only if the
+ * transaction is there now. The lookup decides, not the message (whose text
+ * depends on the server's language and whose key name differs between MySQL
+ * and MariaDB). */
 static enum store_status duplicate_entry(struct store *store,
+					 MYSQL_STMT *stmt,
 					 const struct payment *payment,
 					 struct error *err)
 {
@@ -476,7 +513,7 @@ static enum store_status duplicate_entry(struct store *store,
 
 	store->last_error = SQLCONN_ER_DUP_ENTRY;
 	snprintf(message, sizeof(message), "mysql insert: 1062 %s",
-		 mysql_stmt_error(store->insert));
+		 mysql_stmt_error(stmt));
 	store_rollback(store);
 	status = store_find_payment(store, payment, err);
 	if (status == STORE_NOT_FOUND) {
@@ -502,40 +539,62 @@ static unsigned int begin_write(struct store *store)
 	return 0;
 }
 
+/* Runs one form of the INSERT. Returns 0 and sets *inserted to whether it
+ * wrote the row (the plain form writes nothing when the payment has
+ * lifecycle rows), or the MySQL error. */
+static unsigned int execute_insert(MYSQL_STMT *stmt, MYSQL_BIND *param,
+				   bool *inserted)
+{
+	if (mysql_stmt_bind_param(stmt, param) != 0 ||
+	    mysql_stmt_execute(stmt) != 0)
+		return mysql_stmt_errno(stmt);
+	*inserted = mysql_stmt_affected_rows(stmt) == 1;
+	return 0;
+}
+
 /* One attempt at the write under the guard. Where the server allows it the
  * INSERT commits by itself in one round trip: the guard asks for one round
  * trip of lease before it is sent, and the server ends it within
  * max_statement_time (less than that round trip) of starting it, so no
  * commit lands after the lease. Otherwise START TRANSACTION, INSERT, and a
- * COMMIT sent only while the lease still covers it. */
+ * COMMIT sent only while the lease still covers it. A payment with
+ * lifecycle rows takes one more INSERT (the totals form), asked of the
+ * guard in the same way. */
 static enum store_status write_once(struct store *store,
 				    const struct payment *payment,
-				    MYSQL_BIND *param,
+				    MYSQL_BIND *param, enum insert_form form,
 				    const struct store_guard *guard,
 				    struct error *err)
 {
 	long round_trip_ms = config_round_trip_bound_ms(store->cfg);
+	long needed_ms = (store->one_round_trip ? 1 : 2) * round_trip_ms;
+	enum insert_form first = form;
+	MYSQL_STMT *stmt = NULL;
 	unsigned int code;
 
 	for (int attempt = 0;; attempt++) {
 		int64_t started_us;
-		bool at_insert = false;
+		bool at_insert = false, inserted = false;
 
-		if (guard_refuses(guard, (store->one_round_trip ? 1 : 2) *
-					 round_trip_ms)) {
+		if (guard_refuses(guard, needed_ms)) {
+			if (form != first)
+				store_rollback(store);
 			error_set(err, "lease too short to start the write");
 			return STORE_LEASE_EXPIRED;
 		}
 		started_us = timing_now_us();
-		code = begin_write(store);
+		code = form == first ? begin_write(store) : 0;
 		if (code == 0) {
 			at_insert = true;
-			if (mysql_stmt_bind_param(store->insert, param) != 0)
-				return statement_failed(store, store->insert,
-							"insert bind", err);
-			if (mysql_stmt_execute(store->insert) == 0)
+			stmt = store->insert[form];
+			code = execute_insert(stmt, param, &inserted);
+			if (code == 0 && (inserted || form != INSERT_PROBED))
 				break;
-			code = mysql_stmt_errno(store->insert);
+			if (code == 0) {
+				/* The payment has lifecycle rows. */
+				form = INSERT_TOTALS;
+				continue;
+			}
 		}
 		if (attempt == 0 &&
 		    stale_connection_failed(store, code, started_us)) {
@@ -549,10 +608,10 @@ static enum store_status write_once(struct store *store,
 			continue;
 		}
 		if (code == SQLCONN_ER_DUP_ENTRY)
-			return duplicate_entry(store, payment, err);
+			return duplicate_entry(store, stmt, payment, err);
 		error_set(err, "mysql %s: %u %s",
 			  at_insert ? "insert" : "start transaction", code,
-			  at_insert ? mysql_stmt_error(store->insert)
+			  at_insert ? mysql_stmt_error(stmt)
 				    : mysql_error(sqlconn_mysql(store->conn)));
 		/* A connection lost during a self-committing INSERT leaves its
 		 * outcome as unknown as one lost during COMMIT. */
@@ -582,9 +641,16 @@ static enum store_status write_once(struct store *store,
 enum store_status store_insert_payment(struct store *store,
 				       const struct payment *payment,
 				       const void *payload, size_t payload_len,
+				       enum store_events events,
 				       const struct store_guard *guard,
 				       struct error *err)
 {
+	static const enum insert_form forms[] = {
+		[STORE_EVENTS_UNKNOWN] = INSERT_PROBED,
+		[STORE_EVENTS_NONE] = INSERT_ALONE,
+		[STORE_EVENTS_SOME] = INSERT_TOTALS,
+	};
+	enum insert_form form = forms[events];
 	MYSQL_BIND param[9];
 	unsigned long key_len[2], event_len, currency_len = 3;
 	unsigned long payload_len_ul = payload_len;
@@ -616,13 +682,13 @@ enum store_status store_insert_payment(struct store *store,
 	param[5].buffer = (void *)payload;
 	param[5].buffer_length = payload_len_ul;
 	param[5].length = &payload_len_ul;
-	/* The totals' aggregate: the same provider, transaction id and
-	 * currency. */
+	/* The plain form's probe and the totals form's aggregate: the same
+	 * provider, transaction id (and currency). */
 	param[6] = param[0];
 	param[7] = param[1];
 	param[8] = param[4];
 
-	status = write_once(store, payment, param, guard, err);
+	status = write_once(store, payment, param, form, guard, err);
 	if (status == STORE_RETRYABLE && sqlconn_galera(store->conn) &&
 	    store->last_error == SQLCONN_ER_LOCK_DEADLOCK) {
 		/* On Galera the loser of a race between two nodes gets 1213
@@ -634,7 +700,7 @@ enum store_status store_insert_payment(struct store *store,
 		log_info("mysql: %s: running the write once more", err->message);
 		if (store_connect(store, err) != 0)
 			return STORE_UNAVAILABLE;
-		status = write_once(store, payment, param, guard, err);
+		status = write_once(store, payment, param, form, guard, err);
 	}
 	return status;
 }

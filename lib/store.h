@@ -60,6 +60,10 @@ enum store_status {
  * caller's lease still covers needed_ms of work, -1 to stop the write. */
 struct store_guard {
 	int (*enough_lease)(void *ctx, long needed_ms);
+	/* lifecycle_store_record, before the COMMIT of an event whose
+	 * payment is not recorded: 0 to go on, -1 with err set to roll back
+	 * (STORE_UNAVAILABLE). NULL: nothing to ask. */
+	int (*early_event)(void *ctx, struct error *err);
 	void *ctx;
 };
 
@@ -83,13 +87,23 @@ int store_connect(struct store *store, struct error *err);
  * err saying what is wrong and what to run. */
 int store_check_schema(struct store *store, struct error *err);
 
+/* What the caller knows of lifecycle rows recorded for a payment before
+ * the payment itself (from the lock's early marks, lock.h). */
+enum store_events {
+	STORE_EVENTS_UNKNOWN = 0, /* the INSERT probes for them */
+	STORE_EVENTS_NONE,        /* the plain INSERT */
+	STORE_EVENTS_SOME,        /* the INSERT with their totals */
+};
+
 /* Inserts payment (its provider, transaction id, event id, amount, currency)
  * with the raw body as payload and its totals from the lifecycle events
- * already recorded for it (STORE_TOTALS_COLUMNS, in the same statement) and
- * commits, asking guard (may be NULL) first:
+ * already recorded for it (STORE_TOTALS_COLUMNS; with events
+ * STORE_EVENTS_NONE the caller vouches there are none and the columns keep
+ * their defaults) and commits, asking guard (may be NULL) first:
  * on MariaDB in one round trip (an INSERT that commits by itself, ended by
- * the server after max_statement_time), elsewhere in a transaction whose
- * COMMIT is sent only while the guard allows.
+ * the server after max_statement_time; two when a probe finds events),
+ * elsewhere in a transaction whose COMMIT is sent only while the guard
+ * allows.
  * On Galera, after a 1213 (the loser of a certification race) it runs the
  * write once more when the guard allows.
  * On STORE_INSERTED the row is committed. On a 1062 it rolls back and reads
@@ -100,6 +114,7 @@ int store_check_schema(struct store *store, struct error *err);
 enum store_status store_insert_payment(struct store *store,
 				       const struct payment *payment,
 				       const void *payload, size_t payload_len,
+				       enum store_events events,
 				       const struct store_guard *guard,
 				       struct error *err);
 

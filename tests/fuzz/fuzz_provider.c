@@ -1,7 +1,8 @@
 /* fuzz_provider.c - libFuzzer target for the provider profiles: every
  * profile's signature, payment event and lifecycle events (refunds, disputes,
  * cancellations), Adyen batches and the headers the profiles read, through
- * provider_route and provider_read, with every profile enabled.
+ * route_profile, provider_enabled and provider_read, with every profile
+ * enabled.
  *
  * Input: two header bytes, then three NUL-terminated text fields (the
  * signature header's value, the topic header's, the event-id header's),
@@ -40,6 +41,7 @@
 #include "lifecycle.h"
 #include "payload.h"
 #include "provider.h"
+#include "route.h"
 #include "request.h"
 #include "signature.h"
 
@@ -324,7 +326,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		}
 	}
 	req = (struct request){ .params = ps.items };
-	p = provider_route(set, &req);
+	p = provider_enabled(set, route_profile(&req));
 	FUZZ_CHECK(p != NULL && provider_id(p) == id, "%s not routed", uri);
 
 	a = read_once(p, &req, body, len, now, &first);

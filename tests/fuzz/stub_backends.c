@@ -1,5 +1,5 @@
 /* stub_backends.c - in-process stand-ins for every public function of
- * lib/lock.h, lib/store.h and lib/lifecycle_store.h, linked into the
+ * lib/lock.h, lib/store.h, lib/lifecycle_store.h and lib/early.h, linked into the
  * fuzz_request target instead of lib/lock.o, lib/store.o and
  * lib/lifecycle_store.o (link-time substitution; production code is
  * unchanged). A lifecycle event's write plays the script's insert answer,
@@ -19,6 +19,7 @@
 #include <time.h>
 
 #include "configuration.h"
+#include "early.h"
 #include "fuzz.h"
 #include "lifecycle_store.h"
 #include "lock.h"
@@ -212,6 +213,42 @@ long lock_lease_remaining_ms(const struct lock_lease *lease)
 	return script.lease_remaining_ms;
 }
 
+const char *lock_scope_of(const char *provider)
+{
+	return strcmp(provider, "standard") == 0 ? NULL : provider;
+}
+
+/* The stub's leases carry no early mark (LOCK_EARLY_UNKNOWN), so the
+ * pipeline marks only when an event's payment is not recorded. */
+int lock_mark_early(struct lock_client *client, struct lock_lease *lease,
+		    struct error *err)
+{
+	FUZZ_CHECK(client != NULL && lease != NULL,
+		   "lock_mark_early: NULL argument");
+	(void)err;
+	lease->early = LOCK_EARLY_MARKED;
+	return 0;
+}
+
+void lock_clear_early(struct lock_client *client, const struct lock_lease *lease)
+{
+	FUZZ_CHECK(client != NULL && lease != NULL,
+		   "lock_clear_early: NULL argument");
+}
+
+/* ---- early.h: nothing is ever due (the leases are never incomplete) ---- */
+
+int early_rebuild(struct lock_client *lock, struct lifecycle_store *events,
+		  unsigned long *marked, struct error *err)
+{
+	FUZZ_CHECK(0, "early_rebuild: called without an incomplete lease");
+	(void)lock;
+	(void)events;
+	(void)err;
+	*marked = 0;
+	return 0;
+}
+
 /* ---- store.h ---- */
 
 struct store *store_new(const struct config *cfg, struct error *err)
@@ -275,10 +312,14 @@ static enum store_status play_write(const struct store_guard *guard,
 enum store_status store_insert_payment(struct store *store,
 				       const struct payment *payment,
 				       const void *payload, size_t payload_len,
+				       enum store_events events,
 				       const struct store_guard *guard,
 				       struct error *err)
 {
 	FUZZ_CHECK(store != NULL, "store_insert_payment: NULL store");
+	/* The stub's leases say nothing of early marks. */
+	FUZZ_CHECK(events == STORE_EVENTS_UNKNOWN,
+		   "store_insert_payment: events %d without a mark", events);
 	check_payment(payment);
 	FUZZ_CHECK(payload != NULL || payload_len == 0,
 		   "store_insert_payment: NULL payload");

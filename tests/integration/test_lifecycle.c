@@ -96,6 +96,16 @@ static enum outcome payment(const char *tid, long amount, const char *currency)
 	return post_body(pipeline, body);
 }
 
+/* A payment of tid (1000 EUR) through p. */
+static enum outcome payment_on(struct pipeline *p, const char *tid)
+{
+	char body[256];
+
+	snprintf(body, sizeof(body), "{\"transaction_id\":\"%s\","
+		 "\"amount\":1000,\"currency\":\"EUR\"}", tid);
+	return post_body(p, body);
+}
+
 /* ---- what the database holds ---- */
 
 /* "refunded_amount dispute_state cancelled" of payment tid ("" when it has
@@ -623,6 +633,119 @@ START_TEST(test_lock_wait_is_unavailable)
 }
 END_TEST
 
+/* ---- the early marks (lock.h): which INSERT a payment gets ---- */
+
+/* The Redis key of tid's early mark (a static buffer). */
+static const char *mark_of(const char *tid)
+{
+	static char key[256];
+
+	snprintf(key, sizeof(key), "payhook:early:%s%s", cfg.lock_key_prefix,
+		 tid);
+	return key;
+}
+
+/* Sends payments on p until the marks are complete again (a key naming
+ * the server's run_id): lock_ttl_ms (9.5 s here) and a second after they
+ * were first seen incomplete; for 15 s at most. */
+static void wait_rebuilt(struct pipeline *p)
+{
+	char key[256];
+
+	snprintf(key, sizeof(key), "payhook:early-complete:%s",
+		 cfg.lock_key_prefix);
+	for (int i = 0; i < 150; i++) {
+		enum outcome o = payment_on(p, "tick");
+
+		ck_assert_msg(o == OUTCOME_PROCESSED || o == OUTCOME_DUPLICATE,
+			      "tick: outcome %d", (int)o);
+		if (ctl("redis GET %s", key)[0] != '\0')
+			return;
+		usleep(100000);
+	}
+	ck_abort_msg("the early marks were not rebuilt within 15 s");
+}
+
+/* An event before its payment sets the payment's mark; Redis then loses
+ * everything (FLUSHALL: a restart without persistence, a failover). A
+ * payment whose mark is gone still gets its totals (its INSERT probes
+ * MySQL while the marks are incomplete), the rebuild marks every payment
+ * whose events came first, and a payment found marked gets its totals
+ * and its mark removed. */
+START_TEST(test_early_marks_survive_redis_loss)
+{
+	struct pipeline *p = pipeline;
+	char t3[96], t4[96], r3[128], r4[128];
+
+	snprintf(t3, sizeof(t3), "%s", itest_fresh_id("mark3"));
+	snprintf(t4, sizeof(t4), "%s", itest_fresh_id("mark4"));
+	snprintf(r3, sizeof(r3), "re_%s", t3);
+	snprintf(r4, sizeof(r4), "re_%s", t4);
+	wait_rebuilt(p);
+	assert_outcome(post_body(p, event_body("refund", r3, t3, 300, "EUR",
+					       "succeeded", 1)),
+		       OUTCOME_PROCESSED);
+	assert_outcome(post_body(p, event_body("refund", r4, t4, 400, "EUR",
+					       "succeeded", 1)),
+		       OUTCOME_PROCESSED);
+	ck_assert_str_eq(ctl("redis EXISTS %s", mark_of(t3)), "1");
+	ck_assert_str_eq(ctl("redis EXISTS %s", mark_of(t4)), "1");
+
+	ctl("redis FLUSHALL");
+	assert_outcome(payment_on(p, itest_fresh_id("flushed")),
+		       OUTCOME_PROCESSED);
+	assert_outcome(payment_on(p, t3), OUTCOME_PROCESSED);
+	ck_assert_str_eq(totals(t3), "300 - 0");
+
+	wait_rebuilt(p);
+	/* t4's event came before the loss: marked again by the rebuild. */
+	ck_assert_str_eq(ctl("redis EXISTS %s", mark_of(t4)), "1");
+	assert_outcome(payment_on(p, t4), OUTCOME_PROCESSED);
+	ck_assert_str_eq(totals(t4), "400 - 0");
+	ck_assert_str_eq(ctl("redis EXISTS %s", mark_of(t4)), "0");
+}
+END_TEST
+
+/* With Redis down under redis_unavailable = db_only a payment is recorded
+ * (the unique key alone), but an event before its payment cannot set its
+ * mark: 503 and nothing written, recorded once Redis is back. */
+START_TEST(test_early_event_waits_for_redis)
+{
+	struct config copy = cfg;
+	struct pipeline *p;
+	struct error err;
+	struct result r;
+	char tid[96], a[128], paid[96];
+
+	copy.redis_unavailable = CONFIG_REDIS_UNAVAILABLE_DB_ONLY;
+	p = pipeline_new(&copy, &err);
+	ck_assert_msg(p != NULL, "pipeline: %s", err.message);
+	snprintf(tid, sizeof(tid), "%s", itest_fresh_id("nored"));
+	snprintf(paid, sizeof(paid), "%s", itest_fresh_id("noredpaid"));
+	snprintf(a, sizeof(a), "re_%s", tid);
+	assert_outcome(payment_on(p, paid), OUTCOME_PROCESSED);
+	ctl("stop-redis");
+	itest_post(p, event_body("refund", a, tid, 100, "EUR", "succeeded", 1),
+		   &r);
+	ctl("start-redis");
+	assert_outcome(r.outcome, OUTCOME_UNAVAILABLE);
+	ck_assert_int_eq(response_outcome_status(r.outcome, &copy), 503);
+	ck_assert_str_eq(r.reason, "lock service unavailable: retry");
+	ck_assert_int_eq(count_of("payment_events", a), 0);
+	/* The event of a recorded payment needs no mark. */
+	ctl("stop-redis");
+	itest_post(p, event_body("refund", "re_paid", paid, 100, "EUR",
+				 "succeeded", 1), &r);
+	ctl("start-redis");
+	assert_outcome(r.outcome, OUTCOME_PROCESSED);
+	itest_post(p, event_body("refund", a, tid, 100, "EUR", "succeeded", 1),
+		   &r);
+	assert_outcome(r.outcome, OUTCOME_PROCESSED);
+	ck_assert_str_eq(ctl("redis EXISTS %s", mark_of(tid)), "1");
+	pipeline_free(p);
+}
+END_TEST
+
 /* --check-config: payment_events' unique key exactly (provider, kind,
  * object_id), a missing table named by its migration file. */
 START_TEST(test_check_schema)
@@ -684,6 +807,8 @@ int main(void)
 	tcase_add_test(core, test_payment_during_event_without_lock);
 	tcase_add_test(core, test_lock_wait_is_unavailable);
 	tcase_add_test(core, test_check_schema);
+	tcase_add_test(core, test_early_event_waits_for_redis);
+	tcase_add_test(core, test_early_marks_survive_redis_loss);
 	suite_add_tcase(s, core);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);

@@ -16,6 +16,7 @@
 #include "lifecycle.h"
 #include "payload.h"
 #include "provider.h"
+#include "route.h"
 #include "sample.h"
 #include "testreq.h"
 
@@ -179,7 +180,8 @@ static void start(const char *provider, const char *body)
 static enum provider_status read_as(const char *provider, const char *body,
 				    time_t now)
 {
-	const struct provider *p = provider_route(set, &req.req);
+	const struct provider *p =
+		provider_enabled(set, route_profile(&req.req));
 
 	ck_assert_ptr_nonnull(p);
 	ck_assert_str_eq(provider_name(p), provider);
@@ -999,11 +1001,11 @@ START_TEST(test_routing_without_standard)
 	s = provider_set_new(&only, &err);
 	ck_assert_ptr_nonnull(s);
 	start("stripe", "{}");
-	ck_assert_ptr_nonnull(provider_route(s, &req.req));
+	ck_assert_ptr_nonnull(provider_enabled(s, route_profile(&req.req)));
 	testreq_set(&req, "REQUEST_URI", "/webhook");
-	ck_assert_ptr_null(provider_route(s, &req.req));
+	ck_assert_ptr_null(provider_enabled(s, route_profile(&req.req)));
 	testreq_set(&req, "REQUEST_URI", "/webhook/paddle");
-	ck_assert_ptr_null(provider_route(s, &req.req));
+	ck_assert_ptr_null(provider_enabled(s, route_profile(&req.req)));
 	provider_set_free(s);
 	config_cleanup(&only);
 }
@@ -1026,8 +1028,9 @@ static void assert_event(size_t i, enum lifecycle_kind kind,
 			 lifecycle_state_name(state));
 	ck_assert_str_eq(e->object_id, object);
 	ck_assert_uint_eq(e->object_id_len, strlen(object));
-	ck_assert_str_eq(e->link.provider, provider_name(provider_route(set,
-								     &req.req)));
+	ck_assert_str_eq(e->link.provider,
+			 provider_name(provider_enabled(
+				 set, route_profile(&req.req))));
 	ck_assert_str_eq(e->link.transaction_id, tx);
 	ck_assert_int_eq(e->link.amount, amount);
 	ck_assert_str_eq(e->link.currency, currency);

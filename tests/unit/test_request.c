@@ -14,6 +14,7 @@
 #include "configuration.h"
 #include "pipeline.h"
 #include "response.h"
+#include "route.h"
 #include "signature.h"
 #include "testreq.h"
 
@@ -206,6 +207,60 @@ START_TEST(test_routing)
 }
 END_TEST
 
+/* Where route_request sends uri (REQUEST_URI) under the operator's paths
+ * below. */
+static struct route route_of(const char *uri)
+{
+	struct config c = cfg;
+	struct testreq t;
+	struct route r;
+
+	c.health_path = "/health";
+	c.ping_path = "/ping";
+	c.metrics_path = "/metrics";
+	c.status_path = "/status";
+	c.status_page_path = "/ops";
+	testreq_init(&t, "GET", "", 0);
+	testreq_set(&t, "REQUEST_URI", uri);
+	route_request(&c, &t.req, &r);
+	return r;
+}
+
+/* The operator's paths are whole paths (a query aside); everything else is
+ * a webhook whose last segment names its profile, or standard. */
+START_TEST(test_route_request)
+{
+	static const struct {
+		const char *uri;
+		enum route_target target;
+		enum config_provider provider;
+	} cases[] = {
+		{ "/health", ROUTE_HEALTH, CONFIG_PROVIDER_STANDARD },
+		{ "/health?full=1", ROUTE_HEALTH, CONFIG_PROVIDER_STANDARD },
+		{ "/ping", ROUTE_PING, CONFIG_PROVIDER_STANDARD },
+		{ "/metrics", ROUTE_METRICS, CONFIG_PROVIDER_STANDARD },
+		{ "/status", ROUTE_STATUS, CONFIG_PROVIDER_STANDARD },
+		{ "/ops", ROUTE_PAGE, CONFIG_PROVIDER_STANDARD },
+		{ "/health/", ROUTE_WEBHOOK, CONFIG_PROVIDER_STANDARD },
+		{ "/x/health", ROUTE_WEBHOOK, CONFIG_PROVIDER_STANDARD },
+		{ "/webhook/stripe", ROUTE_WEBHOOK, CONFIG_PROVIDER_STRIPE },
+		{ "/webhook/adyen?x=1", ROUTE_WEBHOOK, CONFIG_PROVIDER_ADYEN },
+		{ "/webhook/Stripe", ROUTE_WEBHOOK, CONFIG_PROVIDER_STANDARD },
+		{ "/webhook", ROUTE_WEBHOOK, CONFIG_PROVIDER_STANDARD },
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct route r = route_of(cases[i].uri);
+
+		ck_assert_msg(r.target == cases[i].target &&
+			      r.provider == cases[i].provider,
+			      "%s: target %d provider %d, want %d %d",
+			      cases[i].uri, (int)r.target, (int)r.provider,
+			      (int)cases[i].target, (int)cases[i].provider);
+	}
+}
+END_TEST
+
 static void assert_segment(const char *uri, const char *script,
 			   const char *info, const char *want)
 {
@@ -269,6 +324,7 @@ int main(void)
 			    (int)(sizeof(other_types) / sizeof(other_types[0])));
 	tcase_add_test(tc, test_absent_media_type_refused);
 	tcase_add_test(tc, test_routing);
+	tcase_add_test(tc, test_route_request);
 	tcase_add_test(tc, test_profile_segment);
 	tcase_add_test(tc, test_header_param);
 	suite_add_tcase(s, tc);
