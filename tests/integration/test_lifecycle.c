@@ -706,6 +706,51 @@ START_TEST(test_early_marks_survive_redis_loss)
 }
 END_TEST
 
+/* Redis restarted (its locks lost) while a payment, whose lock found no
+ * mark, is inside its plain INSERT (held by a trigger): another worker
+ * takes the lock on the new server and records a refund before the
+ * payment, and the payment then commits without it. Neither saw the
+ * other; the rebuild of the marks, once no lease of the old server can
+ * still write, recomputes the payment's totals. */
+START_TEST(test_totals_repaired_after_lock_loss)
+{
+	char tid[96], a[128], pay[256];
+	pid_t pid;
+	int status;
+
+	wait_rebuilt(pipeline);
+	snprintf(tid, sizeof(tid), "%s", itest_fresh_id("lost"));
+	snprintf(a, sizeof(a), "re_%s", tid);
+	snprintf(pay, sizeof(pay), "{\"transaction_id\":\"%s\",\"amount\":"
+		 "779,\"currency\":\"EUR\"}", tid);
+	ctl("sql \"CREATE TRIGGER slow_payment BEFORE INSERT ON payments FOR "
+	    "EACH ROW SET @slept = IF(NEW.amount = 779, SLEEP(2), 0)\"");
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		struct error err;
+		struct pipeline *p;
+
+		/* Wait for the trigger rather than time out. */
+		cfg.mysql_read_timeout_s = 8;
+		cfg.lock_ttl_ms = 60000;
+		p = pipeline_new(&cfg, &err);
+		_exit(p != NULL && post_body(p, pay) == OUTCOME_PROCESSED ? 0 : 1);
+	}
+	wait_sleepers("1");
+	ctl("stop-redis");
+	ctl("start-redis");
+	assert_outcome(refund(a, tid, 300, "succeeded", 1), OUTCOME_PROCESSED);
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	ctl("sql \"DROP TRIGGER slow_payment\"");
+	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+		      "the payment was not processed");
+	/* The refund's lease found the marks incomplete: the rebuild. */
+	wait_rebuilt(pipeline);
+	ck_assert_str_eq(totals(tid), "300 - 0");
+}
+END_TEST
+
 /* With Redis down under redis_unavailable = db_only a payment is recorded
  * (the unique key alone), but an event before its payment cannot set its
  * mark: 503 and nothing written, recorded once Redis is back. */
@@ -809,6 +854,7 @@ int main(void)
 	tcase_add_test(core, test_check_schema);
 	tcase_add_test(core, test_early_event_waits_for_redis);
 	tcase_add_test(core, test_early_marks_survive_redis_loss);
+	tcase_add_test(core, test_totals_repaired_after_lock_loss);
 	suite_add_tcase(s, core);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
