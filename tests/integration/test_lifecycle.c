@@ -9,6 +9,7 @@
 
 #include <check.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -471,6 +472,46 @@ START_TEST(test_storm_two_refunds)
 }
 END_TEST
 
+/* Posts body through p until it is answered 200 (a 503 or 409 is
+ * retried, as the provider does), 20 times at most. Returns the last
+ * outcome. */
+static enum outcome post_until_done(struct pipeline *p, const char *body)
+{
+	enum outcome o = OUTCOME_UNAVAILABLE;
+
+	for (int i = 0; i < 20; i++) {
+		o = post_body(p, body);
+		if (o == OUTCOME_PROCESSED || o == OUTCOME_DUPLICATE)
+			break;
+		usleep(100000);
+	}
+	return o;
+}
+
+/* Forks a process that posts body through a pipeline of its own whose
+ * reads wait 8 s and whose lease lasts 60 s (it waits for a test's
+ * trigger rather than time out), until answered 200 when retry is set.
+ * The process exits 0 when the last answer is want. Returns its PID. */
+static pid_t post_in_child(const char *body, bool retry, enum outcome want)
+{
+	pid_t pid = fork();
+
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		struct error err;
+		struct pipeline *p;
+		enum outcome o = OUTCOME_ERROR;
+
+		cfg.mysql_read_timeout_s = 8;
+		cfg.lock_ttl_ms = 60000;
+		p = pipeline_new(&cfg, &err);
+		if (p != NULL)
+			o = retry ? post_until_done(p, body) : post_body(p, body);
+		_exit(o == want ? 0 : 1);
+	}
+	return pid;
+}
+
 /* A worker SIGKILLed in the middle of its transaction (the change's INSERT
  * held up by a trigger) leaves nothing: no row, no change, the totals as
  * they were. Once its lock expires, the provider's retry is processed. */
@@ -486,23 +527,10 @@ START_TEST(test_killed_mid_transaction)
 	ctl("sql \"CREATE TRIGGER slow_change BEFORE INSERT ON "
 	    "payment_event_changes FOR EACH ROW SET @slept = "
 	    "IF(NEW.amount = 777, SLEEP(4), 0)\"");
-	pid = fork();
-	ck_assert_int_ge(pid, 0);
-	if (pid == 0) {
-		struct error err;
-		struct pipeline *p;
-
-		/* Wait for the trigger rather than time out (the suite's
-		 * 1-second reads): the kill, not the client, ends it. */
-		cfg.mysql_read_timeout_s = 8;
-		cfg.lock_ttl_ms = 60000;
-		p = pipeline_new(&cfg, &err);
-
-		if (p != NULL)
-			post_body(p, event_body("refund", a, tid, 777, "EUR",
-						"succeeded", 1));
-		_exit(0);
-	}
+	/* The kill, not the client, ends it. */
+	pid = post_in_child(event_body("refund", a, tid, 777, "EUR",
+				       "succeeded", 1),
+			    false, OUTCOME_PROCESSED);
 	/* Until the transaction waits in the trigger. */
 	wait_sleepers("1");
 	ck_assert_int_eq(kill(pid, SIGKILL), 0);
@@ -523,22 +551,6 @@ START_TEST(test_killed_mid_transaction)
 	ck_assert_str_eq(totals(tid), "777 - 0");
 }
 END_TEST
-
-/* Posts body through p until it is answered 200 (a 503 or 409 is
- * retried, as the provider does), 20 times at most. Returns the last
- * outcome. */
-static enum outcome post_until_done(struct pipeline *p, const char *body)
-{
-	enum outcome o = OUTCOME_UNAVAILABLE;
-
-	for (int i = 0; i < 20; i++) {
-		o = post_body(p, body);
-		if (o == OUTCOME_PROCESSED || o == OUTCOME_DUPLICATE)
-			break;
-		usleep(100000);
-	}
-	return o;
-}
 
 /* Without the lock (Redis down under db_only; here lock_backend = none),
  * a payment recorded while the transaction of a refund that found no
@@ -571,13 +583,7 @@ START_TEST(test_payment_during_event_without_lock)
 	cfg.lock_backend = CONFIG_LOCK_NONE;
 	cfg.mysql_read_timeout_s = 8;
 	cfg.lock_ttl_ms = 60000;
-	pid = fork();
-	ck_assert_int_ge(pid, 0);
-	if (pid == 0) {
-		p = pipeline_new(&cfg, &err);
-		_exit(p != NULL && post_until_done(p, body) != OUTCOME_UNAVAILABLE
-			      ? 0 : 1);
-	}
+	pid = post_in_child(body, true, OUTCOME_PROCESSED);
 	wait_sleepers("1");
 	p = pipeline_new(&cfg, &err);
 	ck_assert_msg(p != NULL, "pipeline: %s", err.message);
@@ -725,18 +731,7 @@ START_TEST(test_totals_repaired_after_lock_loss)
 		 "779,\"currency\":\"EUR\"}", tid);
 	ctl("sql \"CREATE TRIGGER slow_payment BEFORE INSERT ON payments FOR "
 	    "EACH ROW SET @slept = IF(NEW.amount = 779, SLEEP(2), 0)\"");
-	pid = fork();
-	ck_assert_int_ge(pid, 0);
-	if (pid == 0) {
-		struct error err;
-		struct pipeline *p;
-
-		/* Wait for the trigger rather than time out. */
-		cfg.mysql_read_timeout_s = 8;
-		cfg.lock_ttl_ms = 60000;
-		p = pipeline_new(&cfg, &err);
-		_exit(p != NULL && post_body(p, pay) == OUTCOME_PROCESSED ? 0 : 1);
-	}
+	pid = post_in_child(pay, false, OUTCOME_PROCESSED);
 	wait_sleepers("1");
 	ctl("stop-redis");
 	ctl("start-redis");
