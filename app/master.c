@@ -18,6 +18,7 @@
 #include <sys/stat.h>
 #include <sys/un.h>
 #include <grp.h>
+#include <limits.h>
 #include <pwd.h>
 #include <unistd.h>
 
@@ -55,6 +56,9 @@ struct master {
 	struct pool *pool;
 	struct metrics_worker *seen; /* POOL_MAX, for look() */
 	bool queue_unknown_said;     /* the listen queue's failure, logged */
+	/* payhook-dispatch beside this program: it sends the pool's alerts,
+	 * so that payhook needs no HTTP client. */
+	char alert_sender[PATH_MAX];
 };
 
 /* ---- the listening socket ---- */
@@ -351,6 +355,50 @@ static void look(void *ctx)
 	metrics_pool_sample(m->metrics, active, queued, backlog);
 }
 
+/* ---- alerts ---- */
+
+int master_alert_sender(const char *program, char *buf, size_t cap)
+{
+	const char *slash = strrchr(program, '/');
+	int len = slash != NULL ? (int)(slash - program) : 0;
+
+	if (slash == NULL ||
+	    snprintf(buf, cap, "%.*s/payhook-dispatch", len, program) >=
+		    (int)cap) {
+		snprintf(buf, cap, "payhook-dispatch");
+		return -1;
+	}
+	return access(buf, X_OK);
+}
+
+/* Finds payhook-dispatch beside the program. Missing, it is an error in
+ * the log when an alert key is set; the pool serves all the same (a
+ * missing alert must not stop payments, nor an upgrade's new image). */
+static void find_alert_sender(struct master *m)
+{
+	if (master_alert_sender(m->opts->program, m->alert_sender,
+				sizeof(m->alert_sender)) != 0 &&
+	    config_alerts_set(m->cfg))
+		log_error("alert_url or alert_command is set, and the pool "
+			  "sends its alerts with payhook-dispatch, which is "
+			  "not at %s: the pool's alerts will fail until it is "
+			  "installed beside payhook", m->alert_sender);
+}
+
+/* A crash loop of the workers (pool.h), or its end: the alert goes out
+ * through payhook-dispatch --send-alert, a helper of the pool's loop. */
+static void pool_alert(void *ctx, const struct pool_alert *a)
+{
+	struct master *m = ctx;
+	struct error err = { "" };
+
+	if (!config_alerts_set(m->cfg))
+		return;
+	if (pool_send_alert(m->pool, a, m->alert_sender, "payhook",
+			    m->opts->config_path, &err) != 0)
+		log_error("alert %s not sent: %s", a->event, err.message);
+}
+
 /* ---- signals: reload, upgrade ---- */
 
 /* A stop's SIGKILL comes after the longest a request may take, and a
@@ -637,6 +685,7 @@ int master_run(const struct master_options *opts, struct config *cfg)
 		.on_child_gone = worker_gone,
 		.tick_ms = LOOK_MS,
 		.on_tick = look,
+		.on_alert = pool_alert,
 	};
 	unsigned unclean = 0;
 	bool started_now;
@@ -652,6 +701,7 @@ int master_run(const struct master_options *opts, struct config *cfg)
 	pc.ctx = m;
 	if (find_identity(opts, &pc, &err) != 0)
 		goto fail;
+	find_alert_sender(m);
 	m->pool = pool_new(&pc, &err);
 	if (m->pool == NULL)
 		goto fail;

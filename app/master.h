@@ -3,8 +3,10 @@
  * lib/pool.h), as php-fpm and uWSGI do.
  *
  * It restarts a worker that exits or is killed (with a back-off, so a crash
- * loop does not spin); SIGHUP re-reads the configuration and starts a new
- * generation of workers, retiring the old one only once every new worker
+ * loop does not spin, and an alert once per crash loop, sent by
+ * payhook-dispatch --send-alert so that payhook links no HTTP client);
+ * SIGHUP re-reads the configuration and starts a new generation of
+ * workers, retiring the old one only once every new worker
  * passed its start-up checks (a file that fails to load, or that a worker
  * refuses, leaves the pool as it is and says why); SIGUSR2 re-executes the
  * program file in place (same PID, same socket, workers replaced the same
@@ -13,6 +15,8 @@
  */
 #ifndef PAYHOOK_MASTER_H
 #define PAYHOOK_MASTER_H
+
+#include <stddef.h>
 
 #include "configuration.h"
 
@@ -29,6 +33,12 @@ struct master_options {
 	char **argv;               /* this program's arguments, for SIGUSR2 */
 	const char *program;       /* this program's absolute path */
 };
+
+/* The program that sends the pool's alerts (payhook-dispatch --send-alert)
+ * into buf: payhook-dispatch in program's directory. Returns 0 when it is
+ * there and executable, else -1 (buf still names where it was looked
+ * for). */
+int master_alert_sender(const char *program, char *buf, size_t cap);
 
 /* Runs the pool with cfg (taken over: the master frees it and loads the
  * next one on SIGHUP) until SIGTERM/SIGINT/SIGQUIT. Returns the exit

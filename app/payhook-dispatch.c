@@ -20,6 +20,7 @@
 
 #include <errno.h>
 #include <getopt.h>
+#include <limits.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdbool.h>
@@ -213,6 +214,33 @@ static void env_gauges(void *ctx, const struct handoff_store_gauges *g)
 	metrics_dispatch_gauges(world->metrics, &mg);
 }
 
+/* The circuit in metrics_file, its times on the wall clock (the page and
+ * the scraper show them). */
+static void env_circuit(void *ctx, const struct dispatcher_circuit *c)
+{
+	static const enum metrics_circuit_state states[] = {
+		[DISPATCHER_CIRCUIT_CLOSED] = METRICS_CIRCUIT_CLOSED,
+		[DISPATCHER_CIRCUIT_OPEN] = METRICS_CIRCUIT_OPEN,
+		[DISPATCHER_CIRCUIT_HALF_OPEN] = METRICS_CIRCUIT_HALF_OPEN,
+	};
+	const struct world *world = ctx;
+	struct timespec wall;
+	int64_t now_ms, mono_us = timing_now_us();
+	struct metrics_circuit mc = { 0 };
+
+	if (world->metrics == NULL)
+		return;
+	clock_gettime(CLOCK_REALTIME, &wall);
+	now_ms = (int64_t)wall.tv_sec * 1000 + wall.tv_nsec / 1000000;
+	mc.state = states[c->state];
+	mc.since_ms = now_ms - (mono_us - c->since_us) / 1000;
+	mc.failures = c->failures;
+	mc.next_probe_ms = c->next_probe_us != 0
+				   ? now_ms + (c->next_probe_us - mono_us) / 1000
+				   : 0;
+	metrics_dispatch_circuit(world->metrics, &mc);
+}
+
 /* payload_retention_days: a few steps of clearing old payloads. */
 static void env_tick(void *ctx)
 {
@@ -292,6 +320,7 @@ static int run_dispatcher(const struct config *cfg, int ready_fd, bool once,
 		.on_event = env_event,
 		.on_attempt = env_attempt,
 		.on_gauges = env_gauges,
+		.on_circuit = env_circuit,
 		.on_tick = env_tick,
 		.ctx = &world,
 	};
@@ -358,6 +387,8 @@ out:
 	dispatcher_free(d);
 	retention_free(world.retention);
 	alert_free(world.alert);
+	/* Its circuit is this process's: gone with it. */
+	metrics_dispatch_circuit_gone(world.metrics);
 	metrics_free(world.metrics);
 	handoff_free(handoff);
 	handoff_store_free(db);
@@ -368,6 +399,8 @@ out:
 
 struct master {
 	const struct config *cfg;
+	const char *config_path;  /* -c's, for --send-alert; NULL: none */
+	char self[PATH_MAX];      /* this program, which sends the alerts */
 	struct pool *pool;
 };
 
@@ -396,10 +429,27 @@ static void master_signal(void *ctx, int signo)
 	pool_signal(m->pool, SIGHUP);
 }
 
+/* A crash loop of the dispatchers (pool.h): sent by this program's
+ * --send-alert in a helper process, so the master never waits for it. */
+static void master_alert(void *ctx, const struct pool_alert *a)
+{
+	struct master *m = ctx;
+	struct error err = { "" };
+
+	if (!config_alerts_set(m->cfg))
+		return;
+	if (m->self[0] == '\0' ||
+	    pool_send_alert(m->pool, a, m->self, PROGRAM, m->config_path,
+			    &err) != 0)
+		log_error("alert %s not sent: %s", a->event,
+			  m->self[0] == '\0' ? "this program's path is not "
+						"known" : err.message);
+}
+
 /* Keeps cfg->dispatch_concurrency dispatchers running with the pool
  * manager until SIGTERM, SIGINT or SIGQUIT, then stops them and waits.
  * Returns the exit status: 1 when a dispatcher did not stop cleanly. */
-static int run_master(const struct config *cfg)
+static int run_master(const struct config *cfg, const char *config_path)
 {
 	struct pool_config pc = {
 		.noun = "dispatcher",
@@ -411,13 +461,17 @@ static int run_master(const struct config *cfg)
 		.ready_timeout_ms = 10000,
 		.entry = dispatcher_entry,
 		.on_signal = master_signal,
+		.on_alert = master_alert,
 	};
-	struct master m = { .cfg = cfg };
+	struct master m = { .cfg = cfg, .config_path = config_path };
 	struct error err = { "" };
 	unsigned unclean = 0;
+	ssize_t len;
 	int rc;
 
 	pc.ctx = &m;
+	len = readlink("/proc/self/exe", m.self, sizeof(m.self) - 1);
+	m.self[len > 0 ? len : 0] = '\0';
 	m.pool = pool_new(&pc, &err);
 	if (m.pool == NULL) {
 		log_error("%s", err.message);
@@ -610,6 +664,61 @@ static int set_paused(const struct config *cfg, bool paused)
 	return rc;
 }
 
+/* True for an alert's event name: 1 to 64 of a-z, 0-9 and '_'. */
+static bool event_name_valid(const char *name)
+{
+	size_t len = strlen(name);
+
+	if (len == 0 || len > 64)
+		return false;
+	return strspn(name, "abcdefghijklmnopqrstuvwxyz0123456789_") == len;
+}
+
+/* --send-alert EVENT SUMMARY ACTION [DETAIL]: one alert through alert_url or
+ * alert_command, as this program's own are sent; from names the program
+ * it comes from (payhook's pool sends its crash loops this way, so that it
+ * needs no HTTP client). 0 when delivered or when no alert key is set. */
+static int send_alert(const struct config *cfg, const char *from,
+		      char **args, size_t count)
+{
+	struct alert_message message = { 0 };
+	struct error err = { "" };
+	struct alert *alert;
+	int rc = 0;
+
+	if (count < 3 || count > 4 || !event_name_valid(args[0]) ||
+	    args[1][0] == '\0' || args[2][0] == '\0') {
+		fprintf(stderr, PROGRAM ": --send-alert takes EVENT (a-z, 0-9, "
+				"_), SUMMARY and ACTION, and maybe DETAIL\n");
+		return EXIT_USAGE;
+	}
+	message.event = args[0];
+	message.summary = args[1];
+	message.action = args[2];
+	message.detail = count == 4 && args[3][0] != '\0' ? args[3] : NULL;
+	if (alert_check_config(cfg, &err) != 0 ||
+	    transport_global_init(&err) != 0) {
+		fprintf(stderr, PROGRAM ": %s\n", err.message);
+		return 1;
+	}
+	alert = alert_new(cfg, from, &err);
+	if (alert == NULL) {
+		log_error("alert %s: %s", message.event, err.message);
+		rc = 1;
+	} else if (!alert_enabled(alert)) {
+		log_warn("alert %s not sent: neither alert_url nor "
+			 "alert_command is set", message.event);
+	} else if (alert_send(alert, &message, &err) != 0) {
+		log_error("alert %s: %s", message.event, err.message);
+		rc = 1;
+	} else {
+		log_info("alert %s sent", message.event);
+	}
+	alert_free(alert);
+	transport_global_cleanup();
+	return rc;
+}
+
 /* --check-config: one line per check; 0 when all pass. */
 static int check_config(const struct config *cfg, const char *path)
 {
@@ -695,6 +804,8 @@ static void usage(FILE *to)
 		"                 [--provider P] [--since TIME] [--until TIME] [--error TEXT]\n"
 		"       " PROGRAM " --redeliver [--changes] [-c FILE] [--dry-run] ID...\n"
 		"       " PROGRAM " --pause | --resume [-c FILE]\n"
+		"       " PROGRAM " --send-alert [-c FILE] [--from NAME] EVENT SUMMARY ACTION\n"
+		"                 [DETAIL]\n"
 		"       " PROGRAM " --version | --help\n"
 		"\n"
 		"Hands every payment payhook recorded on to dispatch_url (HTTP\n"
@@ -725,7 +836,11 @@ static void usage(FILE *to)
 		"                  lifecycle changes (their own ids; --provider is\n"
 		"                  their payment's) instead of the payments\n"
 		"  --pause         stop delivery by every dispatcher of the database\n"
-		"                  (they keep running); --resume starts it again\n",
+		"                  (they keep running); --resume starts it again\n"
+		"  --send-alert    send one alert to alert_url or alert_command\n"
+		"                  (--from: the program named in it, default\n"
+		"                  " PROGRAM "); payhook --workers sends its crash\n"
+		"                  loops this way, and it tests an alert set-up\n",
 		ONCE_DEFAULT_S);
 }
 
@@ -738,7 +853,9 @@ enum {
 	OPT_DRY_RUN,
 	OPT_CHANGES,
 	OPT_ONCE,
+	OPT_FROM,
 	MODE_REDELIVER,
+	MODE_SEND_ALERT,
 	MODE_PAUSE,
 	MODE_RESUME,
 };
@@ -754,6 +871,8 @@ int main(int argc, char **argv)
 		{ "pause", no_argument, NULL, MODE_PAUSE },
 		{ "resume", no_argument, NULL, MODE_RESUME },
 		{ "once", optional_argument, NULL, OPT_ONCE },
+		{ "send-alert", no_argument, NULL, MODE_SEND_ALERT },
+		{ "from", required_argument, NULL, OPT_FROM },
 		{ "provider", required_argument, NULL, OPT_PROVIDER },
 		{ "since", required_argument, NULL, OPT_SINCE },
 		{ "until", required_argument, NULL, OPT_UNTIL },
@@ -765,7 +884,7 @@ int main(int argc, char **argv)
 		{ NULL, 0, NULL, 0 },
 	};
 	struct handoff_store_selection sel = { 0 };
-	const char *path = NULL;
+	const char *path = NULL, *from = NULL;
 	int mode = 0, opt, rc;
 	bool dry_run = false, once = false, filtered = false;
 	uint64_t once_s = ONCE_DEFAULT_S;
@@ -783,11 +902,13 @@ int main(int argc, char **argv)
 		case MODE_REDELIVER:
 		case MODE_PAUSE:
 		case MODE_RESUME:
+		case MODE_SEND_ALERT:
 			if (mode != 0 && mode != opt) {
 				fprintf(stderr, PROGRAM ": --check-config, "
 						"--list-dead, --requeue, "
-						"--redeliver, --pause and "
-						"--resume exclude each other\n");
+						"--redeliver, --pause, "
+						"--resume and --send-alert "
+						"exclude each other\n");
 				return EXIT_USAGE;
 			}
 			mode = opt;
@@ -801,6 +922,9 @@ int main(int argc, char **argv)
 						"1 to %d\n", ONCE_MAX_S);
 				return EXIT_USAGE;
 			}
+			break;
+		case OPT_FROM:
+			from = optarg;
 			break;
 		case OPT_PROVIDER:
 			sel.provider = optarg;
@@ -835,7 +959,9 @@ int main(int argc, char **argv)
 			return EXIT_USAGE;
 		}
 	}
-	if ((optind != argc && mode != 'R' && mode != MODE_REDELIVER) ||
+	if ((optind != argc && mode != 'R' && mode != MODE_REDELIVER &&
+	     mode != MODE_SEND_ALERT) ||
+	    (from != NULL && mode != MODE_SEND_ALERT) ||
 	    (filtered && mode != 'R') ||
 	    (dry_run && mode != 'R' && mode != MODE_REDELIVER) ||
 	    (sel.changes && mode != 'L' && mode != 'R' &&
@@ -874,6 +1000,10 @@ int main(int argc, char **argv)
 	case MODE_RESUME:
 		rc = set_paused(&cfg, mode == MODE_PAUSE);
 		goto out;
+	case MODE_SEND_ALERT:
+		rc = send_alert(&cfg, from != NULL ? from : PROGRAM,
+				argv + optind, (size_t)(argc - optind));
+		goto out;
 	default:
 		break;
 	}
@@ -893,7 +1023,7 @@ int main(int argc, char **argv)
 		/* Nothing points into argv's strings any more (the options
 		 * are read): they become the process titles. */
 		pool_title_init(argc, argv);
-		rc = run_master(&cfg);
+		rc = run_master(&cfg, path);
 	} else if (install_signals() != 0) {
 		log_error("cannot set up signal handling: %s", strerror(errno));
 		rc = 1;

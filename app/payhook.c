@@ -109,6 +109,27 @@ static void report_slow(const char *what, int64_t elapsed_ms, long bound_ms,
 		       bound_ms, keys);
 }
 
+/* With an alert key set: payhook-dispatch beside this program, which
+ * payhook --workers runs to send its alerts. A note, not a failure: only a
+ * pool sends alerts, and it serves without them. */
+static void check_alert_sender(const struct config *cfg)
+{
+	char self[PATH_MAX], sender[PATH_MAX];
+	ssize_t n;
+
+	if (!config_alerts_set(cfg))
+		return;
+	n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	self[n > 0 ? n : 0] = '\0';
+	if (master_alert_sender(self, sender, sizeof(sender)) == 0)
+		printf("alert: ok (payhook --workers sends its alerts with "
+		       "%s)\n", sender);
+	else
+		printf("alert: WARNING: payhook --workers sends its alerts with "
+		       "payhook-dispatch, which is not at %s: install it there, "
+		       "or the pool's alerts fail\n", sender);
+}
+
 /* --check-config: one line per check, and every check that fails says so on
  * a FAILED line. The backends are asked with timeouts of at least
  * CHECK_TIMEOUT_S: a server slowed down for a moment (a loaded machine) is
@@ -140,6 +161,7 @@ static int check_config(const struct config *cfg, const char *path)
 		       "holds secrets: chmod o-r\n", path);
 	for (size_t i = 0; config_warning(cfg, i, line, sizeof(line)) == 0; i++)
 		printf("config: WARNING: %s\n", line);
+	check_alert_sender(cfg);
 	if (patient.mysql_connect_timeout_s < CHECK_TIMEOUT_S)
 		patient.mysql_connect_timeout_s = CHECK_TIMEOUT_S;
 	if (patient.mysql_read_timeout_s < CHECK_TIMEOUT_S)

@@ -6,10 +6,10 @@
 #
 #   bash conf/demo.sh [BUILD_DIR [STATE_DIR]]
 #
-# BUILD_DIR holds the built app/payhook, app/payhook-sign and tests/freeport
-# (default: the source tree; build first: ./configure && make &&
-# make tests/freeport). STATE_DIR (default ./demo-state) keeps the servers'
-# data, sockets and logs between runs. DEMO_PORT=N picks another port.
+# BUILD_DIR holds the built app/payhook, app/payhook-sign and tools/freeport
+# (default: the source tree; build first: ./configure && make). STATE_DIR
+# (default ./demo-state) keeps the servers' data, sockets and logs between
+# runs. DEMO_PORT=N picks another port.
 # Needs redis-server, mariadbd (mariadb-server), lighttpd, spawn-fcgi, curl.
 # Everything it starts is stopped, by PID, when it exits.
 set -u
@@ -26,8 +26,8 @@ die() {
 }
 
 build=$(cd "$build" 2>/dev/null && pwd) || die "no build folder $1"
-for f in app/payhook app/payhook-sign tests/freeport; do
-	[ -x "$build/$f" ] || die "$build/$f is missing: build first (./configure && make && make tests/freeport)"
+for f in app/payhook app/payhook-sign tools/freeport; do
+	[ -x "$build/$f" ] || die "$build/$f is missing: build first (./configure && make)"
 done
 for tool in redis-server mariadbd mariadb-install-db mariadb lighttpd spawn-fcgi curl; do
 	command -v "$tool" >/dev/null 2>&1 || die "$tool is not installed"
@@ -38,12 +38,13 @@ payhook=$build/app/payhook
 sign=$build/app/payhook-sign
 url=http://127.0.0.1:$port/webhook
 
-# The test harness runs the servers, with the state folder as its folder
-# (its public functions only: see the top of tests/harness.sh).
-# shellcheck disable=SC2034 # read by tests/harness.sh
+# The local server harness (tools/harness.sh, which the tests use too) runs
+# the servers, with the state folder as its folder (its public functions
+# only: see the top of tools/harness.sh).
+# shellcheck disable=SC2034 # read by tools/harness.sh
 top_srcdir=$srcdir top_builddir=$build
-# shellcheck source-path=SCRIPTDIR source=../tests/harness.sh
-. "$srcdir/tests/harness.sh" || exit 1
+# shellcheck source-path=SCRIPTDIR source=../tools/harness.sh
+. "$srcdir/tools/harness.sh" || exit 1
 export HARNESS_DIR=$state
 
 # Stops every process recorded in $state/pids (each checked by its start

@@ -67,7 +67,7 @@ struct alert *alert_new(const struct config *cfg, const char *program,
 		return NULL;
 	}
 	a->program = program;
-	if (!is_set(cfg->alert_url) && !is_set(cfg->alert_command))
+	if (!config_alerts_set(cfg))
 		return a;
 	a->transport = transport_new(&options, err);
 	if (a->transport == NULL) {

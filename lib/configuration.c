@@ -265,6 +265,12 @@ bool config_provider_enabled(const struct config *cfg,
 	       (cfg->providers & (1u << provider)) != 0;
 }
 
+bool config_alerts_set(const struct config *cfg)
+{
+	return (cfg->alert_url != NULL && cfg->alert_url[0] != '\0') ||
+	       (cfg->alert_command != NULL && cfg->alert_command[0] != '\0');
+}
+
 long config_tolerance_s(const struct config *cfg,
 			enum config_provider provider)
 {

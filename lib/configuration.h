@@ -255,6 +255,10 @@ const char *config_provider_name(enum config_provider provider);
 bool config_provider_enabled(const struct config *cfg,
 			     enum config_provider provider);
 
+/* Whether alerts go anywhere: alert_url or alert_command is set and not
+ * empty. */
+bool config_alerts_set(const struct config *cfg);
+
 /* The signature tolerance of a profile: <profile>_tolerance_s when set,
  * else signature_tolerance_s. */
 long config_tolerance_s(const struct config *cfg,

@@ -35,11 +35,16 @@ struct dispatcher {
 	bool command;              /* dispatch_command, else dispatch_url */
 	unsigned failures;         /* failed attempts at the target in a row */
 	enum circuit circuit;
+	int64_t circuit_since_us;  /* when it last opened or closed (or the
+				    * dispatcher started) */
+	int64_t probe_us;          /* open: the probe under way started; 0 */
 	int64_t blocked_until_us;  /* no attempt before: Retry-After, the
 				    * circuit's next probe */
 	int64_t next_start_us;     /* dispatch_rate_per_s */
 	bool dead_episode;         /* a dead alert was sent; ends with the
 				    * next delivery */
+	struct dispatcher_circuit told; /* what on_circuit was last told */
+	bool told_once;
 	/* Events judged, not yet flushed (at most one per attempt of each
 	 * kind). */
 	struct dispatcher_event pending[DISPATCHER_PENDING_MAX];
@@ -61,6 +66,7 @@ struct dispatcher *dispatcher_new(const struct config *cfg,
 	d->cfg = cfg;
 	d->env = *env;
 	d->command = cfg->dispatch_url == NULL || cfg->dispatch_url[0] == '\0';
+	d->circuit_since_us = env->now_us(env->ctx);
 	return d;
 }
 
@@ -179,9 +185,57 @@ void dispatcher_alert_init(struct dispatcher_alert *a,
 
 /* ---- the policy ---- */
 
+void dispatcher_circuit(const struct dispatcher *d,
+			struct dispatcher_circuit *c)
+{
+	memset(c, 0, sizeof(*c));
+	c->failures = d->failures;
+	c->since_us = d->circuit_since_us;
+	if (d->circuit == CIRCUIT_CLOSED) {
+		c->state = DISPATCHER_CIRCUIT_CLOSED;
+	} else if (d->probe_us != 0) {
+		c->state = DISPATCHER_CIRCUIT_HALF_OPEN;
+		c->since_us = d->probe_us;
+	} else {
+		c->state = DISPATCHER_CIRCUIT_OPEN;
+		c->next_probe_us = d->blocked_until_us;
+	}
+}
+
+/* Tells env's on_circuit of the circuit when it changed since last told. */
+static void tell_circuit(struct dispatcher *d)
+{
+	struct dispatcher_circuit c;
+
+	dispatcher_circuit(d, &c);
+	if (d->told_once && c.state == d->told.state &&
+	    c.since_us == d->told.since_us && c.failures == d->told.failures &&
+	    c.next_probe_us == d->told.next_probe_us)
+		return;
+	d->told = c;
+	d->told_once = true;
+	if (d->env.on_circuit != NULL)
+		d->env.on_circuit(d->env.ctx, &c);
+}
+
+static void judge(struct dispatcher *d, const struct handoff_row *row,
+		  const struct transport_outcome *out,
+		  struct dispatcher_verdict *verdict);
+
 void dispatcher_judge(struct dispatcher *d, const struct handoff_row *row,
 		      const struct transport_outcome *out,
 		      struct dispatcher_verdict *verdict)
+{
+	/* The probe, if this was one, is over: its result decides. */
+	d->probe_us = 0;
+	judge(d, row, out, verdict);
+	tell_circuit(d);
+}
+
+/* dispatcher_judge's verdict and the target's state. */
+static void judge(struct dispatcher *d, const struct handoff_row *row,
+		  const struct transport_outcome *out,
+		  struct dispatcher_verdict *verdict)
 {
 	const struct config *cfg = d->cfg;
 	int64_t now = now_us(d);
@@ -197,6 +251,7 @@ void dispatcher_judge(struct dispatcher *d, const struct handoff_row *row,
 		d->dead_episode = false;
 		if (d->circuit == CIRCUIT_OPEN) {
 			d->circuit = CIRCUIT_CLOSED;
+			d->circuit_since_us = now;
 			d->blocked_until_us = 0;
 			fire(d, DISPATCHER_EVENT_CIRCUIT_CLOSED, row, out->detail);
 		}
@@ -234,6 +289,7 @@ void dispatcher_judge(struct dispatcher *d, const struct handoff_row *row,
 	if (d->circuit == CIRCUIT_CLOSED &&
 	    d->failures >= (unsigned)cfg->dispatch_circuit_failures) {
 		d->circuit = CIRCUIT_OPEN;
+		d->circuit_since_us = now;
 		d->stats.circuit_opened++;
 		fire(d, DISPATCHER_EVENT_CIRCUIT_OPEN, row, out->detail);
 	}
@@ -303,6 +359,11 @@ void dispatcher_started(struct dispatcher *d)
 {
 	int64_t now = now_us(d), from;
 
+	if (d->circuit == CIRCUIT_OPEN) {
+		/* The probe: half-open until its result is judged. */
+		d->probe_us = now;
+		tell_circuit(d);
+	}
 	if (d->cfg->dispatch_rate_per_s <= 0)
 		return;
 	from = d->next_start_us > now ? d->next_start_us : now;
@@ -634,6 +695,7 @@ int dispatcher_run(struct dispatcher *d, struct handoff_store *store,
 	int64_t last_warn_us = 0;
 	bool paused_logged = false;
 
+	tell_circuit(d);
 	while (!stopping(d)) {
 		struct handoff_store_batch batch;
 		struct handoff_store_gauges gauges;

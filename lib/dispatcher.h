@@ -59,6 +59,23 @@ enum dispatcher_count {
 	DISPATCHER_COUNT_UNRECORDED,
 };
 
+/* The target's circuit as this dispatcher sees it. */
+enum dispatcher_circuit_state {
+	DISPATCHER_CIRCUIT_CLOSED,    /* delivering in full batches */
+	DISPATCHER_CIRCUIT_OPEN,      /* failed too often: waits for the next
+				       * probe */
+	DISPATCHER_CIRCUIT_HALF_OPEN, /* a probe's attempt under way */
+};
+
+struct dispatcher_circuit {
+	enum dispatcher_circuit_state state;
+	/* env's clock: when it entered the state; open: when it opened
+	 * (failed probes keep it open, they do not open it again). */
+	int64_t since_us;
+	unsigned failures;         /* failed attempts at the target in a row */
+	int64_t next_probe_us;     /* open: no probe before; else 0 */
+};
+
 /* How often the loop reads the table's gauges (handoff_store_gauges). */
 #define DISPATCHER_GAUGES_EVERY_MS 5000L
 
@@ -81,6 +98,9 @@ struct dispatcher_env {
 	void (*on_attempt)(void *ctx, enum dispatcher_count what,
 			   int64_t elapsed_us);
 	void (*on_gauges)(void *ctx, const struct handoff_store_gauges *gauges);
+	/* Told of the circuit as the loop starts and whenever it changes
+	 * (its state, the failures in a row, the next probe); may be NULL. */
+	void (*on_circuit)(void *ctx, const struct dispatcher_circuit *circuit);
 	/* Housekeeping between claims, as often as the gauges (the payloads'
 	 * retention); may be NULL. Must return within a few hundred ms. */
 	void (*on_tick)(void *ctx);
@@ -175,11 +195,17 @@ size_t dispatcher_claim_limit(const struct dispatcher *d);
 bool dispatcher_lease_allows(const struct dispatcher *d, int64_t lease_end_us,
 			     long wait_ms);
 
-/* Notes that an attempt starts now (dispatch_rate_per_s). Can't fail. */
+/* Notes that an attempt starts now: dispatch_rate_per_s, and while the
+ * circuit is open, its probe (half-open until the attempt is judged).
+ * Can't fail. */
 void dispatcher_started(struct dispatcher *d);
 
 /* "closed" or "open" (static). Can't fail. */
 const char *dispatcher_circuit_name(const struct dispatcher *d);
+
+/* The circuit now, into c. Can't fail. */
+void dispatcher_circuit(const struct dispatcher *d,
+			struct dispatcher_circuit *c);
 
 /* The counts so far, owned by d. Can't fail. */
 const struct dispatcher_stats *dispatcher_stats(const struct dispatcher *d);

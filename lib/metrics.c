@@ -92,6 +92,17 @@ struct failure {
 	atomic_ullong reason[REASON_WORDS];
 };
 
+/* One payhook-dispatch's circuit (its view of the target), written by that
+ * process only, under its sequence lock; pid 0: a free entry. */
+struct circuit {
+	atomic_int pid;
+	atomic_uint seq;
+	atomic_uint state;
+	atomic_llong since_ms;       /* Unix time in ms */
+	atomic_ullong failures;
+	atomic_llong next_probe_ms;  /* Unix time in ms; 0: none */
+};
+
 struct segment {
 	uint32_t magic;
 	uint32_t size;
@@ -138,21 +149,26 @@ struct segment {
 	struct minute minutes[METRICS_MINUTES];
 	atomic_ullong failures_next;
 	struct failure failures[METRICS_FAILURES];
+	/* Each running payhook-dispatch's circuit: added after the
+	 * failures, for the same reason. */
+	struct circuit circuits[METRICS_DISPATCHERS];
 };
 
 static const char *const dispatch_result_names[METRICS_DISPATCH_RESULTS] = {
 	"delivered", "retry", "deferred", "dead", "superseded", "unrecorded",
 };
 
-/* The size of the segment of the version without lifecycle counters. */
-/* The sizes of the two versions before, whose segments grow in place:
- * without the lifecycle counters, and without the pool's status. */
+/* The sizes of the versions before, whose segments grow in place:
+ * without the lifecycle counters, without the pool's status, without the
+ * circuits. */
 #define PREVIOUS_SIZE offsetof(struct segment, lifecycle)
 #define BEFORE_STATUS_SIZE offsetof(struct segment, start_time)
+#define BEFORE_CIRCUITS_SIZE offsetof(struct segment, circuits)
 
 static bool older_size(size_t size)
 {
-	return size == PREVIOUS_SIZE || size == BEFORE_STATUS_SIZE;
+	return size == PREVIOUS_SIZE || size == BEFORE_STATUS_SIZE ||
+	       size == BEFORE_CIRCUITS_SIZE;
 }
 
 /* The status fields that do not start at zero. */
@@ -168,6 +184,7 @@ struct metrics {
 	struct segment *seg;
 	int fd;
 	struct slot *mine; /* this process's slot (a worker's), or NULL */
+	struct circuit *circuit; /* this dispatcher's entry, or NULL */
 };
 
 static struct metrics *map_fd(int fd, bool fresh, struct error *err)
@@ -213,7 +230,9 @@ static struct metrics *map_fd(int fd, bool fresh, struct error *err)
 		m->seg->magic = MAGIC;
 	}
 	if (m->seg->magic == MAGIC && older_size(m->seg->size)) {
-		status_init(m->seg);
+		/* The status came with the version before the circuits. */
+		if (m->seg->size != BEFORE_CIRCUITS_SIZE)
+			status_init(m->seg);
 		m->seg->size = (uint32_t)sizeof(struct segment);
 	}
 	if (m->seg->magic != MAGIC ||
@@ -408,6 +427,12 @@ bool metrics_read_dispatch(const struct metrics *m,
 	return true;
 }
 
+/* Whether process pid runs (one of another user's too). */
+static bool pid_alive(int pid)
+{
+	return pid > 0 && (kill(pid, 0) == 0 || errno == EPERM);
+}
+
 void metrics_lifecycle(struct metrics *m, unsigned provider,
 		       enum lifecycle_kind kind, enum outcome outcome)
 {
@@ -504,9 +529,7 @@ void metrics_reloaded(struct metrics *m, bool applied)
  * its slot (independent workers have no master to do it). */
 static bool slot_alive(const struct slot *s)
 {
-	int pid = atomic_load_explicit(&s->pid, memory_order_relaxed);
-
-	return pid > 0 && (kill(pid, 0) == 0 || errno == EPERM);
+	return pid_alive(atomic_load_explicit(&s->pid, memory_order_relaxed));
 }
 
 /* Workers in the slots that still run: a worker killed outright never
@@ -585,6 +608,20 @@ static void write_end(atomic_uint *seq)
 	atomic_fetch_add_explicit(seq, 1, memory_order_relaxed);
 }
 
+/* The reader's half: seq before the fields are read (odd: the writer is at
+ * them), then whether what was read since is consistent. */
+static unsigned read_begin(const atomic_uint *seq)
+{
+	return atomic_load_explicit(seq, memory_order_acquire);
+}
+
+static bool read_end(const atomic_uint *seq, unsigned before)
+{
+	atomic_thread_fence(memory_order_acquire);
+	return before % 2 == 0 &&
+	       atomic_load_explicit(seq, memory_order_relaxed) == before;
+}
+
 /* The worker's payment in hand, in its own slot (it alone writes there). */
 static void publish_item(struct slot *s, unsigned provider, const char *id,
 			 size_t len)
@@ -638,17 +675,14 @@ void metrics_request_end(struct metrics *m)
 static void read_item(const struct slot *s, struct metrics_worker *w)
 {
 	for (int tries = 0; tries < 64; tries++) {
-		unsigned before = atomic_load_explicit(&s->seq,
-						       memory_order_acquire);
+		unsigned before = read_begin(&s->seq);
 
 		if (before % 2 != 0)
 			continue;
 		w->provider = atomic_load_explicit(&s->provider,
 						   memory_order_relaxed);
 		load_words(s->txid, TXID_WORDS, w->transaction_id);
-		atomic_thread_fence(memory_order_acquire);
-		if (atomic_load_explicit(&s->seq, memory_order_relaxed) !=
-		    before)
+		if (!read_end(&s->seq, before))
 			continue;
 		if (w->provider > CONFIG_PROVIDER_COUNT)
 			w->provider = CONFIG_PROVIDER_COUNT;
@@ -812,8 +846,7 @@ void metrics_failure(struct metrics *m, unsigned provider,
 static bool read_failure(const struct failure *f, struct metrics_failure *out)
 {
 	for (int tries = 0; tries < 64; tries++) {
-		unsigned before = atomic_load_explicit(&f->seq,
-						       memory_order_acquire);
+		unsigned before = read_begin(&f->seq);
 
 		if (before == 0)
 			return false;
@@ -826,9 +859,7 @@ static bool read_failure(const struct failure *f, struct metrics_failure *out)
 			&f->outcome, memory_order_relaxed);
 		load_words(f->txid, TXID_WORDS, out->transaction_id);
 		load_words(f->reason, REASON_WORDS, out->reason);
-		atomic_thread_fence(memory_order_acquire);
-		if (atomic_load_explicit(&f->seq, memory_order_relaxed) !=
-		    before)
+		if (!read_end(&f->seq, before))
 			continue;
 		if (out->provider > CONFIG_PROVIDER_COUNT)
 			out->provider = CONFIG_PROVIDER_COUNT;
@@ -886,6 +917,168 @@ static void put_histogram(struct textbuf *o, const char *name, const char *help,
 	    get(count));
 }
 
+static const char *const circuit_state_names[METRICS_CIRCUIT_STATES] = {
+	"closed", "open", "half_open",
+};
+
+const char *metrics_circuit_state_name(enum metrics_circuit_state state)
+{
+	return (unsigned)state < METRICS_CIRCUIT_STATES
+		       ? circuit_state_names[state]
+		       : "?";
+}
+
+/* This process's circuit entry: the one it holds, else a free one, else
+ * one whose process is gone (killed before it could give it back). NULL
+ * when every entry is held. */
+static struct circuit *circuit_entry(struct metrics *m)
+{
+	int self = (int)getpid();
+
+	if (m->circuit != NULL &&
+	    atomic_load_explicit(&m->circuit->pid, memory_order_relaxed) == self)
+		return m->circuit;
+	m->circuit = NULL;
+	for (int pass = 0; pass < 2 && m->circuit == NULL; pass++) {
+		for (size_t i = 0; i < METRICS_DISPATCHERS; i++) {
+			struct circuit *c = &m->seg->circuits[i];
+			int pid = atomic_load(&c->pid);
+
+			if (pid == self ||
+			    ((pid == 0 || (pass == 1 && !pid_alive(pid))) &&
+			     atomic_compare_exchange_strong(&c->pid, &pid,
+							    self))) {
+				m->circuit = c;
+				break;
+			}
+		}
+	}
+	return m->circuit;
+}
+
+void metrics_dispatch_circuit(struct metrics *m,
+			      const struct metrics_circuit *circuit)
+{
+	struct circuit *c;
+
+	if (m == NULL)
+		return;
+	c = circuit_entry(m);
+	set(&m->seg->dispatch_seen, 1);
+	if (c == NULL)
+		return;
+	write_begin(&c->seq);
+	atomic_store_explicit(&c->state, (unsigned)circuit->state,
+			      memory_order_relaxed);
+	atomic_store_explicit(&c->since_ms, circuit->since_ms,
+			      memory_order_relaxed);
+	atomic_store_explicit(&c->failures, circuit->failures,
+			      memory_order_relaxed);
+	atomic_store_explicit(&c->next_probe_ms, circuit->next_probe_ms,
+			      memory_order_relaxed);
+	write_end(&c->seq);
+}
+
+void metrics_dispatch_circuit_gone(struct metrics *m)
+{
+	int self = (int)getpid();
+
+	if (m == NULL || m->circuit == NULL)
+		return;
+	atomic_compare_exchange_strong(&m->circuit->pid, &self, 0);
+	m->circuit = NULL;
+}
+
+/* One entry, consistent, of a process that runs; false otherwise. */
+static bool read_circuit(const struct circuit *c, struct metrics_circuit *out)
+{
+	for (int tries = 0; tries < 64; tries++) {
+		unsigned before = read_begin(&c->seq);
+
+		if (before % 2 != 0)
+			continue;
+		out->pid = (pid_t)atomic_load_explicit(&c->pid,
+						       memory_order_relaxed);
+		out->state = (enum metrics_circuit_state)atomic_load_explicit(
+			&c->state, memory_order_relaxed);
+		out->since_ms = atomic_load_explicit(&c->since_ms,
+						     memory_order_relaxed);
+		out->failures = atomic_load_explicit(&c->failures,
+						     memory_order_relaxed);
+		out->next_probe_ms = atomic_load_explicit(&c->next_probe_ms,
+							  memory_order_relaxed);
+		if (!read_end(&c->seq, before))
+			continue;
+		/* seq 0: taken, nothing published yet. */
+		if (before == 0 || !pid_alive((int)out->pid))
+			return false;
+		if ((unsigned)out->state >= METRICS_CIRCUIT_STATES)
+			out->state = METRICS_CIRCUIT_CLOSED;
+		return true;
+	}
+	return false;
+}
+
+static size_t read_circuits(const struct segment *seg,
+			    struct metrics_circuit *out, size_t cap)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < METRICS_DISPATCHERS && n < cap; i++)
+		if (read_circuit(&seg->circuits[i], &out[n]))
+			n++;
+	return n;
+}
+
+size_t metrics_read_circuits(const struct metrics *m,
+			     struct metrics_circuit *out, size_t cap)
+{
+	return read_circuits(m->seg, out, cap);
+}
+
+/* Each running payhook-dispatch's circuit, labelled by its pid: the state
+ * as a state set (1 for the one it is in), since when, the failures in a
+ * row and the next probe. */
+static void put_circuits(struct textbuf *o, const struct segment *seg)
+{
+	/* Their other series, in this order: since, failures, next probe. */
+	static const struct {
+		const char *name, *help;
+	} gauges[] = {
+		{ "payhook_dispatch_circuit_since_seconds",
+		  "When the circuit entered its state (open: when it opened; "
+		  "Unix time)." },
+		{ "payhook_dispatch_circuit_failures",
+		  "Failed attempts at the target in a row." },
+		{ "payhook_dispatch_circuit_next_probe_seconds",
+		  "When an open circuit sends its next probe (Unix time; 0: "
+		  "not open)." },
+	};
+	struct metrics_circuit c[METRICS_DISPATCHERS];
+	size_t n = read_circuits(seg, c, METRICS_DISPATCHERS);
+
+	put(o, "# HELP payhook_dispatch_circuit_state The target's circuit as "
+	       "each running payhook-dispatch sees it: 1 for its state.\n"
+	       "# TYPE payhook_dispatch_circuit_state gauge\n");
+	for (size_t i = 0; i < n; i++)
+		for (unsigned k = 0; k < METRICS_CIRCUIT_STATES; k++)
+			put(o, "payhook_dispatch_circuit_state{pid=\"%ld\","
+			       "state=\"%s\"} %d\n", (long)c[i].pid,
+			    circuit_state_names[k], c[i].state == k);
+	for (size_t g = 0; g < sizeof(gauges) / sizeof(gauges[0]); g++) {
+		put(o, "# HELP %s %s\n# TYPE %s gauge\n", gauges[g].name,
+		    gauges[g].help, gauges[g].name);
+		for (size_t i = 0; i < n; i++) {
+			double value = g == 0 ? (double)c[i].since_ms / 1000
+				     : g == 1 ? (double)c[i].failures
+					      : (double)c[i].next_probe_ms / 1000;
+
+			put(o, "%s{pid=\"%ld\"} %.15g\n", gauges[g].name,
+			    (long)c[i].pid, value);
+		}
+	}
+}
+
 /* payhook-dispatch's series, once a dispatcher shares the segment. */
 static void put_dispatch(struct textbuf *o, const struct segment *seg)
 {
@@ -929,6 +1122,7 @@ static void put_dispatch(struct textbuf *o, const struct segment *seg)
 	    get(&seg->dispatch_pending), get(&seg->dispatch_in_flight),
 	    get(&seg->dispatch_dead), get(&seg->dispatch_oldest_due_s),
 	    get(&seg->dispatch_gauges_at_s));
+	put_circuits(o, seg);
 }
 
 static const char *provider_label(unsigned p)

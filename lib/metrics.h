@@ -201,6 +201,46 @@ bool metrics_read_dispatch(const struct metrics *metrics,
 			   struct metrics_dispatch_gauges *gauges,
 			   int64_t *at_s, unsigned long long *circuit_opened);
 
+/* The target's circuit as one payhook-dispatch sees it (each process keeps
+ * its own): closed (delivering), open (failed too often: waiting for its
+ * next probe), half-open (a probe's attempt under way). */
+enum metrics_circuit_state {
+	METRICS_CIRCUIT_CLOSED = 0,
+	METRICS_CIRCUIT_OPEN,
+	METRICS_CIRCUIT_HALF_OPEN,
+	METRICS_CIRCUIT_STATES
+};
+
+/* The most payhook-dispatch processes whose circuits one segment shows. */
+#define METRICS_DISPATCHERS 256
+
+struct metrics_circuit {
+	pid_t pid;                   /* the dispatcher's (read side only) */
+	enum metrics_circuit_state state;
+	int64_t since_ms;            /* Unix time it entered the state (open:
+				      * when it opened, probes or not) */
+	unsigned long long failures; /* failed attempts in a row */
+	int64_t next_probe_ms;       /* open: Unix time of the next probe;
+				      * else 0 */
+};
+
+/* "closed", "open", "half_open" (static). */
+const char *metrics_circuit_state_name(enum metrics_circuit_state state);
+
+/* Publishes this process's circuit (its pid, not c->pid) in an entry of its
+ * own, taken on the first call. Can't fail: with every entry held by a
+ * running process nothing is shown. metrics NULL is fine. */
+void metrics_dispatch_circuit(struct metrics *metrics,
+			      const struct metrics_circuit *c);
+
+/* Gives this process's entry back (it stops dispatching). Can't fail. */
+void metrics_dispatch_circuit_gone(struct metrics *metrics);
+
+/* The circuits of the payhook-dispatch processes that run and share this
+ * segment, up to cap, into out. Returns how many. Can't fail. */
+size_t metrics_read_circuits(const struct metrics *metrics,
+			     struct metrics_circuit *out, size_t cap);
+
 /* Writes the Prometheus text exposition of everything counted into buf (cap
  * bytes, NUL-terminated). Returns its length, or -1 when it does not fit. */
 long metrics_render(const struct metrics *metrics, const struct config *cfg,

@@ -6,6 +6,7 @@
 #include "config.h"
 
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
 
@@ -151,6 +152,17 @@ static void hour_section(struct textbuf *o, const struct config *cfg,
 	textbuf_printf(o, "</section>\n");
 }
 
+/* Unix time t as "YYYY-MM-DD HH:MM:SS" (UTC) into buf, "-" for 0. */
+static void utc_text(int64_t t, char *buf, size_t cap)
+{
+	time_t secs = (time_t)t;
+	struct tm tm;
+
+	snprintf(buf, cap, "-");
+	if (t != 0 && gmtime_r(&secs, &tm) != NULL)
+		strftime(buf, cap, "%Y-%m-%d %H:%M:%S", &tm);
+}
+
 static void failures_section(struct textbuf *o, const struct config *cfg,
 			     const struct metrics_failure *f, size_t n)
 {
@@ -166,12 +178,9 @@ static void failures_section(struct textbuf *o, const struct config *cfg,
 			  "<th>transaction id</th><th>outcome</th>"
 			  "<th>reason</th></tr></thead>\n<tbody>\n");
 	for (size_t i = 0; i < n; i++) {
-		time_t t = (time_t)f[i].time;
-		struct tm tm;
-		char when[32] = "-";
+		char when[32];
 
-		if (gmtime_r(&t, &tm) != NULL)
-			strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S", &tm);
+		utc_text(f[i].time, when, sizeof(when));
 		textbuf_printf(o, "<tr><td>%s</td><td>%s</td><td>", when,
 			       profile_name(f[i].provider));
 		textbuf_html(o, f[i].transaction_id[0] != '\0' ?
@@ -183,6 +192,49 @@ static void failures_section(struct textbuf *o, const struct config *cfg,
 		textbuf_printf(o, "</td></tr>\n");
 	}
 	textbuf_printf(o, "</tbody>\n</table></div>\n</section>\n");
+}
+
+/* The target's circuit as each running payhook-dispatch sees it. */
+static void circuit_table(struct textbuf *o, const struct metrics *m)
+{
+	static const char *const shown[METRICS_CIRCUIT_STATES] = {
+		"closed", "open", "half-open (probing)",
+	};
+	struct metrics_circuit *c = calloc(METRICS_DISPATCHERS, sizeof(*c));
+	size_t n = c != NULL ? metrics_read_circuits(m, c, METRICS_DISPATCHERS)
+			     : 0;
+	int64_t now = (int64_t)time(NULL);
+
+	textbuf_printf(o, "<h3>Circuit</h3>\n");
+	if (n == 0) {
+		textbuf_printf(o, "<p>No payhook-dispatch runs now: each one "
+				  "that runs shows its view of the target "
+				  "here.</p>\n");
+		free(c);
+		return;
+	}
+	textbuf_printf(o, "<div class=\"scroll\"><table>\n<thead><tr>"
+			  "<th>dispatcher</th><th>circuit</th>"
+			  "<th>since (UTC)</th><th>for (s)</th>"
+			  "<th>failures in a row</th><th>next probe (UTC)</th>"
+			  "</tr></thead>\n<tbody>\n");
+	for (size_t i = 0; i < n; i++) {
+		char since[32], probe[32];
+
+		utc_text(c[i].since_ms / 1000, since, sizeof(since));
+		utc_text(c[i].next_probe_ms / 1000, probe, sizeof(probe));
+		textbuf_printf(o, "<tr><td class=\"n\">%ld</td><td>%s</td>"
+				  "<td>%s</td><td class=\"n\">%lld</td>"
+				  "<td class=\"n\">%llu</td><td>%s</td></tr>\n",
+			       (long)c[i].pid, shown[c[i].state], since,
+			       (long long)(now - c[i].since_ms / 1000),
+			       c[i].failures, probe);
+	}
+	textbuf_printf(o, "</tbody>\n</table></div>\n<p>Open: the target "
+			  "failed dispatch_circuit_failures attempts in a "
+			  "row; payments wait (none goes dead) and one probe "
+			  "at a time is sent until it answers 2xx.</p>\n");
+	free(c);
 }
 
 /* The hand-off's figures older than this are said to be stale. */
@@ -210,9 +262,11 @@ static void handoff_section(struct textbuf *o, const struct metrics *m)
 	row_number(o, "circuit openings", (long long)opened);
 	textbuf_printf(o, "</table>\n<p>From payhook-dispatch's metrics, read "
 			  "%lld s ago%s. Pending: recorded, not yet delivered "
-			  "nor dead.</p>\n</section>\n", (long long)age_s,
+			  "nor dead.</p>\n", (long long)age_s,
 		       age_s > HANDOFF_STALE_S ?
 			       " (stale: is payhook-dispatch running?)" : "");
+	circuit_table(o, m);
+	textbuf_printf(o, "</section>\n");
 }
 
 static void lifecycle_section(struct textbuf *o, const struct page_backend *b)

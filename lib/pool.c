@@ -29,9 +29,10 @@
 
 #define RESPAWN_MIN_MS 100
 #define RESPAWN_MAX_MS 30000
-/* A child that lived this long did not crash on start: no back-off. */
-#define STABLE_MS 5000
 #define RETIRING_MAX (2 * POOL_MAX)
+/* An alert's helper: the sender's own time bound (ALERT_TIMEOUT_MS of
+ * alert.h) and a margin for its start-up. */
+#define ALERT_HELPER_MS 10000
 
 enum pool_state { POOL_NORMAL, POOL_RELOADING, POOL_FINISHING,
 		  POOL_TERMINATING };
@@ -47,14 +48,19 @@ struct slot {
 	struct child cur;   /* the child serving; pid 0: to be started */
 	struct child next;  /* a replacement not yet ready */
 	long backoff_ms;
+	unsigned quick_exits; /* ended before POOL_STABLE_MS, in a row */
 	int64_t respawn_at_ms;
 };
 
 struct helper {
-	pid_t pid;
+	pid_t pid;          /* 0: a free entry */
 	int64_t deadline_ms;
-	void (*done)(void *ctx, bool ok);
+	void (*done)(void *ctx, bool ok); /* NULL: the pool logs the end */
+	char what[32];      /* what it does, for that log line */
 };
+
+/* Helpers at once: an upgrade's check and a few alerts. */
+#define HELPER_MAX 4
 
 struct pool {
 	struct pool_config cfg;
@@ -66,7 +72,12 @@ struct pool {
 	int64_t kill_at_ms;        /* FINISHING: when SIGKILL goes out */
 	int64_t tick_at_ms;        /* the next on_tick; INT64_MAX: none */
 	unsigned unclean;
-	struct helper helper;
+	struct helper helpers[HELPER_MAX];
+	/* A crash loop under way (pool.h): since when, and the quick exits
+	 * after the one that began it. */
+	bool crash_loop;
+	int64_t crash_loop_ms;
+	unsigned long long crash_loop_exits;
 	struct slot *slots;
 	pid_t retiring[RETIRING_MAX]; /* asked to leave, not yet reaped */
 	size_t retiring_count;
@@ -148,6 +159,204 @@ void pool_free(struct pool *pool)
 	}
 	free(pool->slots);
 	free(pool);
+}
+
+/* ---- helper processes: an upgrade's check, alerts ---- */
+
+/* Forks argv (argv[0] a path) into a free helper entry, without the pool's
+ * signal mask. Returns 0, or -1 with err set (no free entry, no fork). */
+static int helper_start(struct pool *pool, char *const argv[], long timeout_ms,
+			void (*done)(void *ctx, bool ok), const char *what,
+			struct error *err)
+{
+	struct helper *h = NULL;
+	pid_t pid;
+
+	for (size_t i = 0; i < HELPER_MAX && h == NULL; i++)
+		if (pool->helpers[i].pid == 0)
+			h = &pool->helpers[i];
+	if (h == NULL)
+		return error_set(err, "%d helper processes already run",
+				 HELPER_MAX);
+	pid = fork();
+	if (pid < 0)
+		return error_set(err, "fork: %s", strerror(errno));
+	if (pid == 0) {
+		sigset_t none;
+		int null = open("/dev/null", O_RDONLY);
+
+		sigemptyset(&none);
+		sigprocmask(SIG_SETMASK, &none, NULL);
+#ifdef __linux__
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+#endif
+		/* Descriptor 0 may be the listening socket (spawn-fcgi's):
+		 * a helper has no use for it. */
+		if (null > 0) {
+			dup2(null, 0);
+			close(null);
+		}
+		execv(argv[0], argv);
+		_exit(127);
+	}
+	h->pid = pid;
+	h->deadline_ms = now_ms() + timeout_ms;
+	h->done = done;
+	snprintf(h->what, sizeof(h->what), "%s", what);
+	return 0;
+}
+
+/* pid, when it is a helper: its end told (done, or the log). Returns
+ * whether it was one. */
+static bool helper_ended(struct pool *pool, pid_t pid, int status,
+			 const char *how)
+{
+	bool ok = WIFEXITED(status) && WEXITSTATUS(status) == 0;
+
+	for (size_t i = 0; i < HELPER_MAX; i++) {
+		struct helper *h = &pool->helpers[i];
+		void (*done)(void *, bool) = h->done;
+
+		if (h->pid != pid)
+			continue;
+		h->pid = 0;
+		if (done != NULL)
+			/* Once stopping, nothing it checked is acted on. */
+			done(pool->cfg.ctx, ok && pool->state < POOL_FINISHING);
+		else if (ok)
+			log_info("%s: done", h->what);
+		else
+			log_warn("%s: failed (%s%s)", h->what, how,
+				 !WIFEXITED(status) ? ": killed, or out of time"
+				 : WEXITSTATUS(status) == 127
+					 ? ": the program could not be run"
+					 : "; its reason is logged above");
+		return true;
+	}
+	return false;
+}
+
+static void signal_helpers(struct pool *pool, int signo)
+{
+	for (size_t i = 0; i < HELPER_MAX; i++)
+		if (pool->helpers[i].pid > 0)
+			kill(pool->helpers[i].pid, signo);
+}
+
+int pool_run_helper(struct pool *pool, char *const argv[], long timeout_ms,
+		    void (*done)(void *ctx, bool ok), struct error *err)
+{
+	for (size_t i = 0; i < HELPER_MAX; i++)
+		if (pool->helpers[i].pid > 0 && pool->helpers[i].done == done)
+			return error_set(err, "%s is already being checked",
+					 argv[0]);
+	return helper_start(pool, argv, timeout_ms, done, argv[0], err);
+}
+
+int pool_send_alert(struct pool *pool, const struct pool_alert *a,
+		    const char *sender, const char *from,
+		    const char *config_path, struct error *err)
+{
+	char *argv[16];
+	char what[32];
+	size_t n = 0;
+
+	argv[n++] = (char *)sender;
+	argv[n++] = "--send-alert";
+	argv[n++] = "--from";
+	argv[n++] = (char *)from;
+	if (config_path != NULL) {
+		argv[n++] = "-c";
+		argv[n++] = (char *)config_path;
+	}
+	/* The texts are never taken for options. */
+	argv[n++] = "--";
+	argv[n++] = (char *)a->event;
+	argv[n++] = (char *)a->summary;
+	argv[n++] = (char *)a->action;
+	argv[n++] = (char *)(a->detail != NULL ? a->detail : "");
+	argv[n] = NULL;
+	snprintf(what, sizeof(what), "alert %s", a->event);
+	return helper_start(pool, argv, ALERT_HELPER_MS, NULL, what, err);
+}
+
+/* ---- crash loops: children that keep ending soon after they start ---- */
+
+/* Tells the owner of an episode's start or end (once each), and logs it. */
+static void crash_loop_tell(struct pool *pool, const struct pool_alert *a)
+{
+	if (strcmp(a->event, POOL_ALERT_CRASH_LOOP) == 0)
+		log_error("crash loop: %s (%s); %s", a->summary, a->detail,
+			  a->action);
+	else
+		log_info("crash loop over: %s", a->summary);
+	if (pool->cfg.on_alert != NULL)
+		pool->cfg.on_alert(pool->cfg.ctx, a);
+}
+
+/* A slot's child ended its POOL_CRASH_LOOP_EXITS-th quick exit in a row:
+ * the episode starts (nothing more while it lasts). */
+static void crash_loop_begin(struct pool *pool, const struct slot *s,
+			     pid_t pid, const char *how, int64_t lived)
+{
+	const char *noun = pool->cfg.noun;
+	char summary[512], action[512], detail[160];
+	struct pool_alert a = { POOL_ALERT_CRASH_LOOP, summary, action, detail };
+
+	pool->crash_loop = true;
+	pool->crash_loop_ms = now_ms();
+	pool->crash_loop_exits = 0;
+	snprintf(summary, sizeof(summary),
+		 "the %ss of pool %ld keep ending soon after they start (%u in "
+		 "a row ended within %d s of their start): the pool restarts "
+		 "each only after a back-off, now %ld ms and at most %d s, so "
+		 "it runs with fewer %ss meanwhile", noun, (long)pool->self,
+		 s->quick_exits, POOL_STABLE_MS / 1000, s->backoff_ms,
+		 RESPAWN_MAX_MS / 1000, noun);
+	snprintf(detail, sizeof(detail), "%s %ld ended (%s) after %lld ms",
+		 noun, (long)pid, how, (long long)lived);
+	snprintf(action, sizeof(action),
+		 "read why in the log lines the %ss wrote as they ended (a "
+		 "configuration they refuse, a backend they cannot reach as "
+		 "they start, a crash) and fix that; the pool keeps restarting "
+		 "them, and a changed configuration file needs a reload "
+		 "(payhook: SIGHUP) or a restart (payhook-dispatch); a %s alert "
+		 "follows once every %s has run %d s", noun,
+		 POOL_ALERT_RECOVERED, noun, POOL_STABLE_MS / 1000);
+	crash_loop_tell(pool, &a);
+}
+
+/* During a crash loop: a child that has run POOL_STABLE_MS is past it
+ * (its slot's back-off starts again from nothing), and once every slot's
+ * child is, the episode ends. */
+static void crash_loop_check(struct pool *pool, int64_t now)
+{
+	char summary[512];
+	struct pool_alert a = { POOL_ALERT_RECOVERED, summary,
+				"nothing to do now; the log keeps what the "
+				"children said as they ended", NULL };
+	bool all = true;
+
+	for (unsigned i = 0; i < pool->cfg.count; i++) {
+		struct slot *s = &pool->slots[i];
+
+		if (s->cur.pid > 0 && now - s->cur.started_ms >= POOL_STABLE_MS) {
+			s->quick_exits = 0;
+			s->backoff_ms = 0;
+		} else {
+			all = false;
+		}
+	}
+	if (!all)
+		return;
+	pool->crash_loop = false;
+	snprintf(summary, sizeof(summary),
+		 "every %s of pool %ld has run %d s: the crash loop that began "
+		 "%lld s ago is over (%llu more quick exits during it)",
+		 pool->cfg.noun, (long)pool->self, POOL_STABLE_MS / 1000,
+		 (long long)(now - pool->crash_loop_ms) / 1000,
+		 pool->crash_loop_exits);
+	crash_loop_tell(pool, &a);
 }
 
 /* ---- children ---- */
@@ -330,6 +539,7 @@ static void child_ready(struct pool *pool, struct child *c)
 		retire(pool, s->cur.pid);
 		s->cur = s->next;
 		s->backoff_ms = 0;
+		s->quick_exits = 0;
 		s->next.pid = 0;
 		s->next.ready = false;
 	}
@@ -373,12 +583,15 @@ static void slot_child_ended(struct pool *pool, struct slot *s, pid_t pid,
 	}
 	if (pool->cfg.on_child_gone != NULL)
 		pool->cfg.on_child_gone(pool->cfg.ctx, pid, !clean);
-	if (clean || lived >= STABLE_MS)
+	if (clean || lived >= POOL_STABLE_MS) {
 		s->backoff_ms = 0;
-	else
+		s->quick_exits = 0;
+	} else {
 		s->backoff_ms = s->backoff_ms == 0 ? RESPAWN_MIN_MS :
 			s->backoff_ms * 2 > RESPAWN_MAX_MS ? RESPAWN_MAX_MS :
 			s->backoff_ms * 2;
+		s->quick_exits++;
+	}
 	s->respawn_at_ms = now_ms() + s->backoff_ms;
 	if (clean)
 		log_info("%s %ld ended (%s) after %lld ms: replaced",
@@ -391,6 +604,12 @@ static void slot_child_ended(struct pool *pool, struct slot *s, pid_t pid,
 		log_warn("%s %ld ended (%s) after %lld ms: restarted in %ld ms",
 			 pool->cfg.noun, (long)pid, how, (long long)lived,
 			 s->backoff_ms);
+	if (s->quick_exits == 0)
+		return;
+	if (pool->crash_loop)
+		pool->crash_loop_exits++;
+	else if (s->quick_exits >= POOL_CRASH_LOOP_EXITS)
+		crash_loop_begin(pool, s, pid, how, lived);
 }
 
 /* Reaps every child that ended. */
@@ -404,16 +623,8 @@ static void reap(struct pool *pool)
 		bool found = false;
 
 		describe_exit(status, how, sizeof(how));
-		if (pid == pool->helper.pid) {
-			void (*done)(void *, bool) = pool->helper.done;
-
-			pool->helper.pid = 0;
-			/* Once stopping, nothing it checked is acted on. */
-			done(pool->cfg.ctx, WIFEXITED(status) &&
-					    WEXITSTATUS(status) == 0 &&
-					    pool->state < POOL_FINISHING);
+		if (helper_ended(pool, pid, status, how))
 			continue;
-		}
 		if (take_retiring(pool, pid)) {
 			if (pool->cfg.on_child_gone != NULL)
 				pool->cfg.on_child_gone(pool->cfg.ctx, pid, false);
@@ -466,8 +677,11 @@ void pool_signal(struct pool *pool, int signo)
 
 static bool any_child(const struct pool *pool)
 {
-	if (pool->retiring_count > 0 || pool->helper.pid > 0)
+	if (pool->retiring_count > 0)
 		return true;
+	for (size_t i = 0; i < HELPER_MAX; i++)
+		if (pool->helpers[i].pid > 0)
+			return true;
 	for (unsigned i = 0; i < pool->cfg.count; i++)
 		if (pool->slots[i].cur.pid > 0 || pool->slots[i].next.pid > 0)
 			return true;
@@ -484,8 +698,7 @@ static void stop(struct pool *pool, int signo)
 	pool->state = POOL_FINISHING;
 	pool->kill_at_ms = now_ms() + pool->cfg.stop_timeout_ms;
 	pool_signal(pool, SIGTERM);
-	if (pool->helper.pid > 0)
-		kill(pool->helper.pid, SIGTERM);
+	signal_helpers(pool, SIGTERM);
 }
 
 /* The timers whose time came: the replacements', the helper's, the
@@ -502,10 +715,16 @@ static void run_timers(struct pool *pool)
 			  pool->cfg.noun);
 		replacement_end(pool, false);
 	}
-	if (pool->helper.pid > 0 && now >= pool->helper.deadline_ms) {
-		kill(pool->helper.pid, SIGKILL);
-		pool->helper.deadline_ms = INT64_MAX;
+	for (size_t i = 0; i < HELPER_MAX; i++) {
+		struct helper *h = &pool->helpers[i];
+
+		if (h->pid > 0 && now >= h->deadline_ms) {
+			kill(h->pid, SIGKILL);
+			h->deadline_ms = INT64_MAX;
+		}
 	}
+	if (pool->crash_loop && pool->state < POOL_FINISHING)
+		crash_loop_check(pool, now);
 	if (now >= pool->tick_at_ms) {
 		pool->tick_at_ms = now + pool->cfg.tick_ms;
 		pool->cfg.on_tick(pool->cfg.ctx);
@@ -515,8 +734,7 @@ static void run_timers(struct pool *pool)
 			 pool->cfg.stop_timeout_ms);
 		pool->state = POOL_TERMINATING;
 		pool_signal(pool, SIGKILL);
-		if (pool->helper.pid > 0)
-			kill(pool->helper.pid, SIGKILL);
+		signal_helpers(pool, SIGKILL);
 	}
 }
 
@@ -535,8 +753,19 @@ static int next_timer_ms(const struct pool *pool)
 		}
 	if (pool->state == POOL_RELOADING && pool->ready_deadline_ms < next)
 		next = pool->ready_deadline_ms;
-	if (pool->helper.pid > 0 && pool->helper.deadline_ms < next)
-		next = pool->helper.deadline_ms;
+	for (size_t i = 0; i < HELPER_MAX; i++)
+		if (pool->helpers[i].pid > 0 &&
+		    pool->helpers[i].deadline_ms < next)
+			next = pool->helpers[i].deadline_ms;
+	/* A crash loop ends once every child has run POOL_STABLE_MS. */
+	for (unsigned i = 0; pool->crash_loop && pool->state < POOL_FINISHING &&
+			     i < pool->cfg.count; i++) {
+		const struct slot *s = &pool->slots[i];
+
+		if (s->cur.pid > 0 && s->cur.started_ms + POOL_STABLE_MS > now &&
+		    s->cur.started_ms + POOL_STABLE_MS < next)
+			next = s->cur.started_ms + POOL_STABLE_MS;
+	}
 	if (pool->state == POOL_FINISHING && pool->kill_at_ms < next)
 		next = pool->kill_at_ms;
 	if (pool->tick_at_ms < next)
@@ -628,35 +857,6 @@ int pool_run(struct pool *pool, unsigned *unclean, struct error *err)
 	}
 	free(pfd);
 	*unclean = pool->unclean;
-	return 0;
-}
-
-/* ---- a helper process (an upgrade's check) ---- */
-
-int pool_run_helper(struct pool *pool, char *const argv[], long timeout_ms,
-		    void (*done)(void *ctx, bool ok), struct error *err)
-{
-	pid_t pid;
-
-	if (pool->helper.pid > 0)
-		return error_set(err, "%s is already being checked", argv[0]);
-	pid = fork();
-	if (pid < 0)
-		return error_set(err, "fork: %s", strerror(errno));
-	if (pid == 0) {
-		sigset_t none;
-
-		sigemptyset(&none);
-		sigprocmask(SIG_SETMASK, &none, NULL);
-#ifdef __linux__
-		prctl(PR_SET_PDEATHSIG, SIGKILL);
-#endif
-		execv(argv[0], argv);
-		_exit(127);
-	}
-	pool->helper.pid = pid;
-	pool->helper.deadline_ms = now_ms() + timeout_ms;
-	pool->helper.done = done;
 	return 0;
 }
 

@@ -18,6 +18,14 @@
  * Children run with PR_SET_PDEATHSIG, so they end when the pool's process
  * dies (not across its exec: the PID stays), as the user and group set,
  * and with a process title.
+ *
+ * A crash loop: a slot's child ended within POOL_STABLE_MS of its start
+ * POOL_CRASH_LOOP_EXITS times in a row, so the pool restarts it only after
+ * a back-off (100 ms, doubling, at most 30 s) and runs short of children.
+ * The episode starts then (logged, and on_alert told once) and ends once
+ * every slot's child has run POOL_STABLE_MS (told once more). The owner
+ * sends the alert with pool_send_alert, through a helper process: the
+ * loop never waits for it.
  */
 #ifndef PAYHOOK_POOL_H
 #define PAYHOOK_POOL_H
@@ -30,6 +38,23 @@
 
 /* The most children one pool keeps. */
 #define POOL_MAX 1024
+/* A child that lived this long did not crash on start: no back-off. */
+#define POOL_STABLE_MS 5000
+/* Quick exits in a row, in one slot, that make a crash loop. */
+#define POOL_CRASH_LOOP_EXITS 3
+
+/* The events of a crash loop, as alert names. */
+#define POOL_ALERT_CRASH_LOOP "pool_crash_loop"
+#define POOL_ALERT_RECOVERED "pool_recovered"
+
+/* An episode's start or end, as alert.h's messages say it: what happened
+ * and what to do. The strings live until on_alert returns. */
+struct pool_alert {
+	const char *event;    /* POOL_ALERT_CRASH_LOOP, POOL_ALERT_RECOVERED */
+	const char *summary;
+	const char *action;
+	const char *detail;   /* the last exit; NULL: none */
+};
 
 struct pool;
 
@@ -62,6 +87,9 @@ struct pool_config {
 	 * too): the owner's periodic look at its children. NULL: none. */
 	long tick_ms;
 	void (*on_tick)(void *ctx);
+	/* A crash loop's start and its end, once each per episode, from the
+	 * loop (after the log line). NULL: only logged. */
+	void (*on_alert)(void *ctx, const struct pool_alert *alert);
 };
 
 /* Sets up the pool: blocks the signals it handles (the mask before is
@@ -100,10 +128,19 @@ void pool_signal(struct pool *pool, int signo);
 /* Runs argv (argv[0] a path) as a helper, without the pool's signal mask;
  * done(ctx, ok) comes from the loop once it ended (ok: exit status 0, and
  * no stop under way) or was killed after timeout_ms. Returns 0; -1 with
- * err set when it could not be started or one already runs (done is then
- * not called). */
+ * err set when it could not be started, or a helper with the same done
+ * still runs (done is then not called). */
 int pool_run_helper(struct pool *pool, char *const argv[], long timeout_ms,
 		    void (*done)(void *ctx, bool ok), struct error *err);
+
+/* Sends alert a through a helper: "SENDER --send-alert --from FROM [-c
+ * CONFIG_PATH] -- EVENT SUMMARY ACTION DETAIL" (payhook-dispatch, which
+ * sends it to alert_url or alert_command), killed after 10 s; its end is
+ * logged. A stop sends it SIGTERM. Returns 0, or -1 with err set when it
+ * could not be started (nothing is sent). */
+int pool_send_alert(struct pool *pool, const struct pool_alert *a,
+		    const char *sender, const char *from,
+		    const char *config_path, struct error *err);
 
 /* Writes up to cap PIDs of the children (of every generation) into pids.
  * Returns how many. */

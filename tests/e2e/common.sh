@@ -7,13 +7,16 @@
 #   e2e_init                  harness + redis + mariadb + PAYHOOK_* for workers
 #   e2e_table URL             the table; returns non-zero on the first failure
 #   e2e_gone, e2e_start_pool: see below; the public functions of
-#   tests/harness.sh (harness_start_lighttpd, harness_wait_http, harness_fill
+#   tests/lib/harness.sh (harness_start_lighttpd, harness_wait_http, harness_fill
 #   for conf/ files...) for the rest
 #
-# Each assertion prints "ok - ..." or "not ok - ..." (TAP-like, for the log).
+# Each assertion is a TAP line (tests/lib/tap.sh: ok, not_ok, expect, skip);
+# e2e_ok, e2e_fail and e2e_expect are those, counting failures in E2E_FAILED.
 
-# shellcheck source-path=SCRIPTDIR source=../harness.sh
-. "$top_srcdir/tests/harness.sh"
+# shellcheck source-path=SCRIPTDIR source=../lib/tap.sh
+. "$top_srcdir/tests/lib/tap.sh"
+# shellcheck source-path=SCRIPTDIR source=../lib/harness.sh
+. "$top_srcdir/tests/lib/harness.sh"
 
 E2E_SECRET=whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw
 # Stripe's endpoint secrets are whsec_ strings used as the key as they are.
@@ -38,20 +41,19 @@ e2e_init() {
 	export E2E_PAYHOOK E2E_SIGN E2E_DIR
 }
 
-e2e_ok() { printf 'ok - %s\n' "$*"; }
+e2e_ok() { ok "$@"; }
 e2e_fail() {
-	printf 'not ok - %s\n' "$*"
+	not_ok "$@"
 	E2E_FAILED=$((E2E_FAILED + 1))
 	return 1
 }
 
 # e2e_expect WHAT EXPECTED ACTUAL
 e2e_expect() {
-	if [ "$2" = "$3" ]; then
-		e2e_ok "$1"
-	else
-		e2e_fail "$1: expected '$2', got '$3'"
-	fi
+	expect "$@" || {
+		E2E_FAILED=$((E2E_FAILED + 1))
+		return 1
+	}
 }
 
 # e2e_post URL BODY [curl args...]: signed POST; sets E2E_STATUS, E2E_BODY and

@@ -63,14 +63,11 @@ ha_skip_unless_tools() {
 	local tool
 	for tool in mariadbd mariadb rsync redis-server redis-cli lighttpd \
 		spawn-fcgi curl "$@"; do
-		if ! command -v "$tool" >/dev/null 2>&1; then
-			echo "# SKIP: $tool is not installed (sh tests/install-deps.sh)"
-			exit 77
-		fi
+		command -v "$tool" >/dev/null 2>&1 ||
+			skip "$tool is not installed (sh packaging/install-deps.sh)"
 	done
 	if [ ! -r "${HARNESS_GALERA_PROVIDER:-/usr/lib/galera/libgalera_smm.so}" ]; then
-		echo "# SKIP: galera-4 is not installed (sh tests/install-deps.sh)"
-		exit 77
+		skip "galera-4 is not installed (sh packaging/install-deps.sh)"
 	fi
 }
 
@@ -159,12 +156,12 @@ ha_start_app() {
 	harness_wait_http "http://127.0.0.1:$LIGHTTPD_PORT/webhook" 405 10 "$LIGHTTPD_PID"
 }
 
-# ha_start_dispatcher "NODES": an HTTP target (tests/http_target, answering
+# ha_start_dispatcher "NODES": an HTTP target (tests/servers/http_target, answering
 # 200) and a payhook-dispatch delivering to it, whose only database setting
 # is mysql_nodes = NODES (mysql_host and mysql_port unset: the default
 # 127.0.0.1:3306, where nothing listens). Timeouts of 2 s, so its lease is
 # 20 s. Records them as ha-target and ha-dispatch; sets HA_TARGET_RECORD (one
-# line per request, see tests/http_target.c) and HA_DISPATCH_LOG.
+# line per request, see tests/servers/http_target.c) and HA_DISPATCH_LOG.
 ha_start_dispatcher() {
 	local nodes=$1
 	HA_TARGET_RECORD=$E2E_DIR/target.record
@@ -173,7 +170,7 @@ ha_start_dispatcher() {
 	: >"$HA_TARGET_RECORD"
 	harness__start_helper ha-target "$E2E_DIR/target.port" \
 		"$E2E_DIR/target.log" "HTTP target" \
-		"$top_builddir/tests/http_target" --control "$E2E_DIR/target.control" \
+		"$top_builddir/tests/servers/http_target" --control "$E2E_DIR/target.control" \
 		--record "$HA_TARGET_RECORD" || return 1
 	env -u PAYHOOK_MYSQL_HOST -u PAYHOOK_MYSQL_PORT \
 		PAYHOOK_MYSQL_NODES="$nodes" \

@@ -4,7 +4,7 @@
 #
 #   BUILD_DIR=... SRC_DIR=... bash tests/ha/ha_bench.sh [--optional]
 #
-# One stack on 127.0.0.1 (tests/harness.sh): a single mariadbd, a Galera
+# One stack on 127.0.0.1 (tests/lib/harness.sh): a single mariadbd, a Galera
 # cluster galera1..3 (tests/ha/common.sh), one redis-server, and one lighttpd
 # with a location per system, each a spawn-fcgi pool of HA_BENCH_POOL (8)
 # payhook workers of the same build, signature_scheme none, log_level warn:
@@ -14,7 +14,7 @@
 #   /galera2w  two pools of half as many workers, one preferring node 1 and
 #              one node 2, which lighttpd balances: writes on two nodes at
 #              once (multi-primary), as two app hosts would send them
-# The same wrk script as make bench (tests/bench/new_id.lua: a new
+# The same wrk script as make bench (tests/perf/bench/new_id.lua: a new
 # transaction id per request, so every request takes the whole path: lock,
 # INSERT, COMMIT, release) runs HA_BENCH_SECONDS (8) at HA_BENCH_CONC (32)
 # connections on each location in turn, HA_BENCH_ROUNDS (3) rounds, the
@@ -45,7 +45,7 @@ CONC=${HA_BENCH_CONC:-32}
 POOL=${HA_BENCH_POOL:-8}
 DRAIN_MS=500
 OUT=$BUILD_DIR/tests/ha
-BENCH_LUA=$SRC_DIR/tests/bench
+BENCH_LUA=$SRC_DIR/tests/perf/bench
 
 missing=
 for tool in wrk lighttpd spawn-fcgi redis-server mariadbd mariadb rsync; do
@@ -54,20 +54,20 @@ done
 [ -r "${HARNESS_GALERA_PROVIDER:-/usr/lib/galera/libgalera_smm.so}" ] ||
 	missing+=" galera-4"
 if [ -n "$missing" ]; then
-	echo "bench-ha: not installed:$missing (sh tests/install-deps.sh)" >&2
+	echo "bench-ha: not installed:$missing (sh packaging/install-deps.sh)" >&2
 	[ "$optional" = 1 ] && exit 0
 	exit 77
 fi
-for prog in "$BUILD_DIR/app/payhook" "$BUILD_DIR/tests/freeport"; do
+for prog in "$BUILD_DIR/app/payhook" "$BUILD_DIR/tools/freeport"; do
 	if [ ! -x "$prog" ]; then
 		echo "bench-ha: $prog is not built (make bench-ha builds it)" >&2
 		exit 99
 	fi
 done
 
-# kv, status_count, median (and tests/harness.sh).
-# shellcheck source-path=SCRIPTDIR source=../bench/lib.sh
-. "$SRC_DIR/tests/bench/lib.sh"
+# kv, status_count, median (and tests/lib/harness.sh).
+# shellcheck source-path=SCRIPTDIR source=../perf/bench/lib.sh
+. "$SRC_DIR/tests/perf/bench/lib.sh"
 # shellcheck source-path=SCRIPTDIR source=common.sh
 . "$here/common.sh"
 

@@ -2,33 +2,20 @@
 # shellcheck disable=SC2154 # top_builddir: from the Makefile or harness.sh
 # dispatch-common.sh - sourced by the payhook-dispatch tests
 # (dispatch.test, dispatch-lifecycle.test): a real mariadbd
-# (tests/harness.sh), the programs under test, small timeouts, and the
-# helpers that make a database, start a tests/http_target and a dispatcher,
+# (tests/lib/harness.sh), the programs under test, small timeouts, and the
+# helpers that make a database, start a tests/servers/http_target and a dispatcher,
 # and judge what they did. Exits 77 when jq is missing, 99 when the harness
 # cannot start.
 
-if ! command -v jq >/dev/null 2>&1; then
-	echo "# SKIP: jq is not installed (tests/install-deps.sh installs it)"
-	exit 77
-fi
 : "${top_srcdir:=$(cd "$(dirname "$0")/../.." && pwd)}"
-# shellcheck source=../harness.sh
-. "$top_srcdir/tests/harness.sh"
+# ok, not_ok, expect, skip: the TAP lines.
+# shellcheck source=../lib/tap.sh
+. "$top_srcdir/tests/lib/tap.sh"
+command -v jq >/dev/null 2>&1 ||
+	skip "jq is not installed (packaging/install-deps.sh installs it)"
+# shellcheck source=../lib/harness.sh
+. "$top_srcdir/tests/lib/harness.sh"
 
-FAILED=0
-ok() { printf 'ok - %s\n' "$*"; }
-not_ok() {
-	printf 'not ok - %s\n' "$*"
-	FAILED=$((FAILED + 1))
-}
-# expect WHAT EXPECTED ACTUAL
-expect() {
-	if [ "$2" = "$3" ]; then
-		ok "$1"
-	else
-		not_ok "$1: expected '$2', got '$3'"
-	fi
-}
 # check WHAT COMMAND...: ok when the command succeeds.
 check() {
 	local what=$1
@@ -62,7 +49,7 @@ harness_start_mariadb || exit 99
 T0=$(harness_now_ms)
 
 DISPATCH=$top_builddir/app/payhook-dispatch
-TARGET=$top_builddir/tests/http_target
+TARGET=$top_builddir/tests/servers/http_target
 SIGN=$top_builddir/app/payhook-sign
 for bin in "$DISPATCH" "$TARGET" "$SIGN"; do
 	if [ ! -x "$bin" ]; then

@@ -26,7 +26,7 @@ const char *itest_ctl(const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(args, sizeof(args), fmt, ap);
 	va_end(ap);
-	snprintf(cmd, sizeof(cmd), "bash '%s/tests/harness-ctl.sh' %s",
+	snprintf(cmd, sizeof(cmd), "bash '%s/tests/lib/harness-ctl.sh' %s",
 		 srcdir != NULL ? srcdir : ".", args);
 	f = popen(cmd, "r");
 	ck_assert_ptr_nonnull(f);

@@ -1,5 +1,5 @@
 /* itest.h - what the integration suites share: control of the servers that
- * tests/harness.sh started, and sending one request body through a pipeline
+ * tests/lib/harness.sh started, and sending one request body through a pipeline
  * the way the FastCGI worker does.
  */
 #ifndef PAYHOOK_ITEST_H
@@ -11,7 +11,7 @@
 #include "pipeline.h"
 #include "response.h"
 
-/* Runs tests/harness-ctl.sh with printf-formatted arguments (shell-quoted by
+/* Runs tests/lib/harness-ctl.sh with printf-formatted arguments (shell-quoted by
  * the caller) and returns its output without trailing blanks, in a static
  * buffer overwritten by the next call. Fails the current Check test when the
  * command fails. */

@@ -4,7 +4,7 @@
  * kept its connection to the old server must notice (an error reply such as
  * READONLY, a MySQL 1290) and reconnect, rather than answer 503 for the rest
  * of its life. failover.test starts two redis-servers, two mariadbds and a
- * TCP proxy in front of each pair (tests/tcpproxy.c); nothing is mocked.
+ * TCP proxy in front of each pair (tests/servers/tcpproxy.c); nothing is mocked.
  */
 #include "config.h"
 

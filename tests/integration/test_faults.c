@@ -87,7 +87,7 @@ static void note(const char *fmt, ...)
 	fflush(stdout);
 }
 
-/* ---- harness access (tests/harness-ctl.sh) ---- */
+/* ---- harness access (tests/lib/harness-ctl.sh) ---- */
 
 #define ctl itest_ctl
 
@@ -1015,7 +1015,7 @@ START_TEST(test_lease_measured_before_set)
 		if (read(go[0], &byte, 1) != 1)
 			_exit(3);
 		sleep_ms(pause_ms);
-		snprintf(script, sizeof(script), "%s/tests/harness-ctl.sh",
+		snprintf(script, sizeof(script), "%s/tests/lib/harness-ctl.sh",
 			 srcdir != NULL ? srcdir : ".");
 		/* exec, not system: under valgrind this copy of the test would
 		 * otherwise run a leak check of the parent's memory at exit. */

@@ -1,6 +1,6 @@
 /* test_lifecycle.c - refunds, disputes and cancellations recorded exactly
  * once against a real redis-server and a real mariadbd, started by
- * lifecycle.test through tests/harness.sh: the outcomes, the payment_events
+ * lifecycle.test through tests/lib/harness.sh: the outcomes, the payment_events
  * row, its payment_event_changes and the payment's totals, in order and out
  * of order, under storms from several processes, and after a worker is
  * killed in the middle of its transaction. Nothing is mocked.
@@ -619,7 +619,7 @@ START_TEST(test_lock_wait_is_unavailable)
 	assert_outcome(payment(tid, 1000, "EUR"), OUTCOME_PROCESSED);
 	/* Another session holds the payment's row for 3 seconds. */
 	snprintf(cmd, sizeof(cmd),
-		 "bash '%s/tests/harness-ctl.sh' sql \"START TRANSACTION; "
+		 "bash '%s/tests/lib/harness-ctl.sh' sql \"START TRANSACTION; "
 		 "SELECT id FROM payments WHERE transaction_id = '%s' FOR "
 		 "UPDATE; DO SLEEP(3); COMMIT\" >/dev/null 2>&1 &",
 		 getenv("top_srcdir"), tid);

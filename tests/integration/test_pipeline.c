@@ -1,9 +1,9 @@
 /* test_pipeline.c - the exactly-once pipeline against a real redis-server and
- * a real mariadbd, started by pipeline.test through tests/harness.sh.
+ * a real mariadbd, started by pipeline.test through tests/lib/harness.sh.
  *
  * Each test asserts what a user sees: the outcome and status, the rows in
  * payments, and the keys in Redis. Backends are stopped and started with
- * tests/harness-ctl.sh; nothing here is mocked.
+ * tests/lib/harness-ctl.sh; nothing here is mocked.
  */
 #include "config.h"
 

@@ -7,19 +7,19 @@
 #
 #   cd tests/interop && npm ci --no-audit --no-fund && bash selfcheck.sh
 #
-# Prints "ok - ..." / "not ok - ..." lines and a final "N passed, N failed";
-# exits non-zero if anything failed. Needs node, openssl, base64, xxd, python3.
+# Prints TAP (../lib/tap.sh: "ok - ..." / "not ok - ..." lines, the plan at
+# exit) and a final "N passed, N failed"; exits non-zero if anything failed.
+# Needs node, openssl, base64, xxd, python3.
 set -u
 cd "$(dirname "$0")" || exit 2
+# shellcheck source=../lib/tap.sh
+. ../lib/tap.sh
 F=../fixtures/providers
 T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
+tap_cleanup 'rm -rf "$T"'
 
-pass=0 fail=0
-ok()    { pass=$((pass + 1)); echo "ok - $*"; }
-notok() { fail=$((fail + 1)); echo "not ok - $*"; }
 check() { # check DESC EXPECTED ACTUAL
-  if [ "$2" = "$3" ]; then ok "$1"; else notok "$1"; echo "#   expected: $2"; echo "#   actual:   $3"; fi
+  if [ "$2" = "$3" ]; then ok "$1"; else not_ok "$1"; echo "#   expected: $2"; echo "#   actual:   $3"; fi
 }
 
 # --- independent HMAC-SHA256 helpers (openssl) ---------------------------
@@ -37,7 +37,7 @@ verify() { # verify PROVIDER SECRET BODY HEADERS [--url URL]; prints the exit co
 }
 expect_rc() { # expect_rc DESC WANT GOT
   if [ "$2" = "$3" ]; then ok "$1"
-  else notok "$1 (exit $3, want $2)"; sed 's/^/#   /' "$T/err"; fi
+  else not_ok "$1 (exit $3, want $2)"; sed 's/^/#   /' "$T/err"; fi
 }
 tamper_tail() { cp "$1" "$2" && printf ' ' >>"$2"; }           # one extra byte at the end
 tamper_sed()  { sed "0,/$1/s//$2/" "$3" >"$4"; cmp -s "$3" "$4" && echo "# tamper did not change $3" >&2; }
@@ -233,5 +233,5 @@ node lib-verify.js stripe x >/dev/null 2>&1 </dev/null; expect_rc "usage: missin
 node lib-verify.js square x "$F/square/payment.json" >/dev/null 2>&1 </dev/null; expect_rc "usage: square without --url exits 2" 2 "$?"
 node lib-sign.js nosuch x "$F/standard/payment.json" >/dev/null 2>&1; expect_rc "usage: unknown provider exits 2" 2 "$?"
 
-echo "$pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+echo "$(tap_passed) passed, $(tap_failed) failed"
+[ "$(tap_failed)" -eq 0 ]

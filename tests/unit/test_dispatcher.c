@@ -1,6 +1,7 @@
 /* test_dispatcher.c - unit tests of the hand-off's policy (lib/dispatcher.c)
  * on a clock of the test's own: retries counted or not, dead letters, the
- * target's Retry-After, the outage rule, the circuit and its alerts once per
+ * target's Retry-After, the outage rule, the circuit (its state as told to
+ * the metrics: closed, open, half-open) and its alerts once per
  * episode, dispatch_rate_per_s and the lease's margin. The loop's database
  * and target paths are tests/integration/dispatch.test's. */
 #include "config.h"
@@ -19,6 +20,8 @@
 struct world {
 	int64_t now_us;
 	unsigned events[3];
+	struct dispatcher_circuit circuit; /* what on_circuit was last told */
+	unsigned circuit_told;
 };
 
 static int64_t w_now(void *ctx)
@@ -48,6 +51,14 @@ static void w_event(void *ctx, const struct dispatcher_event *event)
 	((struct world *)ctx)->events[event->kind]++;
 }
 
+static void w_circuit(void *ctx, const struct dispatcher_circuit *c)
+{
+	struct world *w = ctx;
+
+	w->circuit = *c;
+	w->circuit_told++;
+}
+
 static struct config cfg;
 static struct world world;
 static struct dispatcher *d;
@@ -60,6 +71,7 @@ static void setup(void)
 		.stopping = w_stopping,
 		.random = w_random,
 		.on_event = w_event,
+		.on_circuit = w_circuit,
 		.ctx = &world,
 	};
 	struct error err;
@@ -195,6 +207,51 @@ START_TEST(test_outage_counts_nothing_and_opens_the_circuit)
 		judge(1, 500);
 	ck_assert_uint_eq(world.events[DISPATCHER_EVENT_CIRCUIT_OPEN], 2);
 	ck_assert_uint_eq(dispatcher_stats(d)->circuit_opened, 2);
+}
+END_TEST
+
+/* The circuit as on_circuit is told it: its state, since when, the
+ * failures in a row and the next probe. */
+static void told(enum dispatcher_circuit_state state, int64_t since_us,
+		 unsigned failures, int64_t next_probe_us)
+{
+	ck_assert_int_eq(world.circuit.state, state);
+	ck_assert_int_eq(world.circuit.since_us, since_us);
+	ck_assert_uint_eq(world.circuit.failures, failures);
+	ck_assert_int_eq(world.circuit.next_probe_us, next_probe_us);
+}
+
+START_TEST(test_circuit_told_closed_open_half_open)
+{
+	int64_t start = world.now_us, opened;
+	unsigned calls;
+
+	judge(1, 500);
+	told(DISPATCHER_CIRCUIT_CLOSED, start, 1, 0);
+	w_wait(&world, 100);
+	judge(1, 500);
+	w_wait(&world, 100);
+	judge(1, 500);
+	opened = world.now_us;
+	told(DISPATCHER_CIRCUIT_OPEN, opened, 3, opened + 500000);
+	/* The probe: half-open from its start until judged; a failed one
+	 * leaves the circuit open since it opened, the next probe later. */
+	w_wait(&world, dispatcher_wait_ms(d));
+	dispatcher_started(d);
+	told(DISPATCHER_CIRCUIT_HALF_OPEN, opened + 500000, 3, 0);
+	w_wait(&world, 10);
+	judge(1, 503);
+	told(DISPATCHER_CIRCUIT_OPEN, opened, 4, world.now_us + 1000000);
+	/* Nothing changed: nothing told. */
+	calls = world.circuit_told;
+	ck_assert_int_eq(dispatcher_wait_ms(d), 1000);
+	ck_assert_uint_eq(world.circuit_told, calls);
+	w_wait(&world, dispatcher_wait_ms(d));
+	dispatcher_started(d);
+	ck_assert_int_eq(world.circuit.state, DISPATCHER_CIRCUIT_HALF_OPEN);
+	w_wait(&world, 10);
+	judge(1, 200);
+	told(DISPATCHER_CIRCUIT_CLOSED, world.now_us, 0, 0);
 }
 END_TEST
 
@@ -334,6 +391,7 @@ static Suite *dispatcher_suite(void)
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, test_failure_among_successes_counts_then_dead);
 	tcase_add_test(tc, test_outage_counts_nothing_and_opens_the_circuit);
+	tcase_add_test(tc, test_circuit_told_closed_open_half_open);
 	tcase_add_test(tc, test_retry_after_waits_for_the_whole_target);
 	tcase_add_test(tc, test_permanent_dead_once_per_episode);
 	tcase_add_test(tc, test_alerts_say_what_to_do);

@@ -1,8 +1,9 @@
 /* test_pool.c - unit tests of lib/pool.c with real forked children: a
  * crashed child is replaced while a helper runs (its wait is a timer of the
  * loop), a replacement that fails keeps the old generation and one that
- * starts retires it, and a stop escalates to SIGKILL for a child that
- * ignores SIGTERM. Each test runs in its own process (Check's fork mode):
+ * starts retires it, a stop escalates to SIGKILL for a child that
+ * ignores SIGTERM, and a crash loop is told once, and its end once.
+ * Each test runs in its own process (Check's fork mode):
  * the pool blocks that process's signals, and a callback stops the loop by
  * sending SIGTERM to it.
  */
@@ -10,6 +11,7 @@
 
 #include <check.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
@@ -27,6 +29,9 @@ static struct {
 	pid_t before[8], after[8];
 	size_t before_count, after_count;
 	struct pool *pool;
+	char alerts[4][32];      /* on_alert's events, in order */
+	size_t alert_count;
+	int64_t alert_us[4];     /* when each came */
 } seen;
 
 static void reset(void)
@@ -197,6 +202,13 @@ static void stubborn_entry(void *ctx, bool replacement, int ready_fd)
 	serve(ready_fd);
 }
 
+/* A helper's end that changes nothing. */
+static void helper_done_nothing(void *ctx, bool ok)
+{
+	(void)ctx;
+	ck_assert(ok);
+}
+
 static void helper_done_just_stop(void *ctx, bool ok)
 {
 	(void)ctx;
@@ -225,6 +237,60 @@ START_TEST(test_stop_escalates)
 }
 END_TEST
 
+/* Four children end at once (each a quick exit), the fifth serves. */
+static void crash_four_entry(void *ctx, bool replacement, int ready_fd)
+{
+	(void)ctx;
+	(void)replacement;
+	if (seen.crashed < 4)
+		exit(1);
+	serve(ready_fd);
+}
+
+static void note_alert(void *ctx, const struct pool_alert *a)
+{
+	(void)ctx;
+	if (seen.alert_count < 4) {
+		snprintf(seen.alerts[seen.alert_count], sizeof(seen.alerts[0]),
+			 "%s", a->event);
+		seen.alert_us[seen.alert_count++] = timing_now_us();
+	}
+	ck_assert_ptr_nonnull(a->summary);
+	ck_assert_ptr_nonnull(a->action);
+	if (strcmp(a->event, POOL_ALERT_RECOVERED) == 0)
+		stop_self();
+}
+
+START_TEST(test_crash_loop_told_once)
+{
+	struct pool_config pc = {
+		.noun = "sleeper", .count = 1, .stop_timeout_ms = 2000,
+		.ready_timeout_ms = 2000, .entry = crash_four_entry,
+		.on_child_gone = count_gone, .on_alert = note_alert,
+	};
+	int64_t started = timing_now_us();
+	long loop_ms, recovered_ms;
+
+	reset();
+	/* The helper (1 s) ends before the loop does: it changes nothing. */
+	run_pool(&pc, "1", helper_done_nothing);
+	ck_assert_uint_eq(seen.crashed, 4);
+	ck_assert_uint_eq(seen.alert_count, 2);
+	ck_assert_str_eq(seen.alerts[0], POOL_ALERT_CRASH_LOOP);
+	ck_assert_str_eq(seen.alerts[1], POOL_ALERT_RECOVERED);
+	/* The third quick exit (after 100 + 200 ms of back-off) begins it;
+	 * the fifth child's POOL_STABLE_MS (after 400 + 800 more) ends it. */
+	loop_ms = (long)((seen.alert_us[0] - started) / 1000);
+	recovered_ms = (long)((seen.alert_us[1] - seen.alert_us[0]) / 1000);
+	ck_assert_msg(loop_ms >= 250 && loop_ms < 1500, "the crash loop was "
+		      "told after %ld ms, expected about 300", loop_ms);
+	ck_assert_msg(recovered_ms >= POOL_STABLE_MS + 1100 &&
+			      recovered_ms < POOL_STABLE_MS + 3000,
+		      "its end was told %ld ms later, expected about %d",
+		      recovered_ms, POOL_STABLE_MS + 1200);
+}
+END_TEST
+
 static Suite *pool_suite(void)
 {
 	Suite *s = suite_create("pool");
@@ -235,6 +301,7 @@ static Suite *pool_suite(void)
 	tcase_add_test(tc, test_failed_replacement_keeps_old);
 	tcase_add_test(tc, test_replacement_retires_old);
 	tcase_add_test(tc, test_stop_escalates);
+	tcase_add_test(tc, test_crash_loop_told_once);
 	suite_add_tcase(s, tc);
 	return s;
 }

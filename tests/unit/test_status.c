@@ -1,7 +1,7 @@
 /* test_status.c - unit tests of what the pool's status reads: a listening
  * socket's queue from the kernel (TCP and unix, with connections really
- * waiting), and a worker's slot, the hour's answers and the failures' ring
- * in a real shared segment.
+ * waiting), and a worker's slot, the hour's answers, the failures' ring
+ * and payhook-dispatch's circuits in a real shared segment.
  */
 #include "config.h"
 
@@ -12,6 +12,7 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/un.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "listen_queue.h"
@@ -189,6 +190,63 @@ START_TEST(failure_ring)
 }
 END_TEST
 
+/* A payhook-dispatch's circuit: published in an entry of its own, read
+ * back by pid, gone once given back; a process that died without giving
+ * it back is not shown, and its entry is taken again. */
+START_TEST(dispatcher_circuits)
+{
+	struct error err;
+	struct metrics *m = metrics_new_shared(&err);
+	struct metrics_circuit c = {
+		.state = METRICS_CIRCUIT_OPEN, .since_ms = 1764600000123LL,
+		.failures = 5, .next_probe_ms = 1764600060000LL,
+	}, out[4];
+	char *text = malloc(METRICS_RENDER_MAX);
+	char series[96];
+	struct config cfg;
+	pid_t child;
+	int status;
+
+	ck_assert_ptr_nonnull(m);
+	ck_assert_ptr_nonnull(text);
+	memset(&cfg, 0, sizeof(cfg));
+	ck_assert_uint_eq(metrics_read_circuits(m, out, 4), 0);
+	/* A dispatcher that publishes and dies without giving it back. */
+	child = fork();
+	if (child == 0) {
+		metrics_dispatch_circuit(m, &c);
+		_exit(0);
+	}
+	ck_assert_int_eq(waitpid(child, &status, 0), child);
+	ck_assert_uint_eq(metrics_read_circuits(m, out, 4), 0);
+	c.state = METRICS_CIRCUIT_HALF_OPEN;
+	metrics_dispatch_circuit(m, &c);
+	ck_assert_uint_eq(metrics_read_circuits(m, out, 4), 1);
+	ck_assert_int_eq(out[0].pid, getpid());
+	ck_assert_int_eq(out[0].state, METRICS_CIRCUIT_HALF_OPEN);
+	ck_assert_int_eq(out[0].since_ms, c.since_ms);
+	ck_assert_uint_eq(out[0].failures, 5);
+	ck_assert_int_eq(out[0].next_probe_ms, c.next_probe_ms);
+	/* The text: a state set, and the figures by pid. */
+	snprintf(series, sizeof(series), "payhook_dispatch_circuit_state"
+		 "{pid=\"%ld\",state=\"half_open\"}", (long)getpid());
+	ck_assert_int_eq(metrics_value(m, &cfg, series), 1);
+	snprintf(series, sizeof(series), "payhook_dispatch_circuit_state"
+		 "{pid=\"%ld\",state=\"open\"}", (long)getpid());
+	ck_assert_int_eq(metrics_value(m, &cfg, series), 0);
+	snprintf(series, sizeof(series), "payhook_dispatch_circuit_failures"
+		 "{pid=\"%ld\"}", (long)getpid());
+	ck_assert_int_eq(metrics_value(m, &cfg, series), 5);
+	ck_assert_int_ge(metrics_render(m, &cfg, text, METRICS_RENDER_MAX), 0);
+	ck_assert_msg(strstr(text, "payhook_dispatch_circuit_since_seconds{pid=")
+		      != NULL, "%s", text);
+	metrics_dispatch_circuit_gone(m);
+	ck_assert_uint_eq(metrics_read_circuits(m, out, 4), 0);
+	free(text);
+	metrics_free(m);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("status");
@@ -201,6 +259,7 @@ int main(void)
 	tcase_add_test(tc, not_a_listener);
 	tcase_add_test(tc, worker_slot);
 	tcase_add_test(tc, failure_ring);
+	tcase_add_test(tc, dispatcher_circuits);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);

@@ -1,0 +1,309 @@
+#!/bin/bash
+# check-release.sh - "make check-release": the release tarball installed on a
+# bare host, by its user, as INSTALL says, and then webhooks sent to it.
+#
+#   check-release.sh payhook-VERSION-linux-x86_64.tar.gz    (as root)
+#
+# The host is a fresh copy of a minimal Debian 12 root made by debian-root.sh
+# (Apache with mod_fcgid, mod_cgid and suEXEC; a MariaDB server; none of
+# payhook's libraries, no compiler), entered with chroot. This script plays
+# two people:
+#   - the host's admin, as root, once: Apache's configuration (the modules,
+#     a virtual host whose document root is the user's ~/public_html, run as
+#     that user by suEXEC, AllowOverride), the user's account, and a database
+#     with its MySQL user, as a control panel makes them;
+#   - the user, "alice", with no privilege: unpacks the tarball in her home,
+#     loads the schema with the mariadb client, writes the configuration,
+#     the wrappers and the .htaccess files, runs payhook --check-config.
+# Then, as a provider would, it posts signed webhooks (signed by the
+# release's own payhook-sign) through mod_fcgid and through plain CGI, and
+# measures requests per second of each with wrk, when wrk is installed.
+#
+# Apache and MariaDB listen on 127.0.0.1, on ports chosen at run time, and are
+# stopped by PID at the end; /proc is unmounted and the copy removed.
+# Prints TAP (tests/lib/tap.sh): "ok - ..." / "not ok - ..." per check, the
+# plan at exit; exits 0 only if all pass.
+set -uo pipefail
+
+tarball=${1:?usage: check-release.sh TARBALL}
+here=$(cd "$(dirname "$0")" && pwd)
+freeport=${BUILD_DIR:-.}/tools/freeport
+name=$(basename "$tarball" .tar.gz)
+user=alice
+db=alice_payhook
+db_password=Alice-DB-pw-$$
+stripe_secret=whsec_release_test_$$
+# ok, not_ok, expect WHAT EXPECTED ACTUAL: the TAP lines of the tests.
+# shellcheck source=../../tests/lib/tap.sh
+. "${SRC_DIR:-$here/../..}/tests/lib/tap.sh"
+die() { not_ok "$*"; exit 1; }
+
+[ "$(id -u)" -eq 0 ] || die "check-release needs root (debootstrap, chroot, mount)"
+[ -x "$freeport" ] || die "no $freeport: run it through make check-release"
+
+# suexec-custom, because a shared host runs each user's programs as that
+# user from a document root under /home (Debian's "pristine" suEXEC allows
+# only /var/www).
+root_tar=$(bash "$here/debian-root.sh" bookworm "apache2 libapache2-mod-fcgid
+	apache2-suexec-custom mariadb-server mariadb-client") ||
+	die "could not build the bare Debian root"
+root=$(mktemp -d "${TMPDIR:-/var/tmp}/payhook-bare.XXXXXX")
+# Everyone must be able to enter the root's /, www-data included.
+chmod 755 "$root"
+apache_pid='' mysql_pid=''
+
+# Stops what this run started inside the root, by PID: Apache (which stops
+# its mod_fcgid and CGI children), MariaDB, and then whatever is left with
+# its root in the copy. The copy is removed only once /proc is unmounted.
+cleanup() {
+	local pid pids i
+	for pid in $apache_pid $mysql_pid; do
+		kill -TERM "$pid" 2>/dev/null
+	done
+	for i in $(seq 1 100); do
+		pids=$(for p in /proc/[0-9]*; do
+			[ "$(readlink "$p/root" 2>/dev/null)" = "$root" ] && echo "${p#/proc/}"
+		done)
+		[ -z "$pids" ] && break
+		# After 5 s, whatever is still there gets SIGKILL.
+		# shellcheck disable=SC2086 # a list of PIDs
+		[ "$i" -eq 50 ] && kill -KILL $pids 2>/dev/null
+		sleep 0.1
+	done
+	if mountpoint -q "$root/proc" && ! umount "$root/proc"; then
+		echo "check-release: $root/proc still mounted; $root left in place" >&2
+		return
+	fi
+	rm -rf "$root"
+}
+tap_cleanup cleanup
+
+tar -C "$root" -xf "$root_tar" || die "unpack the bare root"
+mount -t proc proc "$root/proc" || die "mount /proc in the root"
+
+# ---- what the bare host does not have -----------------------------------
+# Commands of the host's admin, with none of this machine's environment.
+in_root() { chroot "$root" env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root "$@"; }
+has=''
+for pkg in libfcgi0ldbl libhiredis0.14 libjson-c5 gcc; do
+	# shellcheck disable=SC2016 # dpkg-query's own ${field} syntax
+	if in_root dpkg-query -W -f '${Status}' "$pkg" 2>/dev/null | grep -q 'ok installed'; then
+		has="$has $pkg"
+	fi
+done
+if in_root sh -c 'command -v cc || command -v gcc' >/dev/null; then
+	has="$has cc"
+fi
+expect "bare host: none of payhook's libraries, no compiler" "" "$has"
+
+# ---- the admin, once -----------------------------------------------------
+web_port=$("$freeport") || die "a free port"
+mysql_port=$("$freeport") || die "a free port"
+
+in_root useradd -m -s /bin/sh "$user" || die "useradd"
+# Apache (www-data) must pass through the home to reach public_html.
+in_root chmod 711 "/home/$user"
+in_root install -d -o "$user" -g "$user" -m 755 "/home/$user/public_html"
+
+in_root install -d -o mysql -g mysql /run/mysqld
+in_root /usr/sbin/mariadbd --user=mysql --bind-address=127.0.0.1 \
+	--port="$mysql_port" --socket=/run/mysqld/mysqld.sock \
+	--log-error=/var/log/mysql/error.log >/dev/null 2>&1 &
+mysql_pid=$!
+for _ in $(seq 1 100); do
+	in_root mariadb-admin --socket=/run/mysqld/mysqld.sock ping >/dev/null 2>&1 && break
+	sleep 0.2
+done
+# What a control panel does: a database, and a user with every right on it.
+in_root mariadb --socket=/run/mysqld/mysqld.sock -e "
+	CREATE DATABASE $db;
+	CREATE USER '$db'@'localhost' IDENTIFIED BY '$db_password';
+	CREATE USER '$db'@'127.0.0.1' IDENTIFIED BY '$db_password';
+	GRANT ALL PRIVILEGES ON $db.* TO '$db'@'localhost';
+	GRANT ALL PRIVILEGES ON $db.* TO '$db'@'127.0.0.1';" ||
+	die "MariaDB: create the database and the user"
+# A second login of hers through ed25519, an authentication plugin that
+# MariaDB Connector/C loads from a file at run time unless it was built in,
+# as release.sh builds it (with MySQL 8's caching_sha2_password).
+in_root mariadb --socket=/run/mysqld/mysqld.sock -e "
+	INSTALL SONAME 'auth_ed25519';
+	CREATE USER '${db}_ed'@'127.0.0.1' IDENTIFIED VIA ed25519 USING PASSWORD('$db_password');
+	GRANT ALL PRIVILEGES ON $db.* TO '${db}_ed'@'127.0.0.1';" ||
+	die "MariaDB: create the ed25519 user"
+
+# suexec-custom's first line is the root that user programs must be under.
+printf '/home\npublic_html\n' >"$root/etc/apache2/suexec/www-data"
+echo "Listen 127.0.0.1:$web_port" >"$root/etc/apache2/ports.conf"
+cat >"$root/etc/apache2/sites-available/$user.conf" <<EOF
+# The user's site, as a shared host's panel writes it: her document root,
+# her programs run as her (suEXEC), .htaccess may set handlers, rewrites and
+# ExecCGI.
+<VirtualHost 127.0.0.1:$web_port>
+    ServerName $user.example
+    DocumentRoot /home/$user/public_html
+    SuexecUserGroup $user $user
+    <Directory /home/$user/public_html>
+        AllowOverride FileInfo Options=ExecCGI
+        Options SymLinksIfOwnerMatch
+        Require all granted
+    </Directory>
+</VirtualHost>
+EOF
+echo "ServerName localhost" >"$root/etc/apache2/conf-available/servername.conf"
+in_root sh -c "a2dissite -q 000-default && a2ensite -q $user && a2enconf -q servername &&
+	a2enmod -q fcgid rewrite cgid suexec" >/dev/null || die "Apache: enable the modules and the site"
+in_root apache2ctl start || die "Apache: start"
+# apache2ctl returns before the daemon has written its PID.
+for _ in $(seq 1 50); do
+	apache_pid=$(cat "$root/run/apache2/apache2.pid" 2>/dev/null) && break
+	sleep 0.1
+done
+[ -n "$apache_pid" ] || die "Apache: no PID file"
+
+# ---- the user ------------------------------------------------------------
+# She uploads the tarball (FTP or scp), then over SSH types what INSTALL says.
+install -o "$(in_root id -u "$user")" -g "$(in_root id -g "$user")" -m 644 \
+	"$tarball" "$root/home/$user/"
+as_user() {
+	chroot --userspec="$user:$user" "$root" env -i HOME="/home/$user" \
+		USER="$user" PATH=/usr/bin:/bin sh -c "umask 022 && cd && $1"
+}
+user_steps="set -e
+tar xzf $name.tar.gz
+mv $name payhook
+cd payhook
+sha256sum -c --quiet SHA256SUMS
+# The table, with the host's MySQL client, as the control panel's user.
+mariadb -h 127.0.0.1 -P $mysql_port -u $db -p'$db_password' $db < db/schema.sql
+# The configuration, from the shared-hosting example, and her home in it and
+# in the wrappers; then the values she sets in an editor.
+cp conf/shared-hosting.conf.example payhook.conf
+chmod 600 payhook.conf
+sed -i \"s|/home/USER|\$HOME|g\" payhook.conf payhook.fcgi payhook.cgi
+sed -i -e 's/^mysql_database = .*/mysql_database = $db/' \
+	-e 's/^mysql_user = .*/mysql_user = $db/' \
+	-e 's/^mysql_password = .*/mysql_password = $db_password/' \
+	-e 's/^mysql_port = .*/mysql_port = $mysql_port/' \
+	-e 's/^stripe_secret = .*/stripe_secret = $stripe_secret/' payhook.conf
+# FastCGI in public_html, plain CGI in public_html/cgi (a host has one or
+# the other; this one has both).
+cp payhook.fcgi ~/public_html/
+cp conf/htaccess.example ~/public_html/.htaccess
+mkdir ~/public_html/cgi
+cp payhook.cgi ~/public_html/cgi/
+cp conf/htaccess-cgi.example ~/public_html/cgi/.htaccess
+"
+if out=$(as_user "$user_steps" 2>&1); then
+	ok "user: unpacked, checksums, schema loaded, configured, installed"
+else
+	printf '%s\n' "$out" >&2
+	die "user: the INSTALL steps failed"
+fi
+
+if out=$(as_user "payhook/payhook --check-config -c payhook/payhook.conf" 2>&1) &&
+	! grep -qiE 'fail|warn' <<<"$out"; then
+	ok "user: payhook --check-config passes"
+else
+	not_ok "user: payhook --check-config: $out"
+fi
+printf '%s\n' "$out" | sed 's/^/# /'
+if out=$(as_user "PAYHOOK_MYSQL_USER=${db}_ed payhook/payhook --check-config -c payhook/payhook.conf" 2>&1); then
+	ok "user: payhook logs in through ed25519 (built in)"
+else
+	not_ok "user: payhook through ed25519: $out"
+fi
+# On the host itself: every library it loads is found, and part of glibc.
+others=$(in_root ldd "/home/$user/payhook/payhook" | awk '{ print $1, $3 }' |
+	grep -vE '^(linux-vdso\.so\.1|/lib64/ld-linux-x86-64\.so\.2|(libc|libdl|libpthread|libm)\.so\.[0-9]+ /)')
+expect "payhook loads only the C library" "" "$others"
+
+# ---- a provider's deliveries ---------------------------------------------
+# The secret reaches payhook-sign in a file, as INSTALL says: taken from
+# payhook.conf, never on a command line (ps, the shell's history).
+as_user "(umask 077 && sed -n 's/^stripe_secret *= *//p' payhook/payhook.conf >stripe.secret)" ||
+	die "user: could not write stripe.secret"
+as_user "(umask 077 && echo whsec_not_the_secret >wrong.secret)" ||
+	die "user: could not write wrong.secret"
+# post URL EVENT SECRET_FILE: a Stripe delivery, its headers made by the
+# release's payhook-sign run by the user on the bare host, sent by curl from
+# outside it; prints "STATUS BODY".
+post() {
+	local url=$1 event=$2 secret_file=$3 args=() line
+	while IFS= read -r line; do
+		args+=(-H "$line")
+	done < <(as_user "payhook/payhook-sign --provider stripe --secret-file $secret_file $event")
+	curl -sS -o "$root/tmp/answer" -w '%{http_code}' -X POST \
+		-H 'Content-Type: application/json' "${args[@]}" \
+		--data-binary "@$root/home/$user/$event" "$url"
+	printf ' %s' "$(cat "$root/tmp/answer")"
+}
+# expect_answer WHAT "STATUS OUTCOME" ANSWER
+expect_answer() {
+	local status=${2% *} outcome=${2#* }
+	if [ "${3%% *}" = "$status" ] && grep -q "\"result\": *\"$outcome\"" <<<"${3#* }"; then
+		ok "$1: $2"
+	else
+		not_ok "$1: expected $2, got $3"
+	fi
+}
+base=http://127.0.0.1:$web_port
+for way in fcgid:/webhook/stripe cgi:/cgi/webhook/stripe; do
+	how=${way%%:*} url=$base${way#*:}
+	as_user "payhook/payhook-sign --provider stripe --sample payment_intent.succeeded \
+		--transaction-id pi_release_$how --amount 1999 --currency usd >event-$how.json"
+	expect_answer "$how: a signed delivery" "200 processed" "$(post "$url" "event-$how.json" stripe.secret)"
+	expect_answer "$how: its redelivery" "200 duplicate" "$(post "$url" "event-$how.json" stripe.secret)"
+	expect_answer "$how: a bad signature" "401 unauthorized" "$(post "$url" "event-$how.json" wrong.secret)"
+done
+rows=$(as_user "mariadb -h 127.0.0.1 -P $mysql_port -u $db -p'$db_password' -N -e 'SELECT COUNT(*) FROM payments' $db")
+expect "rows in payments" 2 "$rows"
+# suEXEC ran payhook as the user: the log file it created is hers.
+owner=$(stat -c %u "$root/home/$user/payhook/payhook.log" 2>/dev/null)
+expect "payhook ran as $user (suEXEC): the uid of its log file" \
+	"$(in_root id -u "$user")" "$owner"
+
+# mod_fcgid keeps its process for the next request; plain CGI starts one per
+# request (the PIDs in the log lines of each transaction say which).
+pids() {
+	grep "transaction_id=pi_release_$1 " "$root/home/$user/payhook/payhook.log" |
+		sed -n 's/.* payhook\[\([0-9]*\)\].*/\1/p' | sort -u | wc -l
+}
+expect "fcgid: processes that served two deliveries (one, kept)" 1 "$(pids fcgid)"
+expect "cgi: processes that served two deliveries (one each)" 2 "$(pids cgi)"
+
+# ---- requests per second: mod_fcgid against plain CGI --------------------
+# A signed redelivery, again and again: each request checks the signature,
+# tries the INSERT and finds the row (duplicate). 4 connections, 5 s each
+# after 2 s of warm-up.
+if command -v wrk >/dev/null; then
+	lua=$root/tmp/redeliver.lua
+	{
+		echo 'wrk.method = "POST"'
+		echo 'wrk.headers["Content-Type"] = "application/json"'
+		as_user "payhook/payhook-sign --provider stripe --secret-file stripe.secret event-fcgid.json" |
+			sed 's/^\([^:]*\): \(.*\)$/wrk.headers["\1"] = "\2"/'
+		# The body byte for byte, as it was signed.
+		printf 'local f = io.open("%s", "rb")\n' "$root/home/$user/event-fcgid.json"
+		echo 'wrk.body = f:read("*a"); f:close()'
+		# The first answer that is not a 200, to say why in the log.
+		echo 'response = function(status, headers, body)'
+		echo '  if status ~= 200 and not told then told = true; print(status, body) end'
+		echo 'end'
+	} >"$lua"
+	for way in fcgid:/webhook/stripe cgi:/cgi/webhook/stripe; do
+		# mod_fcgid starts its processes as the load comes: 2 s to warm up.
+		wrk -t 2 -c 4 -d 2s -s "$lua" "$base${way#*:}" >/dev/null 2>&1
+		out=$(wrk -t 2 -c 4 -d 5s -s "$lua" "$base${way#*:}" 2>&1)
+		rps=$(awk '/^Requests\/sec/ { printf "%d", $2 }' <<<"$out")
+		if grep -q 'Non-2xx' <<<"$out" || [ -z "$rps" ]; then
+			not_ok "${way%%:*}: answers other than 200 under load: $out"
+		else
+			ok "${way%%:*}: $rps requests/s (signed redeliveries, 4 connections)"
+		fi
+	done
+else
+	echo "# no wrk: requests per second not measured"
+fi
+
+echo "check-release: $(tap_passed) passed, $(tap_failed) failed"
+[ "$(tap_failed)" -eq 0 ]

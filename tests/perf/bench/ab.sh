@@ -1,0 +1,165 @@
+#!/bin/bash
+# ab.sh - side by side: two or more payhook pools behind one lighttpd, the
+# same MariaDB and Redis, measured in interleaved rounds (order alternating)
+# with the same wrk script, so that machine drift cancels. Prints one line per
+# measurement, then per variant the median req/s and p99 (min-max) and each
+# variant's per-round ratio to the first. `make bench-ab` runs it.
+#
+#   bash tests/perf/bench/ab.sh LABEL=SPEC LABEL=SPEC...
+#
+# SPEC is MODE:PROGRAM[:NAME=VALUE,...]:
+#   spawn   spawn-fcgi -F 8 PROGRAM (the pool of conf/spawn-fcgi.sh before
+#           the pool manager)
+#   master  spawn-fcgi -F 1 PROGRAM --workers 8 (payhook's pool manager)
+# and the NAME=VALUE pairs are PAYHOOK_* settings of that pool only, e.g.
+#   before=spawn:/build-14f3fec/app/payhook now=spawn:$PWD/app/payhook
+#   spawn=spawn:app/payhook master=master:app/payhook:PAYHOOK_METRICS_FILE=/tmp/m
+#
+# Every pool gets signature_scheme none and log_level warn. Settings
+# (environment): AB_ROUNDS (5), AB_SECONDS (5), AB_CONCS ("32"), AB_POOL (8),
+# BENCH_FLUSH=1 for innodb_flush_log_at_trx_commit=1 (2 otherwise).
+# Exit status 1 when a run's rows in payments differ from its 200s.
+set -u
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+SRC_DIR=${SRC_DIR:-$(dirname "$(dirname "$(dirname "$here")")")}
+BUILD_DIR=${BUILD_DIR:-$PWD}
+ROUNDS=${AB_ROUNDS:-5} SECS=${AB_SECONDS:-5} POOL=${AB_POOL:-8}
+read -r -a CONCS <<<"${AB_CONCS:-32}"
+DRAIN_MS=400
+
+if [ "$#" -lt 2 ]; then
+	sed -n '2,22s/^# \{0,1\}//p' "$0" >&2
+	exit 2
+fi
+for tool in wrk lighttpd spawn-fcgi redis-server mariadbd; do
+	command -v "$tool" >/dev/null 2>&1 ||
+		{ echo "ab: $tool is not installed" >&2; exit 99; }
+done
+
+# shellcheck source-path=SCRIPTDIR source=lib.sh
+. "$here/lib.sh"
+bench_start >/dev/null || exit 99
+harness_sql "SET GLOBAL innodb_flush_log_at_trx_commit = $([ "${BENCH_FLUSH:-0}" = 1 ] && echo 1 || echo 2)" || exit 99
+harness_sql "SET GLOBAL innodb_buffer_pool_size = 268435456" >/dev/null 2>&1
+W=$HARNESS_DIR/ab
+mkdir -p "$W" || exit 99
+export PAYHOOK_SIGNATURE_SCHEME=none PAYHOOK_LOG_LEVEL=warn \
+	PAYHOOK_REDIS_UNAVAILABLE=db_only
+
+LABELS=()
+conf=$W/lighttpd-ab.conf
+printf 'server.max-keep-alive-requests = 1000000\nserver.modules += ( "mod_fastcgi" )\nfastcgi.server += (\n' >"$conf"
+for arg in "$@"; do
+	label=${arg%%=*} spec=${arg#*=}
+	IFS=: read -r mode program settings <<<"$spec"
+	case $label in '' | *[!a-z0-9_]*)
+		echo "ab: label '$label': lower-case letters, digits and _" >&2
+		exit 2 ;;
+	esac
+	[ -x "$program" ] || { echo "ab: $program is not a program" >&2; exit 2; }
+	envs=()
+	if [ -n "${settings:-}" ]; then
+		IFS=, read -r -a envs <<<"$settings"
+	fi
+	# A subshell keeps the settings to this pool (the harness records
+	# its processes in files, so they are stopped all the same).
+	(
+		for e in "${envs[@]}"; do export "${e?}"; done
+		case $mode in
+		spawn) harness_spawn_pool "$label" "$POOL" "$W/$label.sock" -- "$program" ;;
+		master) harness_spawn_pool "$label" 1 "$W/$label.sock" -- "$program" --workers "$POOL" ;;
+		*) echo "ab: mode '$mode': spawn or master" >&2; exit 2 ;;
+		esac
+	) || exit 99
+	LABELS+=("$label")
+	printf '\t"/%s" => (( "socket" => "%s", "check-local" => "disable" )),\n' "$label" "$W/$label.sock" >>"$conf"
+done
+printf ')\n' >>"$conf"
+harness_start_lighttpd lighttpd "$conf" >/dev/null || exit 99
+BASE=http://127.0.0.1:$LIGHTTPD_PORT
+for label in "${LABELS[@]}"; do
+	harness_wait_http "$BASE/$label" 405 10 "$LIGHTTPD_PID" || exit 99
+done
+
+RESULTS=$W/results.tsv
+: >"$RESULTS"
+failed=0
+measure() {
+	local label=$1 c=$2 round=$3 tag line rows s200 stop
+	tag=r$round-$label-c$c
+	stop=$(($(date +%s%3N) + SECS * 1000 - DRAIN_MS))
+	line=$(timeout $((SECS + 60)) wrk -t2 -c"$c" -d"${SECS}s" --latency \
+		--timeout 10s -s "$here/new_id.lua" "$BASE/$label" -- "$tag" \
+		"$stop" 2>&1 | grep '^wrk tag=')
+	rows=$(harness_sql "SELECT COUNT(*) FROM payments WHERE transaction_id LIKE '$tag-%'")
+	s200=$(kv "$line" statuses | tr ',' '\n' | sed -n 's/^200://p')
+	if [ -z "$line" ] || [ "$rows" != "${s200:-0}" ]; then
+		echo "ab: $tag: $rows rows for ${s200:-no} answers 200: ${line:-no wrk line}" >&2
+		failed=1
+	fi
+	printf '%s\t%s\t%s\t%s\t%s\n' "$label" "$c" "$round" "$(kv "$line" rps)" \
+		"$(kv "$line" p99_ms)" >>"$RESULTS"
+	printf '# ab: %s rps=%s p99_ms=%s rows=%s\n' "$tag" "$(kv "$line" rps)" \
+		"$(kv "$line" p99_ms)" "$rows"
+}
+
+warm_up() {
+	for label in "${LABELS[@]}"; do
+		timeout 30 wrk -t1 -c4 -d1s -s "$here/new_id.lua" "$BASE/$label" -- \
+			"warm-$label" 99999999999999 >/dev/null 2>&1
+	done
+}
+# Warm-up, not recorded. A fresh Redis holds no early marks (lock.h): a
+# build that has them probes MySQL for refunds recorded before their payment
+# until the marks are rebuilt, lock_ttl_ms and a second after its first
+# request; the rounds start once they are (at most 60 s of warm-up).
+warm_up
+warm_end=$((SECONDS + 60))
+while [ "$SECONDS" -lt "$warm_end" ]; do
+	[ -n "$(harness_redis --scan --pattern 'payhook:early-rebuild:*')" ] &&
+		[ -z "$(harness_redis --scan --pattern 'payhook:early-complete:*')" ] ||
+		break
+	warm_up
+done
+for round in $(seq 1 "$ROUNDS"); do
+	order=("${LABELS[@]}")
+	if [ $((round % 2)) = 0 ]; then
+		order=()
+		for ((i = ${#LABELS[@]} - 1; i >= 0; i--)); do order+=("${LABELS[$i]}"); done
+	fi
+	for c in "${CONCS[@]}"; do
+		for label in "${order[@]}"; do
+			measure "$label" "$c" "$round"
+		done
+	done
+done
+
+# Median (min-max) of each variant, and per-round ratios to the first.
+awk -F'\t' -v first="${LABELS[0]}" -v labels="${LABELS[*]}" '
+function med(list, n,   a, i, j, t) {
+	split(list, a, " "); n = 0
+	for (i in a) n++
+	for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++)
+		if (a[j] + 0 < a[i] + 0) { t = a[i]; a[i] = a[j]; a[j] = t }
+	return sprintf("%.2f (%.2f-%.2f)", (n % 2) ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2, a[1], a[n])
+}
+{ rps[$1, $2, $3] = $4; p99[$1, $2, $3] = $5; concs[$2] = 1; rounds[$3] = 1 }
+END {
+	n = split(labels, L, " ")
+	for (c in concs) {
+		for (k = 1; k <= n; k++) {
+			r = ""; q = ""; ratio = ""; pr = ""
+			for (rd in rounds) {
+				r = r " " rps[L[k], c, rd]; q = q " " p99[L[k], c, rd]
+				if (rps[first, c, rd] > 0)
+					ratio = ratio " " rps[L[k], c, rd] / rps[first, c, rd]
+				if (p99[first, c, rd] > 0)
+					pr = pr " " p99[L[k], c, rd] / p99[first, c, rd]
+			}
+			printf "ab: c=%s %-10s req/s %s  p99 ms %s", c, L[k], med(r), med(q)
+			if (k > 1) printf "  /%s: req/s %sx p99 %sx", first, med(ratio), med(pr)
+			printf "\n"
+		}
+	}
+}' "$RESULTS"
+exit "$failed"
