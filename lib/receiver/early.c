@@ -21,15 +21,20 @@ static int mark_one(void *ctx, const char *provider, const char *id,
 }
 
 int early_rebuild(struct lock_client *lock, struct lifecycle_store *events,
-		  unsigned long *marked, struct error *err)
+		  unsigned long *marked, unsigned long *repaired,
+		  struct error *err)
 {
 	struct rebuild r = { lock, 0 };
 	int due = lock_early_rebuild_due(lock, err);
 
 	*marked = 0;
+	*repaired = 0;
 	if (due <= 0)
 		return due;
+	/* By now every transaction under a lease of the server before has
+	 * ended: the repair sees all it could have missed. */
 	if (lifecycle_store_early_scan(events, mark_one, &r, err) != 0 ||
+	    lifecycle_store_repair_totals(events, repaired, err) != 0 ||
 	    lock_early_complete(lock, err) != 0)
 		return -1;
 	*marked = r.marked;

@@ -2,8 +2,10 @@
  * after Redis lost them (a restart, a flush, a failover, or a first start),
  * one worker waits until no transaction that marked an event on the server
  * before can still commit, then marks every payment that has lifecycle
- * rows and no row of its own, and declares the marks complete for the
- * server it is connected to. Until then every payment's INSERT probes
+ * rows and no row of its own, recomputes the totals of every payment that
+ * has both (a payment's plain INSERT and an event before it, each under a
+ * lock Redis had lost, may have missed each other), and declares the marks
+ * complete for the server it is connected to. Until then every payment's INSERT probes
  * MySQL for such rows (store.h, STORE_EVENTS_UNKNOWN): slower, never
  * wrong.
  */
@@ -15,10 +17,12 @@
 #include "lock.h"
 
 /* Rebuilds the marks when due (lock_early_rebuild_due). Returns 1 when it
- * rebuilt them (*marked: how many payments were marked), 0 when not due
- * yet, -1 with err naming what failed (the marks stay incomplete; a later
- * call tries again). */
+ * rebuilt them (*marked: how many payments were marked; *repaired: how
+ * many recorded payments' totals were wrong and are now recomputed), 0
+ * when not due yet, -1 with err naming what failed (the marks stay
+ * incomplete; a later call tries again). */
 int early_rebuild(struct lock_client *lock, struct lifecycle_store *events,
-		  unsigned long *marked, struct error *err);
+		  unsigned long *marked, unsigned long *repaired,
+		  struct error *err);
 
 #endif

@@ -127,7 +127,11 @@ struct lifecycle_store *lifecycle_store_new(const struct config *cfg,
 	struct sqlconn_options options = {
 		.max_packet = (unsigned long)cfg->max_body_bytes + PACKET_OVERHEAD,
 		/* Look-ups commit by themselves; the write is an explicit
-		 * transaction. */
+		 * transaction. REPEATABLE READ, not READ COMMITTED: the
+		 * payment's FOR UPDATE that finds no row takes a gap lock
+		 * which the payment's INSERT waits for, so without the
+		 * Redis lock the two never both commit blind to each other
+		 * (test_payment_during_event_without_lock). */
 		.autocommit = true,
 		.on_connect = prepare_statements,
 		.on_disconnect = close_statements,
@@ -694,6 +698,39 @@ int lifecycle_store_check_schema(struct lifecycle_store *ls, struct error *err)
 		rc = error_set(err, "table payment_event_changes is missing: "
 			       "run db/migrate-6-lifecycle-changes.sql");
 	return rc;
+}
+
+int lifecycle_store_repair_totals(struct lifecycle_store *ls,
+				  unsigned long *repaired, struct error *err)
+{
+	/* Driven by payment_events (far fewer rows than payments); the
+	 * derived table is materialized before the UPDATE reads payments. */
+	static const char sql[] =
+		"UPDATE payments p JOIN (SELECT q.id, " STORE_TOTALS_COLUMNS " "
+		"FROM (SELECT DISTINCT provider, transaction_id FROM "
+		"payment_events) k JOIN payments q ON q.provider = k.provider "
+		"AND q.transaction_id = k.transaction_id LEFT JOIN "
+		"payment_events e ON e.provider = q.provider AND "
+		"e.transaction_id = q.transaction_id AND (e.currency IS NULL "
+		"OR e.currency = q.currency) GROUP BY q.id) t ON t.id = p.id "
+		"SET p.refunded_amount = t.refunded_amount, "
+		"p.dispute_state = t.dispute_state, p.cancelled = t.cancelled "
+		"WHERE NOT (p.refunded_amount <=> t.refunded_amount AND "
+		"p.dispute_state <=> t.dispute_state AND "
+		"p.cancelled <=> t.cancelled)";
+	MYSQL *mysql;
+
+	*repaired = 0;
+	if (lifecycle_store_connect(ls, err) != 0)
+		return -1;
+	mysql = sqlconn_mysql(ls->conn);
+	if (mysql_real_query(mysql, sql, sizeof(sql) - 1) != 0) {
+		failed(ls, mysql_errno(mysql), "repair totals", mysql_error(mysql),
+		       STORE_UNAVAILABLE, err);
+		return -1;
+	}
+	*repaired = (unsigned long)mysql_affected_rows(mysql);
+	return 0;
 }
 
 int lifecycle_store_early_scan(struct lifecycle_store *ls,

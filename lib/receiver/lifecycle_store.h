@@ -70,6 +70,16 @@ int lifecycle_store_early_scan(struct lifecycle_store *ls,
 					   struct error *err),
 			       void *ctx, struct error *err);
 
+/* Recomputes, from its lifecycle rows, the totals of every recorded
+ * payment that has such rows, for the rebuild of the early marks: while
+ * Redis had lost the locks, a payment's plain INSERT (no mark when its lock
+ * was taken) and an event recorded before it by another worker, neither
+ * seeing the other, may have left the payment without that event in its
+ * totals. *repaired: how many payments' totals changed. Returns 0, or -1
+ * with err naming the query that failed (nothing changed). */
+int lifecycle_store_repair_totals(struct lifecycle_store *ls,
+				  unsigned long *repaired, struct error *err);
+
 /* Without a lock (another delivery holds it): STORE_DUPLICATE when the
  * committed row would not change for event, STORE_CONFLICT when the
  * payment is recorded in another currency, STORE_NOT_FOUND otherwise, or a

@@ -640,13 +640,19 @@ out:
 static void rebuild_early(struct pipeline *p)
 {
 	struct error err;
-	unsigned long marked;
+	unsigned long marked, repaired;
 
 	p->early_incomplete = false;
-	switch (early_rebuild(p->lock, p->events, &marked, &err)) {
+	switch (early_rebuild(p->lock, p->events, &marked, &repaired, &err)) {
 	case 1:
 		log_info("redis: early marks rebuilt (%lu payments with "
 			 "lifecycle events before them)", marked);
+		/* Warned: each is a payment whose totals were wrong until
+		 * now. */
+		if (repaired > 0)
+			log_warn("redis: the totals of %lu payment(s) missed "
+				 "an event recorded while Redis had lost the "
+				 "locks: recomputed", repaired);
 		break;
 	case -1:
 		log_warn("redis: early marks not rebuilt: %s", err.message);

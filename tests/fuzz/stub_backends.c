@@ -239,13 +239,15 @@ void lock_clear_early(struct lock_client *client, const struct lock_lease *lease
 /* ---- early.h: nothing is ever due (the leases are never incomplete) ---- */
 
 int early_rebuild(struct lock_client *lock, struct lifecycle_store *events,
-		  unsigned long *marked, struct error *err)
+		  unsigned long *marked, unsigned long *repaired,
+		  struct error *err)
 {
 	FUZZ_CHECK(0, "early_rebuild: called without an incomplete lease");
 	(void)lock;
 	(void)events;
 	(void)err;
 	*marked = 0;
+	*repaired = 0;
 	return 0;
 }
 

@@ -9,6 +9,7 @@
 
 #include <check.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -471,6 +472,46 @@ START_TEST(test_storm_two_refunds)
 }
 END_TEST
 
+/* Posts body through p until it is answered 200 (a 503 or 409 is
+ * retried, as the provider does), 20 times at most. Returns the last
+ * outcome. */
+static enum outcome post_until_done(struct pipeline *p, const char *body)
+{
+	enum outcome o = OUTCOME_UNAVAILABLE;
+
+	for (int i = 0; i < 20; i++) {
+		o = post_body(p, body);
+		if (o == OUTCOME_PROCESSED || o == OUTCOME_DUPLICATE)
+			break;
+		usleep(100000);
+	}
+	return o;
+}
+
+/* Forks a process that posts body through a pipeline of its own whose
+ * reads wait 8 s and whose lease lasts 60 s (it waits for a test's
+ * trigger rather than time out), until answered 200 when retry is set.
+ * The process exits 0 when the last answer is want. Returns its PID. */
+static pid_t post_in_child(const char *body, bool retry, enum outcome want)
+{
+	pid_t pid = fork();
+
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		struct error err;
+		struct pipeline *p;
+		enum outcome o = OUTCOME_ERROR;
+
+		cfg.mysql_read_timeout_s = 8;
+		cfg.lock_ttl_ms = 60000;
+		p = pipeline_new(&cfg, &err);
+		if (p != NULL)
+			o = retry ? post_until_done(p, body) : post_body(p, body);
+		_exit(o == want ? 0 : 1);
+	}
+	return pid;
+}
+
 /* A worker SIGKILLed in the middle of its transaction (the change's INSERT
  * held up by a trigger) leaves nothing: no row, no change, the totals as
  * they were. Once its lock expires, the provider's retry is processed. */
@@ -486,23 +527,10 @@ START_TEST(test_killed_mid_transaction)
 	ctl("sql \"CREATE TRIGGER slow_change BEFORE INSERT ON "
 	    "payment_event_changes FOR EACH ROW SET @slept = "
 	    "IF(NEW.amount = 777, SLEEP(4), 0)\"");
-	pid = fork();
-	ck_assert_int_ge(pid, 0);
-	if (pid == 0) {
-		struct error err;
-		struct pipeline *p;
-
-		/* Wait for the trigger rather than time out (the suite's
-		 * 1-second reads): the kill, not the client, ends it. */
-		cfg.mysql_read_timeout_s = 8;
-		cfg.lock_ttl_ms = 60000;
-		p = pipeline_new(&cfg, &err);
-
-		if (p != NULL)
-			post_body(p, event_body("refund", a, tid, 777, "EUR",
-						"succeeded", 1));
-		_exit(0);
-	}
+	/* The kill, not the client, ends it. */
+	pid = post_in_child(event_body("refund", a, tid, 777, "EUR",
+				       "succeeded", 1),
+			    false, OUTCOME_PROCESSED);
 	/* Until the transaction waits in the trigger. */
 	wait_sleepers("1");
 	ck_assert_int_eq(kill(pid, SIGKILL), 0);
@@ -521,6 +549,61 @@ START_TEST(test_killed_mid_transaction)
 	ctl("redis DEL 'lock:webhook:tx:%s'", tid);
 	assert_outcome(refund(a, tid, 777, "succeeded", 1), OUTCOME_PROCESSED);
 	ck_assert_str_eq(totals(tid), "777 - 0");
+}
+END_TEST
+
+/* Without the lock (Redis down under db_only; here lock_backend = none),
+ * a payment recorded while the transaction of a refund that found no
+ * payment is still open (held by a trigger before the refund's row is
+ * written): the two transactions must not both commit blind to each other
+ * (the payment's INSERT reading no refund, the refund's transaction no
+ * payment). One waits for the other, or one is a deadlock (503, retried);
+ * either way the payment's totals include the refund in the end. What
+ * makes it so is REPEATABLE READ on both sides: the refund's FOR UPDATE
+ * that finds no payment takes a gap lock, the payment's INSERT ... SELECT
+ * reads payment_events with shared locks; either session in READ
+ * COMMITTED ends with totals of 0. */
+START_TEST(test_payment_during_event_without_lock)
+{
+	char tid[96], a[128], body[512];
+	struct pipeline *p;
+	struct error err;
+	pid_t pid;
+	int status;
+
+	snprintf(tid, sizeof(tid), "%s", itest_fresh_id("race"));
+	snprintf(a, sizeof(a), "re_%s", tid);
+	snprintf(body, sizeof(body), "%s",
+		 event_body("refund", a, tid, 778, "EUR", "succeeded", 1));
+	ctl("sql \"CREATE TRIGGER slow_event BEFORE INSERT ON payment_events "
+	    "FOR EACH ROW SET @slept = IF(NEW.amount = 778 AND @slept IS "
+	    "NULL, SLEEP(2), 0)\"");
+	/* Long enough statements that the payment waits for the refund
+	 * rather than give up. */
+	cfg.lock_backend = CONFIG_LOCK_NONE;
+	cfg.mysql_read_timeout_s = 8;
+	cfg.lock_ttl_ms = 60000;
+	pid = post_in_child(body, true, OUTCOME_PROCESSED);
+	wait_sleepers("1");
+	p = pipeline_new(&cfg, &err);
+	ck_assert_msg(p != NULL, "pipeline: %s", err.message);
+	{
+		char pay[256];
+		enum outcome o;
+
+		snprintf(pay, sizeof(pay), "{\"transaction_id\":\"%s\","
+			 "\"amount\":1000,\"currency\":\"EUR\"}", tid);
+		o = post_until_done(p, pay);
+		ck_assert_msg(o == OUTCOME_PROCESSED || o == OUTCOME_DUPLICATE,
+			      "payment: %s", response_outcome_name(o));
+	}
+	pipeline_free(p);
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	ctl("sql \"DROP TRIGGER slow_event\"");
+	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+		      "the refund was not recorded");
+	ck_assert_int_eq(count_of("payment_events", a), 1);
+	ck_assert_str_eq(totals(tid), "778 - 0");
 }
 END_TEST
 
@@ -629,6 +712,40 @@ START_TEST(test_early_marks_survive_redis_loss)
 }
 END_TEST
 
+/* Redis restarted (its locks lost) while a payment, whose lock found no
+ * mark, is inside its plain INSERT (held by a trigger): another worker
+ * takes the lock on the new server and records a refund before the
+ * payment, and the payment then commits without it. Neither saw the
+ * other; the rebuild of the marks, once no lease of the old server can
+ * still write, recomputes the payment's totals. */
+START_TEST(test_totals_repaired_after_lock_loss)
+{
+	char tid[96], a[128], pay[256];
+	pid_t pid;
+	int status;
+
+	wait_rebuilt(pipeline);
+	snprintf(tid, sizeof(tid), "%s", itest_fresh_id("lost"));
+	snprintf(a, sizeof(a), "re_%s", tid);
+	snprintf(pay, sizeof(pay), "{\"transaction_id\":\"%s\",\"amount\":"
+		 "779,\"currency\":\"EUR\"}", tid);
+	ctl("sql \"CREATE TRIGGER slow_payment BEFORE INSERT ON payments FOR "
+	    "EACH ROW SET @slept = IF(NEW.amount = 779, SLEEP(2), 0)\"");
+	pid = post_in_child(pay, false, OUTCOME_PROCESSED);
+	wait_sleepers("1");
+	ctl("stop-redis");
+	ctl("start-redis");
+	assert_outcome(refund(a, tid, 300, "succeeded", 1), OUTCOME_PROCESSED);
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	ctl("sql \"DROP TRIGGER slow_payment\"");
+	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+		      "the payment was not processed");
+	/* The refund's lease found the marks incomplete: the rebuild. */
+	wait_rebuilt(pipeline);
+	ck_assert_str_eq(totals(tid), "300 - 0");
+}
+END_TEST
+
 /* With Redis down under redis_unavailable = db_only a payment is recorded
  * (the unique key alone), but an event before its payment cannot set its
  * mark: 503 and nothing written, recorded once Redis is back. */
@@ -727,10 +844,12 @@ int main(void)
 	tcase_add_test(core, test_storm_same_refund);
 	tcase_add_test(core, test_storm_two_refunds);
 	tcase_add_test(core, test_killed_mid_transaction);
+	tcase_add_test(core, test_payment_during_event_without_lock);
 	tcase_add_test(core, test_lock_wait_is_unavailable);
 	tcase_add_test(core, test_check_schema);
 	tcase_add_test(core, test_early_event_waits_for_redis);
 	tcase_add_test(core, test_early_marks_survive_redis_loss);
+	tcase_add_test(core, test_totals_repaired_after_lock_loss);
 	suite_add_tcase(s, core);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);

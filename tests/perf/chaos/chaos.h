@@ -11,6 +11,8 @@
 
 #include <mysql.h>
 
+#include "lifecycle.h"
+
 /* Why a request was sent. */
 enum chaos_kind {
 	KIND_FIRST,      /* a transaction's first delivery */
@@ -60,21 +62,45 @@ struct chaos_rec {
 	int64_t sent_us, answered_us;
 	int32_t check_us;    /* from the answer to the check's reply */
 	uint32_t tx;         /* index of the transaction */
+	int32_t ev;          /* index of the lifecycle event, -1: the payment */
 	int16_t status;      /* HTTP status, 0 = no answer */
 	int16_t curl_code;   /* CURLcode of the transfer */
 	int16_t retry_after; /* seconds, -1 when absent */
 	uint8_t kind, body, outcome, seen, client;
 };
 
+/* Workload state of one thing the client delivers (a payment or a
+ * lifecycle event), under the client's lock. */
+struct chaos_sched {
+	bool final_done;    /* the final round got its 2xx */
+	int64_t due_us;     /* a retry is due then; 0 = none pending */
+};
+
 /* One transaction of the fixed set; amount and currency of each body. */
 struct chaos_tx {
 	int64_t amount[2];
 	char currency[2][4];
-	/* Workload state, under the client's lock. */
-	bool final_done;    /* the final round got its 2xx */
-	int64_t due_us;     /* a retry is due then; 0 = none pending */
+	struct chaos_sched sched;
 	int first200_body;  /* body of the first 200, -1 before it */
 	int final_body;     /* body the final round sends now */
+};
+
+/* One lifecycle event of the workload: one state of one object (a refund,
+ * a dispute or a cancellation) of transaction tx, at its event time, in
+ * the transaction's canonical currency (the transactions that have events
+ * keep one currency in both bodies). Every delivery carries the same body,
+ * the standard profile's. */
+struct chaos_event {
+	uint32_t tx;
+	uint32_t object;     /* the object's number, unique in the run */
+	uint8_t kind;        /* enum lifecycle_kind */
+	uint8_t state;       /* enum lifecycle_state */
+	int64_t amount;      /* minor units */
+	int64_t occurred_at; /* Unix seconds */
+	/* First sent once the payment of this transaction index is (one
+	 * below tx: before its own payment). */
+	long release_after;
+	struct chaos_sched sched;
 };
 
 /* A fault from chaos.sh's log: "MS begin ID KIND DETAIL" and "MS end ID". */
@@ -91,6 +117,8 @@ struct chaos_run {
 	int seconds;         /* workload duration */
 	size_t ntx;
 	struct chaos_tx *txs;
+	struct chaos_event *events; /* by release_after */
+	size_t nevents, nobjects;
 	struct chaos_rec *recs;
 	size_t nrecs;
 	int64_t start_us, workload_end_us, final_start_us, final_end_us;
@@ -100,6 +128,19 @@ struct chaos_run {
 
 /* The id of transaction i: "TAG-i" into out (size bytes). */
 void chaos_tx_id(const struct chaos_run *run, size_t i, char *out, size_t size);
+
+/* The object id of event e: "TAG-i-reN" (refund), "-dpN" (dispute) or
+ * "-cnN" (cancellation), N its object number, into out (size bytes). */
+void chaos_object_id(const struct chaos_run *run, const struct chaos_event *e,
+		     char *out, size_t size);
+
+/* -1, 0 or 1 as event x comes before, with or after y by transaction,
+ * object, event time, then state. Can't fail. */
+int chaos_event_order(const struct chaos_event *x, const struct chaos_event *y);
+
+/* Event e as lifecycle_supersedes compares it (object id and link left
+ * empty). Can't fail. */
+void chaos_event_model(const struct chaos_event *e, struct lifecycle_event *out);
 
 extern const char *const chaos_kind_names[KIND_COUNT];
 extern const char *const chaos_outcome_names[OUT_COUNT];

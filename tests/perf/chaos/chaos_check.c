@@ -4,6 +4,12 @@
  * mean); a broken one is printed with the seed, the history of the
  * transaction concerned and the faults around it, so that the schedule can be
  * replayed (CHAOS_SEED=N make chaos).
+ *
+ * Lifecycle events are held to the same answers, and then to the rows:
+ * each object ends with one row holding the newest state sent (the rule of
+ * lifecycle_supersedes), and each payment's totals equal both what its
+ * event rows say (recomputed here in C, not by the SQL aggregate payhook
+ * uses) and what the events sent imply.
  */
 #include "config.h"
 
@@ -52,6 +58,14 @@ enum rule {
 	R_REFUSED,
 	R_BAD_ACCEPTED,
 	R_NOT_CONVERGED,
+	R_EV_ANSWER,
+	R_EV_CONFLICT,
+	R_EV_200_STALE,
+	R_EV_ROWS,
+	R_EV_STATE,
+	R_EV_STRAY,
+	R_TOTALS_ROWS,
+	R_TOTALS_SENT,
 	R_COUNT
 };
 
@@ -68,6 +82,14 @@ static const char *const rule_names[R_COUNT] = {
 	"a valid delivery refused (4xx other than 409/422)",
 	"a bad body or signature not refused",
 	"no 2xx in the final round",
+	"a lifecycle event answered 200 but neither processed nor duplicate",
+	"a conflict for a lifecycle event in its payment's currency",
+	"a 200 for a lifecycle event that the row read right after it does not hold",
+	"a lifecycle object ends without exactly one row",
+	"a lifecycle row does not hold the newest state sent",
+	"a lifecycle row of an object never sent",
+	"a payment's totals differ from its lifecycle rows",
+	"a payment's totals differ from what the events sent imply",
 };
 
 /* The final table, per transaction. */
@@ -75,6 +97,22 @@ struct row {
 	long count;
 	int64_t amount;
 	char currency[4];
+	struct totals {
+		int64_t refunded;
+		char dispute[8]; /* "" for NULL */
+		int cancelled;
+	} totals;
+};
+
+/* The final payment_events row, per object. */
+struct object_row {
+	long count;
+	bool tx_ok;         /* its transaction_id is the object's payment's */
+	bool kind_ok;       /* its kind is the object's */
+	uint8_t state;      /* enum lifecycle_state */
+	bool state_ok;      /* state parsed */
+	int64_t amount, occurred_us;
+	char currency[4];   /* "" for NULL */
 };
 
 struct check {
@@ -82,8 +120,20 @@ struct check {
 	struct row *rows;
 	size_t *order;  /* record indices by transaction, then time sent */
 	bool *flagged;  /* per record: it broke a rule */
+	/* Lifecycle: the final rows by object; the events by transaction
+	 * (ev_order[ev_first[tx] .. ev_first[tx + 1])); per event, its
+	 * processed answers and whether the final round answered it 2xx;
+	 * per object, its transaction and kind. */
+	struct object_row *objects;
+	size_t *ev_order, *ev_first;
+	long *ev_processed;
+	bool *ev_final;
+	uint32_t *object_tx;
+	uint8_t *object_kind;
+	long stray_unknown; /* rows of this run's transactions, no object */
 	long per_rule[R_COUNT];
 	long violations, shown_tx;
+	bool whole;     /* a violation of the transaction as a whole */
 	/* The current transaction's violations, NOTES_MAX of them in text. */
 	char notes[NOTES_MAX][256];
 	long nnotes;
@@ -92,6 +142,24 @@ struct check {
 static double rel_s(const struct chaos_run *run, int64_t us)
 {
 	return (double)(us - run->start_us) / 1e6;
+}
+
+static const char *const object_prefix[LIFECYCLE_KINDS] = { "re", "dp", "cn" };
+
+void chaos_object_id(const struct chaos_run *run, const struct chaos_event *e,
+		     char *out, size_t size)
+{
+	snprintf(out, size, "%s-%u-%s%u", run->tag, e->tx,
+		 object_prefix[e->kind], e->object);
+}
+
+void chaos_event_model(const struct chaos_event *e, struct lifecycle_event *out)
+{
+	memset(out, 0, sizeof(*out));
+	out->kind = (enum lifecycle_kind)e->kind;
+	out->state = (enum lifecycle_state)e->state;
+	out->link.amount = e->amount;
+	out->occurred_at.seconds = e->occurred_at;
 }
 
 int chaos_read_faults(struct chaos_run *run, const char *path)
@@ -145,8 +213,14 @@ static void body_text(const struct chaos_run *run, const struct chaos_rec *r,
 		      char *out, size_t size)
 {
 	const struct chaos_tx *t = &run->txs[r->tx];
+	const struct chaos_event *e = r->ev >= 0 ? &run->events[r->ev] : NULL;
 
-	if (r->body == BODY_BAD)
+	if (e != NULL)
+		snprintf(out, size, "%s%u %s at %lld: %" PRId64 " %s",
+			 object_prefix[e->kind], e->object,
+			 lifecycle_state_name(e->state),
+			 (long long)e->occurred_at, e->amount, t->currency[0]);
+	else if (r->body == BODY_BAD)
 		snprintf(out, size, "1.5 %s", t->currency[0]);
 	else
 		snprintf(out, size, "%" PRId64 " %s", t->amount[r->body],
@@ -156,7 +230,7 @@ static void body_text(const struct chaos_run *run, const struct chaos_rec *r,
 static void print_rec(FILE *to, const struct chaos_run *run,
 		      const struct chaos_rec *r, const char *sep)
 {
-	char id[96], body[32];
+	char id[96], body[96];
 
 	chaos_tx_id(run, r->tx, id, sizeof(id));
 	body_text(run, r, body, sizeof(body));
@@ -195,7 +269,8 @@ static int read_rows(struct check *ck, MYSQL *db)
 	MYSQL_ROW row;
 
 	snprintf(q, sizeof(q),
-		 "SELECT transaction_id, COUNT(*), MIN(amount), MIN(currency) "
+		 "SELECT transaction_id, COUNT(*), MIN(amount), MIN(currency), "
+		 "MIN(refunded_amount), MIN(dispute_state), MIN(cancelled) "
 		 "FROM payments WHERE provider = 'standard' AND transaction_id "
 		 "LIKE '%s-%%' GROUP BY transaction_id", run->tag);
 	if (mysql_query(db, q) != 0 || (res = mysql_store_result(db)) == NULL) {
@@ -211,6 +286,84 @@ static int read_rows(struct check *ck, MYSQL *db)
 		ck->rows[i].count = strtol(row[1], NULL, 10);
 		ck->rows[i].amount = strtoll(row[2], NULL, 10);
 		snprintf(ck->rows[i].currency, 4, "%s", row[3]);
+		ck->rows[i].totals.refunded = strtoll(row[4], NULL, 10);
+		snprintf(ck->rows[i].totals.dispute,
+			 sizeof(ck->rows[i].totals.dispute), "%s",
+			 row[5] != NULL ? row[5] : "");
+		ck->rows[i].totals.cancelled = atoi(row[6]);
+	}
+	mysql_free_result(res);
+	return 0;
+}
+
+/* The object number of object id text ("TAG-i-reN" of transaction tx and
+ * kind), or -1 when it is no object of this run. */
+static long parse_object_id(const struct check *ck, const char *text)
+{
+	const struct chaos_run *run = ck->run;
+	size_t prefix = strlen(run->tag) + 1;
+	unsigned long tx, object;
+	char *end;
+	int kind;
+
+	tx = strtoul(text + prefix, &end, 10);
+	if (*end != '-')
+		return -1;
+	for (kind = 0; kind < LIFECYCLE_KINDS; kind++)
+		if (strncmp(end + 1, object_prefix[kind], 2) == 0)
+			break;
+	if (kind == LIFECYCLE_KINDS)
+		return -1;
+	object = strtoul(end + 3, &end, 10);
+	if (*end != '\0' || object >= run->nobjects ||
+	    ck->object_tx[object] != tx || ck->object_kind[object] != kind)
+		return -1;
+	return (long)object;
+}
+
+/* Reads the final payment_events rows of the run's transactions:
+ * objects[n] for object n. */
+static int read_objects(struct check *ck, MYSQL *db)
+{
+	const struct chaos_run *run = ck->run;
+	char q[512];
+	MYSQL_RES *res;
+	MYSQL_ROW row;
+
+	snprintf(q, sizeof(q),
+		 "SELECT object_id, kind, transaction_id, state, amount, "
+		 "currency, TIMESTAMPDIFF(MICROSECOND, '1970-01-01', "
+		 "occurred_at) FROM payment_events WHERE provider = 'standard' "
+		 "AND transaction_id LIKE '%s-%%'", run->tag);
+	if (mysql_query(db, q) != 0 || (res = mysql_store_result(db)) == NULL) {
+		fprintf(stderr, "chaos: reading payment_events: %s\n",
+			mysql_error(db));
+		return -1;
+	}
+	while ((row = mysql_fetch_row(res)) != NULL) {
+		long n = parse_object_id(ck, row[0]);
+		struct object_row *o;
+		enum lifecycle_state state = LIFECYCLE_PENDING;
+		char tx[96];
+
+		if (n < 0) {
+			ck->stray_unknown++;
+			continue;
+		}
+		o = &ck->objects[n];
+		o->count++;
+		chaos_tx_id(run, ck->object_tx[n], tx, sizeof(tx));
+		o->tx_ok = strcmp(row[2], tx) == 0;
+		o->kind_ok = strcmp(row[1], lifecycle_kind_name(
+					(enum lifecycle_kind)ck->object_kind[n])) == 0;
+		o->state_ok = lifecycle_state_parse(
+			(enum lifecycle_kind)ck->object_kind[n], row[3],
+			strlen(row[3]), &state) == 0;
+		o->state = (uint8_t)state;
+		o->amount = strtoll(row[4], NULL, 10);
+		snprintf(o->currency, sizeof(o->currency), "%s",
+			 row[5] != NULL ? row[5] : "");
+		o->occurred_us = strtoll(row[6], NULL, 10);
 	}
 	mysql_free_result(res);
 	return 0;
@@ -233,6 +386,8 @@ static void note(struct check *ck, enum rule rule, const struct chaos_rec *r,
 	ck->violations++;
 	if (r != NULL)
 		ck->flagged[r - ck->run->recs] = true;
+	else
+		ck->whole = true;
 	if (ck->nnotes++ >= NOTES_MAX)
 		return;
 	text = ck->notes[ck->nnotes - 1];
@@ -274,6 +429,216 @@ static bool same_as_row(const struct chaos_run *run, const struct chaos_rec *r,
 	       strcmp(t->currency[r->body], row->currency) == 0;
 }
 
+/* The answers that are not 2xx: the rules a payment and a lifecycle event
+ * share (a conflict is judged by the caller). */
+static void check_failure(struct check *ck, const struct chaos_rec *r)
+{
+	bool web = r->outcome == OUT_OTHER || r->outcome == OUT_NONE;
+
+	if (r->status == 409 || r->status == 503) {
+		if (!web && r->retry_after < 0)
+			note(ck, R_NO_RETRY_AFTER, r, NULL);
+		if (web && r->status == 503 && !worker_killed_during(ck->run, r))
+			note(ck, R_WEB_5XX, r, ": %d", r->status);
+	} else if (r->status >= 500) {
+		if (!web)
+			note(ck, R_500, r, ": %d %s", r->status,
+			     chaos_outcome_names[r->outcome]);
+		else if (!worker_killed_during(ck->run, r))
+			note(ck, R_WEB_5XX, r, ": %d", r->status);
+	} else if (r->status >= 400) {
+		note(ck, R_REFUSED, r, ": %d %s", r->status,
+		     chaos_outcome_names[r->outcome]);
+	}
+}
+
+/* Whether a bad body or signature was refused as it must be (or not
+ * answered, or answered by the web server with a 5xx); notes it if not. */
+static void check_bad(struct check *ck, const struct chaos_rec *r)
+{
+	bool web = r->outcome == OUT_OTHER || r->outcome == OUT_NONE;
+	int want = r->kind == KIND_BAD ? 400 : 401;
+
+	if (r->status != 0 && r->status != want && !(web && r->status >= 500))
+		note(ck, R_BAD_ACCEPTED, r, ": answered %d", r->status);
+}
+
+/* A lifecycle event's request r: the answers' rules. */
+static void check_event_rec(struct check *ck, const struct chaos_rec *r)
+{
+	const struct chaos_event *e = &ck->run->events[r->ev];
+
+	if (r->kind == KIND_BADSIG) {
+		check_bad(ck, r);
+		return;
+	}
+	if (r->status / 100 == 2) {
+		if (r->outcome != OUT_PROCESSED && r->outcome != OUT_DUPLICATE)
+			note(ck, R_EV_ANSWER, r, ": %d %s", r->status,
+			     chaos_outcome_names[r->outcome]);
+		if (r->outcome == OUT_PROCESSED && ++ck->ev_processed[r->ev] == 2)
+			note(ck, R_TWICE, r, NULL);
+		if (ck->objects[e->object].count == 0)
+			note(ck, R_200_NO_ROW, r, NULL);
+		if (r->seen == SEEN_NO_ROW)
+			note(ck, R_200_EARLY, r, ": the checker's read right "
+			     "after it (%.1f ms) found no row",
+			     r->check_us / 1000.0);
+		else if (r->seen == SEEN_OTHER_ROW)
+			note(ck, R_EV_200_STALE, r, ": the read right after it "
+			     "(%.1f ms) found an older state",
+			     r->check_us / 1000.0);
+		if (r->kind == KIND_FINAL)
+			ck->ev_final[r->ev] = true;
+	} else if (r->status == 422) {
+		note(ck, R_EV_CONFLICT, r, NULL);
+	} else {
+		check_failure(ck, r);
+	}
+}
+
+/* The newest of events[a] and events[b] by lifecycle_supersedes (b when it
+ * supersedes a). */
+static size_t newer_event(const struct chaos_run *run, size_t a, size_t b)
+{
+	struct lifecycle_event x, y;
+
+	chaos_event_model(&run->events[a], &x);
+	chaos_event_model(&run->events[b], &y);
+	return lifecycle_supersedes(&x, &y) ? b : a;
+}
+
+/* Whether (state a at time ta) comes after (state b at tb) as payhook
+ * orders disputes of one payment: by time, then by the order of states. */
+static bool dispute_after(int64_t ta, int a, int64_t tb, int b)
+{
+	return ta != tb ? ta > tb : a > b;
+}
+
+static void totals_text(const struct totals *t, char *out, size_t size)
+{
+	snprintf(out, size, "refunded_amount %" PRId64 ", dispute_state %s, "
+		 "cancelled %d", t->refunded, t->dispute[0] ? t->dispute : "NULL",
+		 t->cancelled);
+}
+
+static bool totals_equal(const struct totals *a, const struct totals *b)
+{
+	return a->refunded == b->refunded && a->cancelled == b->cancelled &&
+	       strcmp(a->dispute, b->dispute) == 0;
+}
+
+/* Transaction tx's lifecycle objects: one row each, holding the newest
+ * state sent; the payment's totals against its rows and against what was
+ * sent. */
+static void check_objects(struct check *ck, size_t tx)
+{
+	const struct chaos_run *run = ck->run;
+	const struct row *row = &ck->rows[tx];
+	const size_t *ev = ck->ev_order + ck->ev_first[tx];
+	size_t n = ck->ev_first[tx + 1] - ck->ev_first[tx];
+	struct totals from_rows = { 0, "", 0 }, from_sent = { 0, "", 0 };
+	int64_t rows_dispute_us = -1, sent_dispute_s = -1;
+	int rows_dispute = -1, sent_dispute = -1;
+	bool converged = true;
+	char want[128], got[128];
+
+	for (size_t k = 0; k < n; k++) {
+		if (!ck->ev_final[ev[k]]) {
+			char id[128];
+
+			converged = false;
+			chaos_object_id(run, &run->events[ev[k]], id, sizeof(id));
+			note(ck, R_NOT_CONVERGED, NULL, ": event %s %s", id,
+			     lifecycle_state_name(run->events[ev[k]].state));
+		}
+	}
+	/* ev is by object, then time: each object's events in a run. */
+	for (size_t k = 0; k < n;) {
+		const struct chaos_event *e = &run->events[ev[k]];
+		const struct object_row *o = &ck->objects[e->object];
+		size_t newest = ev[k], end = k;
+		char id[128];
+
+		while (end < n && run->events[ev[end]].object == e->object) {
+			newest = newer_event(run, newest, ev[end]);
+			end++;
+		}
+		k = end;
+		chaos_object_id(run, e, id, sizeof(id));
+		if (o->count != 1) {
+			note(ck, R_EV_ROWS, NULL, ": %s: %ld rows", id, o->count);
+			continue;
+		}
+		if (!o->tx_ok || !o->kind_ok || !o->state_ok)
+			note(ck, R_EV_STATE, NULL, ": %s: the row names another "
+			     "payment or kind, or an unknown state", id);
+		else if (converged &&
+			 (o->state != run->events[newest].state ||
+			  o->occurred_us != run->events[newest].occurred_at * 1000000 ||
+			  o->amount != run->events[newest].amount ||
+			  strcmp(o->currency, run->txs[tx].currency[0]) != 0))
+			note(ck, R_EV_STATE, NULL, ": %s: expected %s at %lld "
+			     "(%" PRId64 " %s), the row holds %s at %.6f (%"
+			     PRId64 " %s)", id,
+			     lifecycle_state_name(run->events[newest].state),
+			     (long long)run->events[newest].occurred_at,
+			     run->events[newest].amount, run->txs[tx].currency[0],
+			     lifecycle_state_name(o->state), o->occurred_us / 1e6,
+			     o->amount, o->currency);
+		/* What the rows say, as payhook's totals must (an event in
+		 * another currency than the payment's counts for nothing). */
+		if (o->state_ok && (o->currency[0] == '\0' ||
+				    strcmp(o->currency, row->currency) == 0)) {
+			if (e->kind == LIFECYCLE_REFUND &&
+			    o->state == LIFECYCLE_SUCCEEDED)
+				from_rows.refunded += o->amount;
+			else if (e->kind == LIFECYCLE_CANCELLATION &&
+				 o->state == LIFECYCLE_SUCCEEDED)
+				from_rows.cancelled = 1;
+			else if (e->kind == LIFECYCLE_DISPUTE &&
+				 (rows_dispute < 0 ||
+				  dispute_after(o->occurred_us, o->state,
+						rows_dispute_us, rows_dispute))) {
+				rows_dispute = o->state;
+				rows_dispute_us = o->occurred_us;
+			}
+		}
+		/* What the events sent say. */
+		e = &run->events[newest];
+		if (e->kind == LIFECYCLE_REFUND && e->state == LIFECYCLE_SUCCEEDED)
+			from_sent.refunded += e->amount;
+		else if (e->kind == LIFECYCLE_CANCELLATION)
+			from_sent.cancelled = 1;
+		else if (e->kind == LIFECYCLE_DISPUTE &&
+			 (sent_dispute < 0 ||
+			  dispute_after(e->occurred_at, e->state, sent_dispute_s,
+					sent_dispute))) {
+			sent_dispute = e->state;
+			sent_dispute_s = e->occurred_at;
+		}
+	}
+	if (row->count != 1)
+		return;
+	if (rows_dispute >= 0)
+		snprintf(from_rows.dispute, sizeof(from_rows.dispute), "%s",
+			 lifecycle_state_name((enum lifecycle_state)rows_dispute));
+	if (sent_dispute >= 0)
+		snprintf(from_sent.dispute, sizeof(from_sent.dispute), "%s",
+			 lifecycle_state_name((enum lifecycle_state)sent_dispute));
+	totals_text(&row->totals, got, sizeof(got));
+	if (!totals_equal(&row->totals, &from_rows)) {
+		totals_text(&from_rows, want, sizeof(want));
+		note(ck, R_TOTALS_ROWS, NULL, ": expected %s, the payment has %s",
+		     want, got);
+	}
+	if (converged && !totals_equal(&row->totals, &from_sent)) {
+		totals_text(&from_sent, want, sizeof(want));
+		note(ck, R_TOTALS_SENT, NULL, ": expected %s, the payment has %s",
+		     want, got);
+	}
+}
+
 /* Applies every rule to transaction tx's records, run->recs[idx[0..n)]. */
 static void check_tx(struct check *ck, size_t tx, size_t *idx, size_t n)
 {
@@ -286,15 +651,13 @@ static void check_tx(struct check *ck, size_t tx, size_t *idx, size_t n)
 		note(ck, R_ROWS, NULL, ": %ld rows", row->count);
 	for (size_t k = 0; k < n; k++) {
 		const struct chaos_rec *r = &run->recs[idx[k]];
-		bool bad = r->kind == KIND_BAD || r->kind == KIND_BADSIG;
-		bool web = r->outcome == OUT_OTHER || r->outcome == OUT_NONE;
 
-		if (bad) {
-			int want = r->kind == KIND_BAD ? 400 : 401;
-
-			if (r->status != 0 && r->status != want &&
-			    !(web && r->status >= 500))
-				note(ck, R_BAD_ACCEPTED, r, ": answered %d", r->status);
+		if (r->ev >= 0) {
+			check_event_rec(ck, r);
+			continue;
+		}
+		if (r->kind == KIND_BAD || r->kind == KIND_BADSIG) {
+			check_bad(ck, r);
 			continue;
 		}
 		if (r->status / 100 == 2) {
@@ -315,26 +678,15 @@ static void check_tx(struct check *ck, size_t tx, size_t *idx, size_t n)
 		} else if (r->status == 422) {
 			if (same_as_row(run, r, row) || row->count == 0)
 				note(ck, R_CONFLICT, r, NULL);
-		} else if (r->status == 409 || r->status == 503) {
-			if (!web && r->retry_after < 0)
-				note(ck, R_NO_RETRY_AFTER, r, NULL);
-			if (web && r->status == 503 && !worker_killed_during(run, r))
-				note(ck, R_WEB_5XX, r, ": %d", r->status);
-		} else if (r->status >= 500) {
-			if (!web)
-				note(ck, R_500, r, ": %d %s", r->status,
-				     chaos_outcome_names[r->outcome]);
-			else if (!worker_killed_during(run, r))
-				note(ck, R_WEB_5XX, r, ": %d", r->status);
-		} else if (r->status >= 400) {
-			note(ck, R_REFUSED, r, ": %d %s", r->status,
-			     chaos_outcome_names[r->outcome]);
+		} else {
+			check_failure(ck, r);
 		}
 	}
 	if (!final_ok)
 		note(ck, R_NOT_CONVERGED, NULL, NULL);
+	check_objects(ck, tx);
 	/* A violation of the transaction as a whole shows its last requests. */
-	if (ck->nnotes > 0 && n > 0 && (row->count != 1 || !final_ok))
+	if (ck->whole && n > 0)
 		ck->flagged[idx[n - 1]] = true;
 }
 
@@ -350,10 +702,33 @@ static void show_tx(struct check *ck, size_t tx, size_t *idx, size_t n)
 
 	chaos_tx_id(run, tx, id, sizeof(id));
 	printf("\n### %s (seed %lu): ", id, run->seed);
-	if (row->count > 0)
-		printf("row %" PRId64 " %s\n", row->amount, row->currency);
-	else
+	if (row->count > 0) {
+		char totals[128];
+
+		totals_text(&row->totals, totals, sizeof(totals));
+		printf("row %" PRId64 " %s, %s\n", row->amount, row->currency,
+		       totals);
+	} else {
 		printf("no row\n");
+	}
+	for (size_t k = ck->ev_first[tx]; k < ck->ev_first[tx + 1]; k++) {
+		const struct chaos_event *e = &run->events[ck->ev_order[k]];
+		const struct object_row *o = &ck->objects[e->object];
+
+		if (k > ck->ev_first[tx] &&
+		    run->events[ck->ev_order[k - 1]].object == e->object)
+			continue;
+		chaos_object_id(run, e, id, sizeof(id));
+		if (o->count == 0)
+			printf("  object %s: no row\n", id);
+		else
+			printf("  object %s: %ld row(s), %s at %.6f, %" PRId64
+			       " %s\n", id, o->count,
+			       o->state_ok ? lifecycle_state_name(o->state) : "?",
+			       o->occurred_us / 1e6, o->amount,
+			       o->currency[0] ? o->currency : "NULL");
+	}
+	chaos_tx_id(run, tx, id, sizeof(id));
 	for (long i = 0; i < ck->nnotes && i < NOTES_MAX; i++)
 		printf("%s\n", ck->notes[i]);
 	if (ck->nnotes > NOTES_MAX)
@@ -430,7 +805,7 @@ static int by_sent_2xx_first(const void *a, const void *b, void *arg)
 	return (int)answered_2xx(y) - (int)answered_2xx(x);
 }
 
-/* The longest a transaction stayed unanswerable: from the sending of a
+/* The longest a payment stayed unanswerable: from the sending of a
  * delivery that failed to the answer of the next one sent that got a 2xx,
  * not counting the pause between the workload and the final round. Sets
  * *from and *failed (the deliveries that failed meanwhile); idx is
@@ -449,8 +824,8 @@ static int64_t longest_unanswered(const struct chaos_run *run, size_t *idx,
 		bool done = r == NULL || answered_2xx(r);
 		int64_t end = r != NULL ? r->answered_us : run->final_end_us, len;
 
-		if (r != NULL && (r->kind == KIND_BAD || r->kind == KIND_BADSIG ||
-				  r->kind == KIND_CONFLICT))
+		if (r != NULL && (r->ev >= 0 || r->kind == KIND_BAD ||
+				  r->kind == KIND_BADSIG || r->kind == KIND_CONFLICT))
 			continue;
 		if (done && open) {
 			len = end - start;
@@ -478,6 +853,85 @@ static int64_t longest_unanswered(const struct chaos_run *run, size_t *idx,
 	return longest;
 }
 
+int chaos_event_order(const struct chaos_event *x, const struct chaos_event *y)
+{
+	if (x->tx != y->tx)
+		return x->tx < y->tx ? -1 : 1;
+	if (x->object != y->object)
+		return x->object < y->object ? -1 : 1;
+	if (x->occurred_at != y->occurred_at)
+		return x->occurred_at < y->occurred_at ? -1 : 1;
+	return (x->state > y->state) - (x->state < y->state);
+}
+
+/* Event indices by chaos_event_order: each transaction's events together,
+ * each object's in a run. */
+static int by_event_order(const void *a, const void *b, void *arg)
+{
+	const struct chaos_event *events = arg;
+
+	return chaos_event_order(&events[*(const size_t *)a],
+				 &events[*(const size_t *)b]);
+}
+
+static void check_cleanup(struct check *ck)
+{
+	free(ck->rows);
+	free(ck->order);
+	free(ck->flagged);
+	free(ck->objects);
+	free(ck->ev_order);
+	free(ck->ev_first);
+	free(ck->ev_processed);
+	free(ck->ev_final);
+	free(ck->object_tx);
+	free(ck->object_kind);
+}
+
+/* Allocates ck's tables, orders the records and events, and reads the
+ * final tables. Returns 0, or -1 (message on stderr; ck_cleanup frees what
+ * was allocated). */
+static int check_init(struct check *ck, MYSQL *db)
+{
+	const struct chaos_run *run = ck->run;
+	size_t objects = run->nobjects + 1, events = run->nevents + 1;
+
+	ck->rows = calloc(run->ntx, sizeof(*ck->rows));
+	ck->order = malloc((run->nrecs + 1) * sizeof(*ck->order));
+	ck->flagged = calloc(run->nrecs + 1, sizeof(*ck->flagged));
+	ck->objects = calloc(objects, sizeof(*ck->objects));
+	ck->ev_order = malloc(events * sizeof(*ck->ev_order));
+	ck->ev_first = calloc(run->ntx + 1, sizeof(*ck->ev_first));
+	ck->ev_processed = calloc(events, sizeof(*ck->ev_processed));
+	ck->ev_final = calloc(events, sizeof(*ck->ev_final));
+	ck->object_tx = calloc(objects, sizeof(*ck->object_tx));
+	ck->object_kind = calloc(objects, sizeof(*ck->object_kind));
+	if (ck->rows == NULL || ck->order == NULL || ck->flagged == NULL ||
+	    ck->objects == NULL || ck->ev_order == NULL || ck->ev_first == NULL ||
+	    ck->ev_processed == NULL || ck->ev_final == NULL ||
+	    ck->object_tx == NULL || ck->object_kind == NULL) {
+		fprintf(stderr, "chaos: checker: out of memory\n");
+		return -1;
+	}
+	for (size_t i = 0; i < run->nrecs; i++)
+		ck->order[i] = i;
+	qsort_r(ck->order, run->nrecs, sizeof(*ck->order), by_tx_then_sent,
+		run->recs);
+	for (size_t i = 0; i < run->nevents; i++) {
+		const struct chaos_event *e = &run->events[i];
+
+		ck->ev_order[i] = i;
+		ck->object_tx[e->object] = e->tx;
+		ck->object_kind[e->object] = e->kind;
+		ck->ev_first[e->tx + 1]++;
+	}
+	for (size_t tx = 0; tx < run->ntx; tx++)
+		ck->ev_first[tx + 1] += ck->ev_first[tx];
+	qsort_r(ck->ev_order, run->nevents, sizeof(*ck->ev_order),
+		by_event_order, run->events);
+	return read_rows(ck, db) == 0 && read_objects(ck, db) == 0 ? 0 : -1;
+}
+
 long chaos_check(struct chaos_run *run, MYSQL *db)
 {
 	struct check ck = { .run = run };
@@ -485,23 +939,15 @@ long chaos_check(struct chaos_run *run, MYSQL *db)
 	long status_count[600][OUT_COUNT];
 	int64_t longest = 0, longest_from = 0, final_last = 0, check_max = 0;
 	size_t longest_tx = 0, first = 0;
-	long longest_failed = 0;
+	long longest_failed = 0, ev_recs = 0, ev_answers[OUT_COUNT] = { 0 };
+	long ev_txs = 0, ev_objects = 0, with_totals = 0;
 	char id[96];
 
 	memset(status_count, 0, sizeof(status_count));
-	ck.rows = calloc(run->ntx, sizeof(*ck.rows));
-	ck.order = malloc((run->nrecs + 1) * sizeof(*ck.order));
-	ck.flagged = calloc(run->nrecs + 1, sizeof(*ck.flagged));
-	if (ck.rows == NULL || ck.order == NULL || ck.flagged == NULL ||
-	    read_rows(&ck, db) != 0) {
-		free(ck.rows);
-		free(ck.order);
-		free(ck.flagged);
+	if (check_init(&ck, db) != 0) {
+		check_cleanup(&ck);
 		return -1;
 	}
-	for (size_t i = 0; i < run->nrecs; i++)
-		ck.order[i] = i;
-	qsort_r(ck.order, run->nrecs, sizeof(*ck.order), by_tx_then_sent, run->recs);
 
 	printf("\n## Chaos run: seed %lu, %d s of faults, %zu transactions\n\n",
 	       run->seed, run->seconds, run->ntx);
@@ -513,6 +959,7 @@ long chaos_check(struct chaos_run *run, MYSQL *db)
 		while (first + n < run->nrecs && run->recs[ck.order[first + n]].tx == tx)
 			n++;
 		ck.nnotes = 0;
+		ck.whole = false;
 		check_tx(&ck, tx, ck.order + first, n);
 		if (ck.nnotes > 0 && ck.shown_tx++ < SHOW_MAX)
 			show_tx(&ck, tx, ck.order + first, n);
@@ -536,6 +983,11 @@ long chaos_check(struct chaos_run *run, MYSQL *db)
 		const struct chaos_rec *r = &run->recs[i];
 
 		by_kind[r->kind]++;
+		if (r->ev >= 0) {
+			ev_recs++;
+			if (r->status / 100 == 2)
+				ev_answers[r->outcome]++;
+		}
 		if (r->status >= 0 && r->status < 600)
 			status_count[r->status][r->outcome]++;
 		seen[r->seen]++;
@@ -543,6 +995,26 @@ long chaos_check(struct chaos_run *run, MYSQL *db)
 		    r->check_us > check_max)
 			check_max = r->check_us;
 	}
+
+	if (ck.stray_unknown > 0) {
+		ck.per_rule[R_EV_STRAY] += ck.stray_unknown;
+		ck.violations += ck.stray_unknown;
+		printf("\nchaos: VIOLATION: %s: %ld row(s) of this run's "
+		       "transactions in payment_events name no object the "
+		       "client sent (seed %lu)\n", rule_names[R_EV_STRAY],
+		       ck.stray_unknown, run->seed);
+	}
+	for (size_t tx = 0; tx < run->ntx; tx++) {
+		if (ck.ev_first[tx + 1] == ck.ev_first[tx])
+			continue;
+		ev_txs++;
+		if (ck.rows[tx].totals.refunded != 0 ||
+		    ck.rows[tx].totals.dispute[0] != '\0' ||
+		    ck.rows[tx].totals.cancelled != 0)
+			with_totals++;
+	}
+	for (size_t o = 0; o < run->nobjects; o++)
+		ev_objects += ck.objects[o].count;
 
 	printf("\n| figure | value |\n| --- | --- |\n");
 	printf("| requests | %zu in %d s of workload and %.1f s of final round |\n",
@@ -564,16 +1036,25 @@ long chaos_check(struct chaos_run *run, MYSQL *db)
 	       "%ld another row, %ld could not reach MariaDB; slowest %.1f ms |\n",
 	       seen[SEEN_ROW], seen[SEEN_NO_ROW], seen[SEEN_OTHER_ROW],
 	       seen[SEEN_UNREACHABLE], check_max / 1000.0);
+	printf("| lifecycle | %zu events of %zu objects (refunds, disputes, "
+	       "cancellations) for %ld transactions; %ld requests, 200 "
+	       "processed %ld, duplicate %ld; %ld object rows at the end; %ld "
+	       "payments with non-zero totals, every payment's totals checked "
+	       "against its rows and against the events sent |\n",
+	       run->nevents, run->nobjects, ev_txs, ev_recs,
+	       ev_answers[OUT_PROCESSED], ev_answers[OUT_DUPLICATE], ev_objects,
+	       with_totals);
 	chaos_tx_id(run, longest_tx, id, sizeof(id));
 	printf("| longest without a 2xx | %.1f s (%s from %.1f s: %ld "
 	       "deliveries without a 2xx, then one) |\n", longest / 1e6, id,
 	       rel_s(run, longest_from), longest_failed);
 	if (ck.per_rule[R_NOT_CONVERGED] > 0)
-		printf("| final round | %ld transaction(s) got no 2xx within %.0f s |\n",
+		printf("| final round | %ld payment(s) or event(s) got no 2xx "
+		       "within %.0f s |\n",
 		       ck.per_rule[R_NOT_CONVERGED],
 		       (run->final_end_us - run->final_start_us) / 1e6);
 	else
-		printf("| final round | every transaction answered 2xx within "
+		printf("| final round | every payment and event answered 2xx within "
 		       "%.1f s |\n", final_last / 1e6);
 	printf("| violations | %ld |\n", ck.violations);
 	for (int r = 0; r < R_COUNT; r++)
@@ -584,8 +1065,6 @@ long chaos_check(struct chaos_run *run, MYSQL *db)
 		       "above); replay with CHAOS_SEED=%lu\n", ck.violations,
 		       ck.shown_tx, ck.shown_tx < SHOW_MAX ? ck.shown_tx : SHOW_MAX,
 		       run->seed);
-	free(ck.rows);
-	free(ck.order);
-	free(ck.flagged);
+	check_cleanup(&ck);
 	return ck.violations;
 }

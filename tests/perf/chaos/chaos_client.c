@@ -6,6 +6,14 @@
  * not through the fault proxy): a 200 whose row is not yet committed is a lie
  * that no final table can show.
  *
+ * A third of the transactions also have lifecycle events (refunds, one
+ * partial or full, sometimes a second; disputes opened, then lost, some
+ * then won; cancellations), in the standard profile's body: some sent
+ * before their payment, some newest first, redelivered and in storms of
+ * copies as any delivery, some in a storm with their payment. A 200 for an
+ * event is checked the same way: right after it, the object's row must hold
+ * that event's state or one that supersedes it.
+ *
  * After the workload the client waits for SIGUSR1 (chaos.sh sends it once
  * every fault is healed), delivers every transaction once more until it gets
  * a 2xx (the final round, bounded in time), and hands the history and the
@@ -29,6 +37,8 @@
 
 #include "chaos.h"
 #include "error.h"
+#include "lifecycle.h"
+#include "sample.h"
 #include "secret.h"
 #include "signature.h"
 
@@ -37,22 +47,30 @@
 /* Longer than a worker SIGSTOPped past its lease holds a request. */
 #define HTTP_TIMEOUT_MS 30000
 #define MAX_CLIENTS 64
+/* One transaction in this many has lifecycle events. */
+#define LIFECYCLE_SHARE 3
+/* The most events one transaction gets (see add_lifecycle). */
+#define EVENTS_PER_TX 10
+/* The event time of transaction i's events: from 2026-01-01T00:00:00Z,
+ * i * 100 s on. */
+#define EVENT_BASE_TIME INT64_C(1767225600)
 
 /* One transfer of a burst (a single request is a burst of one). */
 struct call {
 	CURL *easy;
 	struct curl_slist *headers;
-	char body[256];
+	char body[512];
 	char answer[512];
 	size_t answer_len;
 	int retry_after;
 	struct chaos_rec rec;
 };
 
-/* What a client sends next: n copies for one transaction. */
+/* What a client sends next: n copies, each of a unit: unit u < ntx is
+ * transaction u's payment, any other lifecycle event u - ntx. */
 struct plan {
 	size_t n;
-	uint32_t tx;
+	size_t unit[MAX_BURST];
 	uint8_t kind[MAX_BURST], body[MAX_BURST];
 	int hangup_ms; /* > 0: hang up after that long */
 };
@@ -73,8 +91,10 @@ static struct {
 	const char *db_host, *db_user, *db_password, *db_name;
 	unsigned db_port;
 	int clients, think_ms, final_seconds, wait_seconds;
-	pthread_mutex_t lock; /* run.txs' workload state, run.recs, next_release */
-	size_t recs_cap, next_release, final_left;
+	/* run.txs' and run.events' workload state, run.recs, next_release,
+	 * next_event */
+	pthread_mutex_t lock;
+	size_t recs_cap, next_release, next_event, final_left;
 	bool final_round;
 	int64_t phase_end_us;
 	struct client client[MAX_CLIENTS];
@@ -121,23 +141,119 @@ void chaos_tx_id(const struct chaos_run *run, size_t i, char *out, size_t size)
 	snprintf(out, size, "%s-%zu", run->tag, i);
 }
 
+static void add_event(uint32_t tx, uint32_t object, enum lifecycle_kind kind,
+		      enum lifecycle_state state, int64_t amount, int64_t at)
+{
+	struct chaos_event *e = &g.run.events[g.run.nevents++];
+
+	e->tx = tx;
+	e->object = object;
+	e->kind = (uint8_t)kind;
+	e->state = (uint8_t)state;
+	e->amount = amount;
+	e->occurred_at = at;
+}
+
+/* Transaction i's lifecycle events, at most EVENTS_PER_TX: a refund
+ * (partial or full; pending first, or at the same time; some fail after
+ * they succeeded) and a second partial one; a dispute opened (announced
+ * open twice, some), lost, some then won (a few won at the very time it
+ * was lost: lost wins); a cancellation. Then when each is first sent:
+ * some before the payment, some newest first. */
+static void add_lifecycle(uint64_t *s, uint32_t i)
+{
+	const struct chaos_tx *t = &g.run.txs[i];
+	int64_t at = EVENT_BASE_TIME + (int64_t)i * 100, amount = t->amount[0];
+	size_t first = g.run.nevents, n;
+	long base, step;
+	bool reversed;
+
+	if (rnd(s) % 10 < 6) {
+		uint32_t object = (uint32_t)g.run.nobjects++;
+		bool full = rnd(s) % 10 < 3, tie = rnd(s) % 5 == 0;
+		int64_t a1 = full ? amount : range(s, 1, amount - 1);
+
+		if (rnd(s) % 10 < 7)
+			add_event(i, object, LIFECYCLE_REFUND, LIFECYCLE_PENDING,
+				  a1, tie ? at + 2 : at + 1);
+		add_event(i, object, LIFECYCLE_REFUND, LIFECYCLE_SUCCEEDED, a1,
+			  at + 2);
+		if (rnd(s) % 5 == 0)
+			add_event(i, object, LIFECYCLE_REFUND, LIFECYCLE_FAILED,
+				  a1, at + 5);
+		if (!full && rnd(s) % 10 < 4) {
+			int64_t a2 = range(s, 1, amount - a1);
+
+			object = (uint32_t)g.run.nobjects++;
+			if (rnd(s) % 2)
+				add_event(i, object, LIFECYCLE_REFUND,
+					  LIFECYCLE_PENDING, a2, at + 3);
+			add_event(i, object, LIFECYCLE_REFUND,
+				  LIFECYCLE_SUCCEEDED, a2, at + 4);
+		}
+	}
+	if (rnd(s) % 10 < 4) {
+		uint32_t object = (uint32_t)g.run.nobjects++;
+
+		add_event(i, object, LIFECYCLE_DISPUTE, LIFECYCLE_OPEN, amount,
+			  at + 10);
+		if (rnd(s) % 10 < 3)
+			add_event(i, object, LIFECYCLE_DISPUTE, LIFECYCLE_OPEN,
+				  amount, at + 12);
+		add_event(i, object, LIFECYCLE_DISPUTE, LIFECYCLE_LOST, amount,
+			  at + 20);
+		if (rnd(s) % 10 < 4)
+			add_event(i, object, LIFECYCLE_DISPUTE, LIFECYCLE_WON,
+				  amount, rnd(s) % 4 == 0 ? at + 20 : at + 30);
+	}
+	if (rnd(s) % 5 == 0 || g.run.nevents == first)
+		add_event(i, (uint32_t)g.run.nobjects++, LIFECYCLE_CANCELLATION,
+			  LIFECYCLE_SUCCEEDED, amount, at + 40);
+
+	/* A quarter come before the payment (up to 3 s at 20 a second),
+	 * the others up to 5 s after it; three in ten newest first. */
+	base = rnd(s) % 4 == 0 ? (long)i - range(s, 1, 60) : (long)i + range(s, 1, 100);
+	reversed = rnd(s) % 10 < 3;
+	step = range(s, 1, 4);
+	n = g.run.nevents - first;
+	for (size_t k = 0; k < n; k++) {
+		long after = base + step * (long)(reversed ? n - 1 - k : k);
+
+		g.run.events[first + k].release_after =
+			after < (long)g.run.ntx ? after : (long)g.run.ntx - 1;
+	}
+}
+
+static int by_release(const void *a, const void *b)
+{
+	const struct chaos_event *x = a, *y = b;
+
+	if (x->release_after != y->release_after)
+		return x->release_after < y->release_after ? -1 : 1;
+	return chaos_event_order(x, y);
+}
+
 /* The fixed set: amounts and currencies drawn from the seed. The variant
- * differs from the canonical body in the amount or in the currency. */
+ * differs from the canonical body in the amount or in the currency (only
+ * in the amount for a transaction with lifecycle events, which are in its
+ * currency). */
 static int setup_transactions(void)
 {
 	static const char *const currencies[] = { "EUR", "USD", "JPY", "GBP" };
 	uint64_t s = g.run.seed * 7919 + 1;
 
 	g.run.txs = calloc(g.run.ntx, sizeof(*g.run.txs));
-	if (g.run.txs == NULL)
+	g.run.events = calloc(g.run.ntx, EVENTS_PER_TX * sizeof(*g.run.events));
+	if (g.run.txs == NULL || g.run.events == NULL)
 		return -1;
 	for (size_t i = 0; i < g.run.ntx; i++) {
 		struct chaos_tx *t = &g.run.txs[i];
 		int c = (int)(rnd(&s) % 4);
+		bool lifecycle = rnd(&s) % LIFECYCLE_SHARE == 0;
 
 		t->amount[0] = range(&s, 100, 999999);
 		snprintf(t->currency[0], 4, "%s", currencies[c]);
-		if (rnd(&s) % 2) {
+		if (lifecycle || rnd(&s) % 2) {
 			t->amount[1] = t->amount[0] + 1;
 			snprintf(t->currency[1], 4, "%s", currencies[c]);
 		} else {
@@ -145,8 +261,17 @@ static int setup_transactions(void)
 			snprintf(t->currency[1], 4, "%s", currencies[(c + 1) % 4]);
 		}
 		t->first200_body = -1;
+		if (lifecycle)
+			add_lifecycle(&s, (uint32_t)i);
 	}
+	qsort(g.run.events, g.run.nevents, sizeof(*g.run.events), by_release);
 	return 0;
+}
+
+static struct chaos_sched *sched_of(size_t unit)
+{
+	return unit < g.run.ntx ? &g.run.txs[unit].sched
+				: &g.run.events[unit - g.run.ntx].sched;
 }
 
 /* ---- the check right after a 200 ----------------------------------------- */
@@ -180,6 +305,22 @@ static int db_connect(struct client *c)
 	return 0;
 }
 
+/* Runs the check's query q. Returns its result (the caller frees it), or
+ * NULL when MariaDB did not answer (the connection closed). */
+static MYSQL_RES *check_query(struct client *c, const char *q)
+{
+	MYSQL_RES *res;
+
+	if (c->db == NULL && db_connect(c) != 0)
+		return NULL;
+	if (mysql_query(c->db, q) != 0 ||
+	    (res = mysql_store_result(c->db)) == NULL) {
+		db_close(c);
+		return NULL;
+	}
+	return res;
+}
+
 /* Reads transaction tx's row as committed now, and compares it with body. */
 static enum chaos_seen check_row(struct client *c, uint32_t tx, int body)
 {
@@ -192,13 +333,9 @@ static enum chaos_seen check_row(struct client *c, uint32_t tx, int body)
 	chaos_tx_id(&g.run, tx, id, sizeof(id));
 	snprintf(q, sizeof(q), "SELECT amount, currency FROM payments WHERE "
 			       "provider = 'standard' AND transaction_id = '%s'", id);
-	if (c->db == NULL && db_connect(c) != 0)
+	res = check_query(c, q);
+	if (res == NULL)
 		return SEEN_UNREACHABLE;
-	if (mysql_query(c->db, q) != 0 ||
-	    (res = mysql_store_result(c->db)) == NULL) {
-		db_close(c);
-		return SEEN_UNREACHABLE;
-	}
 	row = mysql_fetch_row(res);
 	if (row == NULL)
 		seen = SEEN_NO_ROW;
@@ -207,6 +344,46 @@ static enum chaos_seen check_row(struct client *c, uint32_t tx, int body)
 		seen = SEEN_ROW;
 	else
 		seen = SEEN_OTHER_ROW;
+	mysql_free_result(res);
+	return seen;
+}
+
+/* Reads event ev's object row as committed now: it must hold the event's
+ * state, or one that supersedes it (SEEN_OTHER_ROW when it does not). */
+static enum chaos_seen check_event_row(struct client *c, uint32_t ev)
+{
+	const struct chaos_event *e = &g.run.events[ev];
+	struct lifecycle_event mine, held;
+	long long micros;
+	char id[128], q[384];
+	enum chaos_seen seen = SEEN_OTHER_ROW;
+	MYSQL_RES *res;
+	MYSQL_ROW row;
+
+	chaos_object_id(&g.run, e, id, sizeof(id));
+	snprintf(q, sizeof(q), "SELECT state, TIMESTAMPDIFF(MICROSECOND, "
+			       "'1970-01-01', occurred_at), amount FROM "
+			       "payment_events WHERE provider = 'standard' AND "
+			       "kind = '%s' AND object_id = '%s'",
+		 lifecycle_kind_name(e->kind), id);
+	res = check_query(c, q);
+	if (res == NULL)
+		return SEEN_UNREACHABLE;
+	row = mysql_fetch_row(res);
+	chaos_event_model(e, &mine);
+	held = mine;
+	if (row == NULL) {
+		seen = SEEN_NO_ROW;
+	} else if (row[0] != NULL && row[1] != NULL && row[2] != NULL &&
+		   lifecycle_state_parse(mine.kind, row[0], strlen(row[0]),
+					 &held.state) == 0) {
+		micros = strtoll(row[1], NULL, 10);
+		held.occurred_at.seconds = micros / 1000000;
+		held.occurred_at.micros = (int32_t)(micros % 1000000);
+		held.link.amount = strtoll(row[2], NULL, 10);
+		if (!lifecycle_supersedes(&held, &mine))
+			seen = SEEN_ROW;
+	}
 	mysql_free_result(res);
 	return seen;
 }
@@ -250,17 +427,59 @@ static enum chaos_outcome parse_outcome(const char *answer)
 	return OUT_OTHER;
 }
 
-/* Sets up call to send kind/body of transaction tx, signed now. */
-static int prepare(struct client *c, struct call *call, uint32_t tx,
+/* The standard profile's sample event for e (sample.h), its body as
+ * providers send it, into out (size bytes). Returns its length, or -1 with
+ * a message on stderr. */
+static int event_body(const struct chaos_event *e, char *out, size_t size)
+{
+	const char *kind = lifecycle_kind_name(e->kind);
+	bool plain = e->state == LIFECYCLE_SUCCEEDED || e->state == LIFECYCLE_OPEN;
+	char name[32], id[96], object[128];
+	struct sample_input in = {
+		.provider = CONFIG_PROVIDER_STANDARD,
+		.event = name,
+		.transaction_id = id,
+		.amount = e->amount,
+		.currency = g.run.txs[e->tx].currency[0],
+		.object_id = object,
+		.occurred_at = e->occurred_at,
+	};
+	struct error err = { "" };
+	char *text;
+	int len;
+
+	/* "refund" is the succeeded refund's sample, "refund.pending" ... */
+	snprintf(name, sizeof(name), "%s%s%s", kind, plain ? "" : ".",
+		 plain ? "" : lifecycle_state_name(e->state));
+	chaos_tx_id(&g.run, e->tx, id, sizeof(id));
+	chaos_object_id(&g.run, e, object, sizeof(object));
+	text = sample_event(&in, &err);
+	if (text == NULL) {
+		fprintf(stderr, PROGRAM ": sample %s: %s\n", name, err.message);
+		return -1;
+	}
+	len = snprintf(out, size, "%s", text);
+	free(text);
+	return len >= 0 && (size_t)len < size ? len : -1;
+}
+
+/* Sets up call to send kind/body of unit (a payment or a lifecycle event),
+ * signed now. */
+static int prepare(struct client *c, struct call *call, size_t unit,
 		   int kind, int body, int hangup_ms)
 {
+	const struct chaos_event *e =
+		unit < g.run.ntx ? NULL : &g.run.events[unit - g.run.ntx];
+	uint32_t tx = e != NULL ? e->tx : (uint32_t)unit;
 	const struct chaos_tx *t = &g.run.txs[tx];
-	char id[96], msg_id[112], stamp[24], sig[SIGNATURE_TEXT_MAX], h[160];
+	char id[96], msg_id[160], stamp[24], sig[SIGNATURE_TEXT_MAX], h[200];
 	struct error err = { "" };
 	int len;
 
 	chaos_tx_id(&g.run, tx, id, sizeof(id));
-	if (body == BODY_BAD)
+	if (e != NULL)
+		len = event_body(e, call->body, sizeof(call->body));
+	else if (body == BODY_BAD)
 		len = snprintf(call->body, sizeof(call->body),
 			       "{\"transaction_id\":\"%s\",\"amount\":1.5,"
 			       "\"currency\":\"%s\"}", id, t->currency[0]);
@@ -269,8 +488,15 @@ static int prepare(struct client *c, struct call *call, uint32_t tx,
 			       "{\"transaction_id\":\"%s\",\"amount\":%" PRId64
 			       ",\"currency\":\"%s\"}", id, t->amount[body],
 			       t->currency[body]);
+	if (len < 0 || (size_t)len >= sizeof(call->body))
+		return -1;
 	/* One webhook-id per message, the same on every delivery of it. */
-	snprintf(msg_id, sizeof(msg_id), "msg_%s_%d", id, body);
+	if (e != NULL)
+		snprintf(msg_id, sizeof(msg_id), "msg_%s_%u_%s_%lld", id,
+			 e->object, lifecycle_state_name(e->state),
+			 (long long)e->occurred_at);
+	else
+		snprintf(msg_id, sizeof(msg_id), "msg_%s_%d", id, body);
 	snprintf(stamp, sizeof(stamp), "%lld", (long long)time(NULL));
 	if (signature_sign_standard(c->ring, msg_id, stamp, call->body,
 				    (size_t)len, sig, &err) != 0) {
@@ -295,6 +521,7 @@ static int prepare(struct client *c, struct call *call, uint32_t tx,
 	call->retry_after = -1;
 	memset(&call->rec, 0, sizeof(call->rec));
 	call->rec.tx = tx;
+	call->rec.ev = e != NULL ? (int32_t)(unit - g.run.ntx) : -1;
 	call->rec.kind = (uint8_t)kind;
 	call->rec.body = (uint8_t)body;
 	call->rec.client = (uint8_t)c->index;
@@ -328,10 +555,12 @@ static bool is_delivery(int kind)
 	       kind == KIND_BURST || kind == KIND_HANGUP || kind == KIND_FINAL;
 }
 
-/* Appends the record and moves its transaction's workload state on. */
+/* Appends the record and moves its payment's or event's workload state
+ * on. */
 static void record(struct client *c, const struct chaos_rec *r)
 {
 	struct chaos_tx *t = &g.run.txs[r->tx];
+	struct chaos_sched *s = r->ev < 0 ? &t->sched : &g.run.events[r->ev].sched;
 	bool ok = r->status / 100 == 2, conflict = r->status == 422;
 
 	pthread_mutex_lock(&g.lock);
@@ -347,27 +576,27 @@ static void record(struct client *c, const struct chaos_rec *r)
 		g.recs_cap = cap;
 	}
 	g.run.recs[g.run.nrecs++] = *r;
-	if (ok && t->first200_body < 0 && r->body != BODY_BAD)
+	if (r->ev < 0 && ok && t->first200_body < 0 && r->body != BODY_BAD)
 		t->first200_body = r->body;
 	if (r->kind == KIND_FINAL) {
 		if (ok) {
-			t->final_done = true;
+			s->final_done = true;
 			g.final_left--;
-		} else if (conflict) {
+		} else if (conflict && r->ev < 0) {
 			/* The row holds the other body: deliver that one. */
 			t->final_body ^= 1;
-			t->due_us = r->answered_us;
+			s->due_us = r->answered_us;
 		} else {
-			t->due_us = retry_at(r, &c->rng);
+			s->due_us = retry_at(r, &c->rng);
 		}
 	} else if (is_delivery(r->kind)) {
 		/* A 2xx (or a conflict: the other body won) ends the
 		 * deliveries; anything else asks for a retry. */
 		if (ok || conflict) {
-			t->due_us = 0;
-		} else if (t->due_us == 0 || t->due_us == INT64_MAX) {
+			s->due_us = 0;
+		} else if (s->due_us == 0 || s->due_us == INT64_MAX) {
 			/* Not yet pending, or taken by this retry. */
-			t->due_us = retry_at(r, &c->rng);
+			s->due_us = retry_at(r, &c->rng);
 		}
 	}
 	pthread_mutex_unlock(&g.lock);
@@ -382,7 +611,7 @@ static int send_plan(struct client *c, const struct plan *p)
 	CURLMsg *msg;
 
 	for (size_t i = 0; i < p->n; i++) {
-		if (prepare(c, &c->calls[i], p->tx, p->kind[i], p->body[i],
+		if (prepare(c, &c->calls[i], p->unit[i], p->kind[i], p->body[i],
 			    p->kind[i] == KIND_HANGUP ? p->hangup_ms : 0) != 0)
 			return -1;
 	}
@@ -412,8 +641,9 @@ static int send_plan(struct client *c, const struct plan *p)
 						      parse_outcome(call->answer));
 			curl_multi_remove_handle(c->multi, call->easy);
 			if (status == 200) {
-				call->rec.seen = (uint8_t)check_row(c, call->rec.tx,
-								    call->rec.body);
+				call->rec.seen = (uint8_t)(call->rec.ev < 0 ?
+					check_row(c, call->rec.tx, call->rec.body) :
+					check_event_row(c, (uint32_t)call->rec.ev));
 				call->rec.check_us = (int32_t)(now_us() -
 							       call->rec.answered_us);
 			}
@@ -427,60 +657,80 @@ static int send_plan(struct client *c, const struct plan *p)
 
 /* ---- what to send next ---------------------------------------------------- */
 
-/* The earliest transaction whose retry is due (final: every one not done),
- * taken so that no other client sends it meanwhile; -1 when none. */
+/* The released unit of index k among the payments released (first np)
+ * and then the events released. */
+static size_t released_unit(size_t k, size_t np)
+{
+	return k < np ? k : g.run.ntx + (k - np);
+}
+
+/* The earliest unit whose retry is due (final: every one not done), taken
+ * so that no other client sends it meanwhile; -1 when none. */
 static long take_due(int64_t now)
 {
 	long best = -1;
-	size_t n = g.final_round ? g.run.ntx : g.next_release;
+	size_t np = g.final_round ? g.run.ntx : g.next_release;
+	size_t ne = g.final_round ? g.run.nevents : g.next_event;
 
-	for (size_t i = 0; i < n; i++) {
-		const struct chaos_tx *t = &g.run.txs[i];
-		bool want = g.final_round ? !t->final_done && t->due_us <= now :
-					    t->due_us != 0 && t->due_us <= now;
+	for (size_t k = 0; k < np + ne; k++) {
+		size_t u = released_unit(k, np);
+		const struct chaos_sched *s = sched_of(u);
+		bool want = g.final_round ? !s->final_done && s->due_us <= now :
+					    s->due_us != 0 && s->due_us <= now;
 
-		if (want && (best < 0 || t->due_us < g.run.txs[best].due_us))
-			best = (long)i;
+		if (want && (best < 0 || s->due_us < sched_of((size_t)best)->due_us))
+			best = (long)u;
 	}
 	if (best >= 0)
-		g.run.txs[best].due_us = INT64_MAX;
+		sched_of((size_t)best)->due_us = INT64_MAX;
 	return best;
 }
 
-static void plan_copies(struct plan *p, size_t n, int kind, int body)
+/* Copies [from, n) of p: kind and body of unit. */
+static void plan_copies(struct plan *p, size_t from, size_t n, size_t unit,
+			int kind, int body)
 {
-	for (size_t i = 0; i < n; i++) {
+	for (size_t i = from; i < n; i++) {
+		p->unit[i] = unit;
 		p->kind[i] = (uint8_t)kind;
 		p->body[i] = (uint8_t)body;
 	}
 	p->n = n;
 }
 
-/* Fills p for the workload: first deliveries released at an even pace over
- * the run, then due retries, else a redelivery of any released transaction;
- * some of each go out as bursts, conflicting bodies, bad bodies or
- * hang-ups. Returns 0, 1 when there is nothing to send now, -1 when the
- * workload is over. */
+/* Fills p for the workload: first deliveries of payments released at an
+ * even pace over the run, lifecycle events as their payment's turn comes
+ * (before it, for some), then due retries, else a redelivery of anything
+ * released; some of each go out as bursts, conflicting bodies, bad bodies
+ * or hang-ups, and some events in a burst with their payment. Returns 0, 1
+ * when there is nothing to send now, -1 when the workload is over. */
 static int pick_workload(struct client *c, struct plan *p, int64_t now)
 {
 	double span = (double)(g.phase_end_us - g.run.start_us);
 	size_t target = (size_t)((double)g.run.ntx * (double)(now - g.run.start_us) /
 				 span) + 1;
+	size_t u, n;
 	int kind;
 	long due;
+	bool event;
 	double r;
 
 	if (now >= g.phase_end_us)
 		return -1;
 	pthread_mutex_lock(&g.lock);
 	if (g.next_release < g.run.ntx && g.next_release < target) {
-		p->tx = (uint32_t)g.next_release++;
+		u = g.next_release++;
+		kind = KIND_FIRST;
+	} else if (g.next_event < g.run.nevents &&
+		   g.run.events[g.next_event].release_after < (long)g.next_release) {
+		u = g.run.ntx + g.next_event++;
 		kind = KIND_FIRST;
 	} else if ((due = take_due(now)) >= 0) {
-		p->tx = (uint32_t)due;
+		u = (size_t)due;
 		kind = KIND_RETRY;
-	} else if (g.next_release > 0) {
-		p->tx = (uint32_t)(rnd(&c->rng) % g.next_release);
+	} else if (g.next_release + g.next_event > 0) {
+		u = released_unit(rnd(&c->rng) % (g.next_release + g.next_event),
+				     g.next_release);
 		kind = KIND_REDELIVERY;
 	} else {
 		pthread_mutex_unlock(&g.lock);
@@ -488,33 +738,39 @@ static int pick_workload(struct client *c, struct plan *p, int64_t now)
 	}
 	pthread_mutex_unlock(&g.lock);
 
+	event = u >= g.run.ntx;
 	r = unit(&c->rng);
 	p->hangup_ms = (int)range(&c->rng, 1, 40);
+	n = (size_t)range(&c->rng, 2, MAX_BURST);
 	if (r < 0.05) {
-		plan_copies(p, (size_t)range(&c->rng, 2, MAX_BURST), KIND_BURST,
-			    BODY_CANONICAL);
-	} else if (kind == KIND_FIRST && r < 0.07) {
+		plan_copies(p, 0, n, u, KIND_BURST, BODY_CANONICAL);
+	} else if (!event && kind == KIND_FIRST && r < 0.07) {
 		/* Both bodies at once: whichever commits first is the row. */
-		plan_copies(p, (size_t)range(&c->rng, 2, MAX_BURST), KIND_BURST,
-			    BODY_CANONICAL);
+		plan_copies(p, 0, n, u, KIND_BURST, BODY_CANONICAL);
 		p->kind[0] = KIND_CONFLICT;
 		p->body[0] = BODY_VARIANT;
-	} else if (kind == KIND_REDELIVERY && r < 0.10) {
-		plan_copies(p, 1, KIND_CONFLICT, BODY_VARIANT);
-	} else if (kind == KIND_REDELIVERY && r < 0.13) {
-		plan_copies(p, 1, KIND_BAD, BODY_BAD);
+	} else if (event && r < 0.08) {
+		/* The event and its payment at once (the payment's totals
+		 * must include the event, whichever commits first). */
+		plan_copies(p, 0, n / 2, u, KIND_BURST, BODY_CANONICAL);
+		plan_copies(p, n / 2, n, g.run.events[u - g.run.ntx].tx,
+			    KIND_BURST, BODY_CANONICAL);
+	} else if (!event && kind == KIND_REDELIVERY && r < 0.10) {
+		plan_copies(p, 0, 1, u, KIND_CONFLICT, BODY_VARIANT);
+	} else if (!event && kind == KIND_REDELIVERY && r < 0.13) {
+		plan_copies(p, 0, 1, u, KIND_BAD, BODY_BAD);
 	} else if (kind == KIND_REDELIVERY && r < 0.15) {
-		plan_copies(p, 1, KIND_BADSIG, BODY_CANONICAL);
+		plan_copies(p, 0, 1, u, KIND_BADSIG, BODY_CANONICAL);
 	} else if (r < 0.20) {
-		plan_copies(p, 1, KIND_HANGUP, BODY_CANONICAL);
+		plan_copies(p, 0, 1, u, KIND_HANGUP, BODY_CANONICAL);
 	} else {
-		plan_copies(p, 1, kind, BODY_CANONICAL);
+		plan_copies(p, 0, 1, u, kind, BODY_CANONICAL);
 	}
 	return 0;
 }
 
-/* The final round: the body of the transaction's first 200 (or, after a
- * conflict, the other one) until a 2xx. */
+/* The final round: a payment with the body of its first 200 (or, after a
+ * conflict, the other one), an event with its own, until a 2xx. */
 static int pick_final(struct plan *p, int64_t now)
 {
 	long due;
@@ -528,13 +784,13 @@ static int pick_final(struct plan *p, int64_t now)
 		return -1;
 	}
 	due = take_due(now);
-	body = due >= 0 ? g.run.txs[due].final_body : 0;
+	body = due >= 0 && (size_t)due < g.run.ntx ? g.run.txs[due].final_body
+						   : BODY_CANONICAL;
 	pthread_mutex_unlock(&g.lock);
 	if (due < 0)
 		return 1;
-	p->tx = (uint32_t)due;
 	p->hangup_ms = 0;
-	plan_copies(p, 1, KIND_FINAL, body);
+	plan_copies(p, 0, 1, (size_t)due, KIND_FINAL, body);
 	return 0;
 }
 
@@ -721,15 +977,16 @@ int main(int argc, char **argv)
 		printf("# chaos: no SIGUSR1 within %d s: final round anyway\n",
 		       g.wait_seconds);
 
-	/* The final round: every transaction, released or not. */
+	/* The final round: every payment and event, released or not. */
 	for (size_t i = 0; i < g.run.ntx; i++) {
 		struct chaos_tx *t = &g.run.txs[i];
 
-		t->due_us = 0;
 		t->final_body = t->first200_body == BODY_VARIANT ? BODY_VARIANT :
 								  BODY_CANONICAL;
 	}
-	g.final_left = g.run.ntx;
+	for (size_t u = 0; u < g.run.ntx + g.run.nevents; u++)
+		sched_of(u)->due_us = 0;
+	g.final_left = g.run.ntx + g.run.nevents;
 	g.final_round = true;
 	g.run.final_start_us = now_us();
 	g.phase_end_us = g.run.final_start_us + (int64_t)g.final_seconds * 1000000;

@@ -14,6 +14,11 @@
 #                       (not every database error is a duplicate)
 #   plain-del           the lock is released by a plain DEL, whoever holds it
 #                       (a stale worker deletes the next one's lock)
+#   lc-totals-skipped   a lifecycle event recorded after its payment leaves
+#                       the payment's totals as they were
+#   lc-older-wins       a lifecycle event of another state always replaces
+#                       the row's, however old (a provider's late, older
+#                       event overwrites the newer state)
 # CHAOS_* settings as for chaos.sh. Exit 0 when the chaos run failed (the
 # bug was caught), 1 when it passed, 2 when the bug could not be planted.
 set -u
@@ -43,8 +48,16 @@ plain-del)
 	file=lib/receiver/lock.c
 	perl -0pi -e 's/\t"if v == ARGV\[1\] then return redis.call\(.DEL., KEYS\[1\]\) end\\n"\n/\t"redis.call(\x27DEL\x27, KEYS[1])\\n" \/* PLANTED *\/\n\t"if v == ARGV[1] then return 1 end\\n"\n/' "$file"
 	;;
+lc-totals-skipped)
+	file=lib/lifecycle_store.c
+	perl -0pi -e 's/(status == STORE_INSERTED && rows\.payment_found)\)\n/$1 \&\& 0 \/* PLANTED *\/)\n/' "$file"
+	;;
+lc-older-wins)
+	file=lib/lifecycle.c
+	perl -0pi -e 's/(\tif \(order != 0\)\n\t\treturn) order > 0;/$1 true; \/* PLANTED *\//' "$file"
+	;;
 *)
-	echo "planted-bug: unknown bug '$bug' (busy-is-done, error-is-duplicate, plain-del)" >&2
+	echo "planted-bug: unknown bug '$bug' (busy-is-done, error-is-duplicate, plain-del, lc-totals-skipped, lc-older-wins)" >&2
 	exit 2
 	;;
 esac
