@@ -22,10 +22,10 @@ static int mark_one(void *ctx, const char *provider, const char *id,
 
 int early_rebuild(struct lock_client *lock, struct lifecycle_store *events,
 		  unsigned long *marked, unsigned long *repaired,
-		  struct error *err)
+		  long *wait_ms, struct error *err)
 {
 	struct rebuild r = { lock, 0 };
-	int due = lock_early_rebuild_due(lock, err);
+	int due = lock_early_rebuild_due(lock, wait_ms, err);
 
 	*marked = 0;
 	*repaired = 0;

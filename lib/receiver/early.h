@@ -19,10 +19,10 @@
 /* Rebuilds the marks when due (lock_early_rebuild_due). Returns 1 when it
  * rebuilt them (*marked: how many payments were marked; *repaired: how
  * many recorded payments' totals were wrong and are now recomputed), 0
- * when not due yet, -1 with err naming what failed (the marks stay
- * incomplete; a later call tries again). */
+ * when not due yet (*wait_ms: for how long still), -1 with err naming what
+ * failed (the marks stay incomplete; a later call tries again). */
 int early_rebuild(struct lock_client *lock, struct lifecycle_store *events,
 		  unsigned long *marked, unsigned long *repaired,
-		  struct error *err);
+		  long *wait_ms, struct error *err);
 
 #endif

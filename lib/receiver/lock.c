@@ -626,10 +626,11 @@ static long long wall_ms(void)
 	return (long long)now.tv_sec * 1000 + now.tv_nsec / 1000000;
 }
 
-int lock_early_rebuild_due(struct lock_client *client, struct error *err)
+int lock_early_rebuild_due(struct lock_client *client, long *wait_ms,
+			   struct error *err)
 {
 	const char *prefix = client->cfg->lock_key_prefix;
-	long wait_ms = client->cfg->lock_ttl_ms + 1000;
+	long wait_ms_total = client->cfg->lock_ttl_ms + 1000;
 	char key[EARLY_KEY_MAX], value[96], px[24];
 	const char *set[6] = { "SET", key, value, "NX", "PX", px };
 	const char *get[2] = { "GET", key };
@@ -638,6 +639,7 @@ int lock_early_rebuild_due(struct lock_client *client, struct error *err)
 	char *end;
 	int due;
 
+	*wait_ms = wait_ms_total;
 	if (lock_connect(client, err) != 0)
 		return -1;
 	if (client->run_id[0] == '\0')
@@ -645,7 +647,7 @@ int lock_early_rebuild_due(struct lock_client *client, struct error *err)
 	early_key(key, EARLY_REBUILD, prefix, strlen(prefix));
 	/* Kept a while after it is due, so that a rebuild that failed is
 	 * tried again without a new wait; then a new wait begins. */
-	snprintf(px, sizeof(px), "%ld", 2 * wait_ms + 60000);
+	snprintf(px, sizeof(px), "%ld", 2 * wait_ms_total + 60000);
 	snprintf(value, sizeof(value), "%lld:%s", wall_ms(), client->run_id);
 	if (early_command(client, "SET early rebuild", 6, set, NULL, NULL,
 			  err) != 0 ||
@@ -664,7 +666,9 @@ int lock_early_rebuild_due(struct lock_client *client, struct error *err)
 			return early_command(client, "SET early rebuild", 5,
 					     set, NULL, NULL, err);
 		}
-		due = wall_ms() >= since_ms + wait_ms;
+		due = wall_ms() >= since_ms + wait_ms_total;
+		if (!due)
+			*wait_ms = (long)(since_ms + wait_ms_total - wall_ms());
 	}
 	freeReplyObject(reply);
 	return due;

@@ -104,8 +104,10 @@ void lock_clear_early(struct lock_client *client, const struct lock_lease *lease
  * may be rebuilt now (lock_ttl_ms and a second have passed since a worker
  * first saw them incomplete on this Redis process, so every transaction
  * that marked an event on the one before has committed or given up), 0
- * when not yet, -1 with err set when Redis failed. */
-int lock_early_rebuild_due(struct lock_client *client, struct error *err);
+ * when not yet (*wait_ms: how long still), -1 with err set when Redis
+ * failed. */
+int lock_early_rebuild_due(struct lock_client *client, long *wait_ms,
+			   struct error *err);
 
 /* Marks transaction id[0..id_len) of provider scope (NULL for standard) as
  * having an early event, for the rebuild. Returns 0 or -1 with err set. */

@@ -42,8 +42,10 @@ struct pipeline {
 	int64_t elapsed_us;
 	struct error detail, note;
 	/* A lease came back with the early marks incomplete: the rebuild is
-	 * tried once the answer is out (pipeline_finish). */
+	 * tried once the answer is out (pipeline_finish), not before
+	 * early_due_us (timing_now_us), when the last try said "not yet". */
 	bool early_incomplete;
+	int64_t early_due_us;
 };
 
 /* A request locks each payment and each lifecycle event's payment once. */
@@ -641,9 +643,13 @@ static void rebuild_early(struct pipeline *p)
 {
 	struct error err;
 	unsigned long marked, repaired;
+	long wait_ms = 0;
 
 	p->early_incomplete = false;
-	switch (early_rebuild(p->lock, p->events, &marked, &repaired, &err)) {
+	if (timing_now_us() < p->early_due_us)
+		return;
+	switch (early_rebuild(p->lock, p->events, &marked, &repaired, &wait_ms,
+			      &err)) {
 	case 1:
 		log_info("redis: early marks rebuilt (%lu payments with "
 			 "lifecycle events before them)", marked);
@@ -654,8 +660,13 @@ static void rebuild_early(struct pipeline *p)
 				 "an event recorded while Redis had lost the "
 				 "locks: recomputed", repaired);
 		break;
-	case -1:
+	case 0:
+		/* Asked again when due, not at every request meanwhile. */
+		p->early_due_us = timing_now_us() + wait_ms * 1000L;
+		break;
+	default:
 		log_warn("redis: early marks not rebuilt: %s", err.message);
+		p->early_due_us = timing_now_us() + 1000000L;
 		break;
 	}
 }

@@ -240,7 +240,7 @@ void lock_clear_early(struct lock_client *client, const struct lock_lease *lease
 
 int early_rebuild(struct lock_client *lock, struct lifecycle_store *events,
 		  unsigned long *marked, unsigned long *repaired,
-		  struct error *err)
+		  long *wait_ms, struct error *err)
 {
 	FUZZ_CHECK(0, "early_rebuild: called without an incomplete lease");
 	(void)lock;
@@ -248,6 +248,7 @@ int early_rebuild(struct lock_client *lock, struct lifecycle_store *events,
 	(void)err;
 	*marked = 0;
 	*repaired = 0;
+	*wait_ms = 0;
 	return 0;
 }
 

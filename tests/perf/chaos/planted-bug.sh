@@ -49,11 +49,11 @@ plain-del)
 	perl -0pi -e 's/\t"if v == ARGV\[1\] then return redis.call\(.DEL., KEYS\[1\]\) end\\n"\n/\t"redis.call(\x27DEL\x27, KEYS[1])\\n" \/* PLANTED *\/\n\t"if v == ARGV[1] then return 1 end\\n"\n/' "$file"
 	;;
 lc-totals-skipped)
-	file=lib/lifecycle_store.c
+	file=lib/receiver/lifecycle_store.c
 	perl -0pi -e 's/(status == STORE_INSERTED && rows\.payment_found)\)\n/$1 \&\& 0 \/* PLANTED *\/)\n/' "$file"
 	;;
 lc-older-wins)
-	file=lib/lifecycle.c
+	file=lib/shared/lifecycle.c
 	perl -0pi -e 's/(\tif \(order != 0\)\n\t\treturn) order > 0;/$1 true; \/* PLANTED *\//' "$file"
 	;;
 *)
