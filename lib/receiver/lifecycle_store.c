@@ -28,6 +28,7 @@ enum {
 	SEL_EVENT,   /* the object's row, locked */
 	INS_EVENT,
 	UPD_EVENT,
+	UPD_EVENT_TIME, /* the same state restated later (lifecycle_restates) */
 	INS_CHANGE,  /* one change, n = its number among the object's changes
 		      * to that state */
 	UPD_TOTALS,
@@ -53,6 +54,9 @@ static const char *const statement_sql[STATEMENTS] = {
 	[UPD_EVENT] = "UPDATE payment_events SET state = ?, amount = ?, "
 		      "currency = ?, event_id = ?, occurred_at = ?, payload = ?, "
 		      "updated_at = CURRENT_TIMESTAMP(6) WHERE id = ?",
+	[UPD_EVENT_TIME] = "UPDATE payment_events SET event_id = ?, "
+			   "occurred_at = ?, updated_at = CURRENT_TIMESTAMP(6) "
+			   "WHERE id = ?",
 	[INS_CHANGE] = "INSERT INTO payment_event_changes (event_row_id, state, "
 		       "n, amount, currency, event_id, occurred_at) "
 		       "SELECT ?, ?, COUNT(*) + 1, ?, ?, ?, ? FROM "
@@ -472,6 +476,26 @@ static enum store_status update_event(struct lifecycle_store *ls,
 	return STORE_INSERTED;
 }
 
+/* The row's state said again at a later time: its event id and time move
+ * on, nothing else (no change is appended: the state did not change). */
+static enum store_status restate_event(struct lifecycle_store *ls,
+				       struct bound *v,
+				       const struct lifecycle_event *e,
+				       struct rows *rows, struct error *err)
+{
+	MYSQL_BIND state[5], param[3];
+
+	memset(state, 0, sizeof(state));
+	bind_state(state, v, e);
+	param[0] = state[3];
+	param[1] = state[4];
+	memset(&param[2], 0, sizeof(param[2]));
+	bind_u64(&param[2], &rows->event_row_id);
+	if (run(ls, UPD_EVENT_TIME, param, NULL) != 0)
+		return stmt_failed(ls, UPD_EVENT_TIME, "restate event", err);
+	return STORE_INSERTED;
+}
+
 /* Appends the change: the row's new state, numbered among the object's
  * changes to that state. */
 static enum store_status append_change(struct lifecycle_store *ls,
@@ -524,7 +548,7 @@ static enum store_status write_event(struct lifecycle_store *ls,
 				     struct bound *v,
 				     const struct lifecycle_event *e,
 				     const void *payload, bool *payment_found,
-				     struct error *err)
+				     bool *restated, struct error *err)
 {
 	struct rows rows;
 	enum store_status status;
@@ -549,8 +573,18 @@ static enum store_status write_event(struct lifecycle_store *ls,
 		/* The row was there (or another delivery just created it). */
 		rows.held.cumulative = e->cumulative;
 		if (!lifecycle_supersedes(&rows.held, e)) {
-			rollback(ls);
-			return STORE_DUPLICATE;
+			if (!lifecycle_restates(&rows.held, e)) {
+				rollback(ls);
+				return STORE_DUPLICATE;
+			}
+			/* A duplicate all the same, written: the row's
+			 * time decides what an older event does later, and
+			 * the totals' dispute_state follows the times. */
+			*restated = true;
+			status = restate_event(ls, v, e, &rows, err);
+			if (status == STORE_INSERTED && rows.payment_found)
+				status = update_totals(ls, v, e, &rows, err);
+			return status;
 		}
 		status = update_event(ls, v, e, payload, &rows, err);
 		if (status != STORE_INSERTED)
@@ -572,7 +606,7 @@ enum store_status lifecycle_store_record(struct lifecycle_store *ls,
 	long round_trip_ms = config_round_trip_bound_ms(ls->cfg);
 	struct bound v;
 	enum store_status status;
-	bool payment_found = false;
+	bool payment_found = false, restated = false;
 	MYSQL *mysql;
 
 	ls->fresh = false;
@@ -588,12 +622,14 @@ enum store_status lifecycle_store_record(struct lifecycle_store *ls,
 	status = begin(ls, err);
 	if (status != STORE_INSERTED)
 		return status;
-	status = write_event(ls, &v, e, payload, &payment_found, err);
+	status = write_event(ls, &v, e, payload, &payment_found, &restated,
+			     err);
 	if (status != STORE_INSERTED)
 		return status;
 	/* An event before its payment: the payment's INSERT must learn of it
 	 * (the lock's early mark), or the event is not written. */
-	if (!payment_found && guard != NULL && guard->early_event != NULL &&
+	if (!payment_found && !restated && guard != NULL &&
+	    guard->early_event != NULL &&
 	    guard->early_event(guard->ctx, err) != 0) {
 		rollback(ls);
 		return STORE_UNAVAILABLE;
@@ -609,7 +645,7 @@ enum store_status lifecycle_store_record(struct lifecycle_store *ls,
 		/* A broken connection during COMMIT: nobody can know. */
 		return failed(ls, mysql_errno(mysql), "commit",
 			      mysql_error(mysql), STORE_UNKNOWN_OUTCOME, err);
-	return STORE_INSERTED;
+	return restated ? STORE_DUPLICATE : STORE_INSERTED;
 }
 
 enum store_status lifecycle_store_find(struct lifecycle_store *ls,

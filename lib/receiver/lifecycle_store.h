@@ -46,7 +46,9 @@ int lifecycle_store_connect(struct lifecycle_store *ls, struct error *err);
  *                   committed; when the payment is not recorded, only after
  *                   guard's early_event (when set) agreed;
  *   STORE_DUPLICATE the row holds this state already, or a newer event set
- *                   it (lifecycle_supersedes): nothing written;
+ *                   it (lifecycle_supersedes): nothing written, except that
+ *                   the same state said at a later time moves the row's
+ *                   event id and time on (lifecycle_restates), committed;
  *   STORE_CONFLICT  the payment is recorded in another currency: nothing
  *                   written;
  * else a failure status as store_insert_payment's (RETRYABLE after 1213 or

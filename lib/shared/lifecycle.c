@@ -187,6 +187,15 @@ int lifecycle_time_from_unix(int64_t seconds, struct lifecycle_time *out)
 
 /* ---- which event decides ---- */
 
+bool lifecycle_restates(const struct lifecycle_event *held,
+			const struct lifecycle_event *incoming)
+{
+	return !(held->cumulative && incoming->cumulative) &&
+	       held->state == incoming->state &&
+	       lifecycle_time_compare(&incoming->occurred_at,
+				      &held->occurred_at) > 0;
+}
+
 bool lifecycle_supersedes(const struct lifecycle_event *held,
 			  const struct lifecycle_event *incoming)
 {

@@ -109,4 +109,12 @@ int lifecycle_time_from_unix(int64_t seconds, struct lifecycle_time *out);
 bool lifecycle_supersedes(const struct lifecycle_event *held,
 			  const struct lifecycle_event *incoming);
 
+/* Whether incoming, which does not supersede held, says held's state again
+ * at a later occurred_at (not for cumulative amounts): a duplicate that
+ * still moves the row's time, so that an older event of another state that
+ * arrives afterwards loses to it (lost at 2, lost at 4, then won at 3 ends
+ * lost, as in time order). Pure; can't fail. */
+bool lifecycle_restates(const struct lifecycle_event *held,
+			const struct lifecycle_event *incoming);
+
 #endif

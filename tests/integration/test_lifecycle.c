@@ -260,6 +260,37 @@ START_TEST(test_dispute_open_lost_won)
 }
 END_TEST
 
+/* A state said again later moves the row's time: lost at 2, lost at 4,
+ * then won at 3 ends lost (as in time order), each later one a duplicate;
+ * the restated event's id is the row's. Without the move, won at 3 was
+ * newer than the row's 2 and the dispute ended won. */
+START_TEST(test_restated_state_moves_time)
+{
+	char tid[96], d[128];
+
+	snprintf(tid, sizeof(tid), "%s", itest_fresh_id("restate"));
+	snprintf(d, sizeof(d), "dp_%s", tid);
+	assert_outcome(payment(tid, 1000, "EUR"), OUTCOME_PROCESSED);
+	assert_outcome(dispute(d, tid, "lost", 2), OUTCOME_PROCESSED);
+	assert_outcome(dispute(d, tid, "lost", 4), OUTCOME_DUPLICATE);
+	assert_outcome(dispute(d, tid, "won", 3), OUTCOME_DUPLICATE);
+	ck_assert_str_eq(row_of(d), "lost 1000");
+	ck_assert_str_eq(totals(tid), "0 lost 0");
+	ck_assert_str_eq(changes_of(d), "lost:1");
+	ck_assert_str_eq(ctl("sql \"SELECT DATE_FORMAT(occurred_at, '%%i:%%s') "
+			     "FROM payment_events WHERE object_id = '%s'\"", d),
+			 "00:04");
+	/* Before its payment too: no mark needed for a row that exists. */
+	snprintf(tid, sizeof(tid), "%s", itest_fresh_id("restate-early"));
+	snprintf(d, sizeof(d), "dp_%s", tid);
+	assert_outcome(dispute(d, tid, "lost", 2), OUTCOME_PROCESSED);
+	assert_outcome(dispute(d, tid, "lost", 4), OUTCOME_DUPLICATE);
+	assert_outcome(dispute(d, tid, "won", 3), OUTCOME_DUPLICATE);
+	assert_outcome(payment(tid, 1000, "EUR"), OUTCOME_PROCESSED);
+	ck_assert_str_eq(totals(tid), "0 lost 0");
+}
+END_TEST
+
 /* The same events in reverse order end with the same row and the same
  * totals as in order; the older ones are duplicates. */
 START_TEST(test_reverse_order_same_end)
@@ -838,6 +869,7 @@ int main(void)
 	tcase_add_test(core, test_refunds_partial_and_full);
 	tcase_add_test(core, test_refund_failed_after_succeeded);
 	tcase_add_test(core, test_dispute_open_lost_won);
+	tcase_add_test(core, test_restated_state_moves_time);
 	tcase_add_test(core, test_reverse_order_same_end);
 	tcase_add_test(core, test_refund_before_payment);
 	tcase_add_test(core, test_currency_conflict);
