@@ -5,6 +5,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -30,20 +31,17 @@ extern char **environ;
 static volatile sig_atomic_t stop_requested;
 static volatile sig_atomic_t stop_signal;
 static volatile sig_atomic_t reopen_log;
-static int devnull_fd = -1;
 
-/* Stops accepting: the listening socket's descriptor is replaced by /dev/null,
- * so an accept() that is blocked (restarted after this handler) or about to
- * start fails at once, while the connection of a request in hand stays open. */
+/* The stop and hang-up signals are blocked but while the worker waits for a
+ * connection (wait_connection): a handler that ran inside FCGX_Accept_r
+ * would end its select() on a connection just taken, and libfcgi then closes
+ * that connection unanswered (the web server's 500). */
+static sigset_t waiting_mask;
+
 static void on_stop_signal(int signo)
 {
-	int saved_errno = errno;
-
 	stop_requested = 1;
 	stop_signal = signo;
-	if (devnull_fd >= 0)
-		dup2(devnull_fd, LISTEN_FD);
-	errno = saved_errno;
 }
 
 static void on_hangup(int signo)
@@ -52,15 +50,33 @@ static void on_hangup(int signo)
 	reopen_log = 1;
 }
 
+/* Once woken for a connection, a worker must not block in accept() with its
+ * signals held while another worker takes it. The flag is the listening
+ * socket's, shared by every worker of the pool. Returns 0, or -1 (errno). */
+static int listen_nonblocking(void)
+{
+	int flags = fcntl(LISTEN_FD, F_GETFL);
+
+	if (flags < 0)
+		return -1;
+	return fcntl(LISTEN_FD, F_SETFL, flags | O_NONBLOCK);
+}
+
+/* The handlers, and the mask of the loop (waiting_mask above). Returns 0, or
+ * -1 with errno set. */
 static int install_signals(void)
 {
 	struct sigaction sa;
 	const int stop_signals[] = { SIGTERM, SIGINT };
-	sigset_t none;
+	sigset_t held;
 
 	/* A master forks workers with its signals blocked. */
-	sigemptyset(&none);
-	if (sigprocmask(SIG_SETMASK, &none, NULL) != 0)
+	sigemptyset(&waiting_mask);
+	sigemptyset(&held);
+	sigaddset(&held, SIGTERM);
+	sigaddset(&held, SIGINT);
+	sigaddset(&held, SIGHUP);
+	if (sigprocmask(SIG_SETMASK, &held, NULL) != 0)
 		return -1;
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = SIG_IGN;
@@ -72,7 +88,6 @@ static int install_signals(void)
 	    sigaction(SIGUSR2, &sa, NULL) != 0)
 		return -1;
 	sa.sa_handler = on_stop_signal;
-	sa.sa_flags = SA_RESTART; /* backend I/O of the request in hand goes on */
 	sigemptyset(&sa.sa_mask);
 	for (size_t i = 0; i < sizeof(stop_signals) / sizeof(stop_signals[0]); i++) {
 		if (sigaction(stop_signals[i], &sa, NULL) != 0)
@@ -163,6 +178,18 @@ static int serve_cgi(struct ops *ops, struct pipeline *pipeline,
 	return 0;
 }
 
+/* Waits for a connection on the listening socket, the only time the stop
+ * and hang-up signals get in. Returns 1 when one may be there (another
+ * worker may take it first), 0 when a signal came, -1 on an error (errno). */
+static int wait_connection(void)
+{
+	struct pollfd pfd = { .fd = LISTEN_FD, .events = POLLIN };
+
+	if (ppoll(&pfd, 1, NULL, &waiting_mask) >= 0)
+		return 1;
+	return errno == EINTR ? 0 : -1;
+}
+
 static int serve_fastcgi(struct ops *ops, struct pipeline *pipeline,
 			 const struct config *cfg, struct metrics *metrics,
 			 unsigned long max_requests)
@@ -181,9 +208,12 @@ static int serve_fastcgi(struct ops *ops, struct pipeline *pipeline,
 		const char *text;
 		size_t len;
 		bool webhook;
+		int rc = wait_connection();
 
-		if (FCGX_Accept_r(&fcgi) < 0)
+		if (rc < 0) {
+			log_error("waiting for a connection: %s", strerror(errno));
 			break;
+		}
 		if (reopen_log) {
 			struct error err;
 
@@ -191,6 +221,15 @@ static int serve_fastcgi(struct ops *ops, struct pipeline *pipeline,
 			if (log_reopen(&err) != 0)
 				log_error("%s", err.message);
 		}
+		if (rc == 0)
+			continue;
+		/* The listening socket does not block: a connection another
+		 * worker took first is no error. */
+		rc = FCGX_Accept_r(&fcgi);
+		if (rc == -EAGAIN || rc == -EWOULDBLOCK)
+			continue;
+		if (rc < 0)
+			break;
 		req.read_ctx = fcgi.in;
 		req.params = fcgi.envp;
 		metrics_request_begin(metrics);
@@ -282,8 +321,7 @@ int worker_run(const struct config *cfg, struct metrics *metrics,
 	} else if (FCGX_IsCGI()) {
 		rc = serve_cgi(ops, pipeline, cfg);
 	} else {
-		devnull_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
-		if (devnull_fd < 0 || install_signals() != 0) {
+		if (listen_nonblocking() != 0 || install_signals() != 0) {
 			rc = cannot_start(strerror(errno));
 		} else {
 			metrics_worker_started(metrics, getpid());
@@ -298,7 +336,5 @@ int worker_run(const struct config *cfg, struct metrics *metrics,
 		close(ready_fd);
 	ops_free(ops);
 	pipeline_free(pipeline);
-	if (devnull_fd >= 0)
-		close(devnull_fd);
 	return rc;
 }

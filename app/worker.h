@@ -3,7 +3,10 @@
  * operator's paths and handing every other request to the pipeline.
  *
  * Signals: SIGTERM and SIGINT finish the request in hand and stop accepting;
- * SIGHUP reopens the log before the next request.
+ * SIGHUP reopens the log before the next request. Either is taken only while
+ * the worker waits for a connection, so a connection it took is answered.
+ * The listening socket is set non-blocking (every worker of a pool shares
+ * that flag).
  */
 #ifndef PAYHOOK_WORKER_H
 #define PAYHOOK_WORKER_H
