@@ -35,8 +35,19 @@
 #        per request in the workers (strace -c -f over the pool) for each of
 #        the three. ulimit -n is raised to its hard limit for the run;
 #        net.core.somaxconn is read and reported, never changed.
+# retention
+#        payload_retention_days over a simulated year: a year of delivered
+#        rows (SCALE_RET_ROWS, 240,000: about 660 a day, received_at spread
+#        over the year up to now), then a month more (its twelfth) without
+#        retention; then payhook-dispatch with payload_retention_days
+#        SCALE_RET_DAYS (30) clears the older payloads while payhook takes
+#        deliveries at c = 32, SCALE_ROUNDS rounds in which the dispatcher
+#        runs and rounds in which it is stopped (SIGSTOP), interleaved: req/s
+#        and p99 with and without a batch running; then another month. At
+#        each point the table's size: the clustered index's pages in use and
+#        allocated, the unique key, the .ibd file, rows with a payload.
 #
-# Figures go to $BUILD_DIR/tests/perf/bench/scale-{table,body,conns}.tsv, the
+# Figures go to $BUILD_DIR/tests/perf/bench/scale-{table,body,conns,retention}.tsv, the
 # report (scale.md, and scale-table.png, scale-body.png, scale-conns.png by
 # gnuplot) beside them; "report" redoes the report from the TSVs. Exit 1
 # when an answer lied (rows differ from the 200s), 99 when the stack cannot
@@ -51,7 +62,7 @@ OUT=$BUILD_DIR/tests/perf/bench
 BENCH_BIN=$BUILD_DIR/tests/perf/bench
 PAYHOOK=$BUILD_DIR/app/payhook
 case $part in
-table | body | conns | all | report) ;;
+table | body | conns | retention | all | report) ;;
 *)
 	sed -n '2,/^$/s/^# \{0,1\}//p' "$0" >&2
 	exit 2 ;;
@@ -61,6 +72,8 @@ read -r -a SIZES <<<"${SCALE_SIZES:-0 1000000 5000000}"
 read -r -a KBS <<<"${SCALE_BODY_KBS:-1 16 256 1024}"
 read -r -a CONNS <<<"${SCALE_CONNS:-8 32 128 512 1024}"
 ROUNDS=${SCALE_ROUNDS:-3}
+RET_ROWS=${SCALE_RET_ROWS:-240000}
+RET_DAYS=${SCALE_RET_DAYS:-30}
 SECS=${SCALE_SECONDS:-8}
 BUFFER_POOL=${SCALE_BUFFER_POOL:-1G}
 BACKLOG=${SCALE_BACKLOG:-4096}
@@ -205,6 +218,29 @@ plot() {
 	EOF
 }
 
+report_retention() {
+	local tsv=$OUT/scale-retention.tsv stopped clearing
+	[ -s "$tsv" ] || return 0
+	echo "### Retention"
+	echo
+	awk -F'\t' '$1 == "meta" { printf "%s: %s. ", $2, $3 } END { print "" }' "$tsv"
+	echo
+	echo "| point | rows | rows with a payload | clustered index in use MiB | clustered index allocated MiB | unique key MiB | .ibd MiB | data_free MiB |"
+	echo "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"
+	awk -F'\t' '$1 == "size" { split($3, a, " "); split($6, r, " "); printf "| %s | %d | %d | %.1f | %.1f | %.1f | %.1f | %.1f |\n", $2, r[1], r[2], a[1] / 1048576, a[2] / 1048576, a[3] / 1048576, $4 / 1048576, $5 / 1048576 }' "$tsv"
+	echo
+	clearing=$(awk -F'\t' '$1 == "run" && $2 == "clearing" { print $4 }' "$tsv" | median)
+	stopped=$(awk -F'\t' '$1 == "run" && $2 == "stopped" { print $4 }' "$tsv" | median)
+	echo "| payhook at c = 32 | req/s (min-max) | p99 ms (min-max) |"
+	echo "| --- | ---: | ---: |"
+	for m in stopped clearing; do
+		printf '| %s | %s (%s) | %s (%s) |\n' 			"$([ $m = stopped ] && echo "dispatcher stopped" || echo "dispatcher clearing payloads")" 			"$(awk -F'\t' -v m=$m '$1 == "run" && $2 == m { print $4 }' "$tsv" | median)" 			"$(awk -F'\t' -v m=$m '$1 == "run" && $2 == m { print $4 }' "$tsv" | sort -n | sed -n '1p;$p' | paste -sd-)" 			"$(awk -F'\t' -v m=$m '$1 == "run" && $2 == m { print $6 }' "$tsv" | median)" 			"$(awk -F'\t' -v m=$m '$1 == "run" && $2 == m { print $6 }' "$tsv" | sort -n | sed -n '1p;$p' | paste -sd-)"
+	done
+	echo
+	echo "clearing / stopped, req/s: $(awk -v a="$clearing" -v b="$stopped" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "-" }')"
+	echo
+}
+
 report() {
 	{
 		echo "## How cost grows ($(date -u '+%Y-%m-%d %H:%M UTC'))"
@@ -212,6 +248,7 @@ report() {
 		report_table
 		report_body
 		report_conns
+		report_retention
 	} >"$OUT/scale.md"
 	plot scale-table "throughput and p99 against table size (c = 32)" "rows in payments" "req/s" "set yrange [0:*]; set y2range [0:*]" \
 		"'$OUT/scale-table.dat' using 1:2 with linespoints lw 2 title 'payhook req/s', '' using 1:4 with linespoints lw 2 title 'raw_limit req/s', '' using 1:3 axes x1y2 with linespoints dt 2 lw 2 title 'payhook p99 ms'"
@@ -361,7 +398,8 @@ fill() {
 	mkfifo "$fifo" || return 1
 	while [ "$LOADED" -lt "$target" ]; do
 		n=$((target - LOADED < CHUNK ? target - LOADED : CHUNK))
-		"$BENCH_BIN/scale_rows" --first "$LOADED" --count "$n" --total "$total" >"$fifo" &
+		"$BENCH_BIN/scale_rows" --first "$LOADED" --count "$n" --total "$total" \
+			--years "${FILL_YEARS:-3}" >"$fifo" &
 		harness_sql "LOAD DATA LOCAL INFILE '$fifo' INTO TABLE payments
 			(provider, transaction_id, event_id, amount, currency, payload,
 			 received_at, dispatch_state, dispatch_due_at, dispatch_attempts,
@@ -630,8 +668,90 @@ run_conns() {
 	unset WEB_PID
 }
 
+# ---- retention -------------------------------------------------------------
+
+# retention_sizes LABEL: one "size" row of the retention TSV: LABEL, the
+# clustered index's leaf pages in use and its allocated pages (bytes), the
+# unique key's (bytes), the .ibd file, InnoDB's data_free, rows, rows with
+# a payload.
+retention_sizes() {
+	harness_sql "ANALYZE TABLE payments" >/dev/null
+	printf 'size\t%s\t%s\t%s\t%s\n' "$1" "$(harness_sql "SELECT
+		(SELECT stat_value * @@innodb_page_size FROM mysql.innodb_index_stats WHERE database_name = 'payhook' AND table_name = 'payments' AND index_name = 'PRIMARY' AND stat_name = 'n_leaf_pages'),
+		(SELECT stat_value * @@innodb_page_size FROM mysql.innodb_index_stats WHERE database_name = 'payhook' AND table_name = 'payments' AND index_name = 'PRIMARY' AND stat_name = 'size'),
+		(SELECT stat_value * @@innodb_page_size FROM mysql.innodb_index_stats WHERE database_name = 'payhook' AND table_name = 'payments' AND index_name = 'uq_payments_provider_transaction_id' AND stat_name = 'size')" | tr '\t' ' ')" \
+		"$(stat -c %s "$(harness_sql 'SELECT @@datadir')/payhook/payments.ibd")" \
+		"$(harness_sql "SELECT DATA_FREE FROM information_schema.TABLES WHERE TABLE_SCHEMA = 'payhook' AND TABLE_NAME = 'payments'")" \
+		"$(harness_sql "SELECT COUNT(*), SUM(LENGTH(payload) > 0) FROM payments" | tr '\t' ' ')"
+}
+
+run_retention() {
+	local tsv=$OUT/scale-retention.tsv year=$RET_ROWS month=$((RET_ROWS / 12))
+	local d_pid round mode t0 left c0 c1 rate
+	: >"$tsv"
+	printf 'meta\tmachine\t%s\nmeta\tdatabase\t%s\nmeta\tload\t%s rows over one year, months of %s rows; payload_retention_days %s; payhook at c = 32, pools of %s, %s rounds of %s s with the dispatcher running and stopped\n' \
+		"$MACHINE" "$DB_SETTINGS" "$year" "$month" "$RET_DAYS" "$POOL" "$ROUNDS" "$SECS" >>"$tsv"
+	pool ret -- PAYHOOK_SIGNATURE_SCHEME=none || return 1
+	local -a PIDS=("${POOL_PIDS[@]}")
+	printf 'server.max-keep-alive-requests = 1000000\nserver.modules += ( "mod_fastcgi" )\nfastcgi.server += ( "/webhook" => (( "socket" => "%s", "check-local" => "disable" )) )\n' \
+		"$W/ret.sock" >"$W/lighttpd-retention.conf"
+	harness_start_lighttpd lighttpd-retention "$W/lighttpd-retention.conf" >&2 || return 1
+	local url=http://127.0.0.1:$LIGHTTPD_PORT/webhook
+	harness_wait_http "$url" 405 10 "$LIGHTTPD_PID" || return 1
+
+	# One year of rows, spread up to now, then a month more (the loader's
+	# ids and times are laid out for the whole, as if received in turn).
+	SIZES=("$((year + 2 * month))") FILL_YEARS=1
+	log "retention: loading a year ($year rows)"
+	rate=$(fill "$year" 0) || { fail_check "loading $year rows failed"; return 1; }
+	retention_sizes year >>"$tsv"
+	fill "$((year + month))" "$year" >/dev/null || { fail_check "loading a month failed"; return 1; }
+	retention_sizes "a month more, no retention" >>"$tsv"
+
+	# The dispatcher clears; nothing is due (every row is delivered).
+	(
+		export PAYHOOK_PAYLOAD_RETENTION_DAYS=$RET_DAYS PAYHOOK_DISPATCH_COMMAND='exit 0'
+		export PAYHOOK_LOG_LEVEL=info
+		unset PAYHOOK_CONFIG PAYHOOK_DISPATCH_URL
+		exec "$BUILD_DIR/app/payhook-dispatch" >>"$W/retention-dispatch.log" 2>&1
+	) &
+	d_pid=$!
+	harness_record retention-dispatch "$d_pid"
+	cpu_begin "${PIDS[@]}"
+	SECS=2 wrk_run warm 32 "$url" new_id.lua wret random
+	t0=$(harness_now_ms)
+	c0=$(harness_sql "SELECT SUM(LENGTH(payload) > 0) FROM payments")
+	for round in $(seq 1 "$ROUNDS"); do
+		for mode in $([ $((round % 2)) = 1 ] && echo clearing stopped || echo stopped clearing); do
+			[ "$mode" = stopped ] && kill -STOP "$d_pid"
+			cpu_begin "${PIDS[@]}"
+			wrk_run ret 32 "$url" new_id.lua "r$round$mode" random
+			[ "$mode" = stopped ] && kill -CONT "$d_pid"
+			# run MODE ROUND RPS P50 P99 ROWS CHECK PAYLOADS-LEFT
+			printf 'run\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$mode" "$round" \
+				"$(kv "$LINE" rps)" "$(kv "$LINE" p50_ms)" "$(kv "$LINE" p99_ms)" \
+				"$ROWS" "$CHECK" "$(harness_sql "SELECT SUM(LENGTH(payload) > 0) FROM payments")" >>"$tsv"
+		done
+	done
+	log "retention: waiting for the clearing to end"
+	for _ in $(seq 1 1200); do
+		left=$(harness_sql "SELECT COUNT(*) FROM payments WHERE LENGTH(payload) > 0 AND received_at < UTC_TIMESTAMP() - INTERVAL $RET_DAYS DAY AND dispatch_state = 'delivered'")
+		[ "$left" = 0 ] && break
+		sleep 0.5
+	done
+	c1=$(harness_sql "SELECT SUM(LENGTH(payload) > 0) FROM payments")
+	[ "$left" = 0 ] || fail_check "retention: $left old payloads left after 10 minutes"
+	printf 'meta\tclearing\t%s payloads cleared in %s ms while the rounds ran and after\n' \
+		"$((c0 - c1))" "$(($(harness_now_ms) - t0))" >>"$tsv"
+	retention_sizes "after the clearing" >>"$tsv"
+	fill "$((year + 2 * month))" "$((year + month))" >/dev/null || { fail_check "loading a month failed"; return 1; }
+	retention_sizes "a month more, with retention" >>"$tsv"
+	harness_stop retention-dispatch lighttpd-retention
+}
+
 case $part in
 table) run_table || exit 99 ;;
+retention) run_retention || exit 99 ;;
 body) run_body || exit 99 ;;
 conns) run_conns || exit 99 ;;
 all)
