@@ -18,10 +18,11 @@
 # Then, as a provider would, it posts signed webhooks (signed by the
 # release's own payhook-sign) through mod_fcgid and through plain CGI; runs
 # the crontab line of INSTALL (payhook-dispatch --once), which hands the
-# payments on to a merchant's CGI program on her site, over HTTP and then
-# HTTPS (the certificate checked against the host's CA store); sends an
-# alert as the pool does (payhook-dispatch --send-alert); and measures
-# requests per second of each way with wrk, when wrk is installed.
+# payments on to a merchant's CGI program on her site, and hands one on
+# again over HTTPS (the certificate checked against SSL_CERT_FILE, then the
+# host's CA store); sends an alert as the pool does (payhook-dispatch
+# --send-alert); and measures requests per second of each way with wrk,
+# when wrk is installed.
 #
 # Apache and MariaDB listen on 127.0.0.1, on ports chosen at run time, and are
 # stopped by PID at the end; /proc is unmounted and the copy removed.
