@@ -372,6 +372,14 @@ https_once() {
 	done
 	echo "$state"
 }
+# expect_delivered WHAT "STATE: LAST ERROR"
+expect_delivered() {
+	if [ "${2%%:*}" = delivered ]; then
+		ok "$1"
+	else
+		not_ok "$1: expected delivered, got $2"
+	fi
+}
 redeliver() {
 	as_user "payhook/payhook-dispatch -c payhook/payhook.conf --redeliver $id" >/dev/null ||
 		not_ok "--redeliver $id failed"
@@ -383,13 +391,12 @@ if [[ $state == pending:*certificate* ]]; then
 else
 	not_ok "https: the site's CA unknown: expected pending with a certificate error, got $state"
 fi
-state=$(https_once 8 "SSL_CERT_FILE=/etc/ssl/site.crt")
-expect "https: delivered with SSL_CERT_FILE naming the CA" delivered "${state%%:*}"
+expect_delivered "https: delivered with SSL_CERT_FILE naming the CA" \
+	"$(https_once 8 "SSL_CERT_FILE=/etc/ssl/site.crt")"
 cp "$root/etc/ssl/site.crt" "$root/usr/local/share/ca-certificates/payhook-site.crt"
 in_root update-ca-certificates >/dev/null 2>&1 || not_ok "update-ca-certificates failed"
 redeliver
-state=$(https_once 8 "")
-expect "https: delivered with the CA in the host's store" delivered "${state%%:*}"
+expect_delivered "https: delivered with the CA in the host's store" "$(https_once 8 "")"
 expect "merchant: the HTTPS deliveries, with the same key" \
 	"on payhook:stripe:pi_release_fcgid|on payhook:stripe:pi_release_fcgid" \
 	"$(grep '^on ' "$home/merchant/keys" 2>&1 | paste -sd '|')"
