@@ -16,8 +16,13 @@
 #     loads the schema with the mariadb client, writes the configuration,
 #     the wrappers and the .htaccess files, runs payhook --check-config.
 # Then, as a provider would, it posts signed webhooks (signed by the
-# release's own payhook-sign) through mod_fcgid and through plain CGI, and
-# measures requests per second of each with wrk, when wrk is installed.
+# release's own payhook-sign) through mod_fcgid and through plain CGI; runs
+# the crontab line of INSTALL (payhook-dispatch --once), which hands the
+# payments on to a merchant's CGI program on her site, and hands one on
+# again over HTTPS (the certificate checked against SSL_CERT_FILE, then the
+# host's CA store); sends an alert as the pool does (payhook-dispatch
+# --send-alert); and measures requests per second of each way with wrk,
+# when wrk is installed.
 #
 # Apache and MariaDB listen on 127.0.0.1, on ports chosen at run time, and are
 # stopped by PID at the end; /proc is unmounted and the copy removed.
@@ -44,8 +49,9 @@ die() { not_ok "$*"; exit 1; }
 # suexec-custom, because a shared host runs each user's programs as that
 # user from a document root under /home (Debian's "pristine" suEXEC allows
 # only /var/www).
+# ca-certificates: every real host has the CA store.
 root_tar=$(bash "$here/debian-root.sh" bookworm "apache2 libapache2-mod-fcgid
-	apache2-suexec-custom mariadb-server mariadb-client") ||
+	apache2-suexec-custom mariadb-server mariadb-client ca-certificates") ||
 	die "could not build the bare Debian root"
 root=$(mktemp -d "${TMPDIR:-/var/tmp}/payhook-bare.XXXXXX")
 # Everyone must be able to enter the root's /, www-data included.
@@ -98,6 +104,7 @@ expect "bare host: none of payhook's libraries, no compiler" "" "$has"
 
 # ---- the admin, once -----------------------------------------------------
 web_port=$("$freeport") || die "a free port"
+tls_port=$("$freeport") || die "a free port"
 mysql_port=$("$freeport") || die "a free port"
 
 in_root useradd -m -s /bin/sh "$user" || die "useradd"
@@ -133,25 +140,38 @@ in_root mariadb --socket=/run/mysqld/mysqld.sock -e "
 
 # suexec-custom's first line is the root that user programs must be under.
 printf '/home\npublic_html\n' >"$root/etc/apache2/suexec/www-data"
-echo "Listen 127.0.0.1:$web_port" >"$root/etc/apache2/ports.conf"
-cat >"$root/etc/apache2/sites-available/$user.conf" <<EOF
-# The user's site, as a shared host's panel writes it: her document root,
-# her programs run as her (suEXEC), .htaccess may set handlers, rewrites and
-# ExecCGI.
-<VirtualHost 127.0.0.1:$web_port>
-    ServerName $user.example
+printf 'Listen 127.0.0.1:%s\nListen 127.0.0.1:%s\n' "$web_port" "$tls_port" \
+	>"$root/etc/apache2/ports.conf"
+# The site's HTTPS certificate, for 127.0.0.1, from a CA of its own that the
+# host does not trust yet: the hand-off's checks below add it.
+in_root openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj /CN=127.0.0.1 \
+	-addext subjectAltName=IP:127.0.0.1 -keyout /etc/ssl/private/site.key \
+	-out /etc/ssl/site.crt >/dev/null 2>&1 || die "openssl: the site's certificate"
+site="    ServerName $user.example
     DocumentRoot /home/$user/public_html
     SuexecUserGroup $user $user
     <Directory /home/$user/public_html>
         AllowOverride FileInfo Options=ExecCGI
         Options SymLinksIfOwnerMatch
         Require all granted
-    </Directory>
+    </Directory>"
+cat >"$root/etc/apache2/sites-available/$user.conf" <<EOF
+# The user's site, as a shared host's panel writes it: her document root,
+# her programs run as her (suEXEC), .htaccess may set handlers, rewrites and
+# ExecCGI; over HTTP and HTTPS.
+<VirtualHost 127.0.0.1:$web_port>
+$site
+</VirtualHost>
+<VirtualHost 127.0.0.1:$tls_port>
+$site
+    SSLEngine on
+    SSLCertificateFile /etc/ssl/site.crt
+    SSLCertificateKeyFile /etc/ssl/private/site.key
 </VirtualHost>
 EOF
 echo "ServerName localhost" >"$root/etc/apache2/conf-available/servername.conf"
 in_root sh -c "a2dissite -q 000-default && a2ensite -q $user && a2enconf -q servername &&
-	a2enmod -q fcgid rewrite cgid suexec" >/dev/null || die "Apache: enable the modules and the site"
+	a2enmod -q fcgid rewrite cgid suexec ssl" >/dev/null || die "Apache: enable the modules and the site"
 in_root apache2ctl start || die "Apache: start"
 # apache2ctl returns before the daemon has written its PID.
 for _ in $(seq 1 50); do
@@ -212,10 +232,17 @@ if out=$(as_user "PAYHOOK_MYSQL_USER=${db}_ed payhook/payhook --check-config -c 
 else
 	not_ok "user: payhook through ed25519: $out"
 fi
-# On the host itself: every library it loads is found, and part of glibc.
-others=$(in_root ldd "/home/$user/payhook/payhook" | awk '{ print $1, $3 }' |
-	grep -vE '^(linux-vdso\.so\.1|/lib64/ld-linux-x86-64\.so\.2|(libc|libdl|libpthread|libm)\.so\.[0-9]+ /)')
-expect "payhook loads only the C library" "" "$others"
+# On the host itself: every library they load is found, and part of glibc.
+# A program ldd cannot read fails the check.
+for prog in payhook payhook-dispatch; do
+	if ! others=$(in_root ldd "/home/$user/payhook/$prog" 2>&1); then
+		others="ldd failed: $others"
+	else
+		others=$(awk '{ print $1, $3 }' <<<"$others" |
+			grep -vE '^(linux-vdso\.so\.1|/lib64/ld-linux-x86-64\.so\.2|(libc|libdl|libpthread|libm)\.so\.[0-9]+ /)')
+	fi
+	expect "$prog loads only the C library" "" "$others"
+done
 
 # ---- a provider's deliveries ---------------------------------------------
 # The secret reaches payhook-sign in a file, as INSTALL says: taken from
@@ -270,6 +297,122 @@ pids() {
 }
 expect "fcgid: processes that served two deliveries (one, kept)" 1 "$(pids fcgid)"
 expect "cgi: processes that served two deliveries (one each)" 2 "$(pids cgi)"
+
+# ---- the hand-off: payhook-dispatch from cron ----------------------------
+# The merchant's fulfilment is a CGI program on her own site (a shop's PHP
+# would stand there): it keeps each POST's Idempotency-Key, after "on" when
+# it came over HTTPS, and its body, and answers 200.
+sql() { in_root mariadb --socket=/run/mysqld/mysqld.sock -N -e "$1" "$db"; }
+home=$root/home/$user
+fulfil=merchant/fulfil.cgi
+mkdir -p "$home/merchant" "$home/public_html/merchant"
+printf 'AddHandler cgi-script .cgi\nOptions +ExecCGI\n' >"$home/public_html/merchant/.htaccess"
+cat >"$home/public_html/$fulfil" <<'EOF'
+#!/bin/sh
+printf '%s %s\n' "${HTTPS:-off}" "$HTTP_IDEMPOTENCY_KEY" >>KEPT/keys
+head -c "${CONTENT_LENGTH:-0}" >>KEPT/bodies
+echo >>KEPT/bodies
+printf 'Content-Type: application/json\r\n\r\n{"received": true}\n'
+EOF
+sed -i "s|KEPT|/home/$user/merchant|" "$home/public_html/$fulfil"
+chmod 755 "$home/merchant" "$home/public_html/merchant" "$home/public_html/$fulfil"
+chmod 644 "$home/public_html/merchant/.htaccess"
+in_root chown -R "$user:$user" "/home/$user/merchant" "/home/$user/public_html/merchant" ||
+	die "chown the merchant's files"
+
+# She sets the target and the alert where payhook.conf (the example) has
+# them commented out, and types INSTALL's crontab line. An alert_command
+# that appends the alert to a file stands for mail.
+as_user "sed -i -e 's|^# *dispatch_url = .*|dispatch_url = http://127.0.0.1:$web_port/$fulfil|' \
+	-e 's|^# *alert_command = .*|alert_command = cat >>/home/$user/alerts.json|' \
+	payhook/payhook.conf" || die "user: could not set dispatch_url and alert_command"
+expect "user: the example's dispatch_url and alert_command set" 2 \
+	"$(grep -cE '^(dispatch_url = http|alert_command = cat)' "$home/payhook/payhook.conf")"
+if out=$(as_user "payhook/payhook-dispatch --check-config -c payhook/payhook.conf" 2>&1) &&
+	! grep -q FAILED <<<"$out"; then
+	ok "user: payhook-dispatch --check-config passes"
+else
+	not_ok "user: payhook-dispatch --check-config: $out"
+fi
+printf '%s\n' "$out" | sed 's/^/# /'
+cron=$(sed -n 's/^ *\* \* \* \* \* //p' "$home/payhook/INSTALL")
+expect "INSTALL: one crontab line" 1 "$(grep -c . <<<"$cron")"
+echo "# cron: $cron"
+as_user "$cron"
+expect "cron: payhook-dispatch --once: exit status" 0 "$?"
+expect "cron: every payment delivered (dispatch_state)" \
+	"pi_release_cgi delivered|pi_release_fcgid delivered" \
+	"$(sql "SELECT CONCAT(transaction_id, ' ', dispatch_state) FROM payments
+		ORDER BY transaction_id" | paste -sd '|')"
+expect "merchant: each handed on once, keyed payhook:<provider>:<transaction_id>" \
+	"off payhook:stripe:pi_release_cgi|off payhook:stripe:pi_release_fcgid" \
+	"$(sort "$home/merchant/keys" 2>&1 | paste -sd '|')"
+expect "merchant: bodies with the amount" 2 \
+	"$(grep -c '"amount": *1999' "$home/merchant/bodies" 2>&1)"
+
+# HTTPS through the release's own OpenSSL, which has no CA bundle built in:
+# one payment handed on again (the same key) to the site's HTTPS, whose CA
+# the host does not trust (refused); with SSL_CERT_FILE naming the CA (what
+# a RHEL-like host needs: its bundle is not where OpenSSL looks by
+# default); then, the CA in the host's store (update-ca-certificates,
+# Debian's /etc/ssl/certs), with no variable.
+id=$(sql "SELECT id FROM payments WHERE transaction_id = 'pi_release_fcgid'")
+# https_once RUNS VARIABLES: runs payhook-dispatch --once against the HTTPS
+# site until payment $id is delivered, RUNS times at most (a failed attempt
+# waits out its back-off, about 1 s); prints "STATE: LAST ERROR".
+https_once() {
+	local state i
+	for i in $(seq 1 "$1"); do
+		[ "$i" -gt 1 ] && sleep 0.5
+		as_user "$2 PAYHOOK_DISPATCH_URL=https://127.0.0.1:$tls_port/$fulfil \
+			payhook/payhook-dispatch --once=20 -c payhook/payhook.conf" >/dev/null 2>&1
+		state=$(sql "SELECT CONCAT(dispatch_state, ': ', COALESCE(dispatch_last_error, ''))
+			FROM payments WHERE id = $id")
+		[ "${state%%:*}" = delivered ] && break
+	done
+	echo "$state"
+}
+# expect_delivered WHAT "STATE: LAST ERROR"
+expect_delivered() {
+	if [ "${2%%:*}" = delivered ]; then
+		ok "$1"
+	else
+		not_ok "$1: expected delivered, got $2"
+	fi
+}
+redeliver() {
+	as_user "payhook/payhook-dispatch -c payhook/payhook.conf --redeliver $id" >/dev/null ||
+		not_ok "--redeliver $id failed"
+}
+redeliver
+state=$(https_once 1 "")
+if [[ $state == pending:*certificate* ]]; then
+	ok "https: refused while the site's CA is unknown ($state)"
+else
+	not_ok "https: the site's CA unknown: expected pending with a certificate error, got $state"
+fi
+expect_delivered "https: delivered with SSL_CERT_FILE naming the CA" \
+	"$(https_once 8 "SSL_CERT_FILE=/etc/ssl/site.crt")"
+cp "$root/etc/ssl/site.crt" "$root/usr/local/share/ca-certificates/payhook-site.crt"
+in_root update-ca-certificates >/dev/null 2>&1 || not_ok "update-ca-certificates failed"
+redeliver
+expect_delivered "https: delivered with the CA in the host's store" "$(https_once 8 "")"
+expect "merchant: the HTTPS deliveries, with the same key" \
+	"on payhook:stripe:pi_release_fcgid|on payhook:stripe:pi_release_fcgid" \
+	"$(grep '^on ' "$home/merchant/keys" 2>&1 | paste -sd '|')"
+
+# The pool's alerts: payhook --workers runs the payhook-dispatch beside it
+# (--check-config says where), as here.
+out=$(as_user "payhook/payhook --check-config -c payhook/payhook.conf" 2>&1)
+expect "pool: its alerts sent by the payhook-dispatch beside payhook" \
+	"alert: ok (payhook --workers sends its alerts with /home/$user/payhook/payhook-dispatch)" \
+	"$(grep '^alert:' <<<"$out")"
+as_user "payhook/payhook-dispatch -c payhook/payhook.conf --send-alert --from payhook \
+	release_check 'a test alert from check-release' 'nothing to do'"
+expect "--send-alert: exit status" 0 "$?"
+expect "alert_command: the alert, as the pool sends it" \
+	'"event":"release_check" "program":"payhook"' \
+	"$(grep -oE '"(event|program)": *"[a-z_-]*"' "$home/alerts.json" 2>&1 | tr -d ' ' | paste -sd ' ')"
 
 # ---- requests per second: mod_fcgid against plain CGI --------------------
 # A signed redelivery, again and again: each request checks the signature,

@@ -1,8 +1,9 @@
 #!/bin/bash
 # release.sh - writes payhook-VERSION-linux-x86_64.tar.gz, what a shared-host
-# user downloads: payhook and payhook-sign linked so that they need only the
-# C library, the wrappers for mod_fcgid and plain CGI, the .htaccess files,
-# the schema, the example configurations, INSTALL and SHA256SUMS.
+# user downloads: payhook, payhook-sign and payhook-dispatch linked so that
+# they need only the C library, the wrappers for mod_fcgid and plain CGI,
+# the .htaccess files, the schema, the example configurations, INSTALL and
+# SHA256SUMS.
 #
 #   release.sh bullseye   "make release": built from "make dist" in a Debian
 #                         11 root (as root; static-deps.sh says why), so the
@@ -10,7 +11,10 @@
 #   release.sh host       "make release-host": built on this machine, so they
 #                         need this machine's glibc (2.34 on Debian 12); this
 #                         build's binaries if it is --enable-static-deps,
-#                         else a static build from "make dist"
+#                         else a static build from "make dist"; without
+#                         payhook-dispatch, since Debian 12's libcurl.a needs
+#                         libraries Debian ships no static archive of
+#                         (Kerberos, OpenLDAP, nghttp2...)
 #
 # Run by make with BUILD_DIR, SRC_DIR, VERSION and STATIC_DEPS. Either way it
 # fails unless every shared library the binaries load is part of glibc, and
@@ -36,21 +40,25 @@ bullseye)
 		exit 1
 	fi
 	# Debian 11's compiler and glibc; every library from Debian 12's
-	# sources, in /opt/deps (static-deps.sh). libcurl only so that
-	# configure finds it (payhook-dispatch is not shipped); the GnuTLS
-	# flavour brings no OpenSSL 1.1 headers.
+	# sources, in /opt/deps (static-deps.sh), libcurl included: no
+	# libcurl of Debian 11 is in the root, so none can be linked instead.
 	root_tar=$(bash "$here/debian-root.sh" bullseye "build-essential pkg-config
-		autoconf automake libtool cmake perl dpkg-dev xz-utils zlib1g-dev
-		libcurl4-gnutls-dev" "$here/static-deps.sh")
+		autoconf automake libtool cmake perl dpkg-dev xz-utils zlib1g-dev" \
+		"$here/static-deps.sh")
 	"$make" -C "$BUILD_DIR" dist-gzip >/dev/null
 	echo "release: building in a copy of the Debian 11 root, in $work/root"
 	mkdir "$work/root"
 	tar -C "$work/root" -xf "$root_tar"
 	tar -C "$work/root/tmp" -xzf "$BUILD_DIR/$dist.tar.gz"
 	# None of this machine's environment inside (see debian-root.sh).
-	chroot "$work/root" env -i PATH=/usr/bin:/bin HOME=/root sh -c "cd /tmp/$dist &&
-		./configure -q --enable-static-deps PKG_CONFIG_PATH=/opt/deps/lib/pkgconfig \
-			CPPFLAGS=-I/opt/deps/include &&
+	# configure asks pkg-config for libcurl's shared link line; the
+	# static one adds OpenSSL's. libcurl, libssl and libcrypto are only
+	# archives in /opt/deps, and the root has no -dev package of them.
+	progs="$progs app/payhook-dispatch"
+	chroot "$work/root" env -i PATH=/usr/bin:/bin HOME=/root \
+		PKG_CONFIG_PATH=/opt/deps/lib/pkgconfig sh -c "cd /tmp/$dist &&
+		./configure -q --enable-static-deps CPPFLAGS=-I/opt/deps/include \
+			CURL_LIBS=\"\$(pkg-config --static --libs libcurl)\" &&
 		make -j2 $progs" >"$work/build.log" 2>&1 || {
 		tail -n 30 "$work/build.log" >&2
 		exit 1
@@ -71,6 +79,9 @@ host)
 		 "$make" -j2 $progs >/dev/null)
 		bin=$work/$dist/app
 	fi
+	echo "release: without payhook-dispatch (make release builds it: libcurl" \
+		"from source, since Debian 12's libcurl.a needs libraries that have" \
+		"no static archive)" >&2
 	;;
 *)
 	echo "usage: release.sh bullseye|host" >&2
@@ -81,8 +92,9 @@ esac
 # The promise of the release: nothing but glibc is loaded (before 2.34,
 # libpthread and libdl were files of their own), and the oldest glibc that
 # has every versioned symbol the binaries use is the one they need.
+names=$(for prog in $progs; do basename "$prog"; done)
 floor=0
-for prog in payhook payhook-sign; do
+for prog in $names; do
 	for lib in $(objdump -p "$bin/$prog" | awk '/NEEDED/ { print $2 }'); do
 		case $lib in
 		libc.so.6 | ld-linux-x86-64.so.2 | libdl.so.2 | libpthread.so.0 | libm.so.6 | librt.so.1) ;;
@@ -98,8 +110,9 @@ done
 
 stage=$work/$name
 mkdir -p "$stage/conf" "$stage/db"
-for prog in payhook payhook-sign; do
+for prog in $names; do
 	strip -o "$stage/$prog" "$bin/$prog"
+	chmod 0755 "$stage/$prog"
 done
 install -m 0755 "$SRC_DIR/conf/payhook.fcgi" "$SRC_DIR/conf/payhook.cgi" "$stage/"
 sed -e "s/payhook-VERSION-linux-x86_64/$name/g" -e "s/@GLIBC@/$floor/g" \
@@ -110,7 +123,6 @@ install -m 0644 "$SRC_DIR/conf/payhook.conf.example" \
 	"$SRC_DIR/conf/htaccess.example" "$SRC_DIR/conf/htaccess-cgi.example" \
 	"$stage/conf/"
 install -m 0644 "$SRC_DIR"/db/*.sql "$stage/db/"
-chmod 0755 "$stage/payhook" "$stage/payhook-sign"
 chmod 0644 "$stage/INSTALL"
 (cd "$stage" && find . -type f -printf '%P\n' | sort | xargs sha256sum) >"$work/sums"
 mv "$work/sums" "$stage/SHA256SUMS"
@@ -122,6 +134,8 @@ tar -C "$work" --sort=name --owner=0 --group=0 --numeric-owner \
 	-czf "$out.tmp" "$name"
 mv "$out.tmp" "$out"
 echo "release: $out (built on $on)"
-echo "release: payhook $(stat -c %s "$stage/payhook") bytes, payhook-sign $(stat -c %s "$stage/payhook-sign") bytes (stripped)"
+for prog in $names; do
+	echo "release: $prog $(stat -c %s "$stage/$prog") bytes (stripped)"
+done
 echo "release: they load only the C library and need glibc $floor or newer"
 echo "release: sha256 $(sha256sum "$out" | cut -d' ' -f1)"

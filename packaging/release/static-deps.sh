@@ -9,6 +9,8 @@
 #   mariadb   its MariaDB Connector/C only (libmariadb/), against that
 #             OpenSSL, with caching_sha2_password, sha256_password and
 #             ed25519 built in, so the release logs in to MySQL 8 too
+#   curl      libcurl for payhook-dispatch: HTTP and HTTPS only, through
+#             that OpenSSL (below: what is left out, and why)
 #
 # Why bullseye at all: a binary needs the glibc it was linked against or
 # newer. Built on Debian 12 (glibc 2.36) the release needs 2.34; built here
@@ -63,4 +65,37 @@ cd "$deps/lib"
 rm -rf libmariadb.so* mariadb ./*.la
 ln -sf libmariadbclient.a libmariadb.a
 sed -i 's|^Libs.private:.*|Libs.private: -ldl -lm -lpthread -lssl -lcrypto|' pkgconfig/libmariadb.pc
+cd /src
+
+# libcurl speaks only HTTP/1.1 and HTTPS here: the hand-off POSTs to one
+# URL and refuses every other protocol. Left out, each because it needs a
+# library of its own that Debian ships without a usable static form, or
+# that nobody here uses: LDAP (OpenLDAP, SASL), RTMP, SSH (libssh2), IDN
+# (libidn2: host names are taken as written), PSL (libpsl: cookies are
+# never sent), brotli, zstd and zlib (no compressed answers are asked
+# for), HTTP/2 (nghttp2), GSS-API (Kerberos), and the other protocols.
+# No CA bundle is compiled in: a path right on Debian is wrong on
+# RHEL-like hosts, and libcurl refuses to connect when its bundle is
+# missing. With --with-ca-fallback it asks OpenSSL for its defaults
+# instead: $SSL_CERT_FILE / $SSL_CERT_DIR when set, else
+# /usr/lib/ssl/cert.pem and /usr/lib/ssl/certs (the --openssldir above),
+# which are Debian's and Ubuntu's /etc/ssl/certs.
+# Debian's last two patches make the GnuTLS and NSS flavours; its rules
+# take them off again for the OpenSSL one, as here.
+apt-get source -qq curl/bookworm
+(cd curl-7.* &&
+ patch -R -s -p1 <debian/patches/99_nss.patch &&
+ patch -R -s -p1 <debian/patches/90_gnutls.patch &&
+ autoreconf -fi &&
+ ./configure --prefix="$deps" --disable-shared --enable-static \
+	--with-openssl="$deps" --without-ca-bundle --without-ca-path \
+	--with-ca-fallback --without-zlib --without-brotli --without-zstd \
+	--without-libpsl --without-libidn2 --without-librtmp --without-libssh2 \
+	--without-nghttp2 --without-gssapi --disable-ldap --disable-ldaps \
+	--disable-rtsp --disable-dict --disable-telnet --disable-tftp \
+	--disable-pop3 --disable-imap --disable-smb --disable-smtp \
+	--disable-gopher --disable-mqtt --disable-ftp --disable-file \
+	--disable-manual &&
+ make -j2 -C lib && make -C lib install && make -C include install &&
+ make install-pkgconfigDATA)
 rm -rf /src
