@@ -109,18 +109,9 @@ warm_up() {
 			"warm-$label" 99999999999999 >/dev/null 2>&1
 	done
 }
-# Warm-up, not recorded. A fresh Redis holds no early marks (lock.h): a
-# build that has them probes MySQL for refunds recorded before their payment
-# until the marks are rebuilt, lock_ttl_ms and a second after its first
-# request; the rounds start once they are (at most 60 s of warm-up).
+# Warm-up, not recorded, until the early marks are complete.
 warm_up
-warm_end=$((SECONDS + 60))
-while [ "$SECONDS" -lt "$warm_end" ]; do
-	[ -n "$(harness_redis --scan --pattern 'payhook:early-rebuild:*')" ] &&
-		[ -z "$(harness_redis --scan --pattern 'payhook:early-complete:*')" ] ||
-		break
-	warm_up
-done
+bench_early_marks_wait warm_up
 for round in $(seq 1 "$ROUNDS"); do
 	order=("${LABELS[@]}")
 	if [ $((round % 2)) = 0 ]; then

@@ -14,6 +14,22 @@ export top_srcdir top_builddir
 # shellcheck source-path=SCRIPTDIR source=../../lib/harness.sh
 . "$SRC_DIR/tests/lib/harness.sh"
 
+# bench_early_marks_wait CMD...: a fresh (or restarted) Redis holds no
+# early marks (README, "Early marks"), so payhook probes MySQL in every
+# payment's INSERT until a worker has rebuilt them, lock_ttl_ms and a second
+# after the first request that noticed. Runs CMD (a second of warm-up load)
+# until they are rebuilt, 60 s at most; returns at once when no rebuild is
+# under way (a build without early marks, or marks complete).
+bench_early_marks_wait() {
+	local end=$((SECONDS + 60))
+	while [ "$SECONDS" -lt "$end" ]; do
+		[ -n "$(harness_redis --scan --pattern 'payhook:early-rebuild:*')" ] &&
+			[ -z "$(harness_redis --scan --pattern 'payhook:early-complete:*')" ] ||
+			return 0
+		"$@"
+	done
+}
+
 # bench_start [redis] [mariadb]: harness_init, then the servers named (both
 # when none is), each printing its "# harness:" line. Fails when one does
 # not start.
