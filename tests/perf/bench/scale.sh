@@ -228,6 +228,8 @@ report_retention() {
 	echo "| point | rows | rows with a payload | clustered index in use MiB | clustered index allocated MiB | unique key MiB | .ibd MiB | data_free MiB |"
 	echo "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"
 	awk -F'\t' '$1 == "size" { split($3, a, " "); split($6, r, " "); printf "| %s | %d | %d | %.1f | %.1f | %.1f | %.1f | %.1f |\n", $2, r[1], r[2], a[1] / 1048576, a[2] / 1048576, a[3] / 1048576, $4 / 1048576, $5 / 1048576 }' "$tsv"
+	# For the plot: point number, in use, allocated, .ibd (MiB), label.
+	awk -F'\t' '$1 == "size" { n++; split($3, a, " "); printf "%d %.1f %.1f %.1f \"%s\"\n", n, a[1] / 1048576, a[2] / 1048576, $4 / 1048576, $2 }' "$tsv" >"$OUT/scale-retention.dat"
 	echo
 	clearing=$(awk -F'\t' '$1 == "run" && $2 == "clearing" { print $4 }' "$tsv" | median)
 	stopped=$(awk -F'\t' '$1 == "run" && $2 == "stopped" { print $4 }' "$tsv" | median)
@@ -256,6 +258,8 @@ report() {
 		"'$OUT/scale-body.dat' using 1:3 with linespoints lw 2 title 'unsigned µs/KB', '' using 1:5 with linespoints lw 2 title 'signed µs/KB'"
 	plot scale-conns "throughput and p99 against connections" "wrk connections (log)" "req/s" "set logscale x 2; set logscale y2; set yrange [0:*]" \
 		"'$OUT/scale-conns.dat' using 1:2 with linespoints lw 2 title 'lighttpd req/s', '' using 1:4 with linespoints lw 2 title 'nginx req/s', '' using 1:6 with linespoints lw 2 title 'nginx keep_conn req/s', '' using 1:3 axes x1y2 with linespoints dt 2 lw 2 title 'lighttpd p99', '' using 1:5 axes x1y2 with linespoints dt 2 lw 2 title 'nginx p99', '' using 1:7 axes x1y2 with linespoints dt 2 lw 2 title 'nginx keep_conn p99', '' using 1:8 with linespoints lw 2 title 'lighttpd, short backlog, req/s', '' using 1:9 axes x1y2 with linespoints dt 2 lw 2 title 'lighttpd, short backlog, p99'"
+	plot scale-retention "payments over a simulated year, payload_retention_days = 30" "" "MiB" "unset y2tics; unset y2label; set yrange [0:*]; set xtics rotate by -15; set offsets 0.3, 0.3, 0, 0" \
+		"'$OUT/scale-retention.dat' using 1:4:xtic(5) with linespoints lw 2 title '.ibd file', '' using 1:3 with linespoints lw 2 title 'clustered index allocated', '' using 1:2 with linespoints lw 2 title 'clustered index in use'"
 	rm -f "$OUT"/scale-*.dat
 	cat "$OUT/scale.md"
 }
