@@ -113,37 +113,6 @@ void lock_client_free(struct lock_client *client)
 	free(client);
 }
 
-/* Appends argv as one command to the connection's output, formatted by
- * hiredis's plain formatter: its sds formatter, which redisCommandArgv and
- * redisAppendCommandArgv use, cost about 6,000 instructions per command,
- * more than the rest of the lock's work. Returns REDIS_OK or REDIS_ERR. */
-static int append_argv(redisContext *redis, int argc, const char **argv,
-		       const size_t *argl)
-{
-	char *cmd;
-	int len = redisFormatCommandArgv(&cmd, argc, argv, argl);
-	int rc;
-
-	if (len < 0)
-		return REDIS_ERR;
-	rc = redisAppendFormattedCommand(redis, cmd, (size_t)len);
-	redisFreeCommand(cmd);
-	return rc;
-}
-
-/* append_argv, then the reply (caller frees), or NULL on a connection
- * fault: redisCommandArgv on the plain formatter. */
-static redisReply *command_argv(redisContext *redis, int argc,
-				const char **argv, const size_t *argl)
-{
-	void *reply = NULL;
-
-	if (append_argv(redis, argc, argv, argl) != REDIS_OK ||
-	    redisGetReply(redis, &reply) != REDIS_OK)
-		return NULL;
-	return reply;
-}
-
 static struct timeval ms_to_timeval(int ms)
 {
 	struct timeval tv = { .tv_sec = ms / 1000, .tv_usec = (ms % 1000) * 1000 };
@@ -478,8 +447,8 @@ static enum lock_status send_set(struct lock_client *client,
 	lease->early = LOCK_EARLY_UNKNOWN;
 	/* Before the send: a pause after it must not make the lease look fresh. */
 	lease->started_us = timing_now_us();
-	if (append_argv(client->redis, 6, argv, argl) != REDIS_OK ||
-	    append_argv(client->redis, 3, mget, mget_len) != REDIS_OK ||
+	if (redisAppendCommandArgv(client->redis, 6, argv, argl) != REDIS_OK ||
+	    redisAppendCommandArgv(client->redis, 3, mget, mget_len) != REDIS_OK ||
 	    redisGetReply(client->redis, (void **)&reply) != REDIS_OK ||
 	    redisGetReply(client->redis, (void **)&early) != REDIS_OK) {
 		error_set(err, "redis SET NX: %s", client->redis->errstr);
@@ -586,7 +555,7 @@ static int early_command(struct lock_client *client, const char *what,
 
 	if (lock_connect(client, err) != 0)
 		return -1;
-	r = command_argv(client->redis, argc, argv, argl);
+	r = redisCommandArgv(client->redis, argc, argv, argl);
 	if (r == NULL || r->type == REDIS_REPLY_ERROR) {
 		error_set(err, "redis %s: %s", what,
 			  r == NULL ? client->redis->errstr : r->str);
@@ -739,7 +708,7 @@ static redisReply *release_call(struct lock_client *client,
 	argv[2] = "1";  argl[2] = 1;
 	argv[3] = lease->key;  argl[3] = lease->key_len;
 	argv[4] = lease->token;  argl[4] = LOCK_TOKEN_HEX;
-	return command_argv(client->redis, 5, argv, argl);
+	return redisCommandArgv(client->redis, 5, argv, argl);
 }
 
 enum lock_release_status lock_release(struct lock_client *client,
