@@ -38,6 +38,7 @@ enum {
 	INS_ITEM,
 	SEL_KIND,    /* the kind an object of kind_from_first holds, locked */
 	SEL_KIND_PLAIN,
+	SEL_REFUNDED, /* the payment's other succeeded refunds, locked */
 	STATEMENTS
 };
 
@@ -49,7 +50,7 @@ enum {
 	"SELECT kind FROM payment_events WHERE provider = ? AND kind IN "      \
 	"('refund', 'cancellation') AND object_id = ? ORDER BY id LIMIT 1"
 #define PAYMENT_COLUMNS                                                        \
-	"SELECT currency FROM payments WHERE provider = ? AND "                \
+	"SELECT currency, amount FROM payments WHERE provider = ? AND "        \
 	"transaction_id = ?"
 
 static const char *const statement_sql[STATEMENTS] = {
@@ -84,6 +85,17 @@ static const char *const statement_sql[STATEMENTS] = {
 		     "event_row_id) VALUES (?, ?, ?)",
 	[SEL_KIND] = KIND_COLUMNS " FOR UPDATE",
 	[SEL_KIND_PLAIN] = KIND_COLUMNS,
+	/* With this refund's amount, whether the payment's refunded_amount
+	 * (the refunds counted in its currency: STORE_TOTALS_FROM) passes
+	 * STORE_AMOUNT_MAX, and whether it passes the payment's amount;
+	 * exact (DECIMAL) arithmetic. */
+	[SEL_REFUNDED] = "SELECT COALESCE(SUM(amount), 0) + ? > "
+			 STORE_AMOUNT_MAX ", COALESCE(SUM(amount), 0) + ? > ? "
+			 "FROM payment_events WHERE provider = ? AND "
+			 "transaction_id = ? AND kind = 'refund' AND "
+			 "state = 'succeeded' AND object_id <> ? AND "
+			 "(? IS NULL OR currency IS NULL OR currency = ?) "
+			 "FOR UPDATE",
 };
 
 struct lifecycle_store {
@@ -93,12 +105,17 @@ struct lifecycle_store {
 	bool in_transaction;
 	bool fresh;                   /* connected during the current call */
 	unsigned last_error;
+	/* The last record's refund carried its payment's refunded_amount past
+	 * the payment's amount: what it was, and the payment's amount. */
+	bool suspicious;
+	unsigned long long suspicious_amount;
 };
 
 /* What the transaction knows of the rows it reads. */
 struct rows {
 	bool payment_found;
 	char payment_currency[4];
+	unsigned long long payment_amount;
 	bool event_found;
 	unsigned long long event_row_id;
 	struct lifecycle_event held; /* the row's state, time and amount */
@@ -181,6 +198,16 @@ void lifecycle_store_free(struct lifecycle_store *ls)
 unsigned lifecycle_store_last_error(const struct lifecycle_store *ls)
 {
 	return ls->last_error;
+}
+
+bool lifecycle_store_suspicious(const struct lifecycle_store *ls,
+				struct error *why)
+{
+	if (!ls->suspicious)
+		return false;
+	error_set(why, "suspicious refund: the payment's refunded amount "
+		  "passes its amount %llu", ls->suspicious_amount);
+	return true;
 }
 
 int lifecycle_store_connect(struct lifecycle_store *ls, struct error *err)
@@ -342,7 +369,7 @@ static unsigned read_payment(struct lifecycle_store *ls, int which,
 			     struct bound *v, const struct lifecycle_event *e,
 			     struct rows *rows)
 {
-	MYSQL_BIND param[2], out[1];
+	MYSQL_BIND param[2], out[2];
 	unsigned long currency_len = 0;
 	unsigned code;
 	int rc;
@@ -354,6 +381,7 @@ static unsigned read_payment(struct lifecycle_store *ls, int which,
 	out[0].buffer = rows->payment_currency;
 	out[0].buffer_length = sizeof(rows->payment_currency);
 	out[0].length = &currency_len;
+	bind_u64(&out[1], &rows->payment_amount);
 	code = run(ls, which, param, out);
 	if (code != 0)
 		return code;
@@ -641,6 +669,62 @@ static enum store_status record_item(struct lifecycle_store *ls,
 	return STORE_INSERTED;
 }
 
+/* Before a succeeded refund is written: refuses it (STORE_INVALID, rolled
+ * back, err saying why) when it would carry its payment's refunded_amount
+ * past STORE_AMOUNT_MAX, counting the payment's other succeeded refunds in
+ * its currency (the payment's when recorded, else e's; every currency when
+ * neither is known), so that neither this UPDATE of the totals nor the
+ * payment's INSERT later can fail with 1264 (out of range) and be retried
+ * for days. Notes a refund that carries it past the payment's amount
+ * (ls->suspicious). Returns STORE_INSERTED to go on, or a failure status. */
+static enum store_status check_refunded(struct lifecycle_store *ls,
+					struct bound *v,
+					const struct lifecycle_event *e,
+					const struct rows *rows,
+					struct error *err)
+{
+	MYSQL_BIND param[9], out[2];
+	const char *currency = rows->payment_found ? rows->payment_currency
+						    : e->link.currency;
+	unsigned long currency_len = (unsigned long)strlen(currency);
+	my_bool no_currency = currency_len == 0;
+	unsigned long long payment_amount = rows->payment_amount;
+	long long past_max = 0, past_payment = 0;
+	bool found = false;
+
+	if (e->kind != LIFECYCLE_REFUND || e->state != LIFECYCLE_SUCCEEDED)
+		return STORE_INSERTED;
+	memset(param, 0, sizeof(param));
+	memset(out, 0, sizeof(out));
+	bind_u64(&param[0], &v->amount);
+	bind_u64(&param[1], &v->amount);
+	bind_u64(&param[2], &payment_amount);
+	bind_payment(&param[3], v, e);
+	bind_bytes(&param[5], MYSQL_TYPE_STRING, e->object_id, &v->object_len);
+	for (int i = 6; i < 9; i++) {
+		bind_bytes(&param[i], MYSQL_TYPE_STRING, currency,
+			   &currency_len);
+		param[i].is_null = &no_currency;
+	}
+	out[0].buffer_type = MYSQL_TYPE_LONGLONG;
+	out[0].buffer = &past_max;
+	out[1].buffer_type = MYSQL_TYPE_LONGLONG;
+	out[1].buffer = &past_payment;
+	if (run_one(ls, SEL_REFUNDED, param, out, &found) != 0)
+		return stmt_failed(ls, SEL_REFUNDED, "select refunded", err);
+	if (past_max != 0) {
+		rollback(ls);
+		error_set(err, "amount: %llu would carry the payment's "
+			  "refunded_amount past " STORE_AMOUNT_MAX, v->amount);
+		return STORE_INVALID;
+	}
+	if (rows->payment_found && past_payment != 0) {
+		ls->suspicious = true;
+		ls->suspicious_amount = rows->payment_amount;
+	}
+	return STORE_INSERTED;
+}
+
 /* Whether the payment (when recorded) is in another currency than e's. */
 static bool other_currency(const struct rows *rows,
 			   const struct lifecycle_event *e)
@@ -692,7 +776,9 @@ static enum store_status write_event(struct lifecycle_store *ls,
 	if (read_event(ls, SEL_EVENT, &v, e, &rows) != 0)
 		return stmt_failed(ls, SEL_EVENT, "select event", err);
 	if (!rows.event_found) {
-		status = insert_event(ls, &v, e, payload, &rows, err);
+		status = check_refunded(ls, &v, e, &rows, err);
+		if (status == STORE_INSERTED)
+			status = insert_event(ls, &v, e, payload, &rows, err);
 		if (status != STORE_INSERTED)
 			return status;
 	}
@@ -722,7 +808,9 @@ static enum store_status write_event(struct lifecycle_store *ls,
 				status = record_item(ls, &v, e, &rows, err);
 			return status;
 		}
-		status = update_event(ls, &v, e, payload, &rows, err);
+		status = check_refunded(ls, &v, e, &rows, err);
+		if (status == STORE_INSERTED)
+			status = update_event(ls, &v, e, payload, &rows, err);
 		if (status != STORE_INSERTED)
 			return status;
 	}
@@ -748,6 +836,7 @@ enum store_status lifecycle_store_record(struct lifecycle_store *ls,
 
 	ls->fresh = false;
 	ls->last_error = 0;
+	ls->suspicious = false;
 	if (lifecycle_store_connect(ls, err) != 0)
 		return STORE_UNAVAILABLE;
 	/* Enough lease for the transaction's start and its first write. */

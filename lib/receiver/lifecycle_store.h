@@ -16,6 +16,7 @@
 #ifndef PAYHOOK_LIFECYCLE_STORE_H
 #define PAYHOOK_LIFECYCLE_STORE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "configuration.h"
@@ -56,6 +57,10 @@ int lifecycle_store_connect(struct lifecycle_store *ls, struct error *err);
  *                   nothing, committed;
  *   STORE_CONFLICT  the payment is recorded in another currency: nothing
  *                   written;
+ *   STORE_INVALID   a succeeded refund that would carry the payment's
+ *                   refunded_amount past STORE_AMOUNT_MAX (with the
+ *                   refunds already counted in its currency, recorded
+ *                   payment or not): nothing written, err says why;
  * else a failure status as store_insert_payment's (RETRYABLE after 1213 or
  * 1205, UNKNOWN_OUTCOME when the connection broke during COMMIT,
  * LEASE_EXPIRED, UNAVAILABLE), nothing of this call left behind except
@@ -104,6 +109,13 @@ enum store_status lifecycle_store_find(struct lifecycle_store *ls,
  * err naming the migration file to run. */
 int lifecycle_store_check_schema(struct lifecycle_store *ls,
 				 struct error *err);
+
+/* Whether the refund the last lifecycle_store_record committed
+ * (STORE_INSERTED) carried its recorded payment's refunded_amount past the
+ * payment's own amount: recorded all the same (it is what the provider
+ * says), but worth a look. When so, why says it for the log. Can't fail. */
+bool lifecycle_store_suspicious(const struct lifecycle_store *ls,
+				struct error *why);
 
 /* The MySQL error number of the last failure, 0 after a success (for the
  * metrics). */

@@ -66,6 +66,21 @@ static const char *event_body(const char *type, const char *object,
 	return body;
 }
 
+/* The same with the amount as text (past what a long holds). */
+static const char *event_body_text(const char *type, const char *object,
+				   const char *tid, const char *amount,
+				   const char *state, int at)
+{
+	static char body[1024];
+
+	snprintf(body, sizeof(body),
+		 "{\"type\":\"%s\",\"object_id\":\"%s\",\"transaction_id\":"
+		 "\"%s\",\"amount\":%s,\"currency\":\"EUR\",\"state\":\"%s\","
+		 "\"occurred_at\":\"2024-06-17T04:%02d:%02d.000001Z\"}",
+		 type, object, tid, amount, state, at / 60, at % 60);
+	return body;
+}
+
 static enum outcome post_body(struct pipeline *p, const char *body)
 {
 	struct result r;
@@ -158,6 +173,16 @@ static void wait_sleepers(const char *count)
 			return;
 		usleep(50000);
 	}
+}
+
+/* The Redis key of tid's early mark (a static buffer). */
+static const char *mark_of(const char *tid)
+{
+	static char key[256];
+
+	snprintf(key, sizeof(key), "payhook:early:%s%s", cfg.lock_key_prefix,
+		 tid);
+	return key;
 }
 
 /* ---- Adyen: items signed by the Adyen profile's own signer ---- */
@@ -424,6 +449,110 @@ START_TEST(test_adyen_cancel_or_refund_one_object)
 			     "refund", 2, NULL), OUTCOME_DUPLICATE);
 	ck_assert_int_eq(count_of("payment_events", c), 1);
 	ck_assert_str_eq(totals(psp), "0 - 1");
+}
+END_TEST
+
+/* 2^62: two succeeded refunds of it pass 9223372036854775807. */
+#define BIG "4611686018427387904"
+#define MAX "9223372036854775807"
+
+/* A refund whose amount would carry its payment's refunded_amount past
+ * 9223372036854775807 is 400 invalid, nothing written (never a 503 the
+ * provider retries for days); the payment's totals stay right. */
+START_TEST(test_refund_total_past_max)
+{
+	char tid[96], a[128], b[128];
+
+	snprintf(tid, sizeof(tid), "%s", itest_fresh_id("big"));
+	snprintf(a, sizeof(a), "re_a_%s", tid);
+	snprintf(b, sizeof(b), "re_b_%s", tid);
+	assert_outcome(payment(tid, 1000, "EUR"), OUTCOME_PROCESSED);
+	assert_outcome(post_body(pipeline, event_body_text("refund", a, tid,
+							   BIG, "succeeded", 1)),
+		       OUTCOME_PROCESSED);
+	assert_outcome(post_body(pipeline, event_body_text("refund", b, tid,
+							   BIG, "succeeded", 2)),
+		       OUTCOME_INVALID);
+	ck_assert_int_eq(count_of("payment_events", b), 0);
+	ck_assert_str_eq(totals(tid), BIG " - 0");
+	/* A pending refund counts nothing: it is recorded; once it
+	 * succeeds, it would pass: invalid. */
+	assert_outcome(post_body(pipeline, event_body_text("refund", b, tid,
+							   BIG, "pending", 3)),
+		       OUTCOME_PROCESSED);
+	assert_outcome(post_body(pipeline, event_body_text("refund", b, tid,
+							   BIG, "succeeded", 4)),
+		       OUTCOME_INVALID);
+	ck_assert_str_eq(row_of(b), "pending " BIG);
+	ck_assert_str_eq(totals(tid), BIG " - 0");
+}
+END_TEST
+
+/* Refunds before their payment whose sum passes what payments'
+ * refunded_amount holds: the ones that would pass it are 400 invalid, so
+ * the payment's INSERT (which sums them) is never refused with 1264 (a 503
+ * for ever): it is 200 processed with the totals of those recorded. */
+START_TEST(test_refunds_past_max_before_payment)
+{
+	char tid[96], obj[3][128];
+
+	snprintf(tid, sizeof(tid), "%s", itest_fresh_id("bigfirst"));
+	for (int i = 0; i < 3; i++) {
+		snprintf(obj[i], sizeof(obj[i]), "re_%d_%s", i, tid);
+		assert_outcome(post_body(pipeline,
+					 event_body_text("refund", obj[i], tid,
+							 MAX, "succeeded",
+							 i + 1)),
+			       i == 0 ? OUTCOME_PROCESSED : OUTCOME_INVALID);
+	}
+	assert_outcome(payment(tid, 1000, "EUR"), OUTCOME_PROCESSED);
+	ck_assert_str_eq(totals(tid), MAX " - 0");
+	/* Rows written before this rule (by SQL here) never keep a payment
+	 * from being recorded either: its totals stop at the maximum. */
+	snprintf(tid, sizeof(tid), "%s", itest_fresh_id("bigold"));
+	for (int i = 0; i < 3; i++)
+		ctl("sql \"INSERT INTO payment_events (provider, kind, "
+		    "object_id, transaction_id, state, amount, currency, "
+		    "occurred_at, payload) VALUES ('standard', 'refund', "
+		    "'re_old_%d_%s', '%s', 'succeeded', " MAX ", 'EUR', "
+		    "UTC_TIMESTAMP(6), '{}')\"", i, tid, tid);
+	ctl("redis SET '%s' 1", mark_of(tid));
+	assert_outcome(payment(tid, 1000, "EUR"), OUTCOME_PROCESSED);
+	ck_assert_str_eq(totals(tid), MAX " - 0");
+}
+END_TEST
+
+/* A refund larger than its payment is recorded (it is what the provider
+ * says), but counted (payhook_suspicious_refunds_total) and logged. */
+START_TEST(test_refund_past_payment_suspicious)
+{
+	char tid[96], a[128], b[128];
+	struct error err;
+	struct metrics *m = metrics_new_shared(&err);
+	struct itest_capture cap;
+	const char *logged;
+
+	ck_assert_ptr_nonnull(m);
+	pipeline_set_metrics(pipeline, m);
+	snprintf(tid, sizeof(tid), "%s", itest_fresh_id("over"));
+	snprintf(a, sizeof(a), "re_a_%s", tid);
+	snprintf(b, sizeof(b), "re_b_%s", tid);
+	assert_outcome(payment(tid, 1000, "EUR"), OUTCOME_PROCESSED);
+	assert_outcome(refund(a, tid, 600, "succeeded", 1), OUTCOME_PROCESSED);
+	ck_assert_int_eq(metrics_value(m, &cfg,
+				       "payhook_suspicious_refunds_total"), 0);
+	itest_capture_start(&cap);
+	assert_outcome(refund(b, tid, 5000, "succeeded", 2), OUTCOME_PROCESSED);
+	logged = itest_capture_end(&cap);
+	ck_assert_str_eq(totals(tid), "5600 - 0");
+	ck_assert_int_eq(metrics_value(m, &cfg,
+				       "payhook_suspicious_refunds_total"), 1);
+	ck_assert_msg(strstr(logged, "outcome=processed") != NULL &&
+		      strstr(logged, "suspicious refund: the payment's "
+			     "refunded amount passes its amount 1000") != NULL,
+		      "%s", logged);
+	pipeline_set_metrics(pipeline, NULL);
+	metrics_free(m);
 }
 END_TEST
 
@@ -839,16 +968,6 @@ END_TEST
 
 /* ---- the early marks (lock.h): which INSERT a payment gets ---- */
 
-/* The Redis key of tid's early mark (a static buffer). */
-static const char *mark_of(const char *tid)
-{
-	static char key[256];
-
-	snprintf(key, sizeof(key), "payhook:early:%s%s", cfg.lock_key_prefix,
-		 tid);
-	return key;
-}
-
 /* Sends payments on p until the marks are complete again (a key naming
  * the server's run_id): lock_ttl_ms (9.5 s here) and a second after they
  * were first seen incomplete; for 15 s at most. */
@@ -1044,6 +1163,9 @@ int main(void)
 	tcase_add_test(core, test_restated_state_moves_time);
 	tcase_add_test(core, test_adyen_replay_later_date);
 	tcase_add_test(core, test_adyen_cancel_or_refund_one_object);
+	tcase_add_test(core, test_refund_total_past_max);
+	tcase_add_test(core, test_refunds_past_max_before_payment);
+	tcase_add_test(core, test_refund_past_payment_suspicious);
 	tcase_add_test(core, test_reverse_order_same_end);
 	tcase_add_test(core, test_refund_before_payment);
 	tcase_add_test(core, test_currency_conflict);
