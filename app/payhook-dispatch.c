@@ -266,7 +266,8 @@ static void env_tick(void *ctx)
 	}
 	if (cleared > 0)
 		log_info("retention: cleared the payloads of %ld delivered "
-			 "payments older than %ld days in %lld ms", cleared,
+			 "payments and lifecycle objects older than %ld days "
+			 "in %lld ms", cleared,
 			 world->cfg->payload_retention_days,
 			 (long long)(timing_now_us() - start) / 1000);
 }

@@ -200,10 +200,22 @@ static int add_uint(json_object *obj, const char *key, uint64_t value)
 	return add_value(obj, key, json_object_new_uint64(value));
 }
 
+/* Why a change's amount counts for nothing in its payment's totals. */
+#define NOT_COUNTED_CURRENCY "currency differs from the payment's"
+
 /* Adds what a change carries beside a payment's fields: its state and
- * object, n, and the payment's totals. Returns 0, or -1 (out of memory). */
+ * object, n, the payment's totals, and whether the change counts in them
+ * (counted, with not_counted_reason when not). Returns 0, or -1 (out of
+ * memory). */
 static int add_change(json_object *obj, const struct handoff_row_change *c)
 {
+	if (add_value(obj, "counted", json_object_new_boolean(c->counted)) != 0 ||
+	    (c->counted
+		     ? json_object_object_add(obj, "not_counted_reason", NULL)
+		     : add_string(obj, "not_counted_reason",
+				  NOT_COUNTED_CURRENCY,
+				  strlen(NOT_COUNTED_CURRENCY))) != 0)
+		return -1;
 	if (add_string(obj, "state", c->state, strlen(c->state)) != 0 ||
 	    add_string(obj, "object_id", c->object_id, c->object_id_len) != 0 ||
 	    add_uint(obj, "n", c->n) != 0 ||

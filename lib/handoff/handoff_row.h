@@ -42,6 +42,11 @@ struct handoff_row_change {
 	unsigned long long refunded_amount;
 	char dispute_state[HANDOFF_ROW_NAME_MAX + 1]; /* "" when NULL */
 	bool cancelled;
+	/* false: the change is in another currency than its payment (a
+	 * refund recorded before a payment that came in another currency):
+	 * its amount counts for nothing in the payment's totals, and the
+	 * body says so. */
+	bool counted;
 };
 
 /* One claimed row. The arrays are NUL-terminated; event_id and payload are

@@ -434,15 +434,16 @@ static unsigned long long parse_ull(const char *text)
 
 /* Reads the claimed rows of kind into batch, after those it holds (its
  * items have room for cap): the 10 columns of a payment, then for a change
- * payment_events.id, kind, state, object_id, n and the payment's
- * refunded_amount, dispute_state, cancelled. Returns 0, or -1 with err set
+ * payment_events.id, kind, state, object_id, n, the payment's
+ * refunded_amount, dispute_state, cancelled, and whether the change is in
+ * the payment's currency (counted). Returns 0, or -1 with err set
  * (batch keeps what it read; the caller cleans it up). */
 static int read_claimed(struct handoff_store *d,
 			struct handoff_store_batch *batch, size_t cap,
 			enum handoff_row_kind kind, struct error *err)
 {
 	MYSQL_RES *res = mysql_store_result(sqlconn_mysql(d->conn));
-	unsigned int columns = kind == HANDOFF_ROW_CHANGE ? 18 : 10;
+	unsigned int columns = kind == HANDOFF_ROW_CHANGE ? 19 : 10;
 	MYSQL_ROW row;
 	int rc = 0;
 
@@ -491,6 +492,7 @@ static int read_claimed(struct handoff_store *d,
 			copy_field(c->dispute_state, sizeof(c->dispute_state),
 				   row[16], len[16]);
 			c->cancelled = parse_ull(row[17]) != 0;
+			c->counted = parse_ull(row[18]) != 0;
 		}
 		/* Counted now, so cleanup frees what was copied so far. */
 		batch->count++;
@@ -790,7 +792,8 @@ static int claim_changes(struct handoff_store *d, size_t limit,
 			"c.event_row_id), e.payload, NULL), c.dispatch_token, "
 			"c.dispatch_attempts, e.id, e.kind, c.state, "
 			"e.object_id, c.n, COALESCE(p.refunded_amount, 0), "
-			"p.dispute_state, COALESCE(p.cancelled, 0) FROM "
+			"p.dispute_state, COALESCE(p.cancelled, 0), "
+			"COALESCE(c.currency = p.currency, 1) FROM "
 			CHANGES " c JOIN payment_events e ON e.id = "
 			"c.event_row_id LEFT JOIN payments p ON p.provider = "
 			"e.provider AND p.transaction_id = e.transaction_id "

@@ -3,6 +3,7 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "log.h"
 #include "retention.h"
@@ -14,10 +15,31 @@
  * payment delivered late (requeued from dead) whose row was passed over. */
 #define FULL_PASS_EVERY_US (24LL * 3600 * 1000000)
 
+/* The tables whose payloads are cleared, each by its own rule: a payment
+ * once handed on; a lifecycle object (payment_events, whose payload is the
+ * raw body of the event that set its state: PAY.JP's charge with its card
+ * fingerprint) once every change of it was handed on, counted from when
+ * its row last changed. */
+enum { TABLE_PAYMENTS, TABLE_EVENTS, TABLES };
+
+struct table {
+	const char *name, *time_column, *handed_on;
+};
+
+static const struct table tables[TABLES] = {
+	[TABLE_PAYMENTS] = { "payments", "received_at",
+			     "dispatch_state IN ('delivered', 'skipped')" },
+	[TABLE_EVENTS] = { "payment_events", "updated_at",
+			   "NOT EXISTS (SELECT 1 FROM payment_event_changes c "
+			   "WHERE c.event_row_id = payment_events.id AND "
+			   "c.dispatch_state NOT IN ('delivered', 'skipped'))" },
+};
+
 struct retention {
 	const struct config *cfg;
 	struct sqlconn *conn;
-	unsigned long long cursor; /* the last id looked at */
+	unsigned long long cursor[TABLES]; /* the last id looked at */
+	int table;                 /* the table this pass is at */
 	bool owner;                /* holds the named lock on its session */
 	int64_t full_pass_at_us;   /* when a pass last started at the first row */
 };
@@ -74,13 +96,30 @@ static long failed(struct retention *r, const char *what, struct error *err)
 	return -1;
 }
 
+/* The end of the current table, or rows too new: its pass is over, and its
+ * next one starts here; the pass is over once every table's is. Returns 0
+ * (nothing cleared). */
+static long next_table(struct retention *r, bool *pass_done)
+{
+	if (++r->table < TABLES)
+		return 0;
+	r->table = 0;
+	*pass_done = true;
+	if (timing_now_us() - r->full_pass_at_us >= FULL_PASS_EVERY_US) {
+		memset(r->cursor, 0, sizeof(r->cursor));
+		r->full_pass_at_us = timing_now_us();
+	}
+	return 0;
+}
+
 long retention_step(struct retention *r, bool *pass_done, struct error *err)
 {
-	char sql[512];
+	char sql[768];
 	unsigned long long last = 0;
 	MYSQL_RES *res;
 	MYSQL_ROW row;
 	MYSQL *mysql;
+	const struct table *t;
 
 	*pass_done = false;
 	if (sqlconn_mysql(r->conn) == NULL)
@@ -106,16 +145,24 @@ long retention_step(struct retention *r, bool *pass_done, struct error *err)
 			 "than %ld days (it holds the named lock "
 			 "payhook_retention)", r->cfg->payload_retention_days);
 	}
+	t = &tables[r->table];
 	/* The window: the next rows by primary key (a range read of the
 	 * clustered index), and the last of them old enough to clear: the
 	 * step ends there, so a row too new today is looked at again. */
 	snprintf(sql, sizeof(sql),
-		 "SELECT MAX(IF(received_at < UTC_TIMESTAMP(6) - INTERVAL %ld "
-		 "DAY, id, 0)) FROM (SELECT id, received_at FROM payments "
-		 "WHERE id > %llu ORDER BY id LIMIT %d) AS w",
-		 r->cfg->payload_retention_days, r->cursor, RETENTION_BATCH);
-	if (mysql_query(mysql, sql) != 0)
+		 "SELECT MAX(IF(%s < UTC_TIMESTAMP(6) - INTERVAL %ld "
+		 "DAY, id, 0)) FROM (SELECT id, %s FROM %s "
+		 "WHERE id > %llu ORDER BY id LIMIT %d) AS w", t->time_column,
+		 r->cfg->payload_retention_days, t->time_column, t->name,
+		 r->cursor[r->table], RETENTION_BATCH);
+	if (mysql_query(mysql, sql) != 0) {
+		/* A database without the lifecycle tables (migrations 4
+		 * and 6 not run): nothing of theirs to clear. */
+		if (r->table != TABLE_PAYMENTS &&
+		    mysql_errno(mysql) == SQLCONN_ER_NO_SUCH_TABLE)
+			return next_table(r, pass_done);
 		return failed(r, "reading the next rows", err);
+	}
 	res = mysql_store_result(mysql);
 	if (res == NULL)
 		return failed(r, "reading the next rows", err);
@@ -123,24 +170,19 @@ long retention_step(struct retention *r, bool *pass_done, struct error *err)
 	if (row != NULL && row[0] != NULL)
 		last = strtoull(row[0], NULL, 10);
 	mysql_free_result(res);
-	if (last == 0) {
-		/* The end of the table, or rows too new: this pass is over,
-		 * and the next one starts here. */
-		*pass_done = true;
-		if (timing_now_us() - r->full_pass_at_us >= FULL_PASS_EVERY_US) {
-			r->cursor = 0;
-			r->full_pass_at_us = timing_now_us();
-		}
-		return 0;
-	}
+	if (last == 0)
+		return next_table(r, pass_done);
 	snprintf(sql, sizeof(sql),
-		 "UPDATE payments SET payload = '' WHERE id > %llu AND id <= %llu "
-		 "AND dispatch_state IN ('delivered', 'skipped') AND "
-		 "received_at < UTC_TIMESTAMP(6) - INTERVAL %ld DAY AND "
-		 "LENGTH(payload) > 0",
-		 r->cursor, last, r->cfg->payload_retention_days);
-	if (mysql_query(mysql, sql) != 0)
+		 "UPDATE %s SET payload = '' WHERE id > %llu AND id <= %llu "
+		 "AND %s AND %s < UTC_TIMESTAMP(6) - INTERVAL %ld DAY AND "
+		 "LENGTH(payload) > 0", t->name, r->cursor[r->table], last,
+		 t->handed_on, t->time_column, r->cfg->payload_retention_days);
+	if (mysql_query(mysql, sql) != 0) {
+		if (r->table != TABLE_PAYMENTS &&
+		    mysql_errno(mysql) == SQLCONN_ER_NO_SUCH_TABLE)
+			return next_table(r, pass_done);
 		return failed(r, "clearing payloads", err);
-	r->cursor = last;
+	}
+	r->cursor[r->table] = last;
 	return (long)mysql_affected_rows(mysql);
 }

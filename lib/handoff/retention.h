@@ -3,7 +3,11 @@
  * skipped by a migration) and were received more than that many days ago.
  * The row stays whole otherwise: its id, amount, currency, event id, key and
  * hand-off state, so a redelivery of the provider's webhook is still a
- * duplicate and the unique key still fences.
+ * duplicate and the unique key still fences. The same for payment_events
+ * (a refund's, dispute's or cancellation's raw body: PAY.JP's charge holds
+ * a card fingerprint): cleared once every change of the object was handed
+ * on and its row last changed more than that many days ago; each table has
+ * a cursor of its own, payments first.
  *
  * The work goes in small steps on a connection of its own (autocommit): each
  * step looks at the next RETENTION_BATCH rows by primary key after a cursor

@@ -34,6 +34,11 @@ enum {
 	UPD_TOTALS,
 	SEL_PAYMENT_PLAIN, /* the look-ups of lifecycle_store_find, no lock */
 	SEL_EVENT_PLAIN,
+	SEL_ITEM,    /* a signed item recorded before (has_signed_digest) */
+	INS_ITEM,
+	SEL_KIND,    /* the kind an object of kind_from_first holds, locked */
+	SEL_KIND_PLAIN,
+	SEL_REFUNDED, /* the payment's other succeeded refunds, locked */
 	STATEMENTS
 };
 
@@ -41,8 +46,11 @@ enum {
 	"SELECT id, state, TIMESTAMPDIFF(MICROSECOND, '1970-01-01', "          \
 	"occurred_at), amount FROM payment_events "                            \
 	"WHERE provider = ? AND kind = ? AND object_id = ?"
+#define KIND_COLUMNS                                                           \
+	"SELECT kind FROM payment_events WHERE provider = ? AND kind IN "      \
+	"('refund', 'cancellation') AND object_id = ? ORDER BY id LIMIT 1"
 #define PAYMENT_COLUMNS                                                        \
-	"SELECT currency FROM payments WHERE provider = ? AND "                \
+	"SELECT currency, amount FROM payments WHERE provider = ? AND "        \
 	"transaction_id = ?"
 
 static const char *const statement_sql[STATEMENTS] = {
@@ -69,6 +77,25 @@ static const char *const statement_sql[STATEMENTS] = {
 		       "WHERE p.provider = ? AND p.transaction_id = ?",
 	[SEL_PAYMENT_PLAIN] = PAYMENT_COLUMNS,
 	[SEL_EVENT_PLAIN] = EVENT_COLUMNS,
+	/* A consistent read: an item another delivery commits meanwhile is
+	 * caught by INS_ITEM's 1062. */
+	[SEL_ITEM] = "SELECT event_row_id FROM payment_event_items WHERE "
+		     "provider = ? AND item_digest = ?",
+	[INS_ITEM] = "INSERT INTO payment_event_items (provider, item_digest, "
+		     "event_row_id) VALUES (?, ?, ?)",
+	[SEL_KIND] = KIND_COLUMNS " FOR UPDATE",
+	[SEL_KIND_PLAIN] = KIND_COLUMNS,
+	/* With this refund's amount, whether the payment's refunded_amount
+	 * (the refunds counted in its currency: STORE_TOTALS_FROM) passes
+	 * STORE_AMOUNT_MAX, and whether it passes the payment's amount;
+	 * exact (DECIMAL) arithmetic. */
+	[SEL_REFUNDED] = "SELECT COALESCE(SUM(amount), 0) + ? > "
+			 STORE_AMOUNT_MAX ", COALESCE(SUM(amount), 0) + ? > ? "
+			 "FROM payment_events WHERE provider = ? AND "
+			 "transaction_id = ? AND kind = 'refund' AND "
+			 "state = 'succeeded' AND object_id <> ? AND "
+			 "(? IS NULL OR currency IS NULL OR currency = ?) "
+			 "FOR UPDATE",
 };
 
 struct lifecycle_store {
@@ -78,12 +105,17 @@ struct lifecycle_store {
 	bool in_transaction;
 	bool fresh;                   /* connected during the current call */
 	unsigned last_error;
+	/* The last record's refund carried its payment's refunded_amount past
+	 * the payment's amount: what it was, and the payment's amount. */
+	bool suspicious;
+	unsigned long long suspicious_amount;
 };
 
 /* What the transaction knows of the rows it reads. */
 struct rows {
 	bool payment_found;
 	char payment_currency[4];
+	unsigned long long payment_amount;
 	bool event_found;
 	unsigned long long event_row_id;
 	struct lifecycle_event held; /* the row's state, time and amount */
@@ -93,7 +125,7 @@ struct rows {
 struct bound {
 	const char *provider;
 	unsigned long provider_len, kind_len, object_len, tid_len, state_len,
-		currency_len, event_id_len, payload_len;
+		currency_len, event_id_len, payload_len, digest_len;
 	const char *kind, *state;
 	unsigned long long amount;
 	my_bool no_currency, no_event_id;
@@ -166,6 +198,16 @@ void lifecycle_store_free(struct lifecycle_store *ls)
 unsigned lifecycle_store_last_error(const struct lifecycle_store *ls)
 {
 	return ls->last_error;
+}
+
+bool lifecycle_store_suspicious(const struct lifecycle_store *ls,
+				struct error *why)
+{
+	if (!ls->suspicious)
+		return false;
+	error_set(why, "suspicious refund: the payment's refunded amount "
+		  "passes its amount %llu", ls->suspicious_amount);
+	return true;
 }
 
 int lifecycle_store_connect(struct lifecycle_store *ls, struct error *err)
@@ -242,6 +284,7 @@ static void bound_init(struct bound *v, const struct lifecycle_event *e,
 	v->event_id_len = (unsigned long)e->link.event_id_len;
 	v->no_event_id = v->event_id_len == 0;
 	v->payload_len = (unsigned long)payload_len;
+	v->digest_len = LIFECYCLE_DIGEST_LEN;
 	/* Years 1970-9999 (lifecycle_time_parse): gmtime_r can't fail. */
 	gmtime_r(&seconds, &tm);
 	v->occurred.year = (unsigned)tm.tm_year + 1900;
@@ -302,13 +345,31 @@ static unsigned run(struct lifecycle_store *ls, int which, MYSQL_BIND *params,
 	return 0;
 }
 
+/* Runs statement which and fetches its first row into results (*found set,
+ * the rest dropped). Returns 0 or the MySQL error. */
+static unsigned run_one(struct lifecycle_store *ls, int which,
+			MYSQL_BIND *params, MYSQL_BIND *results, bool *found)
+{
+	unsigned code = run(ls, which, params, results);
+	int rc;
+
+	if (code != 0)
+		return code;
+	rc = mysql_stmt_fetch(ls->stmt[which]);
+	mysql_stmt_free_result(ls->stmt[which]);
+	if (rc == 1)
+		return mysql_stmt_errno(ls->stmt[which]);
+	*found = rc == 0 || rc == MYSQL_DATA_TRUNCATED;
+	return 0;
+}
+
 /* Reads the payment's row (locked when which is SEL_PAYMENT) into *rows.
  * Returns 0 or the MySQL error. */
 static unsigned read_payment(struct lifecycle_store *ls, int which,
 			     struct bound *v, const struct lifecycle_event *e,
 			     struct rows *rows)
 {
-	MYSQL_BIND param[2], out[1];
+	MYSQL_BIND param[2], out[2];
 	unsigned long currency_len = 0;
 	unsigned code;
 	int rc;
@@ -320,6 +381,7 @@ static unsigned read_payment(struct lifecycle_store *ls, int which,
 	out[0].buffer = rows->payment_currency;
 	out[0].buffer_length = sizeof(rows->payment_currency);
 	out[0].length = &currency_len;
+	bind_u64(&out[1], &rows->payment_amount);
 	code = run(ls, which, param, out);
 	if (code != 0)
 		return code;
@@ -343,7 +405,6 @@ static unsigned read_event(struct lifecycle_store *ls, int which,
 	long long micros = 0;
 	unsigned long long amount = 0;
 	unsigned code;
-	int rc;
 
 	memset(param, 0, sizeof(param));
 	memset(out, 0, sizeof(out));
@@ -356,16 +417,9 @@ static unsigned read_event(struct lifecycle_store *ls, int which,
 	out[2].buffer_type = MYSQL_TYPE_LONGLONG;
 	out[2].buffer = &micros;
 	bind_u64(&out[3], &amount);
-	code = run(ls, which, param, out);
-	if (code != 0)
+	code = run_one(ls, which, param, out, &rows->event_found);
+	if (code != 0 || !rows->event_found)
 		return code;
-	rc = mysql_stmt_fetch(ls->stmt[which]);
-	mysql_stmt_free_result(ls->stmt[which]);
-	if (rc == 1)
-		return mysql_stmt_errno(ls->stmt[which]);
-	rows->event_found = rc == 0 || rc == MYSQL_DATA_TRUNCATED;
-	if (!rows->event_found)
-		return 0;
 	rows->held = *e;
 	if (state_len >= sizeof(state) ||
 	    lifecycle_state_parse(e->kind, state, state_len,
@@ -374,6 +428,60 @@ static unsigned read_event(struct lifecycle_store *ls, int which,
 	rows->held.occurred_at.seconds = micros / 1000000;
 	rows->held.occurred_at.micros = (int32_t)(micros % 1000000);
 	rows->held.link.amount = (int64_t)amount;
+	return 0;
+}
+
+/* Whether the signed item of e (has_signed_digest) was recorded before:
+ * *seen set. Returns 0 or the MySQL error. */
+static unsigned read_item(struct lifecycle_store *ls, struct bound *v,
+			  const struct lifecycle_event *e, bool *seen)
+{
+	MYSQL_BIND param[2], out[1];
+	unsigned long long row_id = 0;
+
+	memset(param, 0, sizeof(param));
+	memset(out, 0, sizeof(out));
+	bind_bytes(&param[0], MYSQL_TYPE_STRING, v->provider, &v->provider_len);
+	bind_bytes(&param[1], MYSQL_TYPE_BLOB, e->signed_digest,
+		   &v->digest_len);
+	bind_u64(&out[0], &row_id);
+	return run_one(ls, SEL_ITEM, param, out, seen);
+}
+
+/* For an event whose kind came from an unsigned field (kind_from_first):
+ * *out is e with the kind its object was first recorded with, when one of
+ * the other kind is recorded (read with statement which); *valid false when
+ * e's state is none an object of that kind holds (it changes nothing).
+ * Returns 0 or the MySQL error. */
+static unsigned resolve_kind(struct lifecycle_store *ls, int which,
+			     struct bound *v, const struct lifecycle_event *e,
+			     struct lifecycle_event *out, bool *valid)
+{
+	MYSQL_BIND param[2], out_kind[1];
+	char kind[16];
+	unsigned long kind_len = 0;
+	unsigned code;
+	bool found = false;
+
+	*out = *e;
+	*valid = true;
+	memset(param, 0, sizeof(param));
+	memset(out_kind, 0, sizeof(out_kind));
+	bind_bytes(&param[0], MYSQL_TYPE_STRING, v->provider, &v->provider_len);
+	bind_bytes(&param[1], MYSQL_TYPE_STRING, e->object_id, &v->object_len);
+	out_kind[0].buffer_type = MYSQL_TYPE_STRING;
+	out_kind[0].buffer = kind;
+	out_kind[0].buffer_length = sizeof(kind);
+	out_kind[0].length = &kind_len;
+	code = run_one(ls, which, param, out_kind, &found);
+	if (code != 0 || !found || kind_len >= sizeof(kind))
+		return code; /* no object yet: e's kind stands */
+	kind[kind_len] = '\0';
+	for (int k = 0; k < LIFECYCLE_KINDS; k++) {
+		if (strcmp(kind, lifecycle_kind_name((enum lifecycle_kind)k)) == 0)
+			out->kind = (enum lifecycle_kind)k;
+	}
+	*valid = lifecycle_state_valid(out->kind, out->state);
 	return 0;
 }
 
@@ -533,6 +641,90 @@ static enum store_status update_totals(struct lifecycle_store *ls,
 	return STORE_INSERTED;
 }
 
+/* Records e's signed item (has_signed_digest) as one its object was told
+ * by. Returns STORE_INSERTED, STORE_DUPLICATE rolled back when another
+ * delivery of the item committed it meanwhile, or a failure status. */
+static enum store_status record_item(struct lifecycle_store *ls,
+				     struct bound *v,
+				     const struct lifecycle_event *e,
+				     struct rows *rows, struct error *err)
+{
+	MYSQL_BIND param[3];
+	unsigned code;
+
+	if (!e->has_signed_digest)
+		return STORE_INSERTED;
+	memset(param, 0, sizeof(param));
+	bind_bytes(&param[0], MYSQL_TYPE_STRING, v->provider, &v->provider_len);
+	bind_bytes(&param[1], MYSQL_TYPE_BLOB, e->signed_digest,
+		   &v->digest_len);
+	bind_u64(&param[2], &rows->event_row_id);
+	code = run(ls, INS_ITEM, param, NULL);
+	if (code == SQLCONN_ER_DUP_ENTRY) {
+		rollback(ls);
+		return STORE_DUPLICATE;
+	}
+	if (code != 0)
+		return stmt_failed(ls, INS_ITEM, "insert item", err);
+	return STORE_INSERTED;
+}
+
+/* Before a succeeded refund is written: refuses it (STORE_INVALID, rolled
+ * back, err saying why) when it would carry its payment's refunded_amount
+ * past STORE_AMOUNT_MAX, counting the payment's other succeeded refunds in
+ * its currency (the payment's when recorded, else e's; every currency when
+ * neither is known), so that neither this UPDATE of the totals nor the
+ * payment's INSERT later can fail with 1264 (out of range) and be retried
+ * for days. Notes a refund that carries it past the payment's amount
+ * (ls->suspicious). Returns STORE_INSERTED to go on, or a failure status. */
+static enum store_status check_refunded(struct lifecycle_store *ls,
+					struct bound *v,
+					const struct lifecycle_event *e,
+					const struct rows *rows,
+					struct error *err)
+{
+	MYSQL_BIND param[9], out[2];
+	const char *currency = rows->payment_found ? rows->payment_currency
+						    : e->link.currency;
+	unsigned long currency_len = (unsigned long)strlen(currency);
+	my_bool no_currency = currency_len == 0;
+	unsigned long long payment_amount = rows->payment_amount;
+	long long past_max = 0, past_payment = 0;
+	bool found = false;
+
+	if (e->kind != LIFECYCLE_REFUND || e->state != LIFECYCLE_SUCCEEDED)
+		return STORE_INSERTED;
+	memset(param, 0, sizeof(param));
+	memset(out, 0, sizeof(out));
+	bind_u64(&param[0], &v->amount);
+	bind_u64(&param[1], &v->amount);
+	bind_u64(&param[2], &payment_amount);
+	bind_payment(&param[3], v, e);
+	bind_bytes(&param[5], MYSQL_TYPE_STRING, e->object_id, &v->object_len);
+	for (int i = 6; i < 9; i++) {
+		bind_bytes(&param[i], MYSQL_TYPE_STRING, currency,
+			   &currency_len);
+		param[i].is_null = &no_currency;
+	}
+	out[0].buffer_type = MYSQL_TYPE_LONGLONG;
+	out[0].buffer = &past_max;
+	out[1].buffer_type = MYSQL_TYPE_LONGLONG;
+	out[1].buffer = &past_payment;
+	if (run_one(ls, SEL_REFUNDED, param, out, &found) != 0)
+		return stmt_failed(ls, SEL_REFUNDED, "select refunded", err);
+	if (past_max != 0) {
+		rollback(ls);
+		error_set(err, "amount: %llu would carry the payment's "
+			  "refunded_amount past " STORE_AMOUNT_MAX, v->amount);
+		return STORE_INVALID;
+	}
+	if (rows->payment_found && past_payment != 0) {
+		ls->suspicious = true;
+		ls->suspicious_amount = rows->payment_amount;
+	}
+	return STORE_INSERTED;
+}
+
 /* Whether the payment (when recorded) is in another currency than e's. */
 static bool other_currency(const struct rows *rows,
 			   const struct lifecycle_event *e)
@@ -542,30 +734,51 @@ static bool other_currency(const struct rows *rows,
 }
 
 /* The transaction after START TRANSACTION, up to the COMMIT (not sent).
- * Returns STORE_INSERTED with the transaction open and the write done,
+ * Returns STORE_INSERTED with the transaction open and the write done
+ * (*duplicate_written: a write all the same answered as a duplicate),
  * STORE_DUPLICATE or STORE_CONFLICT rolled back, or a failure status. */
 static enum store_status write_event(struct lifecycle_store *ls,
-				     struct bound *v,
-				     const struct lifecycle_event *e,
-				     const void *payload, bool *payment_found,
-				     bool *restated, struct error *err)
+				     const struct lifecycle_event *asked,
+				     const void *payload, size_t payload_len,
+				     bool *payment_found,
+				     bool *duplicate_written, struct error *err)
 {
+	const struct lifecycle_event *e = asked;
+	struct lifecycle_event resolved;
+	struct bound v;
 	struct rows rows;
 	enum store_status status;
+	bool seen = false, valid = true;
 
+	bound_init(&v, e, payload_len);
 	memset(&rows, 0, sizeof(rows));
 	/* The payment's row first, then the object's: every writer takes
 	 * them in this order. */
-	if (read_payment(ls, SEL_PAYMENT, v, e, &rows) != 0)
+	if (read_payment(ls, SEL_PAYMENT, &v, e, &rows) != 0)
 		return stmt_failed(ls, SEL_PAYMENT, "select payment", err);
 	if (other_currency(&rows, e)) {
 		rollback(ls);
 		return STORE_CONFLICT;
 	}
-	if (read_event(ls, SEL_EVENT, v, e, &rows) != 0)
+	/* A signed item told before: nothing its unsigned fields say counts. */
+	if (e->has_signed_digest && read_item(ls, &v, e, &seen) != 0)
+		return stmt_failed(ls, SEL_ITEM, "select item", err);
+	if (e->kind_from_first) {
+		if (resolve_kind(ls, SEL_KIND, &v, e, &resolved, &valid) != 0)
+			return stmt_failed(ls, SEL_KIND, "select kind", err);
+		e = &resolved;
+		bound_init(&v, e, payload_len);
+	}
+	if (seen || !valid) {
+		rollback(ls);
+		return STORE_DUPLICATE;
+	}
+	if (read_event(ls, SEL_EVENT, &v, e, &rows) != 0)
 		return stmt_failed(ls, SEL_EVENT, "select event", err);
 	if (!rows.event_found) {
-		status = insert_event(ls, v, e, payload, &rows, err);
+		status = check_refunded(ls, &v, e, &rows, err);
+		if (status == STORE_INSERTED)
+			status = insert_event(ls, &v, e, payload, &rows, err);
 		if (status != STORE_INSERTED)
 			return status;
 	}
@@ -574,26 +787,39 @@ static enum store_status write_event(struct lifecycle_store *ls,
 		rows.held.cumulative = e->cumulative;
 		if (!lifecycle_supersedes(&rows.held, e)) {
 			if (!lifecycle_restates(&rows.held, e)) {
-				rollback(ls);
-				return STORE_DUPLICATE;
+				/* A signed item older than the row's state:
+				 * it changes nothing, now or when resent
+				 * later with another time. */
+				if (!e->has_signed_digest) {
+					rollback(ls);
+					return STORE_DUPLICATE;
+				}
+				*duplicate_written = true;
+				return record_item(ls, &v, e, &rows, err);
 			}
 			/* A duplicate all the same, written: the row's
 			 * time decides what an older event does later, and
 			 * the totals' dispute_state follows the times. */
-			*restated = true;
-			status = restate_event(ls, v, e, &rows, err);
+			*duplicate_written = true;
+			status = restate_event(ls, &v, e, &rows, err);
 			if (status == STORE_INSERTED && rows.payment_found)
-				status = update_totals(ls, v, e, &rows, err);
+				status = update_totals(ls, &v, e, &rows, err);
+			if (status == STORE_INSERTED)
+				status = record_item(ls, &v, e, &rows, err);
 			return status;
 		}
-		status = update_event(ls, v, e, payload, &rows, err);
+		status = check_refunded(ls, &v, e, &rows, err);
+		if (status == STORE_INSERTED)
+			status = update_event(ls, &v, e, payload, &rows, err);
 		if (status != STORE_INSERTED)
 			return status;
 	}
 	*payment_found = rows.payment_found;
-	status = append_change(ls, v, e, &rows, err);
+	status = append_change(ls, &v, e, &rows, err);
 	if (status == STORE_INSERTED && rows.payment_found)
-		status = update_totals(ls, v, e, &rows, err);
+		status = update_totals(ls, &v, e, &rows, err);
+	if (status == STORE_INSERTED)
+		status = record_item(ls, &v, e, &rows, err);
 	return status;
 }
 
@@ -604,16 +830,15 @@ enum store_status lifecycle_store_record(struct lifecycle_store *ls,
 					 struct error *err)
 {
 	long round_trip_ms = config_round_trip_bound_ms(ls->cfg);
-	struct bound v;
 	enum store_status status;
 	bool payment_found = false, restated = false;
 	MYSQL *mysql;
 
 	ls->fresh = false;
 	ls->last_error = 0;
+	ls->suspicious = false;
 	if (lifecycle_store_connect(ls, err) != 0)
 		return STORE_UNAVAILABLE;
-	bound_init(&v, e, payload_len);
 	/* Enough lease for the transaction's start and its first write. */
 	if (guard_refuses(guard, 2 * round_trip_ms)) {
 		error_set(err, "lease too short to start the write");
@@ -622,8 +847,8 @@ enum store_status lifecycle_store_record(struct lifecycle_store *ls,
 	status = begin(ls, err);
 	if (status != STORE_INSERTED)
 		return status;
-	status = write_event(ls, &v, e, payload, &payment_found, &restated,
-			     err);
+	status = write_event(ls, e, payload, payload_len, &payment_found,
+			     &restated, err);
 	if (status != STORE_INSERTED)
 		return status;
 	/* An event before its payment: the payment's INSERT must learn of it
@@ -654,6 +879,8 @@ enum store_status lifecycle_store_find(struct lifecycle_store *ls,
 {
 	struct bound v;
 	struct rows rows;
+	struct lifecycle_event resolved;
+	bool seen = false, valid = true;
 
 	ls->fresh = false;
 	if (lifecycle_store_connect(ls, err) != 0)
@@ -664,6 +891,18 @@ enum store_status lifecycle_store_find(struct lifecycle_store *ls,
 		return stmt_failed(ls, SEL_PAYMENT_PLAIN, "select payment", err);
 	if (other_currency(&rows, e))
 		return STORE_CONFLICT;
+	if (e->has_signed_digest && read_item(ls, &v, e, &seen) != 0)
+		return stmt_failed(ls, SEL_ITEM, "select item", err);
+	if (e->kind_from_first) {
+		if (resolve_kind(ls, SEL_KIND_PLAIN, &v, e, &resolved,
+				 &valid) != 0)
+			return stmt_failed(ls, SEL_KIND_PLAIN, "select kind",
+					   err);
+		e = &resolved;
+		bound_init(&v, e, 0);
+	}
+	if (seen || !valid)
+		return STORE_DUPLICATE;
 	if (read_event(ls, SEL_EVENT_PLAIN, &v, e, &rows) != 0)
 		return stmt_failed(ls, SEL_EVENT_PLAIN, "select event", err);
 	if (!rows.event_found)
@@ -702,7 +941,13 @@ int lifecycle_store_check_schema(struct lifecycle_store *ls, struct error *err)
 		"table_name = 'payment_event_changes' AND column_name IN "
 		"('event_row_id', 'state', 'n', 'amount', 'currency', "
 		"'event_id', 'occurred_at', 'dispatch_state')";
-	unsigned long long totals = 0, events = 0, key = 0, changes = 0;
+	static const char items_sql[] =
+		"SELECT COUNT(*) FROM information_schema.columns "
+		"WHERE table_schema = DATABASE() AND "
+		"table_name = 'payment_event_items' AND column_name IN "
+		"('provider', 'item_digest', 'event_row_id')";
+	unsigned long long totals = 0, events = 0, key = 0, changes = 0,
+			   items = 0;
 	int rc = 0;
 
 	if (lifecycle_store_connect(ls, err) != 0)
@@ -710,7 +955,8 @@ int lifecycle_store_check_schema(struct lifecycle_store *ls, struct error *err)
 	if (sqlconn_query_number(ls->conn, totals_sql, &totals, err) != 0 ||
 	    sqlconn_query_number(ls->conn, events_sql, &events, err) != 0 ||
 	    sqlconn_query_number(ls->conn, key_sql, &key, err) != 0 ||
-	    sqlconn_query_number(ls->conn, changes_sql, &changes, err) != 0) {
+	    sqlconn_query_number(ls->conn, changes_sql, &changes, err) != 0 ||
+	    sqlconn_query_number(ls->conn, items_sql, &items, err) != 0) {
 		sqlconn_disconnect(ls->conn);
 		return -1;
 	}
@@ -733,6 +979,9 @@ int lifecycle_store_check_schema(struct lifecycle_store *ls, struct error *err)
 	else if (changes != 8)
 		rc = error_set(err, "table payment_event_changes is missing: "
 			       "run db/migrate-6-lifecycle-changes.sql");
+	else if (items != 3)
+		rc = error_set(err, "table payment_event_items is missing: "
+			       "run db/migrate-8-lifecycle-items.sql");
 	return rc;
 }
 

@@ -16,6 +16,7 @@
 #ifndef PAYHOOK_LIFECYCLE_STORE_H
 #define PAYHOOK_LIFECYCLE_STORE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "configuration.h"
@@ -46,15 +47,26 @@ int lifecycle_store_connect(struct lifecycle_store *ls, struct error *err);
  *                   committed; when the payment is not recorded, only after
  *                   guard's early_event (when set) agreed;
  *   STORE_DUPLICATE the row holds this state already, or a newer event set
- *                   it (lifecycle_supersedes): nothing written, except that
- *                   the same state said at a later time moves the row's
- *                   event id and time on (lifecycle_restates), committed;
+ *                   it (lifecycle_supersedes), or the event's signed item
+ *                   (has_signed_digest) was recorded before, whatever its
+ *                   unsigned fields say: nothing written, except that the
+ *                   same state said at a later time moves the row's event
+ *                   id and time on (lifecycle_restates), and that a signed
+ *                   item not seen before is recorded (payment_event_items)
+ *                   so that resent with a later time it still changes
+ *                   nothing, committed;
  *   STORE_CONFLICT  the payment is recorded in another currency: nothing
  *                   written;
+ *   STORE_INVALID   a succeeded refund that would carry the payment's
+ *                   refunded_amount past STORE_AMOUNT_MAX (with the
+ *                   refunds already counted in its currency, recorded
+ *                   payment or not): nothing written, err says why;
  * else a failure status as store_insert_payment's (RETRYABLE after 1213 or
  * 1205, UNKNOWN_OUTCOME when the connection broke during COMMIT,
  * LEASE_EXPIRED, UNAVAILABLE), nothing of this call left behind except
- * for UNKNOWN_OUTCOME, with err naming what failed. */
+ * for UNKNOWN_OUTCOME, with err naming what failed. An event of
+ * kind_from_first whose object is recorded with the other kind is recorded
+ * as of that kind (a duplicate when its state is none of that kind's). */
 enum store_status lifecycle_store_record(struct lifecycle_store *ls,
 					 const struct lifecycle_event *event,
 					 const void *payload, size_t payload_len,
@@ -92,11 +104,18 @@ enum store_status lifecycle_store_find(struct lifecycle_store *ls,
 
 /* For --check-config: payment_events with the columns payhook writes,
  * VARBINARY ids and the unique key uq_payment_events_object on exactly
- * (provider, kind, object_id); the payments totals columns; and
- * payment_event_changes. Returns 0, or -1 with err naming the migration
- * file to run. */
+ * (provider, kind, object_id); the payments totals columns;
+ * payment_event_changes; and payment_event_items. Returns 0, or -1 with
+ * err naming the migration file to run. */
 int lifecycle_store_check_schema(struct lifecycle_store *ls,
 				 struct error *err);
+
+/* Whether the refund the last lifecycle_store_record committed
+ * (STORE_INSERTED) carried its recorded payment's refunded_amount past the
+ * payment's own amount: recorded all the same (it is what the provider
+ * says), but worth a look. When so, why says it for the log. Can't fail. */
+bool lifecycle_store_suspicious(const struct lifecycle_store *ls,
+				struct error *why);
 
 /* The MySQL error number of the last failure, 0 after a success (for the
  * metrics). */

@@ -239,7 +239,7 @@ static void count_store_error(struct pipeline *p, const struct item *it,
 {
 	if (status != STORE_INSERTED && status != STORE_DUPLICATE &&
 	    status != STORE_CONFLICT && status != STORE_NOT_FOUND &&
-	    status != STORE_LEASE_EXPIRED)
+	    status != STORE_LEASE_EXPIRED && status != STORE_INVALID)
 		metrics_mysql_error(p->metrics,
 				    it->event != NULL ?
 					    lifecycle_store_last_error(p->events) :
@@ -318,6 +318,13 @@ static void write_item(struct pipeline *p, const struct item *it,
 	if (stored == STORE_CONFLICT && it->event != NULL)
 		response_set(r, OUTCOME_CONFLICT, "the payment is recorded in "
 			     "another currency");
+	/* A total past its column: never a 503 retried for days. */
+	if (stored == STORE_INVALID)
+		response_set(r, OUTCOME_INVALID, "%s", detail->message);
+	/* Recorded, as the provider says, but worth a look. */
+	if (stored == STORE_INSERTED && it->event != NULL &&
+	    lifecycle_store_suspicious(p->events, &p->note))
+		metrics_suspicious_refund(p->metrics);
 	if (g != NULL && g->early_refused)
 		response_set(r, OUTCOME_UNAVAILABLE, "lock service unavailable: "
 			     "retry");

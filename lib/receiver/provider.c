@@ -763,6 +763,33 @@ static enum signature_status adyen_item_verify(const struct provider *p,
 		"additionalData.hmacSignature missing", reason);
 }
 
+/* Gives the count lifecycle events read from item the digest of its
+ * signed fields (its signing string): Adyen signs only those, so an item
+ * resent with other unsigned fields (a later eventDate, another
+ * modification.action) is known as the same item. Returns 0, or -1 with
+ * why set when libcrypto fails. */
+static int adyen_sign_lifecycle(struct json_object *item,
+				struct lifecycle_event *events, size_t count,
+				struct error *why)
+{
+	char amount[24];
+	struct signature_part parts[ADYEN_PARTS];
+	size_t n = adyen_parts(item, amount, parts);
+	unsigned char digest[SIGNATURE_MAC_LEN];
+
+	_Static_assert(SIGNATURE_MAC_LEN == LIFECYCLE_DIGEST_LEN,
+		       "a lifecycle digest is a SHA-256");
+	if (count == 0)
+		return 0;
+	if (signature_parts_sha256(parts, n, digest) != 0)
+		return error_set(why, "SHA-256 of an Adyen item failed");
+	for (size_t i = 0; i < count; i++) {
+		events[i].has_signed_digest = true;
+		memcpy(events[i].signed_digest, digest, sizeof(digest));
+	}
+	return 0;
+}
+
 static enum provider_status read_adyen(const struct provider *p,
 				       const struct request *req,
 				       struct json_object *root,
@@ -809,7 +836,14 @@ static enum provider_status read_adyen(const struct provider *p,
 			json_object_array_get_idx(items, i),
 			"NotificationRequestItem");
 
+		size_t before = out->lifecycle_count;
+
 		status = take_lifecycle(p, req, root, item, out, why);
+		if (status == PROVIDER_IGNORED &&
+		    adyen_sign_lifecycle(item, &out->lifecycle[before],
+					 out->lifecycle_count - before,
+					 why) != 0)
+			return PROVIDER_ERROR;
 		if (status == PROVIDER_PAYMENTS)
 			status = classify(p, req, item, out, why);
 		if (status == PROVIDER_IGNORED)

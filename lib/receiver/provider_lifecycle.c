@@ -54,6 +54,9 @@ struct rule {
 	const char *time_path;
 	enum time_form time_form;
 	bool cumulative;
+	/* The kind comes from an unsigned field: an object recorded before
+	 * keeps its own (lifecycle_event.kind_from_first). */
+	bool kind_from_first;
 };
 
 static const struct state_map stripe_refund[] = {
@@ -188,9 +191,12 @@ static const struct state_map shopify_dispute[] = {
 	.time_path = "created_at", .time_form = TIME_RFC3339 }
 
 /* An Adyen item: the object is its pspReference, the payment its
- * originalReference. success and the modification's action narrow. */
+ * originalReference. success and the modification's action narrow; the
+ * action (in additionalData) is not signed, so it decides the kind of a
+ * CANCEL_OR_REFUND only when its object is first seen. */
 #define ADYEN_RULE(code, key0, value0, in1, key1, value1, kind_value, fixed) { \
 	.provider = CONFIG_PROVIDER_ADYEN, \
+	.kind_from_first = (in1) != NULL, \
 	.event_path = "eventCode", .event = code, \
 	.match_in = { NULL, in1 }, .match_key = { key0, key1 }, \
 	.match = { value0, value1 }, \
@@ -404,6 +410,7 @@ static enum payload_status take_object(const struct rule *r,
 	out->kind = r->kind;
 	out->state = r->state;
 	out->cumulative = r->cumulative;
+	out->kind_from_first = r->kind_from_first;
 	status = payload_take_transaction_id(node, r->link_path, r->id_integer,
 					     rules, &out->link, why);
 	if (status == PAYLOAD_VALID)

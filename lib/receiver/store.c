@@ -79,6 +79,7 @@ static const char *const status_names[] = {
 	[STORE_UNKNOWN_OUTCOME] = "unknown outcome",
 	[STORE_LEASE_EXPIRED] = "lease expired",
 	[STORE_UNAVAILABLE] = "unavailable",
+	[STORE_INVALID] = "invalid",
 };
 
 unsigned store_last_error(const struct store *store)

@@ -31,10 +31,15 @@ struct store; /* one connection and its prepared statements; opaque */
  * dispute whose row changed last by the provider's time (at equal times
  * the later state), NULL when none; cancelled 1 once a cancellation
  * succeeded. The payment's INSERT and lifecycle_store's UPDATE both read
- * them, so both compute the same. */
+ * them, so both compute the same. refunded_amount stops at
+ * STORE_AMOUNT_MAX: lifecycle_store refuses an event that would carry it
+ * further, and rows written before that rule never keep the payment from
+ * being recorded (a 1264, out of range, would). */
+#define STORE_AMOUNT_MAX "9223372036854775807"
 #define STORE_TOTALS_COLUMNS                                                   \
-	"COALESCE(SUM(CASE WHEN e.kind = 'refund' AND "                        \
-	"e.state = 'succeeded' THEN e.amount END), 0) AS refunded_amount, "    \
+	"LEAST(COALESCE(SUM(CASE WHEN e.kind = 'refund' AND "                  \
+	"e.state = 'succeeded' THEN e.amount END), 0), " STORE_AMOUNT_MAX ") "  \
+	"AS refunded_amount, "                                                 \
 	"SUBSTRING(MAX(CASE WHEN e.kind = 'dispute' THEN CONCAT(LPAD("         \
 	"TIMESTAMPDIFF(MICROSECOND, '1970-01-01', e.occurred_at), 18, '0'), "  \
 	"e.state + 0, e.state) END), 20) AS dispute_state, "                   \
@@ -53,6 +58,9 @@ enum store_status {
 			       * statement timeout (1969): rolled back */
 	STORE_UNKNOWN_OUTCOME, /* the connection broke during COMMIT */
 	STORE_LEASE_EXPIRED,  /* the guard refused: not written, or rolled back */
+	STORE_INVALID,        /* a value would pass its column (a payment's
+			       * refunded_amount past STORE_AMOUNT_MAX): not
+			       * written, never worth a retry */
 	STORE_UNAVAILABLE,    /* anything else: down, timed out, schema, ... */
 };
 

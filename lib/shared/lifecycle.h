@@ -16,6 +16,8 @@
 
 /* payment_events.object_id is VARBINARY(255). */
 #define LIFECYCLE_OBJECT_ID_MAX 255
+/* payment_event_items.item_digest is BINARY(32): a SHA-256. */
+#define LIFECYCLE_DIGEST_LEN 32
 
 enum lifecycle_kind {
 	LIFECYCLE_REFUND,
@@ -60,6 +62,16 @@ struct lifecycle_event {
 	/* link.amount is the object's running total so far (PAY.JP's
 	 * amount_refunded), not one change: the row keeps the largest. */
 	bool cumulative;
+	/* A provider that signs only some fields of the event (Adyen): the
+	 * SHA-256 of what it signs (the item's signing string). An event
+	 * whose signed_digest was recorded before is a duplicate, whatever
+	 * its unsigned fields (its time, its additionalData) say. */
+	bool has_signed_digest;
+	unsigned char signed_digest[LIFECYCLE_DIGEST_LEN];
+	/* The kind came from an unsigned field (Adyen's CANCEL_OR_REFUND and
+	 * its modification.action): an object of the other kind of
+	 * kind_from_first recorded with this object_id keeps its kind. */
+	bool kind_from_first;
 };
 
 /* "refund", "dispute", "cancellation": payment_events.kind. Can't fail. */

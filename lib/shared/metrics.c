@@ -152,6 +152,8 @@ struct segment {
 	/* Each running payhook-dispatch's circuit: added after the
 	 * failures, for the same reason. */
 	struct circuit circuits[METRICS_DISPATCHERS];
+	/* Refunds past their payment's amount: added after the circuits. */
+	atomic_ullong suspicious_refunds;
 };
 
 static const char *const dispatch_result_names[METRICS_DISPATCH_RESULTS] = {
@@ -164,11 +166,12 @@ static const char *const dispatch_result_names[METRICS_DISPATCH_RESULTS] = {
 #define PREVIOUS_SIZE offsetof(struct segment, lifecycle)
 #define BEFORE_STATUS_SIZE offsetof(struct segment, start_time)
 #define BEFORE_CIRCUITS_SIZE offsetof(struct segment, circuits)
+#define BEFORE_SUSPICIOUS_SIZE offsetof(struct segment, suspicious_refunds)
 
 static bool older_size(size_t size)
 {
 	return size == PREVIOUS_SIZE || size == BEFORE_STATUS_SIZE ||
-	       size == BEFORE_CIRCUITS_SIZE;
+	       size == BEFORE_CIRCUITS_SIZE || size == BEFORE_SUSPICIOUS_SIZE;
 }
 
 /* The status fields that do not start at zero. */
@@ -231,7 +234,7 @@ static struct metrics *map_fd(int fd, bool fresh, struct error *err)
 	}
 	if (m->seg->magic == MAGIC && older_size(m->seg->size)) {
 		/* The status came with the version before the circuits. */
-		if (m->seg->size != BEFORE_CIRCUITS_SIZE)
+		if (m->seg->size < BEFORE_CIRCUITS_SIZE)
 			status_init(m->seg);
 		m->seg->size = (uint32_t)sizeof(struct segment);
 	}
@@ -468,6 +471,12 @@ void metrics_lost_lease(struct metrics *m)
 {
 	if (m != NULL)
 		add(&m->seg->lost_leases);
+}
+
+void metrics_suspicious_refund(struct metrics *m)
+{
+	if (m != NULL)
+		add(&m->seg->suspicious_refunds);
 }
 
 bool metrics_worker_started(struct metrics *m, pid_t pid)
@@ -1283,6 +1292,12 @@ long metrics_render(const struct metrics *m, const struct config *cfg,
 		"lease gone or taken over.\n"
 		"# TYPE payhook_lost_leases_total counter\n"
 		"payhook_lost_leases_total %llu\n", get(&seg->lost_leases));
+	put(&o, "# HELP payhook_suspicious_refunds_total Refunds recorded "
+		"that carried their payment's refunded amount past the "
+		"payment's amount.\n"
+		"# TYPE payhook_suspicious_refunds_total counter\n"
+		"payhook_suspicious_refunds_total %llu\n",
+	    get(&seg->suspicious_refunds));
 	put(&o, "# HELP payhook_workers Worker processes alive.\n"
 		"# TYPE payhook_workers gauge\n"
 		"payhook_workers %ld\n", workers_alive(seg));

@@ -75,6 +75,10 @@ void metrics_mysql_error(struct metrics *metrics, unsigned code);
 void metrics_redis_error(struct metrics *metrics, enum metrics_redis_fault fault);
 void metrics_lost_lease(struct metrics *metrics);
 
+/* A refund recorded that carried its payment's refunded amount past the
+ * payment's own amount. NULL metrics: nothing. Can't fail. */
+void metrics_suspicious_refund(struct metrics *metrics);
+
 /* The pool's own events: a worker started (it takes a slot, which this
  * process's view remembers for the request path; false when every slot is
  * taken), a worker gone, a worker restarted after an unplanned exit, a

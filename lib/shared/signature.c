@@ -636,3 +636,22 @@ enum signature_status signature_verify_token(
 		return finish(SIGNATURE_VALID, NULL, reason);
 	return finish(SIGNATURE_MISMATCH, "token does not match", reason);
 }
+
+int signature_parts_sha256(const struct signature_part *parts, size_t count,
+			   unsigned char out[SIGNATURE_MAC_LEN])
+{
+	EVP_MD_CTX *ctx = EVP_MD_CTX_new();
+	unsigned char digest[SIGNATURE_MAC_LEN];
+	unsigned int len = 0;
+	int ok = ctx != NULL && EVP_DigestInit_ex(ctx, EVP_sha256(), NULL) == 1;
+
+	for (size_t i = 0; ok && i < count; i++)
+		ok = EVP_DigestUpdate(ctx, parts[i].data, parts[i].len) == 1;
+	ok = ok && EVP_DigestFinal_ex(ctx, digest, &len) == 1 &&
+	     len == SIGNATURE_MAC_LEN;
+	EVP_MD_CTX_free(ctx);
+	if (!ok)
+		return -1;
+	memcpy(out, digest, SIGNATURE_MAC_LEN);
+	return 0;
+}

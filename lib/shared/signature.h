@@ -69,6 +69,12 @@ int signature_keyring_mac(const struct signature_keyring *ring, size_t index,
 			  const struct signature_part *parts, size_t count,
 			  unsigned char mac[SIGNATURE_MAC_LEN]);
 
+/* Computes the SHA-256 (no key) of the concatenated parts: what a signed
+ * text is known by, for telling one signed content from another. Returns
+ * 0, or -1 when libcrypto fails (out untouched then). */
+int signature_parts_sha256(const struct signature_part *parts, size_t count,
+			   unsigned char out[SIGNATURE_MAC_LEN]);
+
 /* Writes mac as text in enc (hex: 64 lower-case digits; base64: 44
  * characters) and a NUL into out, which holds at least SIGNATURE_TEXT_MAX
  * bytes. Can't fail. */

@@ -345,6 +345,8 @@ static enum outcome from_store(enum store_status st)
 		return OUTCOME_DUPLICATE;
 	case STORE_CONFLICT:
 		return OUTCOME_CONFLICT;
+	case STORE_INVALID:
+		return OUTCOME_INVALID;
 	case STORE_RETRYABLE:
 	case STORE_UNKNOWN_OUTCOME:
 	case STORE_LEASE_EXPIRED:

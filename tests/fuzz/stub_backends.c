@@ -435,6 +435,14 @@ unsigned lifecycle_store_last_error(const struct lifecycle_store *ls)
 	return store_last_error(&ls->store);
 }
 
+bool lifecycle_store_suspicious(const struct lifecycle_store *ls,
+				struct error *why)
+{
+	(void)ls;
+	(void)why;
+	return false;
+}
+
 enum store_status lifecycle_store_record(struct lifecycle_store *ls,
 					 const struct lifecycle_event *event,
 					 const void *payload, size_t payload_len,
@@ -477,6 +485,8 @@ const char *store_status_name(enum store_status status)
 		return "lease_expired";
 	case STORE_UNAVAILABLE:
 		return "unavailable";
+	case STORE_INVALID:
+		return "invalid";
 	}
 	return "?";
 }

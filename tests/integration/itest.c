@@ -113,3 +113,40 @@ void itest_storm(const struct config *cfg, int children, int per_child,
 			      "child %d failed", c);
 	}
 }
+
+void itest_capture_start(struct itest_capture *c)
+{
+	const char *dir = getenv("HARNESS_DIR");
+	int fd;
+
+	snprintf(c->path, sizeof(c->path), "%s/itest-log.XXXXXX",
+		 dir != NULL ? dir : "/tmp");
+	fd = mkstemp(c->path);
+	ck_assert_int_ge(fd, 0);
+	fflush(stderr);
+	c->saved_fd = dup(STDERR_FILENO);
+	ck_assert_int_ge(c->saved_fd, 0);
+	ck_assert_int_eq(dup2(fd, STDERR_FILENO), STDERR_FILENO);
+	close(fd);
+}
+
+const char *itest_capture_end(struct itest_capture *c)
+{
+	static char text[16384];
+	FILE *f;
+	size_t n;
+
+	fflush(stderr);
+	ck_assert_int_eq(dup2(c->saved_fd, STDERR_FILENO), STDERR_FILENO);
+	close(c->saved_fd);
+	f = fopen(c->path, "r");
+	ck_assert_ptr_nonnull(f);
+	n = fread(text, 1, sizeof(text) - 1, f);
+	text[n] = '\0';
+	fclose(f);
+	unlink(c->path);
+	if (n > 0 && write(STDERR_FILENO, text, n) < 0) {
+		/* Only a copy for the test's log. */
+	}
+	return text;
+}

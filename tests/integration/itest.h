@@ -30,6 +30,16 @@ void itest_post(struct pipeline *p, const char *body, struct result *out);
 void itest_post_to(struct pipeline *p, const char *uri, const char *body,
 		   struct result *out);
 
+/* What payhook logs (stderr) while a test posts: itest_capture_start sends
+ * stderr to a file in HARNESS_DIR, itest_capture_end puts it back, copies
+ * the text to the test's log and returns it (a static buffer). */
+struct itest_capture {
+	int saved_fd;
+	char path[4096];
+};
+void itest_capture_start(struct itest_capture *c);
+const char *itest_capture_end(struct itest_capture *c);
+
 /* The body a storm's process `child` sends as its delivery i, written into
  * buf (cap bytes). */
 typedef void itest_body_fn(void *ctx, int child, int i, char *buf, size_t cap);

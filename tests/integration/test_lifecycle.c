@@ -21,6 +21,7 @@
 #include "itest.h"
 #include "metrics.h"
 #include "pipeline.h"
+#include "provider.h"
 #include "response.h"
 #include "testreq.h"
 
@@ -62,6 +63,21 @@ static const char *event_body(const char *type, const char *object,
 		 "\"%s\",\"amount\":%ld,\"currency\":\"%s\",\"state\":\"%s\","
 		 "\"occurred_at\":\"2024-06-17T04:%02d:%02d.000001Z\"}",
 		 type, object, tid, amount, currency, state, at / 60, at % 60);
+	return body;
+}
+
+/* The same with the amount as text (past what a long holds). */
+static const char *event_body_text(const char *type, const char *object,
+				   const char *tid, const char *amount,
+				   const char *state, int at)
+{
+	static char body[1024];
+
+	snprintf(body, sizeof(body),
+		 "{\"type\":\"%s\",\"object_id\":\"%s\",\"transaction_id\":"
+		 "\"%s\",\"amount\":%s,\"currency\":\"EUR\",\"state\":\"%s\","
+		 "\"occurred_at\":\"2024-06-17T04:%02d:%02d.000001Z\"}",
+		 type, object, tid, amount, state, at / 60, at % 60);
 	return body;
 }
 
@@ -157,6 +173,92 @@ static void wait_sleepers(const char *count)
 			return;
 		usleep(50000);
 	}
+}
+
+/* The Redis key of tid's early mark (a static buffer). */
+static const char *mark_of(const char *tid)
+{
+	static char key[256];
+
+	snprintf(key, sizeof(key), "payhook:early:%s%s", cfg.lock_key_prefix,
+		 tid);
+	return key;
+}
+
+/* ---- Adyen: items signed by the Adyen profile's own signer ---- */
+
+/* lifecycle.test's PAYHOOK_ADYEN_SECRET. */
+#define ADYEN_KEY "44782DEF547AAA06C910C43932B1EB0C71FC68D9D0C057550C48EC2ACF6BA056"
+
+/* A batch of one NotificationRequestItem (eventDate at second `at` of
+ * 2024-06-17T04:00Z; action: additionalData's modification.action, NULL
+ * for none), signed as Adyen signs it (provider_sign): a new body the
+ * caller frees. */
+static char *adyen_signed(const char *code, const char *psp,
+			  const char *original, long value, const char *success,
+			  const char *action, int at)
+{
+	char body[1024], extra[128] = "";
+	struct provider_sign_input in = { .provider = CONFIG_PROVIDER_ADYEN,
+					  .secret = ADYEN_KEY };
+	struct provider_headers headers;
+	struct error err;
+	char *signed_body = NULL;
+
+	if (action != NULL)
+		snprintf(extra, sizeof(extra), ",\"modification.action\":\"%s\"",
+			 action);
+	snprintf(body, sizeof(body),
+		 "{\"live\":\"false\",\"notificationItems\":[{"
+		 "\"NotificationRequestItem\":{\"additionalData\":{"
+		 "\"hmacSignature\":\"x\"%s},\"amount\":{\"currency\":"
+		 "\"EUR\",\"value\":%ld},\"eventCode\":\"%s\","
+		 "\"eventDate\":\"2024-06-17T04:%02d:%02dZ\","
+		 "\"merchantAccountCode\":\"TestMerchant\","
+		 "\"merchantReference\":\"ref-%s\",\"originalReference\":"
+		 "\"%s\",\"paymentMethod\":\"visa\",\"pspReference\":"
+		 "\"%s\",\"reason\":\"\",\"success\":\"%s\"}}]}",
+		 extra, value, code, at / 60, at % 60, psp, original, psp,
+		 success);
+	ck_assert_msg(provider_sign(&in, body, strlen(body), &headers,
+				    &signed_body, &err) == 0, "sign: %s",
+		      err.message);
+	return signed_body;
+}
+
+/* body with its first `from` replaced by `to` (same length): an unsigned
+ * field changed, the signature kept. In place. */
+static char *resent_with(char *body, const char *from, const char *to)
+{
+	char *at = strstr(body, from);
+
+	ck_assert_msg(at != NULL && strlen(from) == strlen(to), "%s", from);
+	memcpy(at, to, strlen(to));
+	return body;
+}
+
+static enum outcome post_adyen(const char *body)
+{
+	struct result r;
+
+	itest_post_to(pipeline, "/webhook/adyen", body, &r);
+	return r.outcome;
+}
+
+/* Signs and posts one item, the signed body kept in *kept when not NULL. */
+static enum outcome adyen(const char *code, const char *psp,
+			  const char *original, long value, const char *success,
+			  const char *action, int at, char **kept)
+{
+	char *body = adyen_signed(code, psp, original, value, success, action,
+				  at);
+	enum outcome o = post_adyen(body);
+
+	if (kept != NULL)
+		*kept = body;
+	else
+		free(body);
+	return o;
 }
 
 /* ---- tests ---- */
@@ -257,6 +359,200 @@ START_TEST(test_dispute_open_lost_won)
 			       OUTCOME_PROCESSED);
 		ck_assert_str_eq(totals(tid), "0 lost 1");
 	}
+}
+END_TEST
+
+/* Adyen signs an item's pspReference, originalReference, merchant fields,
+ * amount, eventCode and success, not its eventDate: a CHARGEBACK item seen
+ * once and resent with a later eventDate is the same signed item, a
+ * duplicate, and the dispute stays won; likewise one that came late (older
+ * than the row's state) and is then resent dated after it. */
+START_TEST(test_adyen_replay_later_date)
+{
+	char psp[96], d[128], *lost = NULL;
+
+	snprintf(psp, sizeof(psp), "%s", itest_fresh_id("adyen-replay"));
+	snprintf(d, sizeof(d), "D%s", psp);
+	assert_outcome(adyen("AUTHORISATION", psp, "", 1000, "true", NULL, 0,
+			     NULL), OUTCOME_PROCESSED);
+	assert_outcome(adyen("NOTIFICATION_OF_CHARGEBACK", d, psp, 1000, "true",
+			     NULL, 1, NULL), OUTCOME_PROCESSED);
+	assert_outcome(adyen("CHARGEBACK", d, psp, 1000, "true", NULL, 2,
+			     &lost), OUTCOME_PROCESSED);
+	assert_outcome(adyen("CHARGEBACK_REVERSED", d, psp, 1000, "true", NULL,
+			     3, NULL), OUTCOME_PROCESSED);
+	ck_assert_str_eq(totals(psp), "0 won 0");
+	/* The CHARGEBACK item as it was signed, dated after the reversal. */
+	assert_outcome(post_adyen(resent_with(lost, "04:00:02Z", "04:00:09Z")),
+		       OUTCOME_DUPLICATE);
+	ck_assert_str_eq(totals(psp), "0 won 0");
+	ck_assert_str_eq(row_of(d), "won 1000");
+	ck_assert_str_eq(changes_of(d), "open:1,lost:1,won:1");
+	free(lost);
+
+	/* won at 3 first; the CHARGEBACK dated 2 comes late (a duplicate:
+	 * older), then is resent dated 9. */
+	snprintf(psp, sizeof(psp), "%s", itest_fresh_id("adyen-late"));
+	snprintf(d, sizeof(d), "D%s", psp);
+	assert_outcome(adyen("AUTHORISATION", psp, "", 1000, "true", NULL, 0,
+			     NULL), OUTCOME_PROCESSED);
+	assert_outcome(adyen("CHARGEBACK_REVERSED", d, psp, 1000, "true", NULL,
+			     3, NULL), OUTCOME_PROCESSED);
+	assert_outcome(adyen("CHARGEBACK", d, psp, 1000, "true", NULL, 2,
+			     &lost), OUTCOME_DUPLICATE);
+	assert_outcome(post_adyen(resent_with(lost, "04:00:02Z", "04:00:09Z")),
+		       OUTCOME_DUPLICATE);
+	ck_assert_str_eq(totals(psp), "0 won 0");
+	ck_assert_str_eq(changes_of(d), "won:1");
+	free(lost);
+	/* A new signed item still moves the state (SECOND_CHARGEBACK). */
+	assert_outcome(adyen("SECOND_CHARGEBACK", d, psp, 1000, "true", NULL,
+			     10, NULL), OUTCOME_PROCESSED);
+	ck_assert_str_eq(totals(psp), "0 lost 0");
+}
+END_TEST
+
+/* A CANCEL_OR_REFUND is one object per pspReference, its kind from
+ * modification.action (unsigned) when first seen: resent with another
+ * action it is a duplicate (one row, a refund only); another signed item
+ * of the object keeps the kind the object was recorded with. */
+START_TEST(test_adyen_cancel_or_refund_one_object)
+{
+	char psp[96], c[128], *body = NULL;
+
+	snprintf(psp, sizeof(psp), "%s", itest_fresh_id("adyen-cor"));
+	snprintf(c, sizeof(c), "C%s", psp);
+	assert_outcome(adyen("AUTHORISATION", psp, "", 1000, "true", NULL, 0,
+			     NULL), OUTCOME_PROCESSED);
+	assert_outcome(adyen("CANCEL_OR_REFUND", c, psp, 1000, "true",
+			     "refund", 1, &body), OUTCOME_PROCESSED);
+	ck_assert_str_eq(totals(psp), "1000 - 0");
+	assert_outcome(post_adyen(resent_with(body, "\"refund\"",
+					      "\"cancel\"")),
+		       OUTCOME_DUPLICATE);
+	ck_assert_int_eq(count_of("payment_events", c), 1);
+	ck_assert_str_eq(ctl("sql \"SELECT CONCAT_WS(' ', kind, state) FROM "
+			     "payment_events WHERE object_id = '%s'\"", c),
+			 "refund succeeded");
+	ck_assert_str_eq(totals(psp), "1000 - 0");
+	free(body);
+
+	/* First seen as a cancellation; a later signed item of the object
+	 * (success false, action refund) cannot turn it into a refund. */
+	snprintf(psp, sizeof(psp), "%s", itest_fresh_id("adyen-cor2"));
+	snprintf(c, sizeof(c), "C%s", psp);
+	assert_outcome(adyen("AUTHORISATION", psp, "", 1000, "true", NULL, 0,
+			     NULL), OUTCOME_PROCESSED);
+	assert_outcome(adyen("CANCEL_OR_REFUND", c, psp, 1000, "true",
+			     "cancel", 1, NULL), OUTCOME_PROCESSED);
+	assert_outcome(adyen("CANCEL_OR_REFUND", c, psp, 1000, "false",
+			     "refund", 2, NULL), OUTCOME_DUPLICATE);
+	ck_assert_int_eq(count_of("payment_events", c), 1);
+	ck_assert_str_eq(totals(psp), "0 - 1");
+}
+END_TEST
+
+/* 2^62: two succeeded refunds of it pass 9223372036854775807. */
+#define BIG "4611686018427387904"
+#define MAX "9223372036854775807"
+
+/* A refund whose amount would carry its payment's refunded_amount past
+ * 9223372036854775807 is 400 invalid, nothing written (never a 503 the
+ * provider retries for days); the payment's totals stay right. */
+START_TEST(test_refund_total_past_max)
+{
+	char tid[96], a[128], b[128];
+
+	snprintf(tid, sizeof(tid), "%s", itest_fresh_id("big"));
+	snprintf(a, sizeof(a), "re_a_%s", tid);
+	snprintf(b, sizeof(b), "re_b_%s", tid);
+	assert_outcome(payment(tid, 1000, "EUR"), OUTCOME_PROCESSED);
+	assert_outcome(post_body(pipeline, event_body_text("refund", a, tid,
+							   BIG, "succeeded", 1)),
+		       OUTCOME_PROCESSED);
+	assert_outcome(post_body(pipeline, event_body_text("refund", b, tid,
+							   BIG, "succeeded", 2)),
+		       OUTCOME_INVALID);
+	ck_assert_int_eq(count_of("payment_events", b), 0);
+	ck_assert_str_eq(totals(tid), BIG " - 0");
+	/* A pending refund counts nothing: it is recorded; once it
+	 * succeeds, it would pass: invalid. */
+	assert_outcome(post_body(pipeline, event_body_text("refund", b, tid,
+							   BIG, "pending", 3)),
+		       OUTCOME_PROCESSED);
+	assert_outcome(post_body(pipeline, event_body_text("refund", b, tid,
+							   BIG, "succeeded", 4)),
+		       OUTCOME_INVALID);
+	ck_assert_str_eq(row_of(b), "pending " BIG);
+	ck_assert_str_eq(totals(tid), BIG " - 0");
+}
+END_TEST
+
+/* Refunds before their payment whose sum passes what payments'
+ * refunded_amount holds: the ones that would pass it are 400 invalid, so
+ * the payment's INSERT (which sums them) is never refused with 1264 (a 503
+ * for ever): it is 200 processed with the totals of those recorded. */
+START_TEST(test_refunds_past_max_before_payment)
+{
+	char tid[96], obj[3][128];
+
+	snprintf(tid, sizeof(tid), "%s", itest_fresh_id("bigfirst"));
+	for (int i = 0; i < 3; i++) {
+		snprintf(obj[i], sizeof(obj[i]), "re_%d_%s", i, tid);
+		assert_outcome(post_body(pipeline,
+					 event_body_text("refund", obj[i], tid,
+							 MAX, "succeeded",
+							 i + 1)),
+			       i == 0 ? OUTCOME_PROCESSED : OUTCOME_INVALID);
+	}
+	assert_outcome(payment(tid, 1000, "EUR"), OUTCOME_PROCESSED);
+	ck_assert_str_eq(totals(tid), MAX " - 0");
+	/* Rows written before this rule (by SQL here) never keep a payment
+	 * from being recorded either: its totals stop at the maximum. */
+	snprintf(tid, sizeof(tid), "%s", itest_fresh_id("bigold"));
+	for (int i = 0; i < 3; i++)
+		ctl("sql \"INSERT INTO payment_events (provider, kind, "
+		    "object_id, transaction_id, state, amount, currency, "
+		    "occurred_at, payload) VALUES ('standard', 'refund', "
+		    "'re_old_%d_%s', '%s', 'succeeded', " MAX ", 'EUR', "
+		    "UTC_TIMESTAMP(6), '{}')\"", i, tid, tid);
+	ctl("redis SET '%s' 1", mark_of(tid));
+	assert_outcome(payment(tid, 1000, "EUR"), OUTCOME_PROCESSED);
+	ck_assert_str_eq(totals(tid), MAX " - 0");
+}
+END_TEST
+
+/* A refund larger than its payment is recorded (it is what the provider
+ * says), but counted (payhook_suspicious_refunds_total) and logged. */
+START_TEST(test_refund_past_payment_suspicious)
+{
+	char tid[96], a[128], b[128];
+	struct error err;
+	struct metrics *m = metrics_new_shared(&err);
+	struct itest_capture cap;
+	const char *logged;
+
+	ck_assert_ptr_nonnull(m);
+	pipeline_set_metrics(pipeline, m);
+	snprintf(tid, sizeof(tid), "%s", itest_fresh_id("over"));
+	snprintf(a, sizeof(a), "re_a_%s", tid);
+	snprintf(b, sizeof(b), "re_b_%s", tid);
+	assert_outcome(payment(tid, 1000, "EUR"), OUTCOME_PROCESSED);
+	assert_outcome(refund(a, tid, 600, "succeeded", 1), OUTCOME_PROCESSED);
+	ck_assert_int_eq(metrics_value(m, &cfg,
+				       "payhook_suspicious_refunds_total"), 0);
+	itest_capture_start(&cap);
+	assert_outcome(refund(b, tid, 5000, "succeeded", 2), OUTCOME_PROCESSED);
+	logged = itest_capture_end(&cap);
+	ck_assert_str_eq(totals(tid), "5600 - 0");
+	ck_assert_int_eq(metrics_value(m, &cfg,
+				       "payhook_suspicious_refunds_total"), 1);
+	ck_assert_msg(strstr(logged, "outcome=processed") != NULL &&
+		      strstr(logged, "suspicious refund: the payment's "
+			     "refunded amount passes its amount 1000") != NULL,
+		      "%s", logged);
+	pipeline_set_metrics(pipeline, NULL);
+	metrics_free(m);
 }
 END_TEST
 
@@ -672,16 +968,6 @@ END_TEST
 
 /* ---- the early marks (lock.h): which INSERT a payment gets ---- */
 
-/* The Redis key of tid's early mark (a static buffer). */
-static const char *mark_of(const char *tid)
-{
-	static char key[256];
-
-	snprintf(key, sizeof(key), "payhook:early:%s%s", cfg.lock_key_prefix,
-		 tid);
-	return key;
-}
-
 /* Sends payments on p until the marks are complete again (a key naming
  * the server's run_id): lock_ttl_ms (9.5 s here) and a second after they
  * were first seen incomplete; for 15 s at most. */
@@ -846,6 +1132,11 @@ START_TEST(test_check_schema)
 	ck_assert_msg(strstr(err.message, "db/migrate-6-lifecycle-changes.sql")
 		      != NULL, "%s", err.message);
 	ctl("sql \"RENAME TABLE pec_aside TO payment_event_changes\"");
+	ctl("sql \"RENAME TABLE payment_event_items TO pei_aside\"");
+	ck_assert_int_eq(pipeline_check_mysql(pipeline, &err), -1);
+	ck_assert_msg(strstr(err.message, "db/migrate-8-lifecycle-items.sql")
+		      != NULL, "%s", err.message);
+	ctl("sql \"RENAME TABLE pei_aside TO payment_event_items\"");
 	ctl("sql \"ALTER TABLE payments DROP COLUMN cancelled\"");
 	ck_assert_int_eq(pipeline_check_mysql(pipeline, &err), -1);
 	ck_assert_msg(strstr(err.message, "db/migrate-4-lifecycle.sql") != NULL,
@@ -870,6 +1161,11 @@ int main(void)
 	tcase_add_test(core, test_refund_failed_after_succeeded);
 	tcase_add_test(core, test_dispute_open_lost_won);
 	tcase_add_test(core, test_restated_state_moves_time);
+	tcase_add_test(core, test_adyen_replay_later_date);
+	tcase_add_test(core, test_adyen_cancel_or_refund_one_object);
+	tcase_add_test(core, test_refund_total_past_max);
+	tcase_add_test(core, test_refunds_past_max_before_payment);
+	tcase_add_test(core, test_refund_past_payment_suspicious);
 	tcase_add_test(core, test_reverse_order_same_end);
 	tcase_add_test(core, test_refund_before_payment);
 	tcase_add_test(core, test_currency_conflict);

@@ -225,6 +225,7 @@ static struct handoff_row change_sample(void)
 	p.change.refunded_amount = 300;
 	snprintf(p.change.dispute_state, sizeof(p.change.dispute_state),
 		 "lost");
+	p.change.counted = true;
 	return p;
 }
 
@@ -332,7 +333,7 @@ START_TEST(test_body_of_a_change)
 
 	ck_assert_ptr_nonnull(body);
 	obj = parse(body, len);
-	ck_assert_int_eq(json_object_object_length(obj), 14);
+	ck_assert_int_eq(json_object_object_length(obj), 16);
 	ck_assert_str_eq(get_string(obj, "type"), "dispute");
 	ck_assert_str_eq(get_string(obj, "state"), "lost");
 	ck_assert_str_eq(get_string(obj, "object_id"), "dp_1");
@@ -348,6 +349,11 @@ START_TEST(test_body_of_a_change)
 	ck_assert(json_object_object_get_ex(obj, "cancelled", &value));
 	ck_assert(json_object_is_type(value, json_type_boolean));
 	ck_assert(!json_object_get_boolean(value));
+	ck_assert(json_object_object_get_ex(obj, "counted", &value));
+	ck_assert(json_object_is_type(value, json_type_boolean));
+	ck_assert(json_object_get_boolean(value));
+	ck_assert(json_object_object_get_ex(obj, "not_counted_reason", &value));
+	ck_assert_ptr_null(value);
 	/* Not the object's newest change: no raw body. */
 	ck_assert(json_object_object_get_ex(obj, "payload", &value));
 	ck_assert_ptr_null(value);
@@ -364,6 +370,15 @@ START_TEST(test_body_of_a_change)
 	ck_assert_ptr_nonnull(strstr(body, "\"dispute_state\":null"));
 	ck_assert_ptr_nonnull(strstr(body, "\"cancelled\":true"));
 	ck_assert_ptr_nonnull(strstr(body, "\"payload\":\"{\\\"x\\\":1}\""));
+	free(body);
+
+	/* In another currency than its payment: marked, with the reason. */
+	p.change.counted = false;
+	body = handoff_body_new(&p, &len, &err);
+	ck_assert_ptr_nonnull(body);
+	ck_assert_ptr_nonnull(strstr(body, "\"counted\":false,"
+				     "\"not_counted_reason\":\"currency "
+				     "differs from the payment's\""));
 	free(body);
 
 	/* An object id that is not UTF-8 can never be sent. */
