@@ -886,6 +886,7 @@ int main(int argc, char **argv)
 	};
 	struct handoff_store_selection sel = { 0 };
 	const char *path = NULL, *from = NULL;
+	char *resolved = NULL;
 	int mode = 0, opt, rc;
 	bool dry_run = false, once = false, filtered = false;
 	uint64_t once_s = ONCE_DEFAULT_S;
@@ -971,16 +972,23 @@ int main(int argc, char **argv)
 		usage(stderr);
 		return EXIT_USAGE;
 	}
-	if (path == NULL)
-		path = config_default_path();
+	/* A copy: the process title overwrites argv and the environment,
+	 * and --send-alert is given the path after that. */
+	if (config_resolve_path(path, &resolved, &err) != 0) {
+		fprintf(stderr, PROGRAM ": %s\n", err.message);
+		return 1;
+	}
+	path = resolved;
 	if (config_load_dispatcher(&cfg, path, &err) != 0) {
 		fprintf(stderr, PROGRAM ": %s\n", err.message);
+		free(resolved);
 		return 1;
 	}
 	log_init(PROGRAM, cfg.log_level);
 	if (cfg.log_file != NULL && log_open_file(cfg.log_file, &err) != 0) {
 		fprintf(stderr, PROGRAM ": %s\n", err.message);
 		config_cleanup(&cfg);
+		free(resolved);
 		return 1;
 	}
 	switch (mode) {
@@ -1037,5 +1045,6 @@ int main(int argc, char **argv)
 	transport_pick_global_cleanup();
 out:
 	config_cleanup(&cfg);
+	free(resolved);
 	return rc;
 }
