@@ -295,20 +295,30 @@ static const struct sample_event *find_sample(enum config_provider provider,
 	return NULL;
 }
 
+const char *sample_name(enum config_provider provider, size_t index)
+{
+	for (size_t i = 0; i < SAMPLE_EVENT_COUNT; i++)
+		if (sample_events[i].provider == provider && index-- == 0)
+			return sample_events[i].event;
+	for (size_t i = 0; i < LIFECYCLE_SAMPLE_COUNT; i++)
+		if (lifecycle_samples[i].provider == provider && index-- == 0)
+			return lifecycle_samples[i].name;
+	return NULL;
+}
+
 /* err: "no sample of EVENT: NAME has a, b, c". */
 static void no_such_sample(enum config_provider provider, const char *event,
 			   struct error *err)
 {
 	char list[ERROR_MESSAGE_MAX] = "";
+	const char *name;
 	size_t used = 0;
 
-	for (size_t i = 0; i < SAMPLE_EVENT_COUNT && used < sizeof(list); i++) {
-		int n;
+	for (size_t i = 0; (name = sample_name(provider, i)) != NULL &&
+			   used < sizeof(list); i++) {
+		int n = snprintf(list + used, sizeof(list) - used, "%s%s",
+				 used == 0 ? "" : ", ", name);
 
-		if (sample_events[i].provider != provider)
-			continue;
-		n = snprintf(list + used, sizeof(list) - used, "%s%s",
-			     used == 0 ? "" : ", ", sample_events[i].event);
 		if (n < 0)
 			break;
 		used += (size_t)n;

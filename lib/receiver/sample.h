@@ -35,6 +35,12 @@ struct sample_input {
  * or NULL with err set (for an unknown event: the events it has). */
 char *sample_event(const struct sample_input *in, struct error *err);
 
+/* The index-th event sample_event knows for provider: its payment event
+ * first, then the others of its object, then its refund, dispute and
+ * cancellation events, as --sample takes them. Returns a static string, or
+ * NULL past the last (and for a provider without samples). Can't fail. */
+const char *sample_name(enum config_provider provider, size_t index);
+
 /* Which id sample_id writes. */
 enum sample_id_kind {
 	SAMPLE_ID_TRANSACTION, /* pi_... (Stripe), txn_... (Paddle), ... */
