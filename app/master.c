@@ -51,6 +51,8 @@ struct master {
 	struct config next;     /* a reload's, while its workers start */
 	bool reloading;         /* next is loaded */
 	struct metrics *metrics;
+	/* --user/--group: whom the files the master creates belong to. */
+	struct sharedfile_owner owner;
 	int listen_fd;
 	const char *made_path;  /* the unix socket --listen made, or NULL */
 	struct pool *pool;
@@ -640,6 +642,7 @@ static unsigned adopt_old_workers(struct master *m)
 }
 
 static struct metrics *open_metrics(const struct config *cfg,
+				    const struct sharedfile_owner *owner,
 				    struct error *err)
 {
 	const char *inherited = getenv(ENV_METRICS_FD);
@@ -653,7 +656,7 @@ static struct metrics *open_metrics(const struct config *cfg,
 			return m;
 	}
 	if (cfg->metrics_file != NULL)
-		return metrics_open_file(cfg->metrics_file, err);
+		return metrics_open_file_for(cfg->metrics_file, owner, err);
 	return metrics_new_shared(err);
 }
 
@@ -701,6 +704,12 @@ int master_run(const struct master_options *opts, struct config *cfg)
 	pc.ctx = m;
 	if (find_identity(opts, &pc, &err) != 0)
 		goto fail;
+	if (pc.set_identity) {
+		/* log_file and metrics_file, when the master makes them, are
+		 * the workers' (and payhook-dispatch's, run as their user). */
+		m->owner = (struct sharedfile_owner){ true, pc.uid, pc.gid };
+		log_set_file_owner(&m->owner);
+	}
 	find_alert_sender(m);
 	m->pool = pool_new(&pc, &err);
 	if (m->pool == NULL)
@@ -718,7 +727,7 @@ int master_run(const struct master_options *opts, struct config *cfg)
 		goto fail;
 	unsetenv(ENV_LISTEN_FD);
 	started_now = getenv(ENV_METRICS_FD) == NULL;
-	m->metrics = open_metrics(cfg, &err);
+	m->metrics = open_metrics(cfg, &m->owner, &err);
 	if (m->metrics == NULL)
 		goto fail;
 	metrics_pool_started(m->metrics, opts->workers, started_now);

@@ -985,7 +985,9 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	log_init(PROGRAM, cfg.log_level);
-	if (cfg.log_file != NULL && log_open_file(cfg.log_file, &err) != 0) {
+	/* --check-config creates nothing: its log lines go to stderr. */
+	if (mode != 'C' && cfg.log_file != NULL &&
+	    log_open_file(cfg.log_file, &err) != 0) {
 		fprintf(stderr, PROGRAM ": %s\n", err.message);
 		config_cleanup(&cfg);
 		free(resolved);

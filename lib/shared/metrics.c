@@ -262,15 +262,22 @@ struct metrics *metrics_new_shared(struct error *err)
 	return map_fd(fd, true, err);
 }
 
-struct metrics *metrics_open_file(const char *path, struct error *err)
+struct metrics *metrics_open_file_for(const char *path,
+				      const struct sharedfile_owner *owner,
+				      struct error *err)
 {
-	int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0640);
+	int fd = sharedfile_open(path, O_RDWR, 0640, owner, NULL);
 
 	if (fd < 0) {
 		error_set(err, "metrics_file %s: %s", path, strerror(errno));
 		return NULL;
 	}
 	return map_fd(fd, false, err);
+}
+
+struct metrics *metrics_open_file(const char *path, struct error *err)
+{
+	return metrics_open_file_for(path, NULL, err);
 }
 
 struct metrics *metrics_attach_fd(int fd, struct error *err)

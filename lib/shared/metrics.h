@@ -28,6 +28,7 @@
 #include "error.h"
 #include "lifecycle.h"
 #include "response.h"
+#include "sharedfile.h"
 
 /* A view of a segment. Opaque. */
 struct metrics;
@@ -47,6 +48,13 @@ struct metrics *metrics_new_shared(struct error *err);
  * empty. Returns it, or NULL with err set (a file of another layout is
  * refused, not overwritten). */
 struct metrics *metrics_open_file(const char *path, struct error *err);
+
+/* metrics_open_file for a master started as root: a file it creates
+ * belongs to owner (its workers' user and group) when owner is set, so
+ * that payhook-dispatch and --check-config, run as that user, open it. */
+struct metrics *metrics_open_file_for(const char *path,
+				      const struct sharedfile_owner *owner,
+				      struct error *err);
 
 /* The segment behind descriptor fd (from metrics_fd of an earlier image of
  * this program). Returns it, or NULL with err set. */
