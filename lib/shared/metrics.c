@@ -252,8 +252,8 @@ fail:
 
 struct metrics *metrics_new_shared(struct error *err)
 {
-	/* Not close-on-exec: an upgrade's exec hands it on. */
-	int fd = memfd_create("payhook-metrics", 0);
+	/* Close-on-exec: only an upgrade's exec hands it on (master.c). */
+	int fd = memfd_create("payhook-metrics", MFD_CLOEXEC);
 
 	if (fd < 0) {
 		error_set(err, "metrics: memfd_create: %s", strerror(errno));
@@ -282,6 +282,14 @@ struct metrics *metrics_open_file(const char *path, struct error *err)
 
 struct metrics *metrics_attach_fd(int fd, struct error *err)
 {
+	int flags = fcntl(fd, F_GETFD);
+
+	if (flags < 0 || fcntl(fd, F_SETFD, flags | FD_CLOEXEC) != 0) {
+		error_set(err, "metrics: descriptor %d: %s", fd,
+			  strerror(errno));
+		close(fd);
+		return NULL;
+	}
 	return map_fd(fd, false, err);
 }
 
