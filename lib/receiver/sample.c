@@ -306,25 +306,14 @@ const char *sample_name(enum config_provider provider, size_t index)
 	return NULL;
 }
 
-/* err: "no sample of EVENT: NAME has a, b, c". */
+/* err: "no sample of EVENT for NAME", and where its samples are listed
+ * (a list here would not fit an error's bound). */
 static void no_such_sample(enum config_provider provider, const char *event,
 			   struct error *err)
 {
-	char list[ERROR_MESSAGE_MAX] = "";
-	const char *name;
-	size_t used = 0;
-
-	for (size_t i = 0; (name = sample_name(provider, i)) != NULL &&
-			   used < sizeof(list); i++) {
-		int n = snprintf(list + used, sizeof(list) - used, "%s%s",
-				 used == 0 ? "" : ", ", name);
-
-		if (n < 0)
-			break;
-		used += (size_t)n;
-	}
-	error_set(err, "no sample of event '%.64s' for %s; it has: %s", event,
-		  config_provider_name(provider), list);
+	error_set(err, "no sample of event '%.64s' for %s (payhook-sign --help "
+		  "lists the samples of each provider)", event,
+		  config_provider_name(provider));
 }
 
 /* How each provider writes the ids of a sample: prefix, alphabet, length. */
