@@ -99,6 +99,7 @@ e2e_body() {
 # METRICS_FILE is the metrics_file of workers without a master (spawn-fcgi
 # -F N, lighttpd's bin-path, mod_fcgid), which share counters only there.
 E2E_OPERATOR_TOKEN=operator-token-for-the-e2e-tests
+# shellcheck disable=SC2120 # METRICS_FILE is optional
 e2e_operator_env() {
 	export PAYHOOK_HEALTH_PATH=/webhook/health PAYHOOK_METRICS_PATH=/webhook/metrics
 	export PAYHOOK_PING_PATH=/webhook/ping PAYHOOK_STATUS_PATH=/webhook/status
