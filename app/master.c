@@ -51,6 +51,8 @@ struct master {
 	struct config next;     /* a reload's, while its workers start */
 	bool reloading;         /* next is loaded */
 	struct metrics *metrics;
+	/* --user/--group: whom the files the master creates belong to. */
+	struct sharedfile_owner owner;
 	int listen_fd;
 	const char *made_path;  /* the unix socket --listen made, or NULL */
 	struct pool *pool;
@@ -522,12 +524,15 @@ static void replaced(void *ctx, bool ok)
 		 m->opts->workers);
 }
 
-static void clear_cloexec(int fd)
+/* FD_CLOEXEC on or off: the socket and the segment reach the next image of
+ * an upgrade, and no helper (an alert's payhook-dispatch, its
+ * alert_command; the upgrade's --test-config). */
+static void set_cloexec(int fd, bool on)
 {
 	int flags = fcntl(fd, F_GETFD);
 
 	if (flags >= 0)
-		fcntl(fd, F_SETFD, flags & ~FD_CLOEXEC);
+		fcntl(fd, F_SETFD, on ? flags | FD_CLOEXEC : flags & ~FD_CLOEXEC);
 }
 
 /* The new binary's --test-config ended: exec it in place when it accepted
@@ -563,8 +568,8 @@ static void upgrade_checked(void *ctx, bool ok)
 	setenv(ENV_METRICS_FD, metrics_text, 1);
 	setenv(ENV_WORKERS, list, 1);
 	free(list);
-	clear_cloexec(m->listen_fd);
-	clear_cloexec(metrics_fd(m->metrics));
+	set_cloexec(m->listen_fd, false);
+	set_cloexec(metrics_fd(m->metrics), false);
 	log_info("upgrading: exec %s", m->opts->program);
 	/* The signal mask stays: signals that arrive meanwhile wait for the
 	 * new image's signalfd. The workers' PR_SET_PDEATHSIG does not fire:
@@ -572,6 +577,9 @@ static void upgrade_checked(void *ctx, bool ok)
 	execv(m->opts->program, m->opts->argv);
 	log_error("upgrade failed: exec %s: %s; the pool keeps running",
 		  m->opts->program, strerror(errno));
+	if (m->listen_fd != 0)
+		set_cloexec(m->listen_fd, true);
+	set_cloexec(metrics_fd(m->metrics), true);
 	unsetenv(ENV_LISTEN_FD);
 	unsetenv(ENV_METRICS_FD);
 	unsetenv(ENV_WORKERS);
@@ -640,6 +648,7 @@ static unsigned adopt_old_workers(struct master *m)
 }
 
 static struct metrics *open_metrics(const struct config *cfg,
+				    const struct sharedfile_owner *owner,
 				    struct error *err)
 {
 	const char *inherited = getenv(ENV_METRICS_FD);
@@ -653,7 +662,7 @@ static struct metrics *open_metrics(const struct config *cfg,
 			return m;
 	}
 	if (cfg->metrics_file != NULL)
-		return metrics_open_file(cfg->metrics_file, err);
+		return metrics_open_file_for(cfg->metrics_file, owner, err);
 	return metrics_new_shared(err);
 }
 
@@ -701,6 +710,12 @@ int master_run(const struct master_options *opts, struct config *cfg)
 	pc.ctx = m;
 	if (find_identity(opts, &pc, &err) != 0)
 		goto fail;
+	if (pc.set_identity) {
+		/* log_file and metrics_file, when the master makes them, are
+		 * the workers' (and payhook-dispatch's, run as their user). */
+		m->owner = (struct sharedfile_owner){ true, pc.uid, pc.gid };
+		log_set_file_owner(&m->owner);
+	}
 	find_alert_sender(m);
 	m->pool = pool_new(&pc, &err);
 	if (m->pool == NULL)
@@ -709,6 +724,11 @@ int master_run(const struct master_options *opts, struct config *cfg)
 	m->listen_fd = find_listen_fd(opts, &err);
 	if (m->listen_fd < 0)
 		goto fail;
+	/* Inherited (an upgrade's, systemd's) it is not close-on-exec. The
+	 * workers take it on descriptor 0 (dup2 clears the flag); spawn-fcgi's
+	 * descriptor 0 stays as it is (the helpers get /dev/null there). */
+	if (m->listen_fd != 0)
+		set_cloexec(m->listen_fd, true);
 	/* A unix socket of --listen is this pool's (made now, or by the
 	 * image before an upgrade): removed when the pool stops. */
 	if (opts->listen != NULL &&
@@ -718,7 +738,7 @@ int master_run(const struct master_options *opts, struct config *cfg)
 		goto fail;
 	unsetenv(ENV_LISTEN_FD);
 	started_now = getenv(ENV_METRICS_FD) == NULL;
-	m->metrics = open_metrics(cfg, &err);
+	m->metrics = open_metrics(cfg, &m->owner, &err);
 	if (m->metrics == NULL)
 		goto fail;
 	metrics_pool_started(m->metrics, opts->workers, started_now);

@@ -887,6 +887,7 @@ int main(int argc, char **argv)
 	};
 	struct handoff_store_selection sel = { 0 };
 	const char *path = NULL, *from = NULL;
+	char *resolved = NULL;
 	int mode = 0, opt, rc;
 	bool dry_run = false, once = false, filtered = false;
 	uint64_t once_s = ONCE_DEFAULT_S;
@@ -972,16 +973,25 @@ int main(int argc, char **argv)
 		usage(stderr);
 		return EXIT_USAGE;
 	}
-	if (path == NULL)
-		path = config_default_path();
-	if (config_load_dispatcher(&cfg, path, &err) != 0) {
+	/* A copy: the process title overwrites argv and the environment,
+	 * and --send-alert is given the path after that. */
+	if (config_resolve_path(path, &resolved, &err) != 0) {
 		fprintf(stderr, PROGRAM ": %s\n", err.message);
 		return 1;
 	}
+	path = resolved;
+	if (config_load_dispatcher(&cfg, path, &err) != 0) {
+		fprintf(stderr, PROGRAM ": %s\n", err.message);
+		free(resolved);
+		return 1;
+	}
 	log_init(PROGRAM, cfg.log_level);
-	if (cfg.log_file != NULL && log_open_file(cfg.log_file, &err) != 0) {
+	/* --check-config creates nothing: its log lines go to stderr. */
+	if (mode != 'C' && cfg.log_file != NULL &&
+	    log_open_file(cfg.log_file, &err) != 0) {
 		fprintf(stderr, PROGRAM ": %s\n", err.message);
 		config_cleanup(&cfg);
+		free(resolved);
 		return 1;
 	}
 	switch (mode) {
@@ -1038,5 +1048,6 @@ int main(int argc, char **argv)
 	transport_pick_global_cleanup();
 out:
 	config_cleanup(&cfg);
+	free(resolved);
 	return rc;
 }

@@ -38,6 +38,32 @@ struct body {
 	size_t len;
 };
 
+/* The events --sample knows, as sample_name lists them: one paragraph per
+ * provider, wrapped under 80 columns, so the usage cannot miss one. */
+static void print_samples(FILE *out)
+{
+	for (int p = 0; p < CONFIG_PROVIDER_COUNT; p++) {
+		const char *name = sample_name((enum config_provider)p, 0);
+		int column;
+
+		if (name == NULL)
+			continue;
+		column = fprintf(out, "  %s:", config_provider_name(
+						      (enum config_provider)p));
+		for (size_t i = 0; name != NULL;
+		     name = sample_name((enum config_provider)p, ++i)) {
+			int width = (int)strlen(name) + 2;
+
+			if (column + width > 78)
+				column = fprintf(out, "\n   ") - 1;
+			column += fprintf(out, " %s%s", name,
+					  sample_name((enum config_provider)p,
+						      i + 1) != NULL ? "," : "");
+		}
+		fputc('\n', out);
+	}
+}
+
 static void usage(FILE *out)
 {
 	fprintf(out,
@@ -74,7 +100,10 @@ static void usage(FILE *out)
 		"                    refund.updated) is of --object-id (default: from\n"
 		"                    the transaction id) at --time (Unix seconds;\n"
 		"                    default 2024-06-17T04:03:25Z)\n"
-		"  --version, -h/--help\n");
+		"  --version, -h/--help\n"
+		"\n"
+		"Samples (--sample EVENT), by provider; the first is the payment:\n");
+	print_samples(out);
 }
 
 /* Prints msg (and the offending argument, when there is one) and the usage,

@@ -383,6 +383,7 @@ int main(int argc, char **argv)
 {
 	struct master_options master = { .socket_mode = 0660 };
 	const char *path = NULL;
+	char *resolved = NULL;
 	char program[PATH_MAX];
 	char **saved_argv, **args;
 	int mode = 0, rc;
@@ -413,8 +414,14 @@ int main(int argc, char **argv)
 		free_argv(saved_argv);
 		return rc;
 	}
-	if (path == NULL)
-		path = config_default_path();
+	/* One path for the start, the reloads, the upgrade's check and the
+	 * alerts: a copy, as the process title overwrites the environment. */
+	if (config_resolve_path(path, &resolved, &err) != 0) {
+		fprintf(stderr, "payhook: %s\n", err.message);
+		free_argv(saved_argv);
+		return 1;
+	}
+	path = resolved;
 	if (mode == 'C') {
 		/* Each line as it is printed, in order with the log lines on
 		 * standard error, whatever ends the process. */
@@ -426,6 +433,7 @@ int main(int argc, char **argv)
 		else
 			fprintf(stderr, "payhook: %s\n", err.message);
 		free_argv(saved_argv);
+		free(resolved);
 		return 1;
 	}
 	if (mode == 'T') {
@@ -436,6 +444,7 @@ int main(int argc, char **argv)
 			fprintf(stderr, "payhook: %s\n", err.message);
 		config_cleanup(&cfg);
 		free_argv(saved_argv);
+		free(resolved);
 		return rc != 0 ? 1 : 0;
 	}
 	if (mode == 'C' || mode == 'S') {
@@ -443,11 +452,13 @@ int main(int argc, char **argv)
 		rc = mode == 'C' ? check_config(&cfg, path) : print_stats(&cfg);
 		config_cleanup(&cfg);
 		free_argv(saved_argv);
+		free(resolved);
 		return rc;
 	}
 	if (setup_logging(&cfg) != 0) {
 		config_cleanup(&cfg);
 		free_argv(saved_argv);
+		free(resolved);
 		return 1;
 	}
 	{
@@ -464,6 +475,7 @@ int main(int argc, char **argv)
 				"%s\n", strerror(errno));
 			config_cleanup(&cfg);
 			free_argv(saved_argv);
+			free(resolved);
 			return 1;
 		}
 		program[n] = '\0';
@@ -476,9 +488,11 @@ int main(int argc, char **argv)
 		/* The master takes cfg over (and frees it). */
 		rc = master_run(&master, &cfg);
 		free_argv(saved_argv);
+		free(resolved);
 		return rc;
 	}
 	free_argv(saved_argv);
+	free(resolved);
 	{
 		struct metrics *metrics = NULL;
 

@@ -7,8 +7,8 @@
 #
 # For a real deployment replace (the tests fill these in with sed):
 #   @PAYHOOK_DISPATCH@  /usr/local/bin/payhook-dispatch
-#   @CONFIG@            /etc/payhook.conf (the same file as payhook's: the
-#                       MySQL keys and the dispatch_* keys)
+#   @CONFIG@            /etc/payhook/payhook.conf (the same file as
+#                       payhook's: the MySQL keys and the dispatch_* keys)
 #   @DISPATCHERS@       2 (each delivers one payment at a time; they share
 #                       the work safely through the database's claims, on
 #                       one host or several)

@@ -12,7 +12,7 @@
 #              request at a time and holds one Redis and one MySQL connection)
 #   @PIDFILE@  /run/payhook/payhook.pid (the master's PID)
 #   @PAYHOOK@  /usr/local/bin/payhook
-#   @CONFIG@   /etc/payhook.conf
+#   @CONFIG@   /etc/payhook/payhook.conf
 #   @LOG@      /var/log/payhook/payhook.log (writable by the workers' user)
 #
 # What to know:

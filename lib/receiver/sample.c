@@ -295,26 +295,25 @@ static const struct sample_event *find_sample(enum config_provider provider,
 	return NULL;
 }
 
-/* err: "no sample of EVENT: NAME has a, b, c". */
+const char *sample_name(enum config_provider provider, size_t index)
+{
+	for (size_t i = 0; i < SAMPLE_EVENT_COUNT; i++)
+		if (sample_events[i].provider == provider && index-- == 0)
+			return sample_events[i].event;
+	for (size_t i = 0; i < LIFECYCLE_SAMPLE_COUNT; i++)
+		if (lifecycle_samples[i].provider == provider && index-- == 0)
+			return lifecycle_samples[i].name;
+	return NULL;
+}
+
+/* err: "no sample of EVENT for NAME", and where its samples are listed
+ * (a list here would not fit an error's bound). */
 static void no_such_sample(enum config_provider provider, const char *event,
 			   struct error *err)
 {
-	char list[ERROR_MESSAGE_MAX] = "";
-	size_t used = 0;
-
-	for (size_t i = 0; i < SAMPLE_EVENT_COUNT && used < sizeof(list); i++) {
-		int n;
-
-		if (sample_events[i].provider != provider)
-			continue;
-		n = snprintf(list + used, sizeof(list) - used, "%s%s",
-			     used == 0 ? "" : ", ", sample_events[i].event);
-		if (n < 0)
-			break;
-		used += (size_t)n;
-	}
-	error_set(err, "no sample of event '%.64s' for %s; it has: %s", event,
-		  config_provider_name(provider), list);
+	error_set(err, "no sample of event '%.64s' for %s (payhook-sign --help "
+		  "lists the samples of each provider)", event,
+		  config_provider_name(provider));
 }
 
 /* How each provider writes the ids of a sample: prefix, alphabet, length. */

@@ -32,8 +32,14 @@ struct sample_input {
  * refund, dispute and cancellation events (of object_id, for the payment
  * transaction_id, with amount and currency, at occurred_at); any other
  * event is refused. Returns a new NUL-terminated JSON text the caller frees,
- * or NULL with err set (for an unknown event: the events it has). */
+ * or NULL with err set (an unknown event: where the samples are listed). */
 char *sample_event(const struct sample_input *in, struct error *err);
+
+/* The index-th event sample_event knows for provider: its payment event
+ * first, then the others of its object, then its refund, dispute and
+ * cancellation events, as --sample takes them. Returns a static string, or
+ * NULL past the last (and for a provider without samples). Can't fail. */
+const char *sample_name(enum config_provider provider, size_t index);
 
 /* Which id sample_id writes. */
 enum sample_id_kind {

@@ -326,6 +326,19 @@ const char *config_default_path(void)
 	return path != NULL && path[0] != '\0' ? path : NULL;
 }
 
+int config_resolve_path(const char *given, char **out, struct error *err)
+{
+	const char *path = given != NULL ? given : config_default_path();
+
+	*out = NULL;
+	if (path == NULL)
+		return 0;
+	*out = strdup(path);
+	if (*out == NULL)
+		return error_set(err, "out of memory");
+	return 0;
+}
+
 long config_round_trip_bound_ms(const struct config *cfg)
 {
 	return 1000L * ((long)cfg->mysql_write_timeout_s +

@@ -247,6 +247,14 @@ void config_cleanup(struct config *cfg);
  * not empty, else NULL. The string belongs to the environment. */
 const char *config_default_path(void);
 
+/* The configuration file every part of a program reads (its start, a
+ * reload, an upgrade's --test-config, --send-alert): given (-c FILE), else
+ * config_default_path(), else none. *out is a copy the caller frees, or NULL
+ * for none: it outlives a process title written over argv and the
+ * environment (pool_title_init). Returns 0, or -1 with err set (out of
+ * memory). */
+int config_resolve_path(const char *given, char **out, struct error *err);
+
 /* The profile's name as in the providers key and the request path
  * ("standard", "stripe", ...). */
 const char *config_provider_name(enum config_provider provider);

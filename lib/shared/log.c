@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/stat.h>
 #include <syslog.h>
 #include <time.h>
 #include <unistd.h>
@@ -18,6 +19,7 @@
 #include <json-c/json.h>
 
 #include "log.h"
+#include "sharedfile.h"
 
 #define LINE_MAX_BYTES 2048
 
@@ -29,6 +31,14 @@ static enum log_format log_format = LOG_FORMAT_TEXT;
 static enum log_target log_target = TARGET_STDERR;
 static int log_fd = STDERR_FILENO;
 static char *log_path; /* the file, for log_reopen */
+/* The file as opened (logrotate moving it is noticed by its inode), whether
+ * this process made it, when its path was last looked at (monotonic
+ * seconds), and whom a file made here belongs to. */
+static dev_t log_dev;
+static ino_t log_ino;
+static bool log_created;
+static time_t log_checked_s;
+static struct sharedfile_owner log_owner;
 
 static const char *const level_names[] = { "error", "warn", "info", "debug" };
 static const int syslog_priorities[] = { LOG_ERR, LOG_WARNING, LOG_INFO,
@@ -55,9 +65,29 @@ static void close_target(void)
 	log_fd = STDERR_FILENO;
 }
 
+/* Makes fd (open on log_path, created by this process or not) the file
+ * lines go to. */
+static void use_file(int fd, bool created)
+{
+	struct stat st;
+
+	close_target();
+	log_fd = fd;
+	log_target = TARGET_FILE;
+	log_created = created;
+	log_dev = 0;
+	log_ino = 0;
+	if (fstat(fd, &st) == 0) {
+		log_dev = st.st_dev;
+		log_ino = st.st_ino;
+	}
+}
+
 int log_open_file(const char *path, struct error *err)
 {
-	int fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0640);
+	bool created;
+	int fd = sharedfile_open(path, O_WRONLY | O_APPEND, 0640, &log_owner,
+				 &created);
 	char *copy;
 
 	if (fd < 0)
@@ -67,12 +97,41 @@ int log_open_file(const char *path, struct error *err)
 		close(fd);
 		return error_set(err, "log_file: out of memory");
 	}
-	close_target();
+	use_file(fd, created);
 	free(log_path);
 	log_path = copy;
-	log_fd = fd;
-	log_target = TARGET_FILE;
 	return 0;
+}
+
+void log_set_file_owner(const struct sharedfile_owner *owner)
+{
+	log_owner = *owner;
+	if (log_target == TARGET_FILE && log_created)
+		(void)sharedfile_give(log_fd, &log_owner);
+}
+
+/* Before a line goes to the file, at most once a second: when its path
+ * names another file now (logrotate moved it, and created a new one or
+ * not), the line and the next go there. A path that cannot be opened
+ * leaves the lines in the old file. */
+static void follow_rotation(void)
+{
+	struct timespec now;
+	struct stat st;
+	bool created;
+	int fd;
+
+	clock_gettime(CLOCK_MONOTONIC_COARSE, &now);
+	if (now.tv_sec == log_checked_s || log_path == NULL)
+		return;
+	log_checked_s = now.tv_sec;
+	if (stat(log_path, &st) == 0 && st.st_dev == log_dev &&
+	    st.st_ino == log_ino)
+		return;
+	fd = sharedfile_open(log_path, O_WRONLY | O_APPEND, 0640, &log_owner,
+			     &created);
+	if (fd >= 0)
+		use_file(fd, created);
 }
 
 void log_open_syslog(void)
@@ -149,6 +208,8 @@ static void emit(enum log_level level, char *buf, size_t len)
 		return;
 	}
 	buf[len++] = '\n';
+	if (log_target == TARGET_FILE)
+		follow_rotation();
 	/* One write per line so lines from several workers do not interleave. */
 	if (write(log_fd, buf, len) < 0) {
 		/* Nowhere left to report it. */

@@ -13,6 +13,7 @@
 #include <stddef.h>
 
 #include "error.h"
+#include "sharedfile.h"
 
 enum log_level {
 	LOG_LEVEL_ERROR = 0,
@@ -36,11 +37,21 @@ void log_init(const char *program, enum log_level threshold);
 /* Chooses text or JSON lines. Can't fail. */
 void log_set_format(enum log_format format);
 
-/* Sends log lines to the file at path (created 0640 if missing, appended to,
- * one write(2) per line so workers sharing it never interleave) instead of
- * where they went. The path is kept for log_reopen. Returns 0, or -1 with
- * err naming the path and the system error (the previous target stays). */
+/* Sends log lines to the file at path (created 0640 if missing, for the
+ * owner of log_set_file_owner; appended to, one write(2) per line so workers
+ * sharing it never interleave) instead of where they went. The path is kept
+ * for log_reopen, and looked at again at most once a second before a line
+ * is written: once logrotate has moved the file, the lines go to the file
+ * at the path (created when missing), with no signal needed. Returns 0, or
+ * -1 with err naming the path and the system error (the previous target
+ * stays). */
 int log_open_file(const char *path, struct error *err);
+
+/* Whom a log file this process creates belongs to (a master started as
+ * root: its workers' user and group), from now on; the file it created
+ * already is given to them too. Can't fail (a file that cannot be given
+ * stays as it is). */
+void log_set_file_owner(const struct sharedfile_owner *owner);
 
 /* Sends log lines to syslog(3) (facility daemon), which journald collects.
  * Can't fail. */

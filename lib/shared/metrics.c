@@ -255,8 +255,8 @@ fail:
 
 struct metrics *metrics_new_shared(struct error *err)
 {
-	/* Not close-on-exec: an upgrade's exec hands it on. */
-	int fd = memfd_create("payhook-metrics", 0);
+	/* Close-on-exec: only an upgrade's exec hands it on (master.c). */
+	int fd = memfd_create("payhook-metrics", MFD_CLOEXEC);
 
 	if (fd < 0) {
 		error_set(err, "metrics: memfd_create: %s", strerror(errno));
@@ -265,9 +265,11 @@ struct metrics *metrics_new_shared(struct error *err)
 	return map_fd(fd, true, err);
 }
 
-struct metrics *metrics_open_file(const char *path, struct error *err)
+struct metrics *metrics_open_file_for(const char *path,
+				      const struct sharedfile_owner *owner,
+				      struct error *err)
 {
-	int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0640);
+	int fd = sharedfile_open(path, O_RDWR, 0640, owner, NULL);
 
 	if (fd < 0) {
 		error_set(err, "metrics_file %s: %s", path, strerror(errno));
@@ -276,8 +278,21 @@ struct metrics *metrics_open_file(const char *path, struct error *err)
 	return map_fd(fd, false, err);
 }
 
+struct metrics *metrics_open_file(const char *path, struct error *err)
+{
+	return metrics_open_file_for(path, NULL, err);
+}
+
 struct metrics *metrics_attach_fd(int fd, struct error *err)
 {
+	int flags = fcntl(fd, F_GETFD);
+
+	if (flags < 0 || fcntl(fd, F_SETFD, flags | FD_CLOEXEC) != 0) {
+		error_set(err, "metrics: descriptor %d: %s", fd,
+			  strerror(errno));
+		close(fd);
+		return NULL;
+	}
 	return map_fd(fd, false, err);
 }
 

@@ -28,6 +28,7 @@
 #include "error.h"
 #include "lifecycle.h"
 #include "response.h"
+#include "sharedfile.h"
 
 /* A view of a segment. Opaque. */
 struct metrics;
@@ -39,8 +40,9 @@ enum metrics_redis_fault {
 	METRICS_REDIS_FAULTS
 };
 
-/* A new anonymous segment (a memfd, inherited by forked children and across
- * exec). Returns it, or NULL with err set. */
+/* A new anonymous segment (a memfd, inherited by forked children; closed
+ * on exec, so that no helper gets it: an upgrade clears FD_CLOEXEC on
+ * metrics_fd itself before its exec). Returns it, or NULL with err set. */
 struct metrics *metrics_new_shared(struct error *err);
 
 /* The segment in the file at path, created (0640) and sized when missing or
@@ -48,8 +50,16 @@ struct metrics *metrics_new_shared(struct error *err);
  * refused, not overwritten). */
 struct metrics *metrics_open_file(const char *path, struct error *err);
 
+/* metrics_open_file for a master started as root: a file it creates
+ * belongs to owner (its workers' user and group) when owner is set, so
+ * that payhook-dispatch and --check-config, run as that user, open it. */
+struct metrics *metrics_open_file_for(const char *path,
+				      const struct sharedfile_owner *owner,
+				      struct error *err);
+
 /* The segment behind descriptor fd (from metrics_fd of an earlier image of
- * this program). Returns it, or NULL with err set. */
+ * this program), which becomes close-on-exec. Returns it, or NULL with err
+ * set. */
 struct metrics *metrics_attach_fd(int fd, struct error *err);
 
 /* Unmaps the view and closes its descriptor; the segment lives on while

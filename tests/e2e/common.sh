@@ -91,6 +91,57 @@ e2e_body() {
 	printf '{"transaction_id":"%s","amount":%s,"currency":"%s"}' "$1" "$2" "$3"
 }
 
+# The operator paths as the README's examples set them, one segment below
+# /webhook: e2e_operator_env exports them (and their token) for the workers
+# a test starts next; e2e_operator_paths URL TAG asks each through the web
+# server in front (URL is its /webhook) and expects payhook's own answer,
+# not the web server's 404.
+# METRICS_FILE is the metrics_file of workers without a master (spawn-fcgi
+# -F N, lighttpd's bin-path, mod_fcgid), which share counters only there.
+E2E_OPERATOR_TOKEN=operator-token-for-the-e2e-tests
+# shellcheck disable=SC2120 # METRICS_FILE is optional
+e2e_operator_env() {
+	export PAYHOOK_HEALTH_PATH=/webhook/health PAYHOOK_METRICS_PATH=/webhook/metrics
+	export PAYHOOK_PING_PATH=/webhook/ping PAYHOOK_STATUS_PATH=/webhook/status
+	export PAYHOOK_STATUS_PAGE_PATH=/webhook/status-page
+	export PAYHOOK_METRICS_TOKEN=$E2E_OPERATOR_TOKEN
+	[ -z "${1:-}" ] || export PAYHOOK_METRICS_FILE=$1
+}
+# e2e_operator_lines [METRICS_FILE]: the same as key = value lines, for a
+# configuration file.
+e2e_operator_lines() {
+	printf '%s\n' 'health_path = /webhook/health' 'metrics_path = /webhook/metrics' \
+		'ping_path = /webhook/ping' 'status_path = /webhook/status' \
+		'status_page_path = /webhook/status-page' "metrics_token = $E2E_OPERATOR_TOKEN"
+	[ -z "${1:-}" ] || printf 'metrics_file = %s\n' "$1"
+}
+e2e_operator_paths() {
+	local url=$1 tag=$2 auth="Authorization: Bearer $E2E_OPERATOR_TOKEN" out
+	out=$(mktemp "$E2E_DIR/op.XXXXXX") || return 1
+	# get PATH [curl args...]: "status content-type" of GET URL/PATH.
+	get() {
+		local path=$1
+		shift
+		curl -sS -m 30 -o "$out" -w '%{http_code} %{content_type}' "$@" \
+			"$url/$path" 2>/dev/null || printf '000 -'
+	}
+	e2e_expect "$tag ping_path /webhook/ping" "200 pong" \
+		"$(get ping | cut -d' ' -f1) $(cat "$out")"
+	e2e_expect "$tag health_path /webhook/health" "200 ok" \
+		"$(get health | cut -d' ' -f1) $(grep -q '"status":"ok"' "$out" && echo ok)"
+	e2e_expect "$tag metrics_path /webhook/metrics, with the token" "200 yes" \
+		"$(get metrics -H "$auth" | cut -d' ' -f1) $(grep -q '^payhook_' "$out" && echo yes)"
+	e2e_expect "$tag metrics_path without the token: payhook's 401" "401" \
+		"$(get metrics | cut -d' ' -f1)"
+	e2e_expect "$tag status_path /webhook/status?json, with the token" "200 true" \
+		"$(get 'status?json' -H "$auth" | cut -d' ' -f1) $(grep -q '"workers_total":' "$out" && echo true)"
+	e2e_expect "$tag status_page_path /webhook/status-page, with the token" "200 text/html 1" \
+		"$(get status-page -H "$auth" | cut -d';' -f1) $(grep -c '</html>' "$out")"
+	e2e_expect "$tag status_page_path without the token: payhook's 401" "401" \
+		"$(get status-page | cut -d' ' -f1)"
+	rm -f "$out"
+}
+
 # e2e_table URL [TAG]: every outcome a web server must carry through.
 e2e_table() {
 	local url=$1 tag=${2:-e2e} id status i pids=() codes

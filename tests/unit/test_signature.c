@@ -12,6 +12,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "configuration.h"
+#include "sample.h"
 #include "secret.h"
 #include "signature.h"
 
@@ -731,6 +733,65 @@ START_TEST(test_program_usage)
 }
 END_TEST
 
+/* The usage names every event --sample knows (the refunds, disputes and
+ * cancellations too), each under its provider, and each one it names is
+ * one --sample writes. */
+START_TEST(test_program_usage_samples)
+{
+	char prog[1024], cmd[4096], out[16384], one[4096];
+	const char *name;
+	size_t named = 0;
+
+	sign_program(prog, sizeof(prog));
+	snprintf(cmd, sizeof(cmd), "'%s' --help", prog);
+	ck_assert_int_eq(run(cmd, out, sizeof(out)), 0);
+	for (int p = 0; p < CONFIG_PROVIDER_COUNT; p++) {
+		char head[64];
+		const char *para, *end;
+
+		if (sample_name((enum config_provider)p, 0) == NULL)
+			continue;
+		snprintf(head, sizeof(head), "\n  %s:",
+			 config_provider_name((enum config_provider)p));
+		para = strstr(out, head);
+		ck_assert_msg(para != NULL, "usage has no paragraph %s", head + 1);
+		/* To the next provider's line (wrapped lines go deeper). */
+		for (end = strstr(para + 1, "\n  ");
+		     end != NULL && end[3] == ' '; end = strstr(end + 1, "\n  "))
+			;
+		if (end == NULL)
+			end = para + strlen(para);
+		for (size_t i = 0; (name = sample_name((enum config_provider)p,
+						       i)) != NULL; i++) {
+			const char *at;
+			bool found = false;
+
+			for (at = para; (at = strstr(at, name)) != NULL &&
+					at < end; at++) {
+				size_t n = strlen(name);
+
+				if (at[-1] == ' ' &&
+				    (at[n] == ',' || at[n] == '\n'))
+					found = true;
+			}
+			ck_assert_msg(found, "usage of %s does not name %s",
+				      head + 3, name);
+			snprintf(cmd, sizeof(cmd), "'%s' --provider %s --sample "
+				 "'%s' >/dev/null 2>&1 && echo ok", prog,
+				 config_provider_name((enum config_provider)p),
+				 name);
+			ck_assert_int_eq(run(cmd, one, sizeof(one)), 0);
+			ck_assert_str_eq(one, "ok\n");
+			named++;
+		}
+	}
+	/* The lifecycle ones are there: the count is the tables' own. */
+	ck_assert_ptr_nonnull(strstr(out, " refund.updated,"));
+	ck_assert_ptr_nonnull(strstr(out, " charge.dispute.closed\n"));
+	ck_assert_uint_gt(named, 60);
+}
+END_TEST
+
 /* ---- the other schemes (vectors from the openssl CLI, e.g.
  *   printf '%s' "1614265330.$BODY_E" | openssl dgst -sha256 -hmac whsec_test_secret
  * and -binary | base64 for the base64 ones) ---- */
@@ -941,6 +1002,7 @@ static Suite *signature_suite(void)
 	tcase_add_test(tc, test_program_headers);
 	tcase_add_test(tc, test_program_curl);
 	tcase_add_test(tc, test_program_usage);
+	tcase_add_test(tc, test_program_usage_samples);
 	suite_add_tcase(s, tc);
 	return s;
 }
