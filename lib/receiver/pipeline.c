@@ -1,7 +1,7 @@
 /* pipeline.c - one webhook request from CGI variables to outcome (see
  * pipeline.h). The handler shape: the outcome starts as "error", every step
- * either decides the outcome or passes on, and each payment's lock is
- * released before the next step.
+ * either decides the outcome or passes on, and the request's locks are
+ * released before its answer goes out.
  */
 #include "config.h"
 
@@ -263,9 +263,10 @@ static void count_lock_fault(struct pipeline *p)
 	}
 }
 
-/* Releases the locks the request still holds (after its answer went out).
- * A lease that ran out, or a release that failed, is a note for the log
- * line: the outcome stands, it was decided by the row. */
+/* Releases the locks the request holds, once its items are written and
+ * before its answer goes out. A lease that ran out, or a release that
+ * failed, is a note for the log line: the outcome stands, it was decided
+ * by the row. */
 static void release_held(struct pipeline *p, struct error *note)
 {
 	struct error lock_err = { "" };
@@ -346,8 +347,9 @@ static struct lock_lease *held_lease(struct pipeline *p,
 }
 
 /* The backend part for one item: the lock of its payment's transaction,
- * then the write; the lock is kept in p->held, released once the answer
- * is out. Fills r; detail gets what failed, note what went wrong without
+ * then the write; the lock is kept in p->held (the request's other items
+ * of the same transaction share it), released once every item is
+ * written, before the answer. Fills r; detail gets what failed, note what went wrong without
  * changing the outcome (Redis down under db_only), for the request's log
  * line. */
 static void record_item(struct pipeline *p, const struct item *it,
@@ -634,6 +636,10 @@ void pipeline_answer_profile(struct pipeline *p, const struct request *req,
 		break;
 	}
 out:
+	/* Before the answer goes out: a provider that sends the next event
+	 * of the transaction once it has this answer (a refund right after
+	 * its payment) must not find this request's lock. */
+	release_held(p, note);
 	p->elapsed_us = timing_now_us() - started_us;
 }
 
@@ -675,7 +681,6 @@ void pipeline_finish(struct pipeline *p, const struct result *r)
 {
 	const struct provider *provider = p->provider;
 
-	release_held(p, &p->note);
 	if (p->early_incomplete)
 		rebuild_early(p);
 	metrics_request(p->metrics,

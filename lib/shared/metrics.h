@@ -92,7 +92,8 @@ enum metrics_stage {
 	METRICS_LOCKING,    /* taking the transaction's lock */
 	METRICS_INSERTING,  /* the row: its INSERT (or looking it up) */
 	METRICS_ANSWERING,  /* writing the answer */
-	METRICS_FINISHING,  /* releasing the locks, counting, logging */
+	METRICS_FINISHING,  /* counting, logging (the locks are released
+			     * before the answer) */
 	METRICS_STAGES
 };
 

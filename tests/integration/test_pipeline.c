@@ -128,6 +128,36 @@ START_TEST(test_first_delivery_processed)
 }
 END_TEST
 
+/* The lock is released before the answer goes out: when the worker has
+ * its answer in hand (pipeline_answer returned; pipeline_finish is for
+ * after the write), the lock key is gone, so a provider that sends the
+ * next event on the answer never finds it. */
+START_TEST(test_lock_released_before_answer)
+{
+	char id[96];
+	struct testreq t;
+	struct result r;
+
+	snprintf(id, sizeof(id), "%s", itest_fresh_id("answer"));
+	testreq_init(&t, "POST", body_of(id, 700, "usd"),
+		     strlen(body_of(id, 700, "usd")));
+	pipeline_answer(pipeline, &t.req, &r);
+	assert_outcome(r.outcome, OUTCOME_PROCESSED);
+	ck_assert_msg(redis_exists(id) == 0,
+		      "the lock of %s is still held when the answer is ready",
+		      id);
+	pipeline_finish(pipeline, &r);
+	/* A duplicate's answer too. */
+	testreq_init(&t, "POST", body_of(id, 700, "usd"),
+		     strlen(body_of(id, 700, "usd")));
+	pipeline_answer(pipeline, &t.req, &r);
+	assert_outcome(r.outcome, OUTCOME_DUPLICATE);
+	ck_assert_int_eq(redis_exists(id), 0);
+	pipeline_finish(pipeline, &r);
+	ck_assert_int_eq(rows_for(id), 1);
+}
+END_TEST
+
 START_TEST(test_duplicate_and_conflict)
 {
 	char id[96];
@@ -629,6 +659,7 @@ int main(void)
 	tcase_add_checked_fixture(core, setup, teardown);
 	tcase_set_timeout(core, 120);
 	tcase_add_test(core, test_first_delivery_processed);
+	tcase_add_test(core, test_lock_released_before_answer);
 	tcase_add_test(core, test_duplicate_and_conflict);
 	tcase_add_test(core, test_ids_compared_byte_for_byte);
 	tcase_add_test(core, test_same_id_storm);
