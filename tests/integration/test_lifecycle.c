@@ -291,6 +291,40 @@ START_TEST(test_restated_state_moves_time)
 }
 END_TEST
 
+/* A state said again later while another delivery holds the lock (set
+ * here by redis-cli with another token) is not "nothing to record": it
+ * would move the row's time, so it is in_progress, and the provider's
+ * retry once the lock is free records it. Then lost at 2, lost at 4
+ * (busy, retried), won at 3 ends lost, as in time order. The event that
+ * would change nothing (lost at 2 again, or an older one) stays a
+ * duplicate under the held lock. */
+START_TEST(test_restated_state_under_held_lock)
+{
+	char tid[96], d[128];
+
+	snprintf(tid, sizeof(tid), "%s", itest_fresh_id("restate-busy"));
+	snprintf(d, sizeof(d), "dp_%s", tid);
+	assert_outcome(payment(tid, 1000, "EUR"), OUTCOME_PROCESSED);
+	assert_outcome(dispute(d, tid, "lost", 2), OUTCOME_PROCESSED);
+	ctl("redis SET 'lock:webhook:tx:%s' other-worker-token PX 60000", tid);
+	assert_outcome(dispute(d, tid, "lost", 4), OUTCOME_IN_PROGRESS);
+	assert_outcome(dispute(d, tid, "lost", 2), OUTCOME_DUPLICATE);
+	assert_outcome(dispute(d, tid, "open", 1), OUTCOME_DUPLICATE);
+	ck_assert_str_eq(ctl("sql \"SELECT DATE_FORMAT(occurred_at, '%%i:%%s') "
+			     "FROM payment_events WHERE object_id = '%s'\"", d),
+			 "00:02");
+	ctl("redis DEL 'lock:webhook:tx:%s'", tid);
+	/* The provider's retry. */
+	assert_outcome(dispute(d, tid, "lost", 4), OUTCOME_DUPLICATE);
+	ck_assert_str_eq(ctl("sql \"SELECT DATE_FORMAT(occurred_at, '%%i:%%s') "
+			     "FROM payment_events WHERE object_id = '%s'\"", d),
+			 "00:04");
+	assert_outcome(dispute(d, tid, "won", 3), OUTCOME_DUPLICATE);
+	ck_assert_str_eq(row_of(d), "lost 1000");
+	ck_assert_str_eq(totals(tid), "0 lost 0");
+}
+END_TEST
+
 /* The same events in reverse order end with the same row and the same
  * totals as in order; the older ones are duplicates. */
 START_TEST(test_reverse_order_same_end)
@@ -870,6 +904,7 @@ int main(void)
 	tcase_add_test(core, test_refund_failed_after_succeeded);
 	tcase_add_test(core, test_dispute_open_lost_won);
 	tcase_add_test(core, test_restated_state_moves_time);
+	tcase_add_test(core, test_restated_state_under_held_lock);
 	tcase_add_test(core, test_reverse_order_same_end);
 	tcase_add_test(core, test_refund_before_payment);
 	tcase_add_test(core, test_currency_conflict);
