@@ -583,7 +583,10 @@ void pipeline_answer_profile(struct pipeline *p, const struct request *req,
 	p->held_count = 0;
 	r->transaction_id[0] = '\0';
 	r->success_body = NULL;
+	/* Nothing of the request before may reach this one's log line (its
+	 * event id) when it is refused before its body is read. */
 	p->batch->count = 0;
+	p->batch->lifecycle_count = 0;
 	p->batch->event_type[0] = '\0';
 	response_set(r, OUTCOME_ERROR, "internal error");
 

@@ -19,6 +19,7 @@
 
 #include "configuration.h"
 #include "itest.h"
+#include "log.h"
 #include "metrics.h"
 #include "pipeline.h"
 #include "response.h"
@@ -322,6 +323,73 @@ START_TEST(test_restated_state_under_held_lock)
 	assert_outcome(dispute(d, tid, "won", 3), OUTCOME_DUPLICATE);
 	ck_assert_str_eq(row_of(d), "lost 1000");
 	ck_assert_str_eq(totals(tid), "0 lost 0");
+}
+END_TEST
+
+/* The last line of the log file at path that holds needle, into line
+ * (cap bytes); "" when none. */
+static void last_log_line(const char *path, const char *needle, char *line,
+			  size_t cap)
+{
+	char buf[2048];
+	FILE *f = fopen(path, "r");
+
+	line[0] = '\0';
+	ck_assert_ptr_nonnull(f);
+	while (fgets(buf, sizeof(buf), f) != NULL)
+		if (strstr(buf, needle) != NULL)
+			snprintf(line, cap, "%s", buf);
+	fclose(f);
+}
+
+/* Each request's log line names its own webhook id: a refused request
+ * after a signed event with one (a 405, a 415) carries none, not the
+ * event's. */
+START_TEST(test_log_event_id_per_request)
+{
+	char tid[96], object[128], path[256], line[2048];
+	const char *tmp = getenv("TMPDIR");
+	struct testreq t;
+	struct result r;
+	struct error err;
+	const char *body;
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/payhook-log-XXXXXX",
+		 tmp != NULL ? tmp : "/tmp");
+	fd = mkstemp(path);
+	ck_assert_int_ge(fd, 0);
+	close(fd);
+	log_init("test_lifecycle", LOG_LEVEL_INFO);
+	ck_assert_msg(log_open_file(path, &err) == 0, "%s", err.message);
+	snprintf(tid, sizeof(tid), "%s", itest_fresh_id("logid"));
+	snprintf(object, sizeof(object), "re_%s", tid);
+	body = event_body("refund", object, tid, 100, "EUR", "succeeded", 1);
+	testreq_init(&t, "POST", body, strlen(body));
+	testreq_header(&t, "webhook-id", "msg_logid_refund");
+	pipeline_handle(pipeline, &t.req, &r);
+	assert_outcome(r.outcome, OUTCOME_PROCESSED);
+	last_log_line(path, "outcome=processed", line, sizeof(line));
+	ck_assert_msg(strstr(line, "event_id=msg_logid_refund") != NULL,
+		      "the event's line: %s", line);
+
+	testreq_init(&t, "GET", "", 0);
+	pipeline_handle(pipeline, &t.req, &r);
+	assert_outcome(r.outcome, OUTCOME_METHOD_NOT_ALLOWED);
+	last_log_line(path, "outcome=method_not_allowed", line, sizeof(line));
+	ck_assert_msg(strstr(line, "event_id=-") != NULL,
+		      "the 405's line names another request's event: %s",
+		      line);
+	testreq_init(&t, "POST", body, strlen(body));
+	testreq_set(&t, "CONTENT_TYPE", "text/plain");
+	pipeline_handle(pipeline, &t.req, &r);
+	assert_outcome(r.outcome, OUTCOME_UNSUPPORTED_MEDIA_TYPE);
+	last_log_line(path, "outcome=unsupported_media_type", line,
+		      sizeof(line));
+	ck_assert_msg(strstr(line, "event_id=-") != NULL,
+		      "the 415's line names another request's event: %s",
+		      line);
+	unlink(path);
 }
 END_TEST
 
@@ -905,6 +973,7 @@ int main(void)
 	tcase_add_test(core, test_dispute_open_lost_won);
 	tcase_add_test(core, test_restated_state_moves_time);
 	tcase_add_test(core, test_restated_state_under_held_lock);
+	tcase_add_test(core, test_log_event_id_per_request);
 	tcase_add_test(core, test_reverse_order_same_end);
 	tcase_add_test(core, test_refund_before_payment);
 	tcase_add_test(core, test_currency_conflict);
