@@ -845,6 +845,65 @@ START_TEST(test_early_marks_survive_redis_loss)
 }
 END_TEST
 
+/* A shared Redis that evicts any key (maxmemory-policy allkeys-lru, a
+ * small maxmemory): a refund recorded before its payment sets the
+ * payment's mark, the mark is evicted (really, by filling the server),
+ * the run_id does not change and the completeness key may survive (it is
+ * set again here, as when it does). The payment must still get the
+ * refund in its totals: under such a policy the marks are never taken as
+ * complete (its INSERT asks MySQL), and the completeness key is removed,
+ * so that once the policy keeps keys again the marks are rebuilt. */
+START_TEST(test_early_marks_under_eviction)
+{
+	struct pipeline *p;
+	struct error err;
+	char tid[96], a[128], complete[256], run_id[64];
+	bool evicted = false, declared_complete;
+
+	wait_rebuilt(pipeline);
+	snprintf(complete, sizeof(complete), "payhook:early-complete:%s",
+		 cfg.lock_key_prefix);
+	snprintf(run_id, sizeof(run_id), "%s", ctl("redis GET %s", complete));
+	ck_assert_str_ne(run_id, "");
+	ctl("redis CONFIG SET maxmemory-policy allkeys-lru");
+	/* A connection of its own: the policy is read when it connects. */
+	p = pipeline_new(&cfg, &err);
+	ck_assert_msg(p != NULL, "pipeline: %s", err.message);
+	snprintf(tid, sizeof(tid), "%s", itest_fresh_id("evicted"));
+	snprintf(a, sizeof(a), "re_%s", tid);
+	assert_outcome(post_body(p, event_body("refund", a, tid, 300, "EUR",
+					       "succeeded", 1)),
+		       OUTCOME_PROCESSED);
+	ck_assert_str_eq(ctl("redis EXISTS %s", mark_of(tid)), "1");
+	declared_complete = ctl("redis GET %s", complete)[0] != '\0';
+
+	/* Fill the server past a small maxmemory until the mark is gone. */
+	ctl("redis CONFIG SET maxmemory %ld",
+	    strtol(strstr(ctl("redis INFO memory"), "used_memory:") + 12,
+		   NULL, 10) + 2 * 1024 * 1024);
+	for (int i = 0; i < 400 && !evicted; i++) {
+		ctl("redis EVAL \"for i = 1, 50 do redis.call('SET', "
+		    "KEYS[1] .. i, string.rep('x', 4096), 'PX', 120000) end\" "
+		    "1 payhook-test-fill:%d:", i);
+		evicted = strcmp(ctl("redis EXISTS %s", mark_of(tid)), "0") == 0;
+	}
+	ctl("redis CONFIG SET maxmemory 0");
+	ck_assert_msg(evicted, "the mark was never evicted");
+	/* The completeness key as it is when it survives the eviction. */
+	ctl("redis SET %s %s", complete, run_id);
+
+	assert_outcome(payment_on(p, tid), OUTCOME_PROCESSED);
+	/* Back to the harness's server as it was: other marks were evicted
+	 * too, so they are rebuilt. */
+	ctl("redis CONFIG SET maxmemory-policy noeviction");
+	ctl("redis DEL %s", complete);
+	ck_assert_str_eq(totals(tid), "300 - 0");
+	ck_assert_msg(!declared_complete, "the marks were still declared "
+		      "complete under allkeys-lru");
+	pipeline_free(p);
+}
+END_TEST
+
 /* Redis restarted (its locks lost) while a payment, whose lock found no
  * mark, is inside its plain INSERT (held by a trigger): another worker
  * takes the lock on the new server and records a refund before the
@@ -986,6 +1045,7 @@ int main(void)
 	tcase_add_test(core, test_early_event_waits_for_redis);
 	tcase_add_test(core, test_early_marks_survive_redis_loss);
 	tcase_add_test(core, test_totals_repaired_after_lock_loss);
+	tcase_add_test(core, test_early_marks_under_eviction);
 	suite_add_tcase(s, core);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
