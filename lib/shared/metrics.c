@@ -667,6 +667,9 @@ void metrics_request_end(struct metrics *m)
 	if (s == NULL)
 		return;
 	add(&s->served);
+	/* An idle worker has no transaction in hand: the page and the
+	 * status show none, not the last one's. */
+	publish_item(s, CONFIG_PROVIDER_COUNT, "", 0);
 	set_stage(s, METRICS_IDLE);
 }
 
