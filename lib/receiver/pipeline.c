@@ -41,6 +41,10 @@ struct pipeline {
 	const struct provider *provider;
 	int64_t elapsed_us;
 	struct error detail, note;
+	/* Refused before its signature was checked, or failing it (404,
+	 * 405, 411, 413, 415, a short body, 401): counted apart from the
+	 * failures of signed requests. */
+	bool unsigned_refusal;
 	/* A lease came back with the early marks incomplete: the rebuild is
 	 * tried once the answer is out (pipeline_finish), not before
 	 * early_due_us (timing_now_us), when the last try said "not yet". */
@@ -576,11 +580,13 @@ void pipeline_answer_profile(struct pipeline *p, const struct request *req,
 	const struct provider *provider;
 	const char *reason = NULL;
 	enum request_status checked;
+	enum provider_status read;
 	size_t body_len = 0;
 
 	error_clear(detail);
 	error_clear(note);
 	p->held_count = 0;
+	p->unsigned_refusal = true;
 	r->transaction_id[0] = '\0';
 	r->success_body = NULL;
 	/* Nothing of the request before may reach this one's log line (its
@@ -608,8 +614,10 @@ void pipeline_answer_profile(struct pipeline *p, const struct request *req,
 		response_set(r, request_outcome(checked), "%s", reason);
 		goto out;
 	}
-	switch (provider_read(provider, req, p->parser, p->body, body_len,
-			      time(NULL), p->batch, &why)) {
+	read = provider_read(provider, req, p->parser, p->body, body_len,
+			     time(NULL), p->batch, &why);
+	p->unsigned_refusal = read == PROVIDER_UNAUTHORIZED;
+	switch (read) {
 	case PROVIDER_PAYMENTS:
 		record_batch(p, body_len, r, detail, note);
 		break;
@@ -690,10 +698,15 @@ void pipeline_finish(struct pipeline *p, const struct result *r)
 			provider != NULL ? (unsigned)provider_id(provider)
 					 : CONFIG_PROVIDER_COUNT,
 			r->outcome, p->elapsed_us);
-	if (response_outcome_status(r->outcome, p->cfg) >= 300)
-		metrics_failure(p->metrics,
-				provider != NULL ? (unsigned)provider_id(provider)
-						 : CONFIG_PROVIDER_COUNT, r);
+	if (response_outcome_status(r->outcome, p->cfg) >= 300) {
+		unsigned id = provider != NULL ? (unsigned)provider_id(provider)
+					       : CONFIG_PROVIDER_COUNT;
+
+		if (p->unsigned_refusal)
+			metrics_refusal(p->metrics, id, r);
+		else
+			metrics_failure(p->metrics, id, r);
+	}
 	log_request(p->cfg, provider != NULL ? provider_name(provider) : "-",
 		    p->batch, r, p->elapsed_us, &p->detail, &p->note);
 }
