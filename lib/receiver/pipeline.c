@@ -545,6 +545,20 @@ static void log_request(const struct config *cfg, const char *provider,
 	log_fields_at(level, fields, n);
 }
 
+/* An ignored event that announces a refund or a dispute which another
+ * event of the provider carries (Stripe's charge.refunded): the note of
+ * its log line says which to subscribe to, since nothing of it is
+ * recorded. */
+static void ignored_note(const struct provider *provider,
+			 const char *event_type, struct error *note)
+{
+	const char *instead = provider_ignored_instead(provider, event_type);
+
+	if (instead != NULL)
+		error_set(note, "%s is not recorded; subscribe to %s, which "
+			  "carry the change", event_type, instead);
+}
+
 /* Maps the checks before the body to their outcome. */
 static enum outcome request_outcome(enum request_status status)
 {
@@ -629,6 +643,7 @@ void pipeline_answer_profile(struct pipeline *p, const struct request *req,
 		}
 		response_set(r, OUTCOME_IGNORED, NULL);
 		r->success_body = p->batch->success_body;
+		ignored_note(provider, p->batch->event_type, note);
 		break;
 	case PROVIDER_UNAUTHORIZED:
 		response_set(r, OUTCOME_UNAUTHORIZED, "%s", why.message);
