@@ -255,27 +255,30 @@ static int connect_via_sentinels(struct lock_client *client, struct error *err)
 	return -1;
 }
 
-/* The server's run_id from INFO server, or "" when it does not answer
- * one (a renamed INFO, say): then the early marks are never taken as
- * complete, and every payment's INSERT asks MySQL. */
-static void read_run_id(struct lock_client *client)
+/* Asks INFO section and copies the value of its field name ("run_id")
+ * into out (cap bytes); "" when the server would not say or it does not
+ * fit. Returns 0, or -1 when the connection failed (no reply). */
+static int info_field(struct lock_client *client, const char *section,
+		      const char *name, char *out, size_t cap)
 {
-	const char *argv[] = { "INFO", "server" };
+	const char *argv[] = { "INFO", section };
 	redisReply *reply = redisCommandArgv(client->redis, 2, argv, NULL);
+	size_t name_len = strlen(name);
 	const char *at;
 	size_t len;
 
-	client->run_id[0] = '\0';
+	out[0] = '\0';
 	if (reply != NULL && reply->type == REDIS_REPLY_STRING &&
-	    (at = strstr(reply->str, "run_id:")) != NULL) {
-		at += strlen("run_id:");
+	    (at = strstr(reply->str, name)) != NULL && at[name_len] == ':') {
+		at += name_len + 1;
 		len = strcspn(at, "\r\n");
-		if (len > 0 && len < sizeof(client->run_id)) {
-			memcpy(client->run_id, at, len);
-			client->run_id[len] = '\0';
+		if (len > 0 && len < cap) {
+			memcpy(out, at, len);
+			out[len] = '\0';
 		}
 	}
 	freeReplyObject(reply);
+	return reply != NULL ? 0 : -1;
 }
 
 static int early_command(struct lock_client *client, const char *what,
@@ -301,29 +304,15 @@ static bool policy_evicts(const char *policy)
  * leaves the connection to the command that follows. */
 static void read_policy(struct lock_client *client)
 {
-	const char *argv[] = { "INFO", "memory" };
 	const char *prefix = client->cfg->lock_key_prefix;
 	char complete[EARLY_KEY_MAX];
 	const char *del[2] = { "DEL", complete };
-	redisReply *reply = redisCommandArgv(client->redis, 2, argv, NULL);
 	bool evicted_before = client->evicts;
-	const char *at;
-	size_t len;
 	struct error err;
 
 	client->policy_checked_us = timing_now_us();
-	client->policy[0] = '\0';
-	if (reply != NULL && reply->type == REDIS_REPLY_STRING &&
-	    (at = strstr(reply->str, "maxmemory_policy:")) != NULL) {
-		at += strlen("maxmemory_policy:");
-		len = strcspn(at, "\r\n");
-		if (len < sizeof(client->policy)) {
-			memcpy(client->policy, at, len);
-			client->policy[len] = '\0';
-		}
-	}
-	freeReplyObject(reply);
-	if (reply == NULL)
+	if (info_field(client, "memory", "maxmemory_policy", client->policy,
+		       sizeof(client->policy)) != 0)
 		return;
 	client->evicts = policy_evicts(client->policy);
 	if (!client->evicts)
@@ -358,7 +347,10 @@ int lock_connect(struct lock_client *client, struct error *err)
 			       cfg->redis_port, err) != 0) {
 		return -1;
 	}
-	read_run_id(client);
+	/* No run_id (a renamed INFO, say): the early marks are never taken
+	 * as complete, and every payment's INSERT asks MySQL. */
+	info_field(client, "server", "run_id", client->run_id,
+		   sizeof(client->run_id));
 	read_policy(client);
 	if (client->redis == NULL || client->redis->err != 0) {
 		error_set(err, "redis INFO memory: %s", client->redis != NULL ?
