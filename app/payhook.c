@@ -54,6 +54,8 @@ static int check_redis(const struct config *cfg)
 	}
 	if (lock_describe(lock, line, sizeof(line)) == 0) {
 		printf("redis: ok (%s)\n", line);
+		if (lock_eviction_warning(lock, line, sizeof(line)) != 0)
+			printf("redis: WARNING: %s\n", line);
 	} else if (cfg->redis_unavailable == CONFIG_REDIS_UNAVAILABLE_DB_ONLY) {
 		printf("redis: WARNING: %s (redis_unavailable = db_only: "
 		       "payments are recorded without the lock)\n", line);

@@ -137,9 +137,10 @@ static long render(const struct result *result, const struct config *cfg,
 	return len;
 }
 
-/* One request: the operator's paths, else the pipeline. Sets *text and *len to
- * the whole CGI response and, for a webhook, *result. Returns true for a
- * webhook: pipeline_finish is then due once the response is out. */
+/* One request: the operator's paths, else the pipeline (whose locks are
+ * released by the time it returns). Sets *text and *len to the whole CGI
+ * response and, for a webhook, *result. Returns true for a webhook:
+ * pipeline_finish is then due once the response is out. */
 static bool answer(struct ops *ops, struct pipeline *pipeline,
 		   const struct config *cfg, const struct request *req,
 		   struct result *result, char *out, size_t cap,
@@ -241,7 +242,9 @@ static int serve_fastcgi(struct ops *ops, struct pipeline *pipeline,
 		if (FCGX_PutStr(text, (int)len, fcgi.out) != (int)len)
 			log_info("client went away before the response for %s",
 				 result.transaction_id[0] ? result.transaction_id : "-");
-		/* The answer goes out first; the locks are released after. */
+		/* The locks were released before the answer (pipeline.h);
+		 * what is left (counting, the log line, a rebuild of the
+		 * early marks) waits until the answer is out. */
 		FCGX_Finish_r(&fcgi);
 		metrics_request_stage(metrics, METRICS_FINISHING);
 		if (webhook)

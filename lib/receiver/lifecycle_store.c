@@ -908,8 +908,12 @@ enum store_status lifecycle_store_find(struct lifecycle_store *ls,
 	if (!rows.event_found)
 		return STORE_NOT_FOUND;
 	rows.held.cumulative = e->cumulative;
-	return lifecycle_supersedes(&rows.held, e) ? STORE_NOT_FOUND
-						   : STORE_DUPLICATE;
+	/* A state said again later moves the row's time: not "nothing to
+	 * record", so the provider retries it once the lock is free. */
+	return lifecycle_supersedes(&rows.held, e) ||
+			       lifecycle_restates(&rows.held, e) ?
+		       STORE_NOT_FOUND :
+		       STORE_DUPLICATE;
 }
 
 int lifecycle_store_check_schema(struct lifecycle_store *ls, struct error *err)

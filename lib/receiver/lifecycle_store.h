@@ -95,7 +95,9 @@ int lifecycle_store_repair_totals(struct lifecycle_store *ls,
 				  unsigned long *repaired, struct error *err);
 
 /* Without a lock (another delivery holds it): STORE_DUPLICATE when the
- * committed row would not change for event, STORE_CONFLICT when the
+ * committed row would not change at all for event (neither its state nor
+ * its event time: a state said again later is not a duplicate here, see
+ * lifecycle_restates), STORE_CONFLICT when the
  * payment is recorded in another currency, STORE_NOT_FOUND otherwise, or a
  * failure status with err set. */
 enum store_status lifecycle_store_find(struct lifecycle_store *ls,

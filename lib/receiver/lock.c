@@ -43,7 +43,18 @@ struct lock_client {
 	/* The connected server's INFO run_id ("" when it would not say): the
 	 * early marks are complete only on the process that holds them. */
 	char run_id[48];
+	/* Its maxmemory-policy ("" when it would not say), read on connect
+	 * and again every POLICY_CHECK_US; evicts: a policy that may evict
+	 * keys without a TTL (allkeys-*), or an unknown one. The marks are
+	 * such keys: under it they are never taken as complete. */
+	char policy[32];
+	bool evicts;
+	int64_t policy_checked_us;
 };
+
+/* How often a kept connection asks its server's maxmemory-policy again
+ * (an operator's CONFIG SET changes it without a reconnect). */
+#define POLICY_CHECK_US 10000000LL
 
 /* The keys of the early marks (lock.h, enum lock_early): outside
  * lock_key_prefix, so that no lock key is ever one of them. */
@@ -244,27 +255,79 @@ static int connect_via_sentinels(struct lock_client *client, struct error *err)
 	return -1;
 }
 
-/* The server's run_id from INFO server, or "" when it does not answer
- * one (a renamed INFO, say): then the early marks are never taken as
- * complete, and every payment's INSERT asks MySQL. */
-static void read_run_id(struct lock_client *client)
+/* Asks INFO section and copies the value of its field name ("run_id")
+ * into out (cap bytes); "" when the server would not say or it does not
+ * fit. Returns 0, or -1 when the connection failed (no reply). */
+static int info_field(struct lock_client *client, const char *section,
+		      const char *name, char *out, size_t cap)
 {
-	const char *argv[] = { "INFO", "server" };
+	const char *argv[] = { "INFO", section };
 	redisReply *reply = redisCommandArgv(client->redis, 2, argv, NULL);
+	size_t name_len = strlen(name);
 	const char *at;
 	size_t len;
 
-	client->run_id[0] = '\0';
+	out[0] = '\0';
 	if (reply != NULL && reply->type == REDIS_REPLY_STRING &&
-	    (at = strstr(reply->str, "run_id:")) != NULL) {
-		at += strlen("run_id:");
+	    (at = strstr(reply->str, name)) != NULL && at[name_len] == ':') {
+		at += name_len + 1;
 		len = strcspn(at, "\r\n");
-		if (len > 0 && len < sizeof(client->run_id)) {
-			memcpy(client->run_id, at, len);
-			client->run_id[len] = '\0';
+		if (len > 0 && len < cap) {
+			memcpy(out, at, len);
+			out[len] = '\0';
 		}
 	}
 	freeReplyObject(reply);
+	return reply != NULL ? 0 : -1;
+}
+
+static int early_command(struct lock_client *client, const char *what,
+			 int argc, const char **argv, const size_t *argl,
+			 redisReply **reply, struct error *err);
+static size_t early_key(char *out, const char *prefix, const char *suffix,
+			size_t suffix_len);
+
+/* Whether a server's maxmemory-policy may evict a key without a TTL:
+ * allkeys-lru, allkeys-lfu, allkeys-random, and any policy it would not
+ * name. noeviction and the volatile-* policies evict none (they evict
+ * keys with a TTL only: a lock, never a mark). */
+static bool policy_evicts(const char *policy)
+{
+	return policy[0] == '\0' || strncmp(policy, "allkeys-", 8) == 0;
+}
+
+/* Reads the server's maxmemory-policy (INFO memory). When it may evict
+ * the early marks, they are never complete: the completeness key is
+ * deleted (so that once the policy keeps keys again, the marks that were
+ * evicted meanwhile are rebuilt) and a warning logged when it becomes
+ * so. Called on a fresh connection and every POLICY_CHECK_US; a failure
+ * leaves the connection to the command that follows. */
+static void read_policy(struct lock_client *client)
+{
+	const char *prefix = client->cfg->lock_key_prefix;
+	char complete[EARLY_KEY_MAX];
+	const char *del[2] = { "DEL", complete };
+	bool evicted_before = client->evicts;
+	struct error err;
+
+	client->policy_checked_us = timing_now_us();
+	if (info_field(client, "memory", "maxmemory_policy", client->policy,
+		       sizeof(client->policy)) != 0)
+		return;
+	client->evicts = policy_evicts(client->policy);
+	if (!client->evicts)
+		return;
+	early_key(complete, EARLY_COMPLETE, prefix, strlen(prefix));
+	if (early_command(client, "DEL early complete", 2, del, NULL, NULL,
+			  &err) != 0)
+		log_warn("%s", err.message);
+	if (!evicted_before)
+		log_warn("redis: maxmemory-policy %s may evict the early marks "
+			 "(keys without a TTL): every payment's INSERT asks "
+			 "MySQL for events recorded before it (slower, never "
+			 "wrong); set maxmemory-policy noeviction (or a "
+			 "volatile-* policy) on this server",
+			 client->policy[0] != '\0' ? client->policy : "(unknown)");
 }
 
 int lock_connect(struct lock_client *client, struct error *err)
@@ -284,7 +347,17 @@ int lock_connect(struct lock_client *client, struct error *err)
 			       cfg->redis_port, err) != 0) {
 		return -1;
 	}
-	read_run_id(client);
+	/* No run_id (a renamed INFO, say): the early marks are never taken
+	 * as complete, and every payment's INSERT asks MySQL. */
+	info_field(client, "server", "run_id", client->run_id,
+		   sizeof(client->run_id));
+	read_policy(client);
+	if (client->redis == NULL || client->redis->err != 0) {
+		error_set(err, "redis INFO memory: %s", client->redis != NULL ?
+			  client->redis->errstr : "the connection failed");
+		lock_disconnect(client);
+		return -1;
+	}
 	client->fault = LOCK_FAULT_NONE;
 	return 0;
 }
@@ -310,6 +383,24 @@ int lock_describe(struct lock_client *client, char *out, size_t out_size)
 		snprintf(out, out_size, "%s:%d", cfg->redis_host,
 			 cfg->redis_port);
 	return 0;
+}
+
+int lock_eviction_warning(struct lock_client *client, char *out,
+			  size_t out_size)
+{
+	struct error err;
+
+	if (lock_connect(client, &err) != 0)
+		return 0;
+	if (!client->evicts)
+		return 0;
+	snprintf(out, out_size, "maxmemory-policy %s may evict the early "
+		 "marks (keys without a TTL): payments are recorded right, "
+		 "but every payment's INSERT asks MySQL for events recorded "
+		 "before it (slower); set maxmemory-policy noeviction or a "
+		 "volatile-* policy", client->policy[0] != '\0' ?
+		 client->policy : "(unknown)");
+	return 1;
 }
 
 size_t lock_sentinel_count(const struct lock_client *client)
@@ -412,6 +503,10 @@ static enum lock_early read_early(const struct lock_client *client,
 	mark = reply->element[1];
 	if (mark->type == REDIS_REPLY_STRING)
 		return LOCK_EARLY_MARKED;
+	/* A policy that may evict marks: their absence says nothing, and a
+	 * rebuild would not make them last. */
+	if (client->evicts)
+		return LOCK_EARLY_UNKNOWN;
 	if (complete->type == REDIS_REPLY_STRING &&
 	    strcmp(complete->str, client->run_id) == 0)
 		return LOCK_EARLY_NONE;
@@ -524,6 +619,11 @@ enum lock_status lock_acquire(struct lock_client *client, const char *scope,
 		return LOCK_UNAVAILABLE;
 	if (lock_connect(client, err) != 0)
 		return LOCK_UNAVAILABLE;
+	if (timing_now_us() - client->policy_checked_us > POLICY_CHECK_US) {
+		read_policy(client);
+		if (lock_connect(client, err) != 0)
+			return LOCK_UNAVAILABLE;
+	}
 
 	status = send_set(client, lease, ttl, err);
 	/* A connection kept from an earlier request that failed at once (the
@@ -686,6 +786,18 @@ int lock_early_complete(struct lock_client *client, struct error *err)
 	if (client->run_id[0] == '\0')
 		return error_set(err, "redis: no run_id to name the early "
 				 "marks' server");
+	/* The policy may have changed during the rebuild. */
+	read_policy(client);
+	if (client->redis == NULL || client->redis->err != 0) {
+		lock_disconnect(client);
+		return error_set(err, "redis INFO memory: the connection "
+				 "failed");
+	}
+	if (client->evicts)
+		return error_set(err, "redis: maxmemory-policy %s may evict "
+				 "the early marks: they are not declared "
+				 "complete", client->policy[0] != '\0' ?
+				 client->policy : "(unknown)");
 	if (early_command(client, "SET early complete", 3, set, NULL, NULL,
 			  err) != 0)
 		return -1;

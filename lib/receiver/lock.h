@@ -28,7 +28,9 @@ struct lock_client;
  * per transaction, set before the event's COMMIT, says one exists; the
  * marks count as complete only while a key names the Redis process (its
  * run_id) that holds all of them, so a restart, a flush or a failover
- * makes them unknown until lock_early_rebuild_due and the rebuild. */
+ * makes them unknown until lock_early_rebuild_due and the rebuild; and
+ * never while the server's maxmemory-policy may evict them (allkeys-*:
+ * LOCK_EARLY_UNKNOWN, a warning logged, the completeness key deleted). */
 enum lock_early {
 	LOCK_EARLY_UNKNOWN = 0, /* no answer: only MySQL can tell */
 	LOCK_EARLY_INCOMPLETE,  /* marks not known complete: MySQL can tell,
@@ -133,6 +135,13 @@ int lock_ping(struct lock_client *client, struct error *err);
  * writes one line to out: the server in use and, with sentinels, which one
  * named it; or what failed. Returns 0, or -1 when Redis is not usable. */
 int lock_describe(struct lock_client *client, char *out, size_t out_size);
+
+/* For --check-config: connects when needed and, when the server's
+ * maxmemory-policy may evict keys without a TTL (allkeys-*: the early
+ * marks), writes a warning line to out and returns 1; else 0 (also when
+ * Redis does not answer: lock_describe says so). */
+int lock_eviction_warning(struct lock_client *client, char *out,
+			  size_t out_size);
 
 /* The number of sentinels of redis_sentinels (0 without). */
 size_t lock_sentinel_count(const struct lock_client *client);

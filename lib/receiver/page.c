@@ -5,9 +5,11 @@
  */
 #include "config.h"
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 #include "page.h"
@@ -28,7 +30,7 @@ static const char style[] =
 	"h3{font-size:1rem;margin:.75rem 0 .25rem}"
 	"main{display:grid;grid-template-columns:1fr 1fr;gap:0 2rem}"
 	"@media (max-width:600px){main{grid-template-columns:1fr}}"
-	"section{min-width:0}#failures{grid-column:1/-1}"
+	"section{min-width:0}#failures,#refusals{grid-column:1/-1}"
 	".scroll{overflow-x:auto}"
 	"table{border-collapse:collapse;font-size:.9rem}"
 	"th,td{text-align:left;padding:.15rem .5rem .15rem 0;"
@@ -163,14 +165,29 @@ static void utc_text(int64_t t, char *buf, size_t cap)
 		strftime(buf, cap, "%Y-%m-%d %H:%M:%S", &tm);
 }
 
+/* A list of the latest non-2xx answers: the failures of signed requests
+ * (id "failures"), or the requests refused before their signature was
+ * checked or failing it (id "refusals"). */
 static void failures_section(struct textbuf *o, const struct config *cfg,
-			     const struct metrics_failure *f, size_t n)
+			     const char *id, const struct metrics_failure *f,
+			     size_t n)
 {
-	textbuf_printf(o, "<section id=\"failures\">\n<h2>Recent failures</h2>"
-			  "\n");
+	bool refusals = strcmp(id, "refusals") == 0;
+
+	textbuf_printf(o, "<section id=\"%s\">\n<h2>%s</h2>\n", id,
+		       refusals ? "Refused before the signature"
+				: "Recent failures");
+	if (refusals)
+		textbuf_printf(o, "<p>Requests refused before their "
+				  "signature was checked (404, 405, 411, 413, "
+				  "415, a short body) or failing it (401): "
+				  "kept apart, so that anonymous requests never "
+				  "hide a signed request's failure.</p>\n");
 	if (n == 0) {
-		textbuf_printf(o, "<p>No answer other than 2xx since the pool "
-				  "started.</p>\n</section>\n");
+		textbuf_printf(o, "<p>%s since the pool started.</p>\n"
+				  "</section>\n",
+			       refusals ? "None" :
+			       "No answer other than 2xx to a signed request");
 		return;
 	}
 	textbuf_printf(o, "<div class=\"scroll\"><table>\n<thead><tr>"
@@ -303,13 +320,15 @@ long page_render(const struct metrics *m, const struct config *cfg,
 	struct metrics_worker *w = calloc(POOL_PAGE_WORKERS, sizeof(*w));
 	struct metrics_hour *hour = malloc(sizeof(*hour));
 	struct metrics_failure failures[METRICS_FAILURES];
-	size_t n, nf = 0;
+	struct metrics_failure refusals[METRICS_FAILURES];
+	size_t n, nf = 0, nr = 0;
 	long len = -1;
 
 	if (w == NULL || hour == NULL)
 		goto out;
 	n = metrics_read_status(m, &pool, w, POOL_PAGE_WORKERS);
 	nf = metrics_read_recent(m, hour, failures);
+	nr = metrics_read_refusals(m, refusals);
 	textbuf_printf(&o, "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n"
 			   "<meta charset=\"utf-8\">\n"
 			   "<meta name=\"viewport\" content=\"width=device-width, "
@@ -322,7 +341,8 @@ long page_render(const struct metrics *m, const struct config *cfg,
 	hour_section(&o, cfg, hour);
 	handoff_section(&o, m);
 	lifecycle_section(&o, backend);
-	failures_section(&o, cfg, failures, nf);
+	failures_section(&o, cfg, "failures", failures, nf);
+	failures_section(&o, cfg, "refusals", refusals, nr);
 	textbuf_printf(&o, "</main>\n</body>\n</html>\n");
 	if (!o.full)
 		len = (long)o.len;

@@ -1,7 +1,7 @@
 /* pipeline.c - one webhook request from CGI variables to outcome (see
  * pipeline.h). The handler shape: the outcome starts as "error", every step
- * either decides the outcome or passes on, and each payment's lock is
- * released before the next step.
+ * either decides the outcome or passes on, and the request's locks are
+ * released before its answer goes out.
  */
 #include "config.h"
 
@@ -41,6 +41,10 @@ struct pipeline {
 	const struct provider *provider;
 	int64_t elapsed_us;
 	struct error detail, note;
+	/* Refused before its signature was checked, or failing it (404,
+	 * 405, 411, 413, 415, a short body, 401): counted apart from the
+	 * failures of signed requests. */
+	bool unsigned_refusal;
 	/* A lease came back with the early marks incomplete: the rebuild is
 	 * tried once the answer is out (pipeline_finish), not before
 	 * early_due_us (timing_now_us), when the last try said "not yet". */
@@ -263,9 +267,10 @@ static void count_lock_fault(struct pipeline *p)
 	}
 }
 
-/* Releases the locks the request still holds (after its answer went out).
- * A lease that ran out, or a release that failed, is a note for the log
- * line: the outcome stands, it was decided by the row. */
+/* Releases the locks the request holds, once its items are written and
+ * before its answer goes out. A lease that ran out, or a release that
+ * failed, is a note for the log line: the outcome stands, it was decided
+ * by the row. */
 static void release_held(struct pipeline *p, struct error *note)
 {
 	struct error lock_err = { "" };
@@ -353,8 +358,9 @@ static struct lock_lease *held_lease(struct pipeline *p,
 }
 
 /* The backend part for one item: the lock of its payment's transaction,
- * then the write; the lock is kept in p->held, released once the answer
- * is out. Fills r; detail gets what failed, note what went wrong without
+ * then the write; the lock is kept in p->held (the request's other items
+ * of the same transaction share it), released once every item is
+ * written, before the answer. Fills r; detail gets what failed, note what went wrong without
  * changing the outcome (Redis down under db_only), for the request's log
  * line. */
 static void record_item(struct pipeline *p, const struct item *it,
@@ -546,6 +552,20 @@ static void log_request(const struct config *cfg, const char *provider,
 	log_fields_at(level, fields, n);
 }
 
+/* An ignored event that announces a refund or a dispute which another
+ * event of the provider carries (Stripe's charge.refunded): the note of
+ * its log line says which to subscribe to, since nothing of it is
+ * recorded. */
+static void ignored_note(const struct provider *provider,
+			 const char *event_type, struct error *note)
+{
+	const char *instead = provider_ignored_instead(provider, event_type);
+
+	if (instead != NULL)
+		error_set(note, "%s is not recorded; subscribe to %s, which "
+			  "carry the change", event_type, instead);
+}
+
 /* Maps the checks before the body to their outcome. */
 static enum outcome request_outcome(enum request_status status)
 {
@@ -581,14 +601,19 @@ void pipeline_answer_profile(struct pipeline *p, const struct request *req,
 	const struct provider *provider;
 	const char *reason = NULL;
 	enum request_status checked;
+	enum provider_status read;
 	size_t body_len = 0;
 
 	error_clear(detail);
 	error_clear(note);
 	p->held_count = 0;
+	p->unsigned_refusal = true;
 	r->transaction_id[0] = '\0';
 	r->success_body = NULL;
+	/* Nothing of the request before may reach this one's log line (its
+	 * event id) when it is refused before its body is read. */
 	p->batch->count = 0;
+	p->batch->lifecycle_count = 0;
 	p->batch->event_type[0] = '\0';
 	response_set(r, OUTCOME_ERROR, "internal error");
 
@@ -610,8 +635,10 @@ void pipeline_answer_profile(struct pipeline *p, const struct request *req,
 		response_set(r, request_outcome(checked), "%s", reason);
 		goto out;
 	}
-	switch (provider_read(provider, req, p->parser, p->body, body_len,
-			      time(NULL), p->batch, &why)) {
+	read = provider_read(provider, req, p->parser, p->body, body_len,
+			     time(NULL), p->batch, &why);
+	p->unsigned_refusal = read == PROVIDER_UNAUTHORIZED;
+	switch (read) {
 	case PROVIDER_PAYMENTS:
 		record_batch(p, body_len, r, detail, note);
 		break;
@@ -623,6 +650,7 @@ void pipeline_answer_profile(struct pipeline *p, const struct request *req,
 		}
 		response_set(r, OUTCOME_IGNORED, NULL);
 		r->success_body = p->batch->success_body;
+		ignored_note(provider, p->batch->event_type, note);
 		break;
 	case PROVIDER_UNAUTHORIZED:
 		response_set(r, OUTCOME_UNAUTHORIZED, "%s", why.message);
@@ -641,6 +669,10 @@ void pipeline_answer_profile(struct pipeline *p, const struct request *req,
 		break;
 	}
 out:
+	/* Before the answer goes out: a provider that sends the next event
+	 * of the transaction once it has this answer (a refund right after
+	 * its payment) must not find this request's lock. */
+	release_held(p, note);
 	p->elapsed_us = timing_now_us() - started_us;
 }
 
@@ -682,17 +714,21 @@ void pipeline_finish(struct pipeline *p, const struct result *r)
 {
 	const struct provider *provider = p->provider;
 
-	release_held(p, &p->note);
 	if (p->early_incomplete)
 		rebuild_early(p);
 	metrics_request(p->metrics,
 			provider != NULL ? (unsigned)provider_id(provider)
 					 : CONFIG_PROVIDER_COUNT,
 			r->outcome, p->elapsed_us);
-	if (response_outcome_status(r->outcome, p->cfg) >= 300)
-		metrics_failure(p->metrics,
-				provider != NULL ? (unsigned)provider_id(provider)
-						 : CONFIG_PROVIDER_COUNT, r);
+	if (response_outcome_status(r->outcome, p->cfg) >= 300) {
+		unsigned id = provider != NULL ? (unsigned)provider_id(provider)
+					       : CONFIG_PROVIDER_COUNT;
+
+		if (p->unsigned_refusal)
+			metrics_refusal(p->metrics, id, r);
+		else
+			metrics_failure(p->metrics, id, r);
+	}
 	log_request(p->cfg, provider != NULL ? provider_name(provider) : "-",
 		    p->batch, r, p->elapsed_us, &p->detail, &p->note);
 }

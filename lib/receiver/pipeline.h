@@ -48,9 +48,11 @@ struct pipeline_health {
 int pipeline_health(struct pipeline *pipeline, struct pipeline_health *health);
 
 /* Runs one request up to its answer and fills *result with its outcome.
- * Can't fail: every fault becomes an outcome. The locks it took are still
- * held: the caller sends the answer, then must call pipeline_finish before
- * the next request (the provider waits one Redis round trip less). */
+ * Can't fail: every fault becomes an outcome. The locks it took are
+ * released before it returns, so a provider that sends the next event of
+ * the transaction once it has the answer never finds them; the caller
+ * sends the answer, then must call pipeline_finish before the next
+ * request. */
 void pipeline_answer(struct pipeline *pipeline, const struct request *request,
 		     struct result *result);
 
@@ -61,7 +63,8 @@ void pipeline_answer_profile(struct pipeline *pipeline,
 			     struct result *result);
 
 /* After the answer to the request of the last pipeline_answer went out:
- * releases its locks, counts it and logs its one line. Can't fail. */
+ * counts it, logs its one line and, when a lease found the early marks
+ * incomplete, rebuilds them when due. Can't fail. */
 void pipeline_finish(struct pipeline *pipeline, const struct result *result);
 
 /* pipeline_answer then pipeline_finish, for a caller with nothing to send

@@ -150,6 +150,36 @@ static const struct profile profiles[CONFIG_PROVIDER_COUNT] = {
 	},
 };
 
+/* Announcements of refunds and disputes that a profile does not read (the
+ * change comes through another event of its provider, which would count
+ * it twice), and what carries it: the note on an ignored event's log
+ * line, so that an operator who subscribed to the wrong one learns it. */
+static const struct ignored_instead {
+	enum config_provider provider;
+	const char *event;
+	const char *instead;
+} ignored_instead[] = {
+#define STRIPE_REFUNDS "refund.created, refund.updated, refund.failed"
+#define STRIPE_DISPUTES \
+	"charge.dispute.created, charge.dispute.updated, charge.dispute.closed"
+#define RAZORPAY_DISPUTES \
+	"payment.dispute.created, payment.dispute.won, " \
+	"payment.dispute.lost, payment.dispute.closed"
+	{ CONFIG_PROVIDER_STRIPE, "charge.refunded", STRIPE_REFUNDS },
+	{ CONFIG_PROVIDER_STRIPE, "charge.refund.updated", STRIPE_REFUNDS },
+	{ CONFIG_PROVIDER_STRIPE, "charge.dispute.funds_withdrawn",
+	  STRIPE_DISPUTES },
+	{ CONFIG_PROVIDER_STRIPE, "charge.dispute.funds_reinstated",
+	  STRIPE_DISPUTES },
+	{ CONFIG_PROVIDER_RAZORPAY, "payment.dispute.under_review",
+	  RAZORPAY_DISPUTES },
+	{ CONFIG_PROVIDER_RAZORPAY, "payment.dispute.action_required",
+	  RAZORPAY_DISPUTES },
+#undef STRIPE_REFUNDS
+#undef STRIPE_DISPUTES
+#undef RAZORPAY_DISPUTES
+};
+
 void provider_fields(enum config_provider provider,
 		     struct provider_fields *out)
 {
@@ -861,6 +891,18 @@ static enum provider_status read_adyen(const struct provider *p,
 		out->count++;
 	}
 	return out->count > 0 ? PROVIDER_PAYMENTS : PROVIDER_IGNORED;
+}
+
+const char *provider_ignored_instead(const struct provider *p,
+				     const char *event_type)
+{
+	for (size_t i = 0;
+	     i < sizeof(ignored_instead) / sizeof(ignored_instead[0]); i++) {
+		if (ignored_instead[i].provider == p->profile.id &&
+		    strcmp(ignored_instead[i].event, event_type) == 0)
+			return ignored_instead[i].instead;
+	}
+	return NULL;
 }
 
 enum provider_status provider_read(const struct provider *p,

@@ -93,6 +93,14 @@ const struct provider *provider_enabled(const struct provider_set *set,
 const char *provider_name(const struct provider *provider);
 enum config_provider provider_id(const struct provider *provider);
 
+/* When event_type is an announcement of a refund or a dispute that the
+ * profile does not read because another event of its provider carries
+ * the same change (Stripe's charge.refunded: the Refund's refund.*
+ * events), the events to subscribe to instead ("refund.created,
+ * refund.updated, refund.failed"); else NULL. Can't fail. */
+const char *provider_ignored_instead(const struct provider *provider,
+				     const char *event_type);
+
 /* Checks the signature of body[0..len) as the profile's provider signs it
  * (at time now), parses the body strictly and classifies the event: on
  * PROVIDER_PAYMENTS, out holds the payments to record; on PROVIDER_IGNORED,

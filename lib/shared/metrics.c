@@ -154,6 +154,12 @@ struct segment {
 	struct circuit circuits[METRICS_DISPATCHERS];
 	/* Refunds past their payment's amount: added after the circuits. */
 	atomic_ullong suspicious_refunds;
+	/* The latest answers refused before the signature was checked
+	 * (metrics_refusal): apart from failures[], so that anonymous
+	 * requests never push a signed request's failure off the page.
+	 * Added after the suspicious refunds, for the same reason. */
+	atomic_ullong refusals_next;
+	struct failure refusals[METRICS_FAILURES];
 };
 
 static const char *const dispatch_result_names[METRICS_DISPATCH_RESULTS] = {
@@ -162,7 +168,7 @@ static const char *const dispatch_result_names[METRICS_DISPATCH_RESULTS] = {
 
 /* The sizes of the versions before, whose segments grow in place:
  * without the lifecycle counters, without the pool's status, without the
- * circuits. */
+ * circuits, without the suspicious refunds and the refusals. */
 #define PREVIOUS_SIZE offsetof(struct segment, lifecycle)
 #define BEFORE_STATUS_SIZE offsetof(struct segment, start_time)
 #define BEFORE_CIRCUITS_SIZE offsetof(struct segment, circuits)
@@ -691,6 +697,9 @@ void metrics_request_end(struct metrics *m)
 	if (s == NULL)
 		return;
 	add(&s->served);
+	/* An idle worker has no transaction in hand: the page and the
+	 * status show none, not the last one's. */
+	publish_item(s, CONFIG_PROVIDER_COUNT, "", 0);
 	set_stage(s, METRICS_IDLE);
 }
 
@@ -845,15 +854,13 @@ bool metrics_terminated_seen(struct metrics *m, pid_t pid,
 				      &m->seg->terminated_requests);
 }
 
-void metrics_failure(struct metrics *m, unsigned provider,
-		     const struct result *r)
+/* Writes r into the next entry of ring (METRICS_FAILURES entries, next
+ * its counter). */
+static void ring_push(atomic_ullong *next, struct failure *ring,
+		      unsigned provider, const struct result *r)
 {
-	struct failure *f;
+	struct failure *f = &ring[atomic_fetch_add(next, 1) % METRICS_FAILURES];
 
-	if (m == NULL)
-		return;
-	f = &m->seg->failures[atomic_fetch_add(&m->seg->failures_next, 1) %
-			      METRICS_FAILURES];
 	write_begin(&f->seq);
 	atomic_store_explicit(&f->time, (long long)time(NULL),
 			      memory_order_relaxed);
@@ -864,6 +871,22 @@ void metrics_failure(struct metrics *m, unsigned provider,
 		    strlen(r->transaction_id));
 	store_words(f->reason, REASON_WORDS, r->reason, strlen(r->reason));
 	write_end(&f->seq);
+}
+
+void metrics_failure(struct metrics *m, unsigned provider,
+		     const struct result *r)
+{
+	if (m != NULL)
+		ring_push(&m->seg->failures_next, m->seg->failures, provider,
+			  r);
+}
+
+void metrics_refusal(struct metrics *m, unsigned provider,
+		     const struct result *r)
+{
+	if (m != NULL)
+		ring_push(&m->seg->refusals_next, m->seg->refusals, provider,
+			  r);
 }
 
 /* One ring entry, consistent; false when it is empty or kept changing. */
@@ -894,6 +917,20 @@ static bool read_failure(const struct failure *f, struct metrics_failure *out)
 	return false;
 }
 
+/* The entries of ring (next: its counter), newest first, into out (up to
+ * METRICS_FAILURES). Returns how many. */
+static size_t read_ring(unsigned long long next, const struct failure *ring,
+			struct metrics_failure *out)
+{
+	size_t n = 0;
+
+	for (unsigned i = 1; i <= METRICS_FAILURES && i <= next; i++) {
+		if (read_failure(&ring[(next - i) % METRICS_FAILURES], &out[n]))
+			n++;
+	}
+	return n;
+}
+
 size_t metrics_read_recent(const struct metrics *m,
 			   struct metrics_hour *hour,
 			   struct metrics_failure *failures)
@@ -901,7 +938,6 @@ size_t metrics_read_recent(const struct metrics *m,
 	const struct segment *seg = m->seg;
 	long long now = (long long)time(NULL) / 60;
 	unsigned long long next = get(&seg->failures_next);
-	size_t n = 0;
 
 	memset(hour, 0, sizeof(*hour));
 	for (int i = 0; i < METRICS_MINUTES; i++) {
@@ -914,12 +950,14 @@ size_t metrics_read_recent(const struct metrics *m,
 			for (unsigned k = 0; k < METRICS_KINDS; k++)
 				hour->counts[p][i][k] = get(&b->counts[p][k]);
 	}
-	for (unsigned i = 1; i <= METRICS_FAILURES && i <= next; i++) {
-		if (read_failure(&seg->failures[(next - i) % METRICS_FAILURES],
-				 &failures[n]))
-			n++;
-	}
-	return n;
+	return read_ring(next, seg->failures, failures);
+}
+
+size_t metrics_read_refusals(const struct metrics *m,
+			     struct metrics_failure *refusals)
+{
+	return read_ring(get(&m->seg->refusals_next), m->seg->refusals,
+			 refusals);
 }
 
 /* A histogram of bucket_us in seconds. */

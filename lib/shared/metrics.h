@@ -106,7 +106,8 @@ enum metrics_stage {
 	METRICS_LOCKING,    /* taking the transaction's lock */
 	METRICS_INSERTING,  /* the row: its INSERT (or looking it up) */
 	METRICS_ANSWERING,  /* writing the answer */
-	METRICS_FINISHING,  /* releasing the locks, counting, logging */
+	METRICS_FINISHING,  /* counting, logging (the locks are released
+			     * before the answer) */
 	METRICS_STAGES
 };
 
@@ -260,10 +261,18 @@ size_t metrics_read_circuits(const struct metrics *metrics,
 long metrics_render(const struct metrics *metrics, const struct config *cfg,
 		    char *buf, size_t cap);
 
-/* A non-2xx answer, kept in a small ring of the latest (time, provider,
+/* A non-2xx answer to a request whose signature was checked (or that
+ * needs none), kept in a small ring of the latest (time, provider,
  * outcome, transaction id, reason: never a body or a secret) for the
  * operator's page. Can't fail; metrics NULL is fine. */
 void metrics_failure(struct metrics *metrics, unsigned provider,
+		     const struct result *result);
+
+/* The same for an answer refused before the signature was checked or
+ * failing it (404, 405, 411, 413, 415, a short body, 401), in a ring of
+ * its own: anonymous requests never push a signed request's failure off
+ * the page. Can't fail; metrics NULL is fine. */
+void metrics_refusal(struct metrics *metrics, unsigned provider,
 		     const struct result *result);
 
 /* Answers by kind, for the per-minute chart: ok (2xx), retry (what makes
@@ -293,6 +302,11 @@ struct metrics_hour {
 size_t metrics_read_recent(const struct metrics *metrics,
 			   struct metrics_hour *hour,
 			   struct metrics_failure *failures);
+
+/* The latest refusals (metrics_refusal), newest first, up to
+ * METRICS_FAILURES. Returns how many. Can't fail. */
+size_t metrics_read_refusals(const struct metrics *metrics,
+			     struct metrics_failure *refusals);
 
 /* Writes only the pool's status (the payhook_pool_* and payhook_worker_*
  * series, which metrics_render includes) into buf. Returns its length, or

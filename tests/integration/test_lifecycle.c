@@ -19,6 +19,7 @@
 
 #include "configuration.h"
 #include "itest.h"
+#include "log.h"
 #include "metrics.h"
 #include "pipeline.h"
 #include "provider.h"
@@ -587,6 +588,107 @@ START_TEST(test_restated_state_moves_time)
 }
 END_TEST
 
+/* A state said again later while another delivery holds the lock (set
+ * here by redis-cli with another token) is not "nothing to record": it
+ * would move the row's time, so it is in_progress, and the provider's
+ * retry once the lock is free records it. Then lost at 2, lost at 4
+ * (busy, retried), won at 3 ends lost, as in time order. The event that
+ * would change nothing (lost at 2 again, or an older one) stays a
+ * duplicate under the held lock. */
+START_TEST(test_restated_state_under_held_lock)
+{
+	char tid[96], d[128];
+
+	snprintf(tid, sizeof(tid), "%s", itest_fresh_id("restate-busy"));
+	snprintf(d, sizeof(d), "dp_%s", tid);
+	assert_outcome(payment(tid, 1000, "EUR"), OUTCOME_PROCESSED);
+	assert_outcome(dispute(d, tid, "lost", 2), OUTCOME_PROCESSED);
+	ctl("redis SET 'lock:webhook:tx:%s' other-worker-token PX 60000", tid);
+	assert_outcome(dispute(d, tid, "lost", 4), OUTCOME_IN_PROGRESS);
+	assert_outcome(dispute(d, tid, "lost", 2), OUTCOME_DUPLICATE);
+	assert_outcome(dispute(d, tid, "open", 1), OUTCOME_DUPLICATE);
+	ck_assert_str_eq(ctl("sql \"SELECT DATE_FORMAT(occurred_at, '%%i:%%s') "
+			     "FROM payment_events WHERE object_id = '%s'\"", d),
+			 "00:02");
+	ctl("redis DEL 'lock:webhook:tx:%s'", tid);
+	/* The provider's retry. */
+	assert_outcome(dispute(d, tid, "lost", 4), OUTCOME_DUPLICATE);
+	ck_assert_str_eq(ctl("sql \"SELECT DATE_FORMAT(occurred_at, '%%i:%%s') "
+			     "FROM payment_events WHERE object_id = '%s'\"", d),
+			 "00:04");
+	assert_outcome(dispute(d, tid, "won", 3), OUTCOME_DUPLICATE);
+	ck_assert_str_eq(row_of(d), "lost 1000");
+	ck_assert_str_eq(totals(tid), "0 lost 0");
+}
+END_TEST
+
+/* The last line of the log file at path that holds needle, into line
+ * (cap bytes); "" when none. */
+static void last_log_line(const char *path, const char *needle, char *line,
+			  size_t cap)
+{
+	char buf[2048];
+	FILE *f = fopen(path, "r");
+
+	line[0] = '\0';
+	ck_assert_ptr_nonnull(f);
+	while (fgets(buf, sizeof(buf), f) != NULL)
+		if (strstr(buf, needle) != NULL)
+			snprintf(line, cap, "%s", buf);
+	fclose(f);
+}
+
+/* Each request's log line names its own webhook id: a refused request
+ * after a signed event with one (a 405, a 415) carries none, not the
+ * event's. */
+START_TEST(test_log_event_id_per_request)
+{
+	char tid[96], object[128], path[256], line[2048];
+	const char *tmp = getenv("TMPDIR");
+	struct testreq t;
+	struct result r;
+	struct error err;
+	const char *body;
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/payhook-log-XXXXXX",
+		 tmp != NULL ? tmp : "/tmp");
+	fd = mkstemp(path);
+	ck_assert_int_ge(fd, 0);
+	close(fd);
+	log_init("test_lifecycle", LOG_LEVEL_INFO);
+	ck_assert_msg(log_open_file(path, &err) == 0, "%s", err.message);
+	snprintf(tid, sizeof(tid), "%s", itest_fresh_id("logid"));
+	snprintf(object, sizeof(object), "re_%s", tid);
+	body = event_body("refund", object, tid, 100, "EUR", "succeeded", 1);
+	testreq_init(&t, "POST", body, strlen(body));
+	testreq_header(&t, "webhook-id", "msg_logid_refund");
+	pipeline_handle(pipeline, &t.req, &r);
+	assert_outcome(r.outcome, OUTCOME_PROCESSED);
+	last_log_line(path, "outcome=processed", line, sizeof(line));
+	ck_assert_msg(strstr(line, "event_id=msg_logid_refund") != NULL,
+		      "the event's line: %s", line);
+
+	testreq_init(&t, "GET", "", 0);
+	pipeline_handle(pipeline, &t.req, &r);
+	assert_outcome(r.outcome, OUTCOME_METHOD_NOT_ALLOWED);
+	last_log_line(path, "outcome=method_not_allowed", line, sizeof(line));
+	ck_assert_msg(strstr(line, "event_id=-") != NULL,
+		      "the 405's line names another request's event: %s",
+		      line);
+	testreq_init(&t, "POST", body, strlen(body));
+	testreq_set(&t, "CONTENT_TYPE", "text/plain");
+	pipeline_handle(pipeline, &t.req, &r);
+	assert_outcome(r.outcome, OUTCOME_UNSUPPORTED_MEDIA_TYPE);
+	last_log_line(path, "outcome=unsupported_media_type", line,
+		      sizeof(line));
+	ck_assert_msg(strstr(line, "event_id=-") != NULL,
+		      "the 415's line names another request's event: %s",
+		      line);
+	unlink(path);
+}
+END_TEST
+
 /* The same events in reverse order end with the same row and the same
  * totals as in order; the older ones are duplicates. */
 START_TEST(test_reverse_order_same_end)
@@ -1029,6 +1131,65 @@ START_TEST(test_early_marks_survive_redis_loss)
 }
 END_TEST
 
+/* A shared Redis that evicts any key (maxmemory-policy allkeys-lru, a
+ * small maxmemory): a refund recorded before its payment sets the
+ * payment's mark, the mark is evicted (really, by filling the server),
+ * the run_id does not change and the completeness key may survive (it is
+ * set again here, as when it does). The payment must still get the
+ * refund in its totals: under such a policy the marks are never taken as
+ * complete (its INSERT asks MySQL), and the completeness key is removed,
+ * so that once the policy keeps keys again the marks are rebuilt. */
+START_TEST(test_early_marks_under_eviction)
+{
+	struct pipeline *p;
+	struct error err;
+	char tid[96], a[128], complete[256], run_id[64];
+	bool evicted = false, declared_complete;
+
+	wait_rebuilt(pipeline);
+	snprintf(complete, sizeof(complete), "payhook:early-complete:%s",
+		 cfg.lock_key_prefix);
+	snprintf(run_id, sizeof(run_id), "%s", ctl("redis GET %s", complete));
+	ck_assert_str_ne(run_id, "");
+	ctl("redis CONFIG SET maxmemory-policy allkeys-lru");
+	/* A connection of its own: the policy is read when it connects. */
+	p = pipeline_new(&cfg, &err);
+	ck_assert_msg(p != NULL, "pipeline: %s", err.message);
+	snprintf(tid, sizeof(tid), "%s", itest_fresh_id("evicted"));
+	snprintf(a, sizeof(a), "re_%s", tid);
+	assert_outcome(post_body(p, event_body("refund", a, tid, 300, "EUR",
+					       "succeeded", 1)),
+		       OUTCOME_PROCESSED);
+	ck_assert_str_eq(ctl("redis EXISTS %s", mark_of(tid)), "1");
+	declared_complete = ctl("redis GET %s", complete)[0] != '\0';
+
+	/* Fill the server past a small maxmemory until the mark is gone. */
+	ctl("redis CONFIG SET maxmemory %ld",
+	    strtol(strstr(ctl("redis INFO memory"), "used_memory:") + 12,
+		   NULL, 10) + 2 * 1024 * 1024);
+	for (int i = 0; i < 400 && !evicted; i++) {
+		ctl("redis EVAL \"for i = 1, 50 do redis.call('SET', "
+		    "KEYS[1] .. i, string.rep('x', 4096), 'PX', 120000) end\" "
+		    "1 payhook-test-fill:%d:", i);
+		evicted = strcmp(ctl("redis EXISTS %s", mark_of(tid)), "0") == 0;
+	}
+	ctl("redis CONFIG SET maxmemory 0");
+	ck_assert_msg(evicted, "the mark was never evicted");
+	/* The completeness key as it is when it survives the eviction. */
+	ctl("redis SET %s %s", complete, run_id);
+
+	assert_outcome(payment_on(p, tid), OUTCOME_PROCESSED);
+	/* Back to the harness's server as it was: other marks were evicted
+	 * too, so they are rebuilt. */
+	ctl("redis CONFIG SET maxmemory-policy noeviction");
+	ctl("redis DEL %s", complete);
+	ck_assert_str_eq(totals(tid), "300 - 0");
+	ck_assert_msg(!declared_complete, "the marks were still declared "
+		      "complete under allkeys-lru");
+	pipeline_free(p);
+}
+END_TEST
+
 /* Redis restarted (its locks lost) while a payment, whose lock found no
  * mark, is inside its plain INSERT (held by a trigger): another worker
  * takes the lock on the new server and records a refund before the
@@ -1166,6 +1327,8 @@ int main(void)
 	tcase_add_test(core, test_refund_total_past_max);
 	tcase_add_test(core, test_refunds_past_max_before_payment);
 	tcase_add_test(core, test_refund_past_payment_suspicious);
+	tcase_add_test(core, test_restated_state_under_held_lock);
+	tcase_add_test(core, test_log_event_id_per_request);
 	tcase_add_test(core, test_reverse_order_same_end);
 	tcase_add_test(core, test_refund_before_payment);
 	tcase_add_test(core, test_currency_conflict);
@@ -1178,6 +1341,7 @@ int main(void)
 	tcase_add_test(core, test_early_event_waits_for_redis);
 	tcase_add_test(core, test_early_marks_survive_redis_loss);
 	tcase_add_test(core, test_totals_repaired_after_lock_loss);
+	tcase_add_test(core, test_early_marks_under_eviction);
 	suite_add_tcase(s, core);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);

@@ -20,6 +20,8 @@
 #include "configuration.h"
 #include "itest.h"
 #include "lock.h"
+#include "metrics.h"
+#include "page.h"
 #include "pipeline.h"
 #include "response.h"
 #include "testreq.h"
@@ -125,6 +127,110 @@ START_TEST(test_first_delivery_processed)
 			 "WHERE transaction_id = '%s'", id);
 		ck_assert_str_eq(ctl("sql \"%s\"", q), "1250EUR");
 	}
+}
+END_TEST
+
+/* The lock is released before the answer goes out: when the worker has
+ * its answer in hand (pipeline_answer returned; pipeline_finish is for
+ * after the write), the lock key is gone, so a provider that sends the
+ * next event on the answer never finds it. */
+START_TEST(test_lock_released_before_answer)
+{
+	char id[96];
+	struct testreq t;
+	struct result r;
+
+	snprintf(id, sizeof(id), "%s", itest_fresh_id("answer"));
+	testreq_init(&t, "POST", body_of(id, 700, "usd"),
+		     strlen(body_of(id, 700, "usd")));
+	pipeline_answer(pipeline, &t.req, &r);
+	assert_outcome(r.outcome, OUTCOME_PROCESSED);
+	ck_assert_msg(redis_exists(id) == 0,
+		      "the lock of %s is still held when the answer is ready",
+		      id);
+	pipeline_finish(pipeline, &r);
+	/* A duplicate's answer too. */
+	testreq_init(&t, "POST", body_of(id, 700, "usd"),
+		     strlen(body_of(id, 700, "usd")));
+	pipeline_answer(pipeline, &t.req, &r);
+	assert_outcome(r.outcome, OUTCOME_DUPLICATE);
+	ck_assert_int_eq(redis_exists(id), 0);
+	pipeline_finish(pipeline, &r);
+	ck_assert_int_eq(rows_for(id), 1);
+}
+END_TEST
+
+/* The operator's page keeps the failures of signed requests apart from
+ * the requests refused before their signature was checked: 40 anonymous
+ * ones (405, 415, 411, 404) after a signed conflict (422) leave the
+ * conflict on the page's "Recent failures", and list the anonymous ones
+ * under a section of their own. */
+START_TEST(test_refusals_kept_apart_from_failures)
+{
+	struct error err;
+	struct metrics *m = metrics_new_shared(&err);
+	struct metrics_hour *hour = malloc(sizeof(*hour));
+	struct metrics_failure f[METRICS_FAILURES];
+	struct page_backend backend = { NULL, 0 };
+	size_t cap = 1 << 20;
+	char *page = malloc(cap), *refused;
+	char id[96];
+	struct testreq t;
+	struct result r;
+	size_t n;
+
+	ck_assert_ptr_nonnull(m);
+	ck_assert_ptr_nonnull(hour);
+	ck_assert_ptr_nonnull(page);
+	pipeline_set_metrics(pipeline, m);
+	snprintf(id, sizeof(id), "%s", itest_fresh_id("signed-conflict"));
+	assert_outcome(post(id, 100, "EUR"), OUTCOME_PROCESSED);
+	assert_outcome(post(id, 200, "EUR"), OUTCOME_CONFLICT);
+	for (int i = 0; i < 40; i++) {
+		const char *body = "{}";
+
+		testreq_init(&t, "POST", body, strlen(body));
+		switch (i % 4) {
+		case 0:
+			testreq_set(&t, "REQUEST_METHOD", "GET");
+			break;
+		case 1:
+			testreq_set(&t, "CONTENT_TYPE", "text/plain");
+			break;
+		case 2:
+			testreq_set(&t, "CONTENT_LENGTH", NULL);
+			break;
+		default:
+			testreq_set(&t, "REQUEST_URI", "/webhook/stripe");
+			break;
+		}
+		pipeline_handle(pipeline, &t.req, &r);
+		ck_assert_int_ge(response_outcome_status(r.outcome, &cfg), 400);
+	}
+	pipeline_set_metrics(pipeline, NULL);
+
+	n = metrics_read_recent(m, hour, f);
+	ck_assert_uint_eq(n, 1);
+	ck_assert_int_eq(f[0].outcome, OUTCOME_CONFLICT);
+	ck_assert_str_eq(f[0].transaction_id, id);
+	ck_assert_uint_eq(metrics_read_refusals(m, f), METRICS_FAILURES);
+	ck_assert_int_eq(f[0].outcome, OUTCOME_NOT_FOUND);
+
+	ck_assert_int_gt(page_render(m, &cfg, &backend, page, cap), 0);
+	refused = strstr(page, "<section id=\"refusals\">");
+	ck_assert_msg(refused != NULL, "no section of refusals on the page");
+	*refused = '\0';
+	ck_assert_msg(strstr(page, id) != NULL,
+		      "the signed conflict is not among the recent failures");
+	ck_assert_msg(strstr(page, "method_not_allowed") == NULL,
+		      "an anonymous 405 among the recent failures");
+	*refused = '<';
+	ck_assert_msg(strstr(refused, "method_not_allowed 405") != NULL &&
+			      strstr(refused, "not_found 404") != NULL,
+		      "the refusals are not listed");
+	free(page);
+	free(hour);
+	metrics_free(m);
 }
 END_TEST
 
@@ -629,6 +735,8 @@ int main(void)
 	tcase_add_checked_fixture(core, setup, teardown);
 	tcase_set_timeout(core, 120);
 	tcase_add_test(core, test_first_delivery_processed);
+	tcase_add_test(core, test_lock_released_before_answer);
+	tcase_add_test(core, test_refusals_kept_apart_from_failures);
 	tcase_add_test(core, test_duplicate_and_conflict);
 	tcase_add_test(core, test_ids_compared_byte_for_byte);
 	tcase_add_test(core, test_same_id_storm);

@@ -143,6 +143,9 @@ START_TEST(worker_slot)
 	ck_assert_uint_eq(metrics_read_status(m, &pool, w, 4), 1);
 	ck_assert_int_eq(w[0].stage, METRICS_IDLE);
 	ck_assert_uint_eq(w[0].served, 1);
+	/* Idle: no transaction in hand, not the last one's. */
+	ck_assert_str_eq(w[0].transaction_id, "");
+	ck_assert_uint_eq(w[0].provider, CONFIG_PROVIDER_COUNT);
 	ck_assert_uint_eq(pool.slow_requests, 1);
 	ck_assert_uint_eq(pool.terminated_requests, 1);
 	ck_assert_uint_eq(pool.max_active, 4);
