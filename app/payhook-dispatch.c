@@ -41,6 +41,7 @@
 #include "dispatcher.h"
 #include "handoff_store.h"
 #include "handoff.h"
+#include "lifecycle.h"
 #include "log.h"
 #include "metrics.h"
 #include "number.h"
@@ -558,6 +559,7 @@ static int list_dead(const struct config *cfg, bool changes)
 	return rc;
 }
 
+
 /* Prints at most 40 characters of text, anything but visible ASCII as
  * '?', to stderr. */
 static void print_arg(const char *text)
@@ -566,6 +568,76 @@ static void print_arg(const char *text)
 		fputc((unsigned char)*c >= 0x20 && (unsigned char)*c < 0x7f ? *c
 									     : '?',
 		      stderr);
+}
+
+/* The longest age --since/--until take: 100 years. */
+#define AGE_MAX_S (100ULL * 366 * 86400)
+/* "YYYY-MM-DD HH:MM:SS.ffffff", its NUL, and room. */
+#define SQL_TIME_MAX 32
+
+/* Parses a --since/--until TIME strictly, now_s being the wall clock's
+ * seconds: RFC 3339 (2026-11-30T14:00:00Z, a fraction, an offset), the
+ * same with a space for the T and no zone, or a date alone (both UTC), or
+ * an age: 1 to 9 digits then s, m, h or d (that long before now). Writes
+ * the instant as MySQL reads it in UTC ("2026-11-30 14:00:00.000000") into
+ * buf (SQL_TIME_MAX bytes). Returns 0, or -1 for anything else (MySQL would
+ * read "yesterday" as a zero date, which selects every row). */
+static int parse_time_arg(const char *text, time_t now_s, char *buf)
+{
+	struct lifecycle_time t;
+	size_t len = strlen(text);
+	char rfc[40];
+	uint64_t n;
+	struct tm tm;
+	time_t secs;
+
+	if (len >= 2 && len <= 10 && strchr("smhd", text[len - 1]) != NULL &&
+	    number_parse_n(text, len - 1, AGE_MAX_S, &n) == NUMBER_OK) {
+		static const char units[] = "smhd";
+		static const uint64_t scale[] = { 1, 60, 3600, 86400 };
+		uint64_t age = n * scale[strchr(units, text[len - 1]) - units];
+
+		if (age > AGE_MAX_S || (uint64_t)now_s < age)
+			return -1;
+		t.seconds = (int64_t)now_s - (int64_t)age;
+		t.micros = 0;
+	} else if (len == 10) {
+		/* A date alone: its midnight, UTC. */
+		snprintf(rfc, sizeof(rfc), "%sT00:00:00Z", text);
+		if (lifecycle_time_parse(rfc, strlen(rfc), &t) != 0)
+			return -1;
+	} else if (len >= 19 && len < sizeof(rfc) - 1 && text[10] == ' ') {
+		/* 'YYYY-MM-DD HH:MM:SS[.f]', UTC, as MySQL writes it. */
+		memcpy(rfc, text, len + 1);
+		rfc[10] = 'T';
+		if (strpbrk(rfc + 19, "Zz+-") == NULL)
+			strcat(rfc, "Z");
+		if (lifecycle_time_parse(rfc, strlen(rfc), &t) != 0)
+			return -1;
+	} else if (lifecycle_time_parse(text, len, &t) != 0) {
+		return -1;
+	}
+	secs = (time_t)t.seconds;
+	if (gmtime_r(&secs, &tm) == NULL ||
+	    strftime(buf, SQL_TIME_MAX, "%Y-%m-%d %H:%M:%S", &tm) == 0)
+		return -1;
+	snprintf(buf + 19, SQL_TIME_MAX - 19, ".%06u",
+		 (unsigned)t.micros % 1000000u);
+	return 0;
+}
+
+/* --since/--until's value into buf (parse_time_arg), or a message and
+ * false. */
+static bool time_arg(const char *option, const char *text, char *buf)
+{
+	if (parse_time_arg(text, time(NULL), buf) == 0)
+		return true;
+	fprintf(stderr, PROGRAM ": --%s: not a time: '", option);
+	print_arg(text);
+	fprintf(stderr, "'; give RFC 3339 (2026-11-30T14:00:00Z, or with an "
+			"offset), '2026-11-30 14:00:00' or 2026-11-30 (UTC), "
+			"or an age: 30m, 2h, 7d (s, m, h, d)\n");
+	return false;
 }
 
 /* --requeue and --redeliver: the rows named by ids (args) and the filters
@@ -631,8 +703,13 @@ static int change_rows(const struct config *cfg,
 			       ? change == HANDOFF_STORE_REDELIVER
 					 ? " (the others are not delivered, "
 					   "or do not exist)"
-					 : " (the others are not dead or "
-					   "skipped, or do not exist)"
+					 : sel->include_skipped
+						   ? " (the others are not dead or "
+						     "skipped, or do not exist)"
+						   : " (the others are not dead, "
+						     "or do not exist; "
+						     "--include-skipped takes "
+						     "skipped ones)"
 			       : "");
 	} else {
 		printf("%s %llu %s%s\n", done, changed, noun,
@@ -803,6 +880,7 @@ static void usage(FILE *to)
 		"       " PROGRAM " --list-dead [--changes] [-c FILE]\n"
 		"       " PROGRAM " --requeue [--changes] [-c FILE] [--dry-run] [ID...]\n"
 		"                 [--provider P] [--since TIME] [--until TIME] [--error TEXT]\n"
+		"                 [--include-skipped]\n"
 		"       " PROGRAM " --redeliver [--changes] [-c FILE] [--dry-run] ID...\n"
 		"       " PROGRAM " --pause | --resume [-c FILE]\n"
 		"       " PROGRAM " --send-alert [-c FILE] [--from NAME] EVENT SUMMARY ACTION\n"
@@ -823,12 +901,15 @@ static void usage(FILE *to)
 		"  --check-config  check the configuration, MySQL and the schema\n"
 		"  --list-dead     print the dead payments (id, provider,\n"
 		"                  transaction_id, attempts, last error)\n"
-		"  --requeue       put dead or skipped payments back to pending,\n"
-		"                  due now, attempts 0: those with the ids given\n"
-		"                  and matching every filter: --provider P,\n"
-		"                  --since/--until TIME (received_at, UTC,\n"
-		"                  'YYYY-MM-DD HH:MM:SS'), --error TEXT (in the\n"
-		"                  last error)\n"
+		"  --requeue       put dead payments back to pending, due now,\n"
+		"                  attempts 0: those with the ids given and\n"
+		"                  matching every filter: --provider P,\n"
+		"                  --since/--until TIME (received_at: RFC 3339,\n"
+		"                  'YYYY-MM-DD HH:MM:SS' or YYYY-MM-DD in UTC, or\n"
+		"                  an age such as 30m, 2h, 7d), --error TEXT (in\n"
+		"                  the last error); --include-skipped takes the\n"
+		"                  rows skipped by the migration (handled before\n"
+		"                  payhook) too\n"
 		"  --redeliver ID... hand delivered payments on again (the same\n"
 		"                  Idempotency-Key)\n"
 		"  --dry-run       with --requeue or --redeliver: count, change\n"
@@ -853,6 +934,7 @@ enum {
 	OPT_ERROR,
 	OPT_DRY_RUN,
 	OPT_CHANGES,
+	OPT_INCLUDE_SKIPPED,
 	OPT_ONCE,
 	OPT_FROM,
 	MODE_REDELIVER,
@@ -880,6 +962,7 @@ int main(int argc, char **argv)
 		{ "error", required_argument, NULL, OPT_ERROR },
 		{ "dry-run", no_argument, NULL, OPT_DRY_RUN },
 		{ "changes", no_argument, NULL, OPT_CHANGES },
+		{ "include-skipped", no_argument, NULL, OPT_INCLUDE_SKIPPED },
 		{ "version", no_argument, NULL, 'V' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -889,6 +972,7 @@ int main(int argc, char **argv)
 	int mode = 0, opt, rc;
 	bool dry_run = false, once = false, filtered = false;
 	uint64_t once_s = ONCE_DEFAULT_S;
+	char since[SQL_TIME_MAX], until[SQL_TIME_MAX];
 	struct config cfg;
 	struct error err = { "" };
 
@@ -932,12 +1016,19 @@ int main(int argc, char **argv)
 			filtered = true;
 			break;
 		case OPT_SINCE:
-			sel.since = optarg;
+			if (!time_arg("since", optarg, since))
+				return EXIT_USAGE;
+			sel.since = since;
 			filtered = true;
 			break;
 		case OPT_UNTIL:
-			sel.until = optarg;
+			if (!time_arg("until", optarg, until))
+				return EXIT_USAGE;
+			sel.until = until;
 			filtered = true;
+			break;
+		case OPT_INCLUDE_SKIPPED:
+			sel.include_skipped = true;
 			break;
 		case OPT_ERROR:
 			sel.error = optarg;
@@ -960,10 +1051,17 @@ int main(int argc, char **argv)
 			return EXIT_USAGE;
 		}
 	}
+	if (sel.since != NULL && sel.until != NULL &&
+	    strcmp(sel.since, sel.until) >= 0) {
+		fprintf(stderr, PROGRAM ": --since must come before --until: "
+				"the range %s to %s is empty\n", sel.since,
+			sel.until);
+		return EXIT_USAGE;
+	}
 	if ((optind != argc && mode != 'R' && mode != MODE_REDELIVER &&
 	     mode != MODE_SEND_ALERT) ||
 	    (from != NULL && mode != MODE_SEND_ALERT) ||
-	    (filtered && mode != 'R') ||
+	    ((filtered || sel.include_skipped) && mode != 'R') ||
 	    (dry_run && mode != 'R' && mode != MODE_REDELIVER) ||
 	    (sel.changes && mode != 'L' && mode != 'R' &&
 	     mode != MODE_REDELIVER) ||

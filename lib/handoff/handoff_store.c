@@ -1166,12 +1166,15 @@ int handoff_store_requeue(struct handoff_store *d,
 	if (sqlconn_connect(d->conn, err) != 0)
 		return -1;
 	mysql = sqlconn_mysql(d->conn);
-	/* Requeue: dead or skipped (never attempted) rows; redeliver:
-	 * delivered ones. The idempotency key is the row's own, so it stays. */
+	/* Requeue: dead rows, and skipped (never attempted: handled before
+	 * payhook) ones only when asked for; redeliver: delivered ones. The
+	 * idempotency key is the row's own, so it stays. */
 	table = sel->changes ? CHANGES : "payments";
 	where = sql_new(err, "%s", change == HANDOFF_STORE_REDELIVER
 					   ? "dispatch_state = 'delivered'"
-					   : "dispatch_state IN ('dead', 'skipped')");
+				   : sel->include_skipped
+					   ? "dispatch_state IN ('dead', 'skipped')"
+					   : "dispatch_state = 'dead'");
 	if (where == NULL)
 		return -1;
 	if (sel->id_count > 0) {

@@ -172,13 +172,15 @@ int handoff_store_list_dead(struct handoff_store *d, bool changes,
 			    void *ctx, struct error *err);
 
 enum handoff_store_change {
-	HANDOFF_STORE_REQUEUE,   /* dead or skipped -> pending */
+	HANDOFF_STORE_REQUEUE,   /* dead (and with include_skipped, skipped)
+				  * -> pending */
 	HANDOFF_STORE_REDELIVER, /* delivered -> pending (the same key) */
 };
 
 /* Which rows an operator's bulk change takes: every filter given (not NULL,
  * or ids) must match. Times are UTC, as MySQL reads them
- * ("2026-11-30 14:00:00"), compared with received_at; error is a text the
+ * ("2026-11-30 14:00:00"), already checked by the caller (MySQL reads any
+ * other text as a zero date), compared with received_at; error is a text the
  * last error contains. */
 struct handoff_store_selection {
 	bool changes;               /* rows of payment_event_changes (provider:
@@ -189,6 +191,9 @@ struct handoff_store_selection {
 	const char *since;          /* received_at >= since */
 	const char *until;          /* received_at < until */
 	const char *error;
+	/* A requeue takes the rows skipped by db/migrate-3-dispatch.sql
+	 * (handled before payhook existed) as well as the dead ones. */
+	bool include_skipped;
 };
 
 /* Puts the selected rows of the change's states back to pending: due now,
