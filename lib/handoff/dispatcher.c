@@ -780,6 +780,10 @@ int dispatcher_run(struct dispatcher *d, struct handoff_store *store,
 			last_warn_us = 0;
 		}
 		if (batch.count == 0) {
+			/* Changes that wait were pushed back: more may be
+			 * due behind them, so claim again at once. */
+			if (batch.waiting > 0)
+				continue;
 			if (options->once)
 				return 0;
 			wait_ms(d, cfg->dispatch_poll_ms);

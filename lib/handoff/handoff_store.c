@@ -687,59 +687,150 @@ static int changes_table(struct handoff_store *d, struct error *err)
 	return 0;
 }
 
-/* Claims up to limit due changes into batch, in the open transaction. A
- * change is handed on only after its payment was (delivered, or skipped by
- * db/migrate-3-dispatch.sql) and after every earlier change of its object
- * (by id: the order they were recorded in). One that must wait is not
- * claimed: it is due again HANDOFF_STORE_WAIT_MS later, so the next claims
- * do not read it again, and the delivery it waits for wakes it at once
- * (wake_waiting). Returns 0, or -1 with err set. */
+/* A change (c, with its object e and its payment p: CHANGE_JOINS) may be
+ * handed on: its payment was (delivered, or skipped by
+ * db/migrate-3-dispatch.sql) and no earlier change of its object (by id:
+ * the order they were recorded in) is left pending or dead. */
+#define CHANGE_READY                                                           \
+	"(COALESCE(p.dispatch_state IN ('delivered', 'skipped'), 0) AND NOT "  \
+	"EXISTS (SELECT 1 FROM " CHANGES " o WHERE o.event_row_id = "          \
+	"c.event_row_id AND o.id < c.id AND o.dispatch_state IN ('pending', "  \
+	"'dead')))"
+#define CHANGE_JOINS                                                           \
+	" c JOIN payment_events e ON e.id = c.event_row_id LEFT JOIN payments " \
+	"p ON p.provider = e.provider AND p.transaction_id = e.transaction_id"
+#define CHANGE_DUE                                                             \
+	"c.dispatch_due_at <= UTC_TIMESTAMP(6) AND c.dispatch_state = 'pending'"
+
+/* Appends the count ids of more to the n of all (room for both), leaving
+ * out those all holds already. */
+static void ids_append(unsigned long long *all, size_t *n,
+		       const unsigned long long *more, size_t count)
+{
+	for (size_t i = 0; i < count; i++) {
+		size_t k = 0;
+
+		while (k < *n && all[k] != more[i])
+			k++;
+		if (k == *n)
+			all[(*n)++] = more[i];
+	}
+}
+
+/* Sets the changes in list, which wait, due again as long after now as
+ * they have waited since they were recorded (HANDOFF_STORE_WAIT_MIN_MS to
+ * HANDOFF_STORE_WAIT_MAX_MS): a wait that doubles, so changes whose payment
+ * never comes cost a claim less and less often. The delivery they wait for
+ * wakes them at once (wake_waiting). Returns 0, or -1 with err set. */
+static int push_back_waiting(struct handoff_store *d, const char *list,
+			     struct error *err)
+{
+	return run_update(
+		d,
+		sql_new(err,
+			"UPDATE " CHANGES " SET dispatch_due_at = "
+			"UTC_TIMESTAMP(6) + INTERVAL LEAST(GREATEST("
+			"TIMESTAMPDIFF(MICROSECOND, received_at, "
+			"UTC_TIMESTAMP(6)), %lld), %lld) MICROSECOND WHERE id "
+			"IN (%s)",
+			(long long)HANDOFF_STORE_WAIT_MIN_MS * 1000,
+			(long long)HANDOFF_STORE_WAIT_MAX_MS * 1000, list),
+		"claim: changes that wait", err);
+}
+
+/* Claims up to limit due changes into batch, in the open transaction: the
+ * oldest due that may be handed on (CHANGE_READY, tested in the query, so
+ * any number of changes that wait never hide one that may go), locked
+ * with SKIP LOCKED and tested again once locked (a row read without a lock
+ * may have moved on). Up to HANDOFF_STORE_WAIT_BATCH due changes that must
+ * wait are locked in the same way and pushed back (push_back_waiting);
+ * batch->waiting counts them. Returns 0, or -1 with err set. */
 static int claim_changes(struct handoff_store *d, size_t limit,
 			 struct handoff_store_batch *batch, size_t cap,
 			 struct error *err)
 {
-	unsigned long long *ids, *ready = NULL, *waiting = NULL;
-	size_t count, n_ready = 0, n_waiting = 0;
+	unsigned long long *first = NULL, *more = NULL, *all = NULL,
+			   *locked = NULL, *ready = NULL, *waiting = NULL;
+	size_t n_first = 0, n_more = 0, n_all = 0, n_locked = 0, n_ready = 0,
+	       n_waiting = 0;
 	char *list = NULL, *sql;
 	MYSQL_RES *res = NULL;
 	MYSQL_ROW row;
 	bool missing = false;
 	int rc = -1;
 
-	ids = query_ids(d,
-			sql_new(err,
-				"SELECT id FROM " CHANGES " WHERE "
-				"dispatch_due_at <= UTC_TIMESTAMP(6) AND "
-				"dispatch_state = 'pending' ORDER BY "
-				"dispatch_due_at, id LIMIT %zu FOR UPDATE SKIP "
-				"LOCKED", limit),
-			limit, "claim select changes", &count, &missing, err);
-	if (missing)
+	/* Plain reads (READ COMMITTED: the newest committed rows, no locks):
+	 * what may go, oldest due first, then what waits. */
+	first = query_ids(d,
+			  sql_new(err,
+				  "SELECT c.id FROM " CHANGES CHANGE_JOINS
+				  " WHERE " CHANGE_DUE " AND " CHANGE_READY
+				  " ORDER BY c.dispatch_due_at, c.id LIMIT %zu",
+				  limit),
+			  limit, "claim select changes", &n_first, &missing,
+			  err);
+	if (missing) {
 		note_no_changes(d);
-	if (ids == NULL)
-		return -1;
-	if (count == 0) {
-		free(ids);
-		return 0;
+		rc = 0;
+		goto out;
 	}
-	ready = calloc(count, sizeof(*ready));
-	waiting = calloc(count, sizeof(*waiting));
-	list = id_list_new(ids, count, err);
+	if (first == NULL)
+		goto out;
+	more = query_ids(d,
+			 sql_new(err,
+				 "SELECT c.id FROM " CHANGES CHANGE_JOINS
+				 " WHERE " CHANGE_DUE " AND NOT " CHANGE_READY
+				 " ORDER BY c.dispatch_due_at, c.id LIMIT %d",
+				 HANDOFF_STORE_WAIT_BATCH),
+			 HANDOFF_STORE_WAIT_BATCH, "claim select waiting changes",
+			 &n_more, NULL, err);
+	if (more == NULL)
+		goto out;
+	if (n_first + n_more == 0) {
+		rc = 0;
+		goto out;
+	}
+	all = calloc(n_first + n_more, sizeof(*all));
+	if (all == NULL) {
+		error_set(err, "dispatch: out of memory");
+		goto out;
+	}
+	ids_append(all, &n_all, first, n_first);
+	ids_append(all, &n_all, more, n_more);
+	list = id_list_new(all, n_all, err);
+	if (list == NULL)
+		goto out;
+	/* Locked by id: rows another claim holds are skipped, rows that
+	 * moved on since the read are left out. */
+	locked = query_ids(d,
+			   sql_new(err,
+				   "SELECT id FROM " CHANGES " WHERE id IN (%s) "
+				   "AND dispatch_state = 'pending' AND "
+				   "dispatch_due_at <= UTC_TIMESTAMP(6) ORDER BY "
+				   "FIELD(id, %s) FOR UPDATE SKIP LOCKED",
+				   list, list),
+			   n_all, "claim lock changes", &n_locked, NULL, err);
+	free(list);
+	list = NULL;
+	if (locked == NULL)
+		goto out;
+	if (n_locked == 0) {
+		rc = 0;
+		goto out;
+	}
+	ready = calloc(n_locked, sizeof(*ready));
+	waiting = calloc(n_locked, sizeof(*waiting));
+	list = id_list_new(locked, n_locked, err);
 	if (ready == NULL || waiting == NULL || list == NULL) {
 		error_set(err, "dispatch: out of memory");
 		goto out;
 	}
-	/* A plain read (READ COMMITTED: the newest committed rows, no
-	 * locks), in the order the locking read found them. */
+	/* Tested again now that they are ours: a delivery committed before
+	 * the lock is seen; one committed after wakes them. */
 	sql = sql_new(err,
-		      "SELECT c.id, COALESCE(p.dispatch_state IN ('delivered', "
-		      "'skipped'), 0) AND NOT EXISTS (SELECT 1 FROM " CHANGES
-		      " o WHERE o.event_row_id = c.event_row_id AND o.id < c.id "
-		      "AND o.dispatch_state IN ('pending', 'dead')) FROM " CHANGES
-		      " c JOIN payment_events e ON e.id = c.event_row_id "
-		      "LEFT JOIN payments p ON p.provider = e.provider AND "
-		      "p.transaction_id = e.transaction_id WHERE c.id IN (%s) "
-		      "ORDER BY FIELD(c.id, %s)", list, list);
+		      "SELECT c.id, " CHANGE_READY " FROM " CHANGES CHANGE_JOINS
+		      " WHERE c.id IN (%s) ORDER BY FIELD(c.id, %s)",
+		      list, list);
 	if (sql == NULL)
 		goto out;
 	if (mysql_query(sqlconn_mysql(d->conn), sql) != 0 ||
@@ -750,26 +841,21 @@ static int claim_changes(struct handoff_store *d, size_t limit,
 	}
 	free(sql);
 	while ((row = mysql_fetch_row(res)) != NULL &&
-	       n_ready + n_waiting < count) {
-		if (parse_ull(row[1]) != 0)
-			ready[n_ready++] = parse_ull(row[0]);
-		else
+	       n_ready + n_waiting < n_locked) {
+		if (parse_ull(row[1]) == 0)
 			waiting[n_waiting++] = parse_ull(row[0]);
+		else if (n_ready < limit)
+			ready[n_ready++] = parse_ull(row[0]);
+		/* Else one that may go beyond the limit: the next claim's. */
 	}
 	mysql_free_result(res);
 	free(list);
 	list = NULL;
 	if (n_waiting > 0) {
 		list = id_list_new(waiting, n_waiting, err);
-		if (list == NULL ||
-		    run_update(d,
-			       sql_new(err,
-				       "UPDATE " CHANGES " SET dispatch_due_at "
-				       "= UTC_TIMESTAMP(6) + INTERVAL %ld "
-				       "MICROSECOND WHERE id IN (%s)",
-				       HANDOFF_STORE_WAIT_MS * 1000, list),
-			       "claim: changes that wait", err) != 0)
+		if (list == NULL || push_back_waiting(d, list, err) != 0)
 			goto out;
+		batch->waiting += n_waiting;
 		free(list);
 		list = NULL;
 	}
@@ -791,17 +877,18 @@ static int claim_changes(struct handoff_store *d, size_t limit,
 			"c.dispatch_attempts, e.id, e.kind, c.state, "
 			"e.object_id, c.n, COALESCE(p.refunded_amount, 0), "
 			"p.dispute_state, COALESCE(p.cancelled, 0) FROM "
-			CHANGES " c JOIN payment_events e ON e.id = "
-			"c.event_row_id LEFT JOIN payments p ON p.provider = "
-			"e.provider AND p.transaction_id = e.transaction_id "
-			"WHERE c.id IN (%s) ORDER BY FIELD(c.id, %s)",
+			CHANGES CHANGE_JOINS " WHERE c.id IN (%s) ORDER BY "
+			"FIELD(c.id, %s)",
 			received_at_format, list, list),
 		batch, cap, HANDOFF_ROW_CHANGE, err);
 out:
 	free(list);
+	free(first);
+	free(more);
+	free(all);
+	free(locked);
 	free(ready);
 	free(waiting);
-	free(ids);
 	return rc;
 }
 
@@ -831,12 +918,16 @@ int handoff_store_claim(struct handoff_store *d, size_t limit,
 	    claim_changes(d, limit - batch->count, batch, limit, err) != 0)
 		goto fail;
 	if (batch->count == 0) {
-		/* Nothing claimed (changes may have been set to wait). */
+		/* Nothing claimed (changes may have been set to wait: keep
+		 * the count). */
+		size_t waiting = batch->waiting;
+
 		if (mysql_commit(sqlconn_mysql(d->conn)) != 0) {
 			connection_failed(d, "claim commit", err);
 			goto fail;
 		}
 		handoff_store_batch_cleanup(batch);
+		batch->waiting = waiting;
 		return 0;
 	}
 	/* A COMMIT that fails may or may not have claimed the rows: either

@@ -36,9 +36,13 @@
  * of a command (TRANSPORT_KILL_GRACE_MS) and scheduling. */
 #define HANDOFF_STORE_LEASE_MARGIN_MS 1000L
 /* A change whose payment (or an earlier change of its object) was not
- * handed on yet is looked at again this much later, or at once when that
- * delivery is recorded. */
-#define HANDOFF_STORE_WAIT_MS 30000L
+ * handed on yet is looked at again as long after as it has waited since it
+ * was recorded, within these bounds (a wait that doubles), or at once when
+ * that delivery is recorded. */
+#define HANDOFF_STORE_WAIT_MIN_MS 1000L
+#define HANDOFF_STORE_WAIT_MAX_MS 3600000L
+/* At most this many changes that wait are pushed back by one claim. */
+#define HANDOFF_STORE_WAIT_BATCH 500
 
 struct handoff_store; /* one connection; opaque */
 
@@ -50,6 +54,9 @@ struct handoff_store_batch {
 	size_t count;
 	int64_t lease_start_us;
 	int64_t lease_end_us;
+	/* Due changes found waiting and pushed back (not claimed): a claim
+	 * that found only those is followed by another at once. */
+	size_t waiting;
 };
 
 /* One row of handoff_store_list_dead. The strings live until the callback
@@ -105,9 +112,12 @@ int handoff_store_check_schema(struct handoff_store *d, struct error *err);
  * the rows, COMMIT) and fills batch: payments, oldest due first, then
  * changes whose payment was handed on (delivered, or skipped by
  * db/migrate-3-dispatch.sql) and whose object has no earlier change left
- * (one change per object at a time, in the order they were recorded). A
- * change that must wait is set due HANDOFF_STORE_WAIT_MS later in the same
- * transaction; the delivery it waits for makes it due at once. Returns 0 (batch->count
+ * (one change per object at a time, in the order they were recorded),
+ * tested in the claim's query, so changes that wait never hide one that
+ * may go. Up to HANDOFF_STORE_WAIT_BATCH due changes that must wait are set
+ * due later in the same transaction (HANDOFF_STORE_WAIT_MIN_MS, growing
+ * with their age; batch->waiting counts them); the delivery one waits for
+ * makes it due at once. Returns 0 (batch->count
  * may be 0), or -1 with err set and batch empty: nothing was claimed, or a
  * COMMIT whose outcome is unknown claimed rows that come due again when their
  * lease ends. The caller frees batch with handoff_store_batch_cleanup. */
