@@ -197,6 +197,17 @@ static void disconnect(struct handoff_store *d)
 	sqlconn_disconnect(d->conn);
 }
 
+struct sqlconn *handoff_store_connection(struct handoff_store *d,
+					 struct error *err)
+{
+	return sqlconn_connect(d->conn, err) == 0 ? d->conn : NULL;
+}
+
+const char *handoff_store_owner(const struct handoff_store *d)
+{
+	return d->owner;
+}
+
 void handoff_store_free(struct handoff_store *d)
 {
 	if (d == NULL)
@@ -1209,6 +1220,92 @@ int handoff_store_list_dead(struct handoff_store *d, bool changes,
 	}
 	mysql_free_result(res);
 	if (mysql_rollback(sqlconn_mysql(d->conn)) != 0)
+		return connection_failed(d, "rollback", err);
+	return 0;
+}
+
+/* Copies a column (NULL: "") into buf of cap bytes, cut to fit. */
+static void copy_column(char *buf, size_t cap, const char *field)
+{
+	size_t n = field == NULL ? 0 : strnlen(field, cap - 1);
+
+	if (n > 0)
+		memcpy(buf, field, n);
+	buf[n] = '\0';
+}
+
+int handoff_store_show(struct handoff_store *d, bool changes,
+		       unsigned long long id, struct handoff_store_show *out,
+		       struct error *err)
+{
+	MYSQL *mysql;
+	MYSQL_RES *res;
+	MYSQL_ROW row;
+	char *sql;
+
+	memset(out, 0, sizeof(*out));
+	if (sqlconn_connect(d->conn, err) != 0)
+		return -1;
+	mysql = sqlconn_mysql(d->conn);
+	if (changes)
+		sql = sql_new(
+			err,
+			"SELECT e.provider, e.transaction_id, c.dispatch_state, "
+			"c.dispatch_attempts, c.dispatch_last_error, "
+			"DATE_FORMAT(c.dispatch_due_at, '%s'), "
+			"TIMESTAMPDIFF(MICROSECOND, UTC_TIMESTAMP(6), "
+			"c.dispatch_due_at) DIV 1000, c.dispatch_owner, "
+			"CONCAT(e.kind, ' ', e.object_id, ' ', c.state), "
+			"p.dispatch_state, (SELECT MIN(o.id) FROM " CHANGES " o "
+			"WHERE o.event_row_id = c.event_row_id AND o.id < c.id "
+			"AND o.dispatch_state IN ('pending', 'dead')), (SELECT "
+			"o.dispatch_state FROM " CHANGES " o WHERE "
+			"o.event_row_id = c.event_row_id AND o.id < c.id AND "
+			"o.dispatch_state IN ('pending', 'dead') ORDER BY o.id "
+			"LIMIT 1) FROM " CHANGES CHANGE_JOINS " WHERE c.id = %llu",
+			received_at_format, id);
+	else
+		sql = sql_new(
+			err,
+			"SELECT provider, transaction_id, dispatch_state, "
+			"dispatch_attempts, dispatch_last_error, "
+			"DATE_FORMAT(dispatch_due_at, '%s'), "
+			"TIMESTAMPDIFF(MICROSECOND, UTC_TIMESTAMP(6), "
+			"dispatch_due_at) DIV 1000, dispatch_owner, '', '', "
+			"NULL, NULL FROM payments WHERE id = %llu",
+			received_at_format, id);
+	if (sql == NULL)
+		return -1;
+	if (mysql_query(mysql, sql) != 0) {
+		free(sql);
+		return connection_failed(d, "show", err);
+	}
+	free(sql);
+	res = mysql_store_result(mysql);
+	if (res == NULL)
+		return connection_failed(d, "show", err);
+	row = mysql_fetch_row(res);
+	if (row != NULL) {
+		out->found = true;
+		copy_column(out->provider, sizeof(out->provider), row[0]);
+		copy_column(out->transaction_id, sizeof(out->transaction_id),
+			    row[1]);
+		copy_column(out->state, sizeof(out->state), row[2]);
+		out->attempts = (unsigned long)parse_ull(row[3]);
+		copy_column(out->last_error, sizeof(out->last_error), row[4]);
+		copy_column(out->due_at, sizeof(out->due_at), row[5]);
+		out->due_in_ms = row[6] != NULL ? strtoll(row[6], NULL, 10) : 0;
+		out->claimed = row[7] != NULL && out->due_in_ms > 0;
+		copy_column(out->owner, sizeof(out->owner), row[7]);
+		copy_column(out->change, sizeof(out->change), row[8]);
+		copy_column(out->payment_state, sizeof(out->payment_state),
+			    row[9]);
+		out->earlier_id = parse_ull(row[10]);
+		copy_column(out->earlier_state, sizeof(out->earlier_state),
+			    row[11]);
+	}
+	mysql_free_result(res);
+	if (mysql_rollback(mysql) != 0)
 		return connection_failed(d, "rollback", err);
 	return 0;
 }

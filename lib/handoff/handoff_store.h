@@ -90,6 +90,17 @@ enum handoff_store_status {
 struct handoff_store *handoff_store_new(const struct config *cfg,
 					struct error *err);
 
+struct sqlconn; /* sqlconn.h */
+
+/* The connection, connected (sqlconn.h), for the modules that keep other
+ * hand-off tables on it (target_store.h); NULL with err set when it cannot
+ * connect. */
+struct sqlconn *handoff_store_connection(struct handoff_store *d,
+					 struct error *err);
+
+/* "<host>:<pid>", the name claims are made under. Can't fail. */
+const char *handoff_store_owner(const struct handoff_store *d);
+
 /* Closes the connection and frees it; NULL is fine. An open transaction is
  * rolled back by the server. */
 void handoff_store_free(struct handoff_store *d);
@@ -180,6 +191,34 @@ int handoff_store_list_dead(struct handoff_store *d, bool changes,
 			    int (*each)(void *ctx,
 					const struct handoff_store_dead *row),
 			    void *ctx, struct error *err);
+
+/* One row as payhook-dispatch --show tells it: where it stands and what it
+ * waits for. */
+struct handoff_store_show {
+	bool found;
+	char provider[HANDOFF_ROW_PROVIDER_MAX + 1];
+	char transaction_id[PAYMENT_TRANSACTION_ID_MAX + 1];
+	char state[16];               /* pending, delivered, dead, skipped */
+	unsigned long attempts;
+	char last_error[HANDOFF_STORE_LAST_ERROR_MAX + 1];
+	char due_at[40];              /* RFC 3339 UTC; "" when none */
+	long long due_in_ms;          /* from now; <= 0: due */
+	bool claimed;                 /* an owner holds it (its lease runs) */
+	char owner[HANDOFF_STORE_OWNER_MAX + 1];
+	/* A change's: its kind, object and state; its payment's dispatch
+	 * state ("" when payhook never recorded it); the id of an earlier
+	 * change of its object not handed on (0: none) and that one's state. */
+	char change[HANDOFF_ROW_NAME_MAX * 2 + HANDOFF_ROW_OBJECT_ID_MAX + 8];
+	char payment_state[16];
+	unsigned long long earlier_id;
+	char earlier_state[16];
+};
+
+/* Reads row id (a payment's, or with changes a change's) into *out
+ * (out->found false when there is none). Returns 0, or -1 with err set. */
+int handoff_store_show(struct handoff_store *d, bool changes,
+		       unsigned long long id, struct handoff_store_show *out,
+		       struct error *err);
 
 enum handoff_store_change {
 	HANDOFF_STORE_REQUEUE,   /* dead (and with include_skipped, skipped)

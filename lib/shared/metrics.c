@@ -103,6 +103,23 @@ struct circuit {
 	atomic_llong next_probe_ms;  /* Unix time in ms; 0: none */
 };
 
+/* The target's shared state (one for every dispatcher), under its
+ * sequence lock; seq 0: never published. */
+#define TARGET_ERROR_WORDS 26
+_Static_assert(TARGET_ERROR_WORDS * 8 == METRICS_TARGET_ERROR_MAX + 1,
+	       "the error's words hold METRICS_TARGET_ERROR_MAX bytes");
+struct target_view {
+	atomic_uint seq;
+	atomic_uint state;
+	atomic_llong since_ms;
+	atomic_ullong failures;
+	atomic_llong next_probe_ms;
+	atomic_llong pause_until_ms;
+	atomic_llong last_status;
+	atomic_llong updated_ms;
+	atomic_ullong error[TARGET_ERROR_WORDS];
+};
+
 struct segment {
 	uint32_t magic;
 	uint32_t size;
@@ -152,6 +169,9 @@ struct segment {
 	/* Each running payhook-dispatch's circuit: added after the
 	 * failures, for the same reason. */
 	struct circuit circuits[METRICS_DISPATCHERS];
+	/* The target's shared state: added after the circuits, for the same
+	 * reason. */
+	struct target_view target;
 };
 
 static const char *const dispatch_result_names[METRICS_DISPATCH_RESULTS] = {
@@ -164,11 +184,12 @@ static const char *const dispatch_result_names[METRICS_DISPATCH_RESULTS] = {
 #define PREVIOUS_SIZE offsetof(struct segment, lifecycle)
 #define BEFORE_STATUS_SIZE offsetof(struct segment, start_time)
 #define BEFORE_CIRCUITS_SIZE offsetof(struct segment, circuits)
+#define BEFORE_TARGET_SIZE offsetof(struct segment, target)
 
 static bool older_size(size_t size)
 {
 	return size == PREVIOUS_SIZE || size == BEFORE_STATUS_SIZE ||
-	       size == BEFORE_CIRCUITS_SIZE;
+	       size == BEFORE_CIRCUITS_SIZE || size == BEFORE_TARGET_SIZE;
 }
 
 /* The status fields that do not start at zero. */
@@ -231,7 +252,8 @@ static struct metrics *map_fd(int fd, bool fresh, struct error *err)
 	}
 	if (m->seg->magic == MAGIC && older_size(m->seg->size)) {
 		/* The status came with the version before the circuits. */
-		if (m->seg->size != BEFORE_CIRCUITS_SIZE)
+		if (m->seg->size != BEFORE_CIRCUITS_SIZE &&
+		    m->seg->size != BEFORE_TARGET_SIZE)
 			status_init(m->seg);
 		m->seg->size = (uint32_t)sizeof(struct segment);
 	}
@@ -1079,6 +1101,128 @@ static void put_circuits(struct textbuf *o, const struct segment *seg)
 	}
 }
 
+void metrics_dispatch_target(struct metrics *m, const struct metrics_target *t)
+{
+	struct target_view *v;
+
+	if (m == NULL)
+		return;
+	v = &m->seg->target;
+	set(&m->seg->dispatch_seen, 1);
+	write_begin(&v->seq);
+	atomic_store_explicit(&v->state, (unsigned)t->state,
+			      memory_order_relaxed);
+	atomic_store_explicit(&v->since_ms, t->since_ms, memory_order_relaxed);
+	atomic_store_explicit(&v->failures, t->failures, memory_order_relaxed);
+	atomic_store_explicit(&v->next_probe_ms, t->next_probe_ms,
+			      memory_order_relaxed);
+	atomic_store_explicit(&v->pause_until_ms, t->pause_until_ms,
+			      memory_order_relaxed);
+	atomic_store_explicit(&v->last_status, t->last_status,
+			      memory_order_relaxed);
+	atomic_store_explicit(&v->updated_ms, t->updated_ms,
+			      memory_order_relaxed);
+	store_words(v->error, TARGET_ERROR_WORDS, t->last_error,
+		    strnlen(t->last_error, METRICS_TARGET_ERROR_MAX));
+	write_end(&v->seq);
+}
+
+static bool read_target(const struct segment *seg, struct metrics_target *out)
+{
+	const struct target_view *v = &seg->target;
+
+	for (int tries = 0; tries < 64; tries++) {
+		unsigned before = read_begin(&v->seq);
+
+		if (before % 2 != 0)
+			continue;
+		out->state = (enum metrics_circuit_state)atomic_load_explicit(
+			&v->state, memory_order_relaxed);
+		out->since_ms = atomic_load_explicit(&v->since_ms,
+						     memory_order_relaxed);
+		out->failures = atomic_load_explicit(&v->failures,
+						     memory_order_relaxed);
+		out->next_probe_ms = atomic_load_explicit(&v->next_probe_ms,
+							  memory_order_relaxed);
+		out->pause_until_ms = atomic_load_explicit(
+			&v->pause_until_ms, memory_order_relaxed);
+		out->last_status = (long)atomic_load_explicit(
+			&v->last_status, memory_order_relaxed);
+		out->updated_ms = atomic_load_explicit(&v->updated_ms,
+						       memory_order_relaxed);
+		load_words(v->error, TARGET_ERROR_WORDS, out->last_error);
+		if (!read_end(&v->seq, before))
+			continue;
+		if (before == 0)
+			return false;
+		if ((unsigned)out->state >= METRICS_CIRCUIT_STATES)
+			out->state = METRICS_CIRCUIT_CLOSED;
+		return true;
+	}
+	return false;
+}
+
+bool metrics_read_target(const struct metrics *m, struct metrics_target *out)
+{
+	return read_target(m->seg, out);
+}
+
+/* The target's shared state: one circuit for every dispatcher, its last
+ * answer's status and error (a label, escaped as the format wants). */
+static void put_target(struct textbuf *o, const struct segment *seg)
+{
+	struct metrics_target t;
+	char error[2 * METRICS_TARGET_ERROR_MAX + 1];
+	size_t n = 0;
+
+	if (!read_target(seg, &t))
+		return;
+	put(o, "# HELP payhook_dispatch_target_circuit_state The target's "
+	       "circuit, one for every payhook-dispatch of the database: 1 for "
+	       "its state.\n"
+	       "# TYPE payhook_dispatch_target_circuit_state gauge\n");
+	for (unsigned k = 0; k < METRICS_CIRCUIT_STATES; k++)
+		put(o, "payhook_dispatch_target_circuit_state{state=\"%s\"} "
+		       "%d\n", circuit_state_names[k], t.state == k);
+	for (const char *c = t.last_error; *c != '\0'; c++) {
+		if (*c == '\\' || *c == '"')
+			error[n++] = '\\';
+		error[n++] = *c;
+	}
+	error[n] = '\0';
+	put(o, "# HELP payhook_dispatch_target_since_seconds When the circuit "
+	       "entered its state (Unix time).\n"
+	       "# TYPE payhook_dispatch_target_since_seconds gauge\n"
+	       "payhook_dispatch_target_since_seconds %.15g\n"
+	       "# HELP payhook_dispatch_target_failures Outage-like failures "
+	       "at the target in a row, from every dispatcher.\n"
+	       "# TYPE payhook_dispatch_target_failures gauge\n"
+	       "payhook_dispatch_target_failures %llu\n"
+	       "# HELP payhook_dispatch_target_next_probe_seconds When an open "
+	       "circuit sends its next probe (Unix time; 0: not open).\n"
+	       "# TYPE payhook_dispatch_target_next_probe_seconds gauge\n"
+	       "payhook_dispatch_target_next_probe_seconds %.15g\n"
+	       "# HELP payhook_dispatch_target_pause_until_seconds Until when "
+	       "the target asked to wait (Retry-After; Unix time; 0: none).\n"
+	       "# TYPE payhook_dispatch_target_pause_until_seconds gauge\n"
+	       "payhook_dispatch_target_pause_until_seconds %.15g\n"
+	       "# HELP payhook_dispatch_target_last_status The HTTP status of "
+	       "the target's last answer (0: none, or a command).\n"
+	       "# TYPE payhook_dispatch_target_last_status gauge\n"
+	       "payhook_dispatch_target_last_status %ld\n"
+	       "# HELP payhook_dispatch_target_last_error_info The detail of "
+	       "the target's last failure (empty after a 2xx).\n"
+	       "# TYPE payhook_dispatch_target_last_error_info gauge\n"
+	       "payhook_dispatch_target_last_error_info{error=\"%s\"} 1\n"
+	       "# HELP payhook_dispatch_target_timestamp_seconds When a "
+	       "dispatcher last published the target's state (Unix time).\n"
+	       "# TYPE payhook_dispatch_target_timestamp_seconds gauge\n"
+	       "payhook_dispatch_target_timestamp_seconds %.15g\n",
+	    (double)t.since_ms / 1000, t.failures,
+	    (double)t.next_probe_ms / 1000, (double)t.pause_until_ms / 1000,
+	    t.last_status, error, (double)t.updated_ms / 1000);
+}
+
 /* payhook-dispatch's series, once a dispatcher shares the segment. */
 static void put_dispatch(struct textbuf *o, const struct segment *seg)
 {
@@ -1123,6 +1267,7 @@ static void put_dispatch(struct textbuf *o, const struct segment *seg)
 	    get(&seg->dispatch_dead), get(&seg->dispatch_oldest_due_s),
 	    get(&seg->dispatch_gauges_at_s));
 	put_circuits(o, seg);
+	put_target(o, seg);
 }
 
 static const char *provider_label(unsigned p)
