@@ -172,9 +172,9 @@ CREATE TABLE IF NOT EXISTS payment_event_changes (
 --
 -- dispatch_alerts: the alerts decided with a change of dispatch_target, in
 -- its transaction (so an episode is alerted once whichever process sees it),
--- then sent by any dispatcher: sent_at marks one sent; a claim (owner,
--- lease) keeps two from sending one at once, and a dispatcher that dies
--- before sending leaves it to the next one once the lease ends.
+-- then sent by any dispatcher: sent_at marks one sent (kept 30 days); a
+-- claim (owner, lease) keeps two from sending one at once, and a dispatcher
+-- that dies before sending leaves it to the next one once the lease ends.
 
 CREATE TABLE IF NOT EXISTS dispatch_target (
     target         CHAR(64) CHARACTER SET ascii NOT NULL PRIMARY KEY,

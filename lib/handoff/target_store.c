@@ -25,6 +25,7 @@ struct target_store {
 	char key[65];                 /* hex SHA-256 of the target */
 	char label[LABEL_MAX + 1];
 	bool missing_noted;           /* the warning of migration 8, once */
+	bool row_made;                /* the row is known to exist */
 };
 
 /* The columns of dispatch_target, in struct target_state's order, read
@@ -231,17 +232,21 @@ static enum target_store_status read_row(struct target_store *t,
 	MYSQL_ROW row;
 	char *label;
 
-	label = escaped_new(mysql, t->label, LABEL_MAX, err);
-	if (label == NULL)
-		return TARGET_STORE_FAILED;
-	st = run(t, c,
-		 sql_new(err,
-			 "INSERT IGNORE INTO dispatch_target (target, label) "
-			 "VALUES ('%s', '%s')", t->key, label),
-		 "dispatch_target insert", err);
-	free(label);
-	if (st != TARGET_STORE_OK)
-		return st;
+	/* The row, once per store (again after it went missing). */
+	if (!t->row_made) {
+		label = escaped_new(mysql, t->label, LABEL_MAX, err);
+		if (label == NULL)
+			return TARGET_STORE_FAILED;
+		st = run(t, c,
+			 sql_new(err,
+				 "INSERT IGNORE INTO dispatch_target (target, "
+				 "label) VALUES ('%s', '%s')",
+				 t->key, label),
+			 "dispatch_target insert", err);
+		free(label);
+		if (st != TARGET_STORE_OK)
+			return st;
+	}
 	mysql_real_escape_string(mysql, owner, name,
 				 (unsigned long)strnlen(name, HANDOFF_STORE_OWNER_MAX));
 	snprintf(columns, sizeof(columns), state_columns, owner);
@@ -257,6 +262,7 @@ static enum target_store_status read_row(struct target_store *t,
 	row = mysql_fetch_row(res);
 	if (row == NULL || mysql_num_fields(res) != STATE_COLUMN_COUNT) {
 		mysql_free_result(res);
+		t->row_made = false;
 		error_set(err, "mysql dispatch_target read: no row");
 		if (mysql_rollback(mysql) != 0)
 			sqlconn_disconnect(c);
@@ -281,6 +287,7 @@ static enum target_store_status read_row(struct target_store *t,
 	s->opened_total = (unsigned long long)parse_ll(row[14]);
 	*now = parse_ll(row[15]);
 	mysql_free_result(res);
+	t->row_made = true;
 	return TARGET_STORE_OK;
 }
 
@@ -544,6 +551,8 @@ enum target_store_status target_store_send_alerts(
 	}
 	if (mysql_commit(sqlconn_mysql(c)) != 0)
 		return failed(t, c, "dispatch_alerts commit", err);
+	if (count == 0)
+		return TARGET_STORE_OK;
 	/* Sent outside any transaction: a slow alert holds no lock. */
 	for (size_t i = 0; i < count; i++) {
 		if (send(ctx, &batch[i]) != 0)
@@ -562,7 +571,17 @@ enum target_store_status target_store_send_alerts(
 			return st;
 		(*sent)++;
 	}
-	return TARGET_STORE_OK;
+	/* Alerts sent long ago are history: a few at a time, on the index. */
+	st = run(t, c,
+		 sql_new(err,
+			 "DELETE FROM dispatch_alerts WHERE sent_at < "
+			 "UTC_TIMESTAMP(6) - INTERVAL %d DAY ORDER BY sent_at "
+			 "LIMIT 100",
+			 TARGET_STORE_ALERTS_KEEP_DAYS),
+		 "dispatch_alerts cleanup", err);
+	if (st == TARGET_STORE_OK && mysql_commit(sqlconn_mysql(c)) != 0)
+		st = failed(t, c, "dispatch_alerts commit", err);
+	return st;
 }
 
 enum target_store_status target_store_check(struct target_store *t,
