@@ -1066,11 +1066,13 @@ static int check_config(const struct config *cfg, const char *path)
 				 : TARGET_STORE_FAILED;
 		if (tst == TARGET_STORE_MISSING)
 			printf("mysql: WARNING: no table dispatch_target or "
-			       "dispatch_alerts: each payhook-dispatch (and "
+			       "dispatch_alerts (or no rights on them: %s): "
+			       "each payhook-dispatch (and "
 			       "each --once run) keeps its own view of the "
 			       "target, so an outage can make payments dead "
 			       "and alert once per process; run "
-			       "db/migrate-8-dispatch-target.sql\n");
+			       "db/migrate-8-dispatch-target.sql\n",
+			       err.message);
 		else if (tst != TARGET_STORE_OK)
 			printf("mysql: WARNING: %s\n", err.message);
 	}

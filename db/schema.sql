@@ -172,7 +172,7 @@ CREATE TABLE IF NOT EXISTS payment_event_changes (
 --
 -- dispatch_alerts: the alerts decided with a change of dispatch_target, in
 -- its transaction (so an episode is alerted once whichever process sees it),
--- then sent by any dispatcher: sent_at marks one sent (kept 30 days); a
+-- then sent by any dispatcher: sent_at marks one sent (kept, as history); a
 -- claim (owner, lease) keeps two from sending one at once, and a dispatcher
 -- that dies before sending leaves it to the next one once the lease ends.
 

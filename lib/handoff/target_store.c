@@ -14,8 +14,10 @@
 #include "sqlconn.h"
 #include "target_store.h"
 
-/* ER_NO_SUCH_TABLE: a database from before migration 8. */
+/* ER_NO_SUCH_TABLE: a database from before migration 8; ER_TABLEACCESS_
+ * DENIED_ERROR: a user not granted the new tables. */
 #define NO_SUCH_TABLE 1146
+#define TABLE_ACCESS_DENIED 1142
 /* The label's room: a URL cut to fit. */
 #define LABEL_MAX 200
 
@@ -176,15 +178,22 @@ static enum target_store_status failed(struct target_store *t,
 	unsigned int code = mysql_errno(mysql);
 
 	error_set(err, "mysql %s: %u %s", what, code, mysql_error(mysql));
-	if (code == NO_SUCH_TABLE) {
+	if (code == NO_SUCH_TABLE || code == TABLE_ACCESS_DENIED) {
 		if (mysql_rollback(mysql) != 0)
 			sqlconn_failed(c, mysql_errno(mysql), true);
 		if (!t->missing_noted)
-			log_warn("no table dispatch_target: each payhook-dispatch "
-				 "keeps its own view of the target, so a cron "
-				 "run or a second dispatcher does not see an "
-				 "outage another one saw (run "
-				 "db/migrate-8-dispatch-target.sql)");
+			log_warn("%s: each payhook-dispatch keeps its own view "
+				 "of the target, so a cron run or a second "
+				 "dispatcher does not see an outage another one "
+				 "saw (%s)",
+				 code == NO_SUCH_TABLE
+					 ? "no table dispatch_target"
+					 : "no rights on dispatch_target",
+				 code == NO_SUCH_TABLE
+					 ? "run db/migrate-8-dispatch-target.sql"
+					 : "grant the user SELECT, INSERT and "
+					   "UPDATE on dispatch_target and "
+					   "dispatch_alerts");
 		t->missing_noted = true;
 		return TARGET_STORE_MISSING;
 	}
@@ -571,17 +580,7 @@ enum target_store_status target_store_send_alerts(
 			return st;
 		(*sent)++;
 	}
-	/* Alerts sent long ago are history: a few at a time, on the index. */
-	st = run(t, c,
-		 sql_new(err,
-			 "DELETE FROM dispatch_alerts WHERE sent_at < "
-			 "UTC_TIMESTAMP(6) - INTERVAL %d DAY ORDER BY sent_at "
-			 "LIMIT 100",
-			 TARGET_STORE_ALERTS_KEEP_DAYS),
-		 "dispatch_alerts cleanup", err);
-	if (st == TARGET_STORE_OK && mysql_commit(sqlconn_mysql(c)) != 0)
-		st = failed(t, c, "dispatch_alerts commit", err);
-	return st;
+	return TARGET_STORE_OK;
 }
 
 enum target_store_status target_store_check(struct target_store *t,

@@ -64,17 +64,14 @@ struct target_alert {
 	char detail[TARGET_STORE_DETAIL_MAX + 1];
 };
 
-/* Sent alerts older than this are deleted (by the dispatcher that sends
- * the next ones). */
-#define TARGET_STORE_ALERTS_KEEP_DAYS 30
-
 /* The most alerts one change decides. */
 #define TARGET_STORE_ALERTS_MAX 4
 
 enum target_store_status {
 	TARGET_STORE_OK = 0,
 	TARGET_STORE_MISSING,  /* no dispatch_target: a database from before
-				* db/migrate-8-dispatch-target.sql */
+				* db/migrate-8-dispatch-target.sql, or a
+				* user without rights on it */
 	TARGET_STORE_FAILED,   /* the database failed; err says why */
 };
 
@@ -123,9 +120,9 @@ enum target_store_status target_store_release_probe(struct target_store *t,
 
 /* Sends the alerts not sent yet (oldest first) whose claim is free or
  * ended: each is claimed for lease_ms, passed to send, and marked sent
- * when send returns 0 (else left for a later call), and sent alerts older
- * than TARGET_STORE_ALERTS_KEEP_DAYS are deleted. Stores how many were
- * sent in *sent. */
+ * when send returns 0 (else left for a later call). Sent ones stay (one
+ * row per episode: the alerts' history; the user needs no DELETE). Stores
+ * how many were sent in *sent. */
 enum target_store_status target_store_send_alerts(
 	struct target_store *t, long lease_ms,
 	int (*send)(void *ctx, const struct target_alert *a), void *ctx,
