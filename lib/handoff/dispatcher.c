@@ -43,6 +43,10 @@ struct dispatcher {
 	int64_t next_start_us;     /* dispatch_rate_per_s */
 	struct target_store *ts;   /* the shared state; NULL: none */
 	bool shared;               /* ts works (the table exists) */
+	int64_t synced_us;         /* when t was last read or written there */
+	int64_t offset_us;         /* env's clock - the database's */
+	bool offset_known;
+	bool alerts_due;           /* alerts were decided here, not sent */
 	struct dispatcher_circuit told; /* what on_circuit was last told */
 	bool told_once;
 	/* Events judged, not yet flushed (at most one per attempt of each
@@ -523,6 +527,24 @@ static void shift_state(struct target_state *s, int64_t by)
 			*times[i] += by;
 }
 
+/* Moves within which the clocks' offset is kept: the reads' latency, which
+ * would otherwise move every time in the state a little at each read. */
+#define CLOCK_SLACK_US 250000
+
+/* env's clock minus the database's, db_now being the database's now: the
+ * one kept while it moves less than CLOCK_SLACK_US. */
+static int64_t clock_offset(struct dispatcher *d, int64_t db_now)
+{
+	int64_t by = now_us(d) - db_now;
+
+	if (!d->offset_known || by - d->offset_us > CLOCK_SLACK_US ||
+	    d->offset_us - by > CLOCK_SLACK_US) {
+		d->offset_us = by;
+		d->offset_known = true;
+	}
+	return d->offset_us;
+}
+
 /* A store's answer other than OK: without the table, this process's own
  * view from now on; a failure keeps the view it has. */
 static void shared_failed(struct dispatcher *d, enum target_store_status st,
@@ -549,8 +571,9 @@ static void sync_target(struct dispatcher *d)
 		shared_failed(d, st, &err);
 		return;
 	}
-	shift_state(&s, now_us(d) - db_now);
+	shift_state(&s, clock_offset(d, db_now));
 	dispatcher_set_target(d, &s);
+	d->synced_us = now_us(d);
 }
 
 /* An event as a row of dispatch_alerts, and back. */
@@ -628,7 +651,7 @@ static bool judge_locked(void *ctx, struct target_state *s, int64_t db_now,
 {
 	struct judging *j = ctx;
 	struct dispatcher *d = j->d;
-	int64_t by = now_us(d) - db_now;
+	int64_t by = clock_offset(d, db_now);
 
 	shift_state(s, by);
 	d->t = *s;
@@ -658,8 +681,11 @@ static void judge_attempt(struct dispatcher *d, const struct handoff_row *row,
 	if (d->shared)
 		st = target_store_change(d->ts, judge_locked, &j, &s, &err);
 	if (st == TARGET_STORE_OK) {
+		d->synced_us = now_us(d);
 		for (size_t i = 0; i < d->pending_count; i++)
 			log_event(d, &d->pending[i]);
+		if (d->pending_count > 0)
+			d->alerts_due = true;
 		d->pending_count = 0;
 		tell_circuit(d);
 		return;
@@ -694,6 +720,7 @@ static void send_alerts(struct dispatcher *d)
 
 	if (!d->shared)
 		return;
+	d->alerts_due = false;
 	st = target_store_send_alerts(d->ts, ALERT_LEASE_MS, send_one, d,
 				      &sent, &err);
 	if (st != TARGET_STORE_OK)
@@ -889,9 +916,12 @@ static void attempt(struct dispatcher *d, struct handoff_store *store,
 			  p->kind == HANDOFF_ROW_CHANGE ? " --changes" : "",
 			  p->id);
 	}
-	/* Judged without the shared row: its alerts go from here. */
+	/* Judged without the shared row: its alerts go from here; judged
+	 * on it, those decided here go now (others' left over, at the
+	 * gauges' pace). */
 	dispatcher_flush_events(d);
-	send_alerts(d);
+	if (d->alerts_due)
+		send_alerts(d);
 }
 
 /* Gives back batch->items[from..count): not attempted, not counted. */
@@ -946,8 +976,11 @@ static bool deliver_batch(struct dispatcher *d, struct handoff_store *store,
 		long wait;
 
 		/* Another dispatcher may have seen the target fail (or ask
-		 * to wait) since: its view is the one that holds. */
-		if (i > 0)
+		 * to wait) since: its view is the one that holds. Each
+		 * attempt is judged on the row locked anyway, so a view
+		 * younger than dispatch_poll_ms is good enough to go on. */
+		if (i > 0 && now_us(d) - d->synced_us >=
+				     d->cfg->dispatch_poll_ms * 1000)
 			sync_target(d);
 		for (;;) {
 			if (stopping(d)) {
