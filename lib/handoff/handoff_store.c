@@ -342,10 +342,7 @@ int handoff_store_check_schema(struct handoff_store *d, struct error *err)
 
 /* Formats a statement into a new string the caller frees. Returns NULL with
  * err set when out of memory. */
-static char *sql_new(struct error *err, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
-
-static char *sql_new(struct error *err, const char *fmt, ...)
+char *handoff_store_sql_new(struct error *err, const char *fmt, ...)
 {
 	va_list ap;
 	int len;
@@ -592,7 +589,7 @@ static int claim_update(struct handoff_store *d, const char *table,
 				 (unsigned long)strlen(d->owner));
 	return run_update(
 		d,
-		sql_new(err,
+		handoff_store_sql_new(err,
 			"UPDATE %s SET dispatch_token = dispatch_token + 1, "
 			"dispatch_attempts = dispatch_attempts + 1, "
 			"dispatch_owner = '%s', dispatch_due_at = "
@@ -633,7 +630,7 @@ static int claim_payments(struct handoff_store *d, size_t limit,
 	int rc;
 
 	ids = query_ids(d,
-			sql_new(err,
+			handoff_store_sql_new(err,
 				"SELECT id FROM payments WHERE dispatch_due_at "
 				"<= UTC_TIMESTAMP(6) AND dispatch_state = "
 				"'pending' ORDER BY dispatch_due_at LIMIT %zu "
@@ -654,7 +651,7 @@ static int claim_payments(struct handoff_store *d, size_t limit,
 	if (rc == 0)
 		rc = claim_read(
 			d,
-			sql_new(err,
+			handoff_store_sql_new(err,
 				"SELECT id, provider, transaction_id, amount, "
 				"currency, event_id, DATE_FORMAT(received_at, "
 				"'%s'), payload, dispatch_token, "
@@ -738,7 +735,7 @@ static int push_back_waiting(struct handoff_store *d, const char *list,
 {
 	return run_update(
 		d,
-		sql_new(err,
+		handoff_store_sql_new(err,
 			"UPDATE " CHANGES " SET dispatch_due_at = "
 			"UTC_TIMESTAMP(6) + INTERVAL LEAST(GREATEST("
 			"TIMESTAMPDIFF(MICROSECOND, received_at, "
@@ -773,7 +770,7 @@ static int claim_changes(struct handoff_store *d, size_t limit,
 	/* Plain reads (READ COMMITTED: the newest committed rows, no locks):
 	 * what may go, oldest due first, then what waits. */
 	first = query_ids(d,
-			  sql_new(err,
+			  handoff_store_sql_new(err,
 				  "SELECT c.id FROM " CHANGES CHANGE_JOINS
 				  " WHERE " CHANGE_DUE " AND " CHANGE_READY
 				  " ORDER BY c.dispatch_due_at, c.id LIMIT %zu",
@@ -788,7 +785,7 @@ static int claim_changes(struct handoff_store *d, size_t limit,
 	if (first == NULL)
 		goto out;
 	more = query_ids(d,
-			 sql_new(err,
+			 handoff_store_sql_new(err,
 				 "SELECT c.id FROM " CHANGES CHANGE_JOINS
 				 " WHERE " CHANGE_DUE " AND NOT " CHANGE_READY
 				 " ORDER BY c.dispatch_due_at, c.id LIMIT %d",
@@ -814,7 +811,7 @@ static int claim_changes(struct handoff_store *d, size_t limit,
 	/* Locked by id: rows another claim holds are skipped, rows that
 	 * moved on since the read are left out. */
 	locked = query_ids(d,
-			   sql_new(err,
+			   handoff_store_sql_new(err,
 				   "SELECT id FROM " CHANGES " WHERE id IN (%s) "
 				   "AND dispatch_state = 'pending' AND "
 				   "dispatch_due_at <= UTC_TIMESTAMP(6) ORDER BY "
@@ -838,7 +835,7 @@ static int claim_changes(struct handoff_store *d, size_t limit,
 	}
 	/* Tested again now that they are ours: a delivery committed before
 	 * the lock is seen; one committed after wakes them. */
-	sql = sql_new(err,
+	sql = handoff_store_sql_new(err,
 		      "SELECT c.id, " CHANGE_READY " FROM " CHANGES CHANGE_JOINS
 		      " WHERE c.id IN (%s) ORDER BY FIELD(c.id, %s)",
 		      list, list);
@@ -879,7 +876,7 @@ static int claim_changes(struct handoff_store *d, size_t limit,
 		goto out;
 	rc = claim_read(
 		d,
-		sql_new(err,
+		handoff_store_sql_new(err,
 			"SELECT c.id, e.provider, e.transaction_id, c.amount, "
 			"COALESCE(c.currency, p.currency, ''), c.event_id, "
 			"DATE_FORMAT(c.received_at, '%s'), IF(c.id = (SELECT "
@@ -1248,7 +1245,7 @@ int handoff_store_show(struct handoff_store *d, bool changes,
 		return -1;
 	mysql = sqlconn_mysql(d->conn);
 	if (changes)
-		sql = sql_new(
+		sql = handoff_store_sql_new(
 			err,
 			"SELECT e.provider, e.transaction_id, c.dispatch_state, "
 			"c.dispatch_attempts, c.dispatch_last_error, "
@@ -1265,7 +1262,7 @@ int handoff_store_show(struct handoff_store *d, bool changes,
 			"LIMIT 1) FROM " CHANGES CHANGE_JOINS " WHERE c.id = %llu",
 			received_at_format, id);
 	else
-		sql = sql_new(
+		sql = handoff_store_sql_new(
 			err,
 			"SELECT provider, transaction_id, dispatch_state, "
 			"dispatch_attempts, dispatch_last_error, "
@@ -1329,7 +1326,7 @@ static int where_add(struct handoff_store *d, char **where, const char *head,
 	} else {
 		mysql_real_escape_string(sqlconn_mysql(d->conn), escaped, value,
 					 (unsigned long)len);
-		grown = sql_new(err, "%s AND %s'%s'%s", *where, head, escaped,
+		grown = handoff_store_sql_new(err, "%s AND %s'%s'%s", *where, head, escaped,
 				tail);
 	}
 	free(escaped);
@@ -1358,7 +1355,7 @@ int handoff_store_requeue(struct handoff_store *d,
 	 * payhook) ones only when asked for; redeliver: delivered ones. The
 	 * idempotency key is the row's own, so it stays. */
 	table = sel->changes ? CHANGES : "payments";
-	where = sql_new(err, "%s", change == HANDOFF_STORE_REDELIVER
+	where = handoff_store_sql_new(err, "%s", change == HANDOFF_STORE_REDELIVER
 					   ? "dispatch_state = 'delivered'"
 				   : sel->include_skipped
 					   ? "dispatch_state IN ('dead', 'skipped')"
@@ -1371,7 +1368,7 @@ int handoff_store_requeue(struct handoff_store *d,
 		list = id_list_new(sel->ids, sel->id_count, err);
 		if (list == NULL)
 			goto out;
-		grown = sql_new(err, "%s AND id IN (%s)", where, list);
+		grown = handoff_store_sql_new(err, "%s AND id IN (%s)", where, list);
 		free(where);
 		where = grown;
 		if (where == NULL)
@@ -1389,7 +1386,7 @@ int handoff_store_requeue(struct handoff_store *d,
 		      ", COALESCE(dispatch_last_error, '')) > 0", err) != 0)
 		goto out;
 	if (dry_run) {
-		sql = sql_new(err, "SELECT COUNT(*) FROM %s WHERE %s", table,
+		sql = handoff_store_sql_new(err, "SELECT COUNT(*) FROM %s WHERE %s", table,
 			      where);
 		if (sql == NULL)
 			goto out;
@@ -1402,7 +1399,7 @@ int handoff_store_requeue(struct handoff_store *d,
 		rc = 0;
 		goto out;
 	}
-	sql = sql_new(err,
+	sql = handoff_store_sql_new(err,
 		      "UPDATE %s SET dispatch_state = 'pending', "
 		      "dispatch_due_at = UTC_TIMESTAMP(6), dispatch_attempts = 0, "
 		      "dispatch_owner = NULL WHERE %s", table, where);
@@ -1466,7 +1463,7 @@ int handoff_store_set_paused(struct handoff_store *d, bool paused,
 	mysql = sqlconn_mysql(d->conn);
 	mysql_real_escape_string(mysql, owner, d->owner,
 				 (unsigned long)strlen(d->owner));
-	sql = sql_new(err,
+	sql = handoff_store_sql_new(err,
 		      "INSERT INTO dispatch_control (id, paused, changed_at, "
 		      "changed_by) VALUES (1, %d, UTC_TIMESTAMP(6), '%s') "
 		      "ON DUPLICATE KEY UPDATE paused = VALUES(paused), "
@@ -1631,7 +1628,7 @@ int handoff_store_refresh_totals(struct handoff_store *d, struct handoff_row *p,
 				 (unsigned long)strlen(p->provider));
 	mysql_real_escape_string(mysql, tid, p->transaction_id,
 				 (unsigned long)p->transaction_id_len);
-	sql = sql_new(err,
+	sql = handoff_store_sql_new(err,
 		      "SELECT refunded_amount, dispute_state, cancelled FROM "
 		      "payments WHERE provider = '%s' AND transaction_id = '%s'",
 		      provider, tid);

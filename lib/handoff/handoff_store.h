@@ -98,6 +98,12 @@ struct sqlconn; /* sqlconn.h */
 struct sqlconn *handoff_store_connection(struct handoff_store *d,
 					 struct error *err);
 
+/* Formats a statement into a new string the caller frees (the modules on
+ * the same connection build theirs with it too). Returns NULL with err set
+ * when out of memory. */
+char *handoff_store_sql_new(struct error *err, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
 /* "<host>:<pid>", the name claims are made under. Can't fail. */
 const char *handoff_store_owner(const struct handoff_store *d);
 

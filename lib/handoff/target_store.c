@@ -2,7 +2,6 @@
  * target's shared state and its alerts (see target_store.h). */
 #include "config.h"
 
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -42,33 +41,6 @@ static const char state_columns[] =
 
 /* The database's clock, in statements. */
 #define NOW_US "CAST(UNIX_TIMESTAMP(NOW(6)) * 1000000 AS SIGNED)"
-
-static char *sql_new(struct error *err, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
-
-static char *sql_new(struct error *err, const char *fmt, ...)
-{
-	va_list ap;
-	int len;
-	char *sql;
-
-	va_start(ap, fmt);
-	len = vsnprintf(NULL, 0, fmt, ap);
-	va_end(ap);
-	if (len < 0) {
-		error_set(err, "dispatch target: formatting a statement failed");
-		return NULL;
-	}
-	sql = malloc((size_t)len + 1);
-	if (sql == NULL) {
-		error_set(err, "dispatch target: out of memory");
-		return NULL;
-	}
-	va_start(ap, fmt);
-	vsnprintf(sql, (size_t)len + 1, fmt, ap);
-	va_end(ap);
-	return sql;
-}
 
 /* The URL without its user, query or fragment, cut to fit; or
  * "dispatch_command". */
@@ -247,7 +219,7 @@ static enum target_store_status read_row(struct target_store *t,
 		if (label == NULL)
 			return TARGET_STORE_FAILED;
 		st = run(t, c,
-			 sql_new(err,
+			 handoff_store_sql_new(err,
 				 "INSERT IGNORE INTO dispatch_target (target, "
 				 "label) VALUES ('%s', '%s')",
 				 t->key, label),
@@ -260,7 +232,7 @@ static enum target_store_status read_row(struct target_store *t,
 				 (unsigned long)strnlen(name, HANDOFF_STORE_OWNER_MAX));
 	snprintf(columns, sizeof(columns), state_columns, owner);
 	st = run(t, c,
-		 sql_new(err, "SELECT %s FROM dispatch_target WHERE target = "
+		 handoff_store_sql_new(err, "SELECT %s FROM dispatch_target WHERE target = "
 			 "'%s'%s", columns, t->key, lock ? " FOR UPDATE" : ""),
 		 "dispatch_target read", err);
 	if (st != TARGET_STORE_OK)
@@ -331,7 +303,7 @@ static enum target_store_status write_row(struct target_store *t,
 	if (error == NULL)
 		return TARGET_STORE_FAILED;
 	st = run(t, c,
-		 sql_new(err,
+		 handoff_store_sql_new(err,
 			 "UPDATE dispatch_target SET circuit = '%s', since_us = "
 			 "%lld, failures = %u, next_probe_us = %lld, "
 			 "probe_owner = NULL, probe_until_us = 0, "
@@ -370,7 +342,7 @@ static enum target_store_status add_alert(struct target_store *t,
 	if (event != NULL && change != NULL && provider != NULL &&
 	    tid != NULL && detail != NULL)
 		st = run(t, c,
-			 sql_new(err,
+			 handoff_store_sql_new(err,
 				 "INSERT INTO dispatch_alerts (target, event, "
 				 "row_kind, row_id, change_label, provider, "
 				 "transaction_id, attempts, failures, detail) "
@@ -468,7 +440,7 @@ enum target_store_status target_store_take_probe(struct target_store *t,
 	owner_quoted(t, owner);
 	return update_row(
 		t,
-		sql_new(err,
+		handoff_store_sql_new(err,
 			"UPDATE dispatch_target SET probe_owner = '%s', "
 			"probe_until_us = " NOW_US " + %lld WHERE target = '%s' "
 			"AND circuit = 'open' AND next_probe_us <= " NOW_US
@@ -486,7 +458,7 @@ enum target_store_status target_store_release_probe(struct target_store *t,
 
 	owner_quoted(t, owner);
 	return update_row(t,
-			  sql_new(err,
+			  handoff_store_sql_new(err,
 				  "UPDATE dispatch_target SET probe_owner = "
 				  "NULL, probe_until_us = 0 WHERE target = '%s' "
 				  "AND probe_owner = '%s'",
@@ -514,7 +486,7 @@ enum target_store_status target_store_send_alerts(
 	mysql_real_escape_string(sqlconn_mysql(c), owner, name,
 				 (unsigned long)strnlen(name, HANDOFF_STORE_OWNER_MAX));
 	st = run(t, c,
-		 sql_new(err,
+		 handoff_store_sql_new(err,
 			 "SELECT id, event, row_kind, row_id, change_label, "
 			 "provider, transaction_id, attempts, failures, detail "
 			 "FROM dispatch_alerts WHERE sent_at IS NULL AND target "
@@ -548,7 +520,7 @@ enum target_store_status target_store_send_alerts(
 	mysql_free_result(res);
 	for (size_t i = 0; i < count; i++) {
 		st = run(t, c,
-			 sql_new(err,
+			 handoff_store_sql_new(err,
 				 "UPDATE dispatch_alerts SET claim_owner = '%s', "
 				 "claim_until_us = " NOW_US " + %lld WHERE id = "
 				 "%llu",
@@ -567,7 +539,7 @@ enum target_store_status target_store_send_alerts(
 		if (send(ctx, &batch[i]) != 0)
 			continue;
 		st = run(t, c,
-			 sql_new(err,
+			 handoff_store_sql_new(err,
 				 "UPDATE dispatch_alerts SET sent_at = "
 				 "UTC_TIMESTAMP(6), claim_owner = NULL WHERE id "
 				 "= %llu",
@@ -593,7 +565,7 @@ enum target_store_status target_store_check(struct target_store *t,
 	if (c == NULL)
 		return TARGET_STORE_FAILED;
 	st = run(t, c,
-		 sql_new(err, "SELECT 1 FROM dispatch_target, dispatch_alerts "
+		 handoff_store_sql_new(err, "SELECT 1 FROM dispatch_target, dispatch_alerts "
 			 "LIMIT 0"),
 		 "dispatch_target check", err);
 	if (st != TARGET_STORE_OK)
