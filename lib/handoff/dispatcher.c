@@ -44,6 +44,7 @@ struct dispatcher {
 	struct target_store *ts;   /* the shared state; NULL: none */
 	bool shared;               /* ts works (the table exists) */
 	int64_t synced_us;         /* when t was last read or written there */
+	int64_t written_us;        /* when this process last wrote it */
 	int64_t offset_us;         /* env's clock - the database's */
 	bool offset_known;
 	bool alerts_due;           /* alerts were decided here, not sent */
@@ -669,6 +670,25 @@ static bool judge_locked(void *ctx, struct target_state *s, int64_t db_now,
 /* Judges an attempt: on the target's shared row (its alerts then go to
  * dispatch_alerts, logged here), else on this process's view (its alerts
  * then go out from here). */
+/* True for a delivery to a target that is well as this process saw it
+ * within dispatch_poll_ms (closed, no failure in a row, no pause, no
+ * episode, the same answer last time): judged on that view, so that the
+ * shared row is not locked for every delivery; it is written all the same
+ * at least every dispatch_poll_ms (its last 2xx, a run of failures another
+ * process began). */
+static bool judge_quietly(const struct dispatcher *d,
+			  const struct transport_outcome *out)
+{
+	const struct target_state *t = &d->t;
+	int64_t now = now_us(d), every = d->cfg->dispatch_poll_ms * 1000;
+
+	return out->delivered && !t->open && t->failures == 0 &&
+	       !t->dead_episode && !t->waiting_episode &&
+	       t->pause_since_us == 0 && t->last_error[0] == '\0' &&
+	       t->last_status == (out->http_status > 0 ? out->http_status : 0) &&
+	       now - d->synced_us < every && now - d->written_us < every;
+}
+
 static void judge_attempt(struct dispatcher *d, const struct handoff_row *row,
 			  const struct transport_outcome *out,
 			  struct dispatcher_verdict *v)
@@ -678,10 +698,15 @@ static void judge_attempt(struct dispatcher *d, const struct handoff_row *row,
 	struct error err = { "" };
 	enum target_store_status st = TARGET_STORE_MISSING;
 
+	if (d->shared && judge_quietly(d, out)) {
+		dispatcher_judge(d, row, out, v);
+		return;
+	}
 	if (d->shared)
 		st = target_store_change(d->ts, judge_locked, &j, &s, &err);
 	if (st == TARGET_STORE_OK) {
 		d->synced_us = now_us(d);
+		d->written_us = d->synced_us;
 		for (size_t i = 0; i < d->pending_count; i++)
 			log_event(d, &d->pending[i]);
 		if (d->pending_count > 0)
