@@ -41,17 +41,21 @@
 #include "dispatcher.h"
 #include "handoff_store.h"
 #include "handoff.h"
+#include "lifecycle.h"
 #include "log.h"
 #include "metrics.h"
 #include "number.h"
 #include "pool.h"
 #include "retention.h"
 #include "sqlconn.h"
+#include "target_store.h"
 #include "timing.h"
 #include "transport_pick.h"
 
 #define PROGRAM "payhook-dispatch"
 #define EXIT_USAGE 2
+/* --once: the target failed, refused or asked to wait (cron mails it). */
+#define EXIT_TARGET 3
 /* --once: the time bound without =SECONDS, and the largest. */
 #define ONCE_DEFAULT_S 50
 #define ONCE_MAX_S 86400
@@ -228,6 +232,7 @@ static void env_circuit(void *ctx, const struct dispatcher_circuit *c)
 	struct timespec wall;
 	int64_t now_ms, mono_us = timing_now_us();
 	struct metrics_circuit mc = { 0 };
+	struct metrics_target mt = { 0 };
 
 	if (world->metrics == NULL)
 		return;
@@ -240,6 +245,19 @@ static void env_circuit(void *ctx, const struct dispatcher_circuit *c)
 				   ? now_ms + (c->next_probe_us - mono_us) / 1000
 				   : 0;
 	metrics_dispatch_circuit(world->metrics, &mc);
+	/* The same, as the one target every dispatcher shares. */
+	mt.state = mc.state;
+	mt.since_ms = mc.since_ms;
+	mt.failures = mc.failures;
+	mt.next_probe_ms = mc.next_probe_ms;
+	mt.pause_until_ms = c->pause_until_us != 0
+				    ? now_ms + (c->pause_until_us - mono_us) / 1000
+				    : 0;
+	mt.last_status = c->last_status;
+	snprintf(mt.last_error, sizeof(mt.last_error), "%.*s",
+		 METRICS_TARGET_ERROR_MAX, c->last_error != NULL ? c->last_error : "");
+	mt.updated_ms = now_ms;
+	metrics_dispatch_target(world->metrics, &mt);
 }
 
 /* payload_retention_days: a few steps of clearing old payloads. */
@@ -305,6 +323,44 @@ static uint64_t env_random(void *ctx)
 {
 	(void)ctx;
 	return random_u64();
+}
+
+/* --once's last line, on standard output (cron mails it): what it did, and
+ * why it exits as it does. Returns the exit status: EXIT_TARGET when the
+ * target failed or asked to wait in this run, or when payments are left
+ * pending (pending) while its circuit is open or it asked to wait; else
+ * rc. */
+static int once_report(const struct dispatcher *d, int rc, const char *why,
+		       bool pending)
+{
+	const struct dispatcher_stats *st = dispatcher_stats(d);
+	unsigned long long waiting = st->waited,
+			   failed = st->retried + st->deferred - st->waited;
+	struct dispatcher_circuit c;
+	char reason[TRANSPORT_DETAIL_MAX + 128];
+
+	dispatcher_circuit(d, &c);
+	if (c.state != DISPATCHER_CIRCUIT_CLOSED && pending)
+		snprintf(reason, sizeof(reason), "the target's circuit is "
+			 "open (last: %s)", c.last_error);
+	else if (c.pause_until_us != 0 && pending)
+		snprintf(reason, sizeof(reason), "the target asked to wait "
+			 "(Retry-After; last: %s)", c.last_error);
+	else if (failed + st->dead > 0)
+		snprintf(reason, sizeof(reason), "the target failed (last: "
+			 "%s)", c.last_error);
+	else if (waiting > 0)
+		snprintf(reason, sizeof(reason), "the target asked to wait "
+			 "(Retry-After)");
+	else
+		reason[0] = '\0';
+	printf(PROGRAM " --once: delivered %llu, failed %llu, waiting %llu, "
+	       "dead %llu: %s\n", st->delivered, failed, waiting, st->dead,
+	       reason[0] != '\0' ? reason
+	       : rc != 0	  ? why
+				  : "nothing failed");
+	fflush(stdout);
+	return reason[0] != '\0' ? EXIT_TARGET : rc;
 }
 
 /* The dispatcher's loop (lib/handoff/dispatcher.h) until SIGTERM or SIGINT, or with
@@ -385,6 +441,16 @@ static int run_dispatcher(const struct config *cfg, int ready_fd, bool once,
 		 stop_signal != 0 ? " on signal " : "", (int)stop_signal,
 		 st->delivered, st->retried, st->deferred, st->dead,
 		 st->superseded, st->unrecorded);
+	/* Last: the line cron shows (after every log line). */
+	if (once) {
+		struct handoff_store_gauges g;
+		struct error gauge_err = { "" };
+
+		/* Unknown counts as pending: better a mail too many. */
+		rc = once_report(d, rc, err.message,
+				 handoff_store_gauges(db, &g, &gauge_err) != 0 ||
+					 g.pending > g.in_flight);
+	}
 out:
 	dispatcher_free(d);
 	retention_free(world.retention);
@@ -559,6 +625,7 @@ static int list_dead(const struct config *cfg, bool changes)
 	return rc;
 }
 
+
 /* Prints at most 40 characters of text, anything but visible ASCII as
  * '?', to stderr. */
 static void print_arg(const char *text)
@@ -567,6 +634,76 @@ static void print_arg(const char *text)
 		fputc((unsigned char)*c >= 0x20 && (unsigned char)*c < 0x7f ? *c
 									     : '?',
 		      stderr);
+}
+
+/* The longest age --since/--until take: 100 years. */
+#define AGE_MAX_S (100ULL * 366 * 86400)
+/* "YYYY-MM-DD HH:MM:SS.ffffff", its NUL, and room. */
+#define SQL_TIME_MAX 32
+
+/* Parses a --since/--until TIME strictly, now_s being the wall clock's
+ * seconds: RFC 3339 (2026-11-30T14:00:00Z, a fraction, an offset), the
+ * same with a space for the T and no zone, or a date alone (both UTC), or
+ * an age: 1 to 9 digits then s, m, h or d (that long before now). Writes
+ * the instant as MySQL reads it in UTC ("2026-11-30 14:00:00.000000") into
+ * buf (SQL_TIME_MAX bytes). Returns 0, or -1 for anything else (MySQL would
+ * read "yesterday" as a zero date, which selects every row). */
+static int parse_time_arg(const char *text, time_t now_s, char *buf)
+{
+	struct lifecycle_time t;
+	size_t len = strlen(text);
+	char rfc[40];
+	uint64_t n;
+	struct tm tm;
+	time_t secs;
+
+	if (len >= 2 && len <= 10 && strchr("smhd", text[len - 1]) != NULL &&
+	    number_parse_n(text, len - 1, AGE_MAX_S, &n) == NUMBER_OK) {
+		static const char units[] = "smhd";
+		static const uint64_t scale[] = { 1, 60, 3600, 86400 };
+		uint64_t age = n * scale[strchr(units, text[len - 1]) - units];
+
+		if (age > AGE_MAX_S || (uint64_t)now_s < age)
+			return -1;
+		t.seconds = (int64_t)now_s - (int64_t)age;
+		t.micros = 0;
+	} else if (len == 10) {
+		/* A date alone: its midnight, UTC. */
+		snprintf(rfc, sizeof(rfc), "%sT00:00:00Z", text);
+		if (lifecycle_time_parse(rfc, strlen(rfc), &t) != 0)
+			return -1;
+	} else if (len >= 19 && len < sizeof(rfc) - 1 && text[10] == ' ') {
+		/* 'YYYY-MM-DD HH:MM:SS[.f]', UTC, as MySQL writes it. */
+		memcpy(rfc, text, len + 1);
+		rfc[10] = 'T';
+		if (strpbrk(rfc + 19, "Zz+-") == NULL)
+			strcat(rfc, "Z");
+		if (lifecycle_time_parse(rfc, strlen(rfc), &t) != 0)
+			return -1;
+	} else if (lifecycle_time_parse(text, len, &t) != 0) {
+		return -1;
+	}
+	secs = (time_t)t.seconds;
+	if (gmtime_r(&secs, &tm) == NULL ||
+	    strftime(buf, SQL_TIME_MAX, "%Y-%m-%d %H:%M:%S", &tm) == 0)
+		return -1;
+	snprintf(buf + 19, SQL_TIME_MAX - 19, ".%06u",
+		 (unsigned)t.micros % 1000000u);
+	return 0;
+}
+
+/* --since/--until's value into buf (parse_time_arg), or a message and
+ * false. */
+static bool time_arg(const char *option, const char *text, char *buf)
+{
+	if (parse_time_arg(text, time(NULL), buf) == 0)
+		return true;
+	fprintf(stderr, PROGRAM ": --%s: not a time: '", option);
+	print_arg(text);
+	fprintf(stderr, "'; give RFC 3339 (2026-11-30T14:00:00Z, or with an "
+			"offset), '2026-11-30 14:00:00' or 2026-11-30 (UTC), "
+			"or an age: 30m, 2h, 7d (s, m, h, d)\n");
+	return false;
 }
 
 /* --requeue and --redeliver: the rows named by ids (args) and the filters
@@ -632,8 +769,13 @@ static int change_rows(const struct config *cfg,
 			       ? change == HANDOFF_STORE_REDELIVER
 					 ? " (the others are not delivered, "
 					   "or do not exist)"
-					 : " (the others are not dead or "
-					   "skipped, or do not exist)"
+					 : sel->include_skipped
+						   ? " (the others are not dead or "
+						     "skipped, or do not exist)"
+						   : " (the others are not dead, "
+						     "or do not exist; "
+						     "--include-skipped takes "
+						     "skipped ones)"
 			       : "");
 	} else {
 		printf("%s %llu %s%s\n", done, changed, noun,
@@ -641,6 +783,133 @@ static int change_rows(const struct config *cfg,
 	}
 	handoff_store_free(db);
 	free(ids);
+	return rc;
+}
+
+/* Unix microseconds as RFC 3339 UTC to the second into buf. */
+static const char *utc_text(int64_t us, char *buf, size_t cap)
+{
+	time_t secs = (time_t)(us / 1000000);
+	struct tm tm;
+
+	if (us <= 0 || gmtime_r(&secs, &tm) == NULL ||
+	    strftime(buf, cap, "%Y-%m-%dT%H:%M:%SZ", &tm) == 0)
+		snprintf(buf, cap, "-");
+	return buf;
+}
+
+/* What holds a pending row back, from the target's state s (now: the
+ * database's clock), into buf; "" when the target takes attempts. */
+static void target_hold(const struct target_state *s, int64_t now, char *buf,
+			size_t cap)
+{
+	char when[40];
+
+	buf[0] = '\0';
+	if (s->pause_until_us > now)
+		snprintf(buf, cap, "it asked to wait (Retry-After) until %s",
+			 utc_text(s->pause_until_us, when, sizeof(when)));
+	else if (s->open && s->probe_until_us > now)
+		snprintf(buf, cap, "its circuit is open; a probe is under way "
+			 "(another payment)");
+	else if (s->open)
+		snprintf(buf, cap, "its circuit is open; the next probe (one "
+			 "payment) from %s",
+			 utc_text(s->next_probe_us, when, sizeof(when)));
+}
+
+/* --show ID: where a payment (a change, with changes) stands and what it
+ * waits for; then the target's shared state. 0 when found. */
+static int show_row(const struct config *cfg, bool changes, char **args,
+		    size_t count)
+{
+	struct error err = { "" };
+	struct handoff_store *db;
+	struct target_store *ts = NULL;
+	struct handoff_store_show row;
+	struct target_state s;
+	enum target_store_status tst = TARGET_STORE_FAILED;
+	uint64_t id;
+	int64_t now = 0;
+	char hold[256], when[40], owner_note[200];
+	int rc = 0;
+
+	if (count != 1 || number_parse(args[0], UINT64_MAX, &id) != NUMBER_OK ||
+	    id == 0) {
+		fprintf(stderr, PROGRAM ": --show takes one %s id\n",
+			changes ? "change" : "payment");
+		return EXIT_USAGE;
+	}
+	db = handoff_store_new(cfg, &err);
+	if (db == NULL || handoff_store_show(db, changes, id, &row, &err) != 0) {
+		fprintf(stderr, PROGRAM ": %s\n", err.message);
+		handoff_store_free(db);
+		return 1;
+	}
+	if (!row.found) {
+		fprintf(stderr, PROGRAM ": no %s %llu\n",
+			changes ? "change" : "payment", (unsigned long long)id);
+		handoff_store_free(db);
+		return 1;
+	}
+	ts = target_store_new(cfg, db, &err);
+	if (ts != NULL)
+		tst = target_store_read(ts, &s, &now, &err);
+	printf("%s %llu %s %s%s%s: %s, attempts %lu of %d\n",
+	       changes ? "change" : "payment", (unsigned long long)id,
+	       row.provider, row.transaction_id, changes ? " " : "", row.change,
+	       row.state, row.attempts, cfg->dispatch_max_attempts);
+	printf("  last error: %s\n", row.last_error[0] != '\0' ? row.last_error
+							      : "-");
+	owner_note[0] = '\0';
+	if (row.claimed)
+		snprintf(owner_note, sizeof(owner_note),
+			 " (claimed by %s, attempt under way)", row.owner);
+	if (strcmp(row.state, "pending") != 0)
+		printf("  next attempt: none (%s)\n", row.state);
+	else if (row.due_in_ms > 0)
+		printf("  next attempt: %s (in %lld s)%s\n", row.due_at,
+		       (row.due_in_ms + 999) / 1000, owner_note);
+	else
+		printf("  next attempt: due now (since %s)\n", row.due_at);
+	hold[0] = '\0';
+	if (tst == TARGET_STORE_OK)
+		target_hold(&s, now, hold, sizeof(hold));
+	if (strcmp(row.state, "pending") != 0)
+		;
+	else if (changes && row.payment_state[0] == '\0')
+		printf("  held back by its payment: payhook never recorded it "
+		       "(the change goes once the payment is delivered)\n");
+	else if (changes && strcmp(row.payment_state, "delivered") != 0 &&
+		 strcmp(row.payment_state, "skipped") != 0)
+		printf("  held back by its payment: %s (the change goes once "
+		       "the payment is delivered)\n", row.payment_state);
+	else if (changes && row.earlier_id != 0)
+		printf("  held back by change %llu of the same object: %s\n",
+		       row.earlier_id, row.earlier_state);
+	else if (hold[0] != '\0')
+		printf("  held back by the target: %s\n", hold);
+	else
+		printf("  held back by nothing: it goes when due\n");
+	if (tst == TARGET_STORE_OK) {
+		printf("target %s: circuit %s since %s, %u failures in a row, "
+		       "last status %ld, last error: %s",
+		       target_store_label(ts), s.open ? "open" : "closed",
+		       utc_text(s.since_us, when, sizeof(when)), s.failures,
+		       s.last_status, s.last_error[0] != '\0' ? s.last_error
+							   : "-");
+		printf(", last 2xx %s\n",
+		       utc_text(s.last_success_us, when, sizeof(when)));
+	} else if (tst == TARGET_STORE_MISSING) {
+		printf("target: not shared (no table dispatch_target: run "
+		       "db/migrate-9-dispatch-target.sql)\n");
+	} else {
+		printf("target: not known: %s\n", err.message);
+	}
+	if (fflush(stdout) != 0)
+		rc = 1;
+	target_store_free(ts);
+	handoff_store_free(db);
 	return rc;
 }
 
@@ -726,6 +995,8 @@ static int check_config(const struct config *cfg, const char *path)
 {
 	struct error err = { "" };
 	struct handoff_store *db;
+	struct target_store *ts = NULL;
+	enum target_store_status tst;
 	int rc = 0;
 
 	printf("config: ok (%s)\n",
@@ -791,7 +1062,22 @@ static int check_config(const struct config *cfg, const char *path)
 			       "ix_payment_event_changes_state: handing changes "
 			       "on reads more rows; run "
 			       "db/migrate-7-lifecycle-handoff.sql\n");
+		ts = target_store_new(cfg, db, &err);
+		tst = ts != NULL ? target_store_check(ts, &err)
+				 : TARGET_STORE_FAILED;
+		if (tst == TARGET_STORE_MISSING)
+			printf("mysql: WARNING: no table dispatch_target or "
+			       "dispatch_alerts (or no rights on them: %s): "
+			       "each payhook-dispatch (and "
+			       "each --once run) keeps its own view of the "
+			       "target, so an outage can make payments dead "
+			       "and alert once per process; run "
+			       "db/migrate-9-dispatch-target.sql\n",
+			       err.message);
+		else if (tst != TARGET_STORE_OK)
+			printf("mysql: WARNING: %s\n", err.message);
 	}
+	target_store_free(ts);
 	handoff_store_free(db);
 	return rc;
 }
@@ -804,8 +1090,10 @@ static void usage(FILE *to)
 		"       " PROGRAM " --list-dead [--changes] [-c FILE]\n"
 		"       " PROGRAM " --requeue [--changes] [-c FILE] [--dry-run] [ID...]\n"
 		"                 [--provider P] [--since TIME] [--until TIME] [--error TEXT]\n"
+		"                 [--include-skipped]\n"
 		"       " PROGRAM " --redeliver [--changes] [-c FILE] [--dry-run] ID...\n"
 		"       " PROGRAM " --pause | --resume [-c FILE]\n"
+		"       " PROGRAM " --show [--changes] [-c FILE] ID\n"
 		"       " PROGRAM " --send-alert [-c FILE] [--from NAME] EVENT SUMMARY ACTION\n"
 		"                 [DETAIL]\n"
 		"       " PROGRAM " --version | --help\n"
@@ -820,16 +1108,23 @@ static void usage(FILE *to)
 		"$PAYHOOK_CONFIG; every key can be overridden by PAYHOOK_<KEY>.\n"
 		"\n"
 		"  --once[=SECONDS] deliver what is due, then exit (within SECONDS,\n"
-		"                  default %d; one process): for cron\n"
+		"                  default %d; one process): for cron. Exits 0 when\n"
+		"                  nothing it tried failed, 3 when the target failed,\n"
+		"                  refused or asked to wait (or payments wait on its\n"
+		"                  open circuit), 1 on other trouble; its last line\n"
+		"                  says what it did\n"
 		"  --check-config  check the configuration, MySQL and the schema\n"
 		"  --list-dead     print the dead payments (id, provider,\n"
 		"                  transaction_id, attempts, last error)\n"
-		"  --requeue       put dead or skipped payments back to pending,\n"
-		"                  due now, attempts 0: those with the ids given\n"
-		"                  and matching every filter: --provider P,\n"
-		"                  --since/--until TIME (received_at, UTC,\n"
-		"                  'YYYY-MM-DD HH:MM:SS'), --error TEXT (in the\n"
-		"                  last error)\n"
+		"  --requeue       put dead payments back to pending, due now,\n"
+		"                  attempts 0: those with the ids given and\n"
+		"                  matching every filter: --provider P,\n"
+		"                  --since/--until TIME (received_at: RFC 3339,\n"
+		"                  'YYYY-MM-DD HH:MM:SS' or YYYY-MM-DD in UTC, or\n"
+		"                  an age such as 30m, 2h, 7d), --error TEXT (in\n"
+		"                  the last error); --include-skipped takes the\n"
+		"                  rows skipped by the migration (handled before\n"
+		"                  payhook) too\n"
 		"  --redeliver ID... hand delivered payments on again (the same\n"
 		"                  Idempotency-Key)\n"
 		"  --dry-run       with --requeue or --redeliver: count, change\n"
@@ -837,6 +1132,9 @@ static void usage(FILE *to)
 		"  --changes       with --list-dead, --requeue or --redeliver: the\n"
 		"                  lifecycle changes (their own ids; --provider is\n"
 		"                  their payment's) instead of the payments\n"
+		"  --show ID       where a payment (a change, with --changes) stands:\n"
+		"                  attempts, last error, next attempt, and whether\n"
+		"                  the target's state or its payment holds it back\n"
 		"  --pause         stop delivery by every dispatcher of the database\n"
 		"                  (they keep running); --resume starts it again\n"
 		"  --send-alert    send one alert to alert_url or alert_command\n"
@@ -854,12 +1152,14 @@ enum {
 	OPT_ERROR,
 	OPT_DRY_RUN,
 	OPT_CHANGES,
+	OPT_INCLUDE_SKIPPED,
 	OPT_ONCE,
 	OPT_FROM,
 	MODE_REDELIVER,
 	MODE_SEND_ALERT,
 	MODE_PAUSE,
 	MODE_RESUME,
+	MODE_SHOW,
 };
 
 int main(int argc, char **argv)
@@ -872,6 +1172,7 @@ int main(int argc, char **argv)
 		{ "redeliver", no_argument, NULL, MODE_REDELIVER },
 		{ "pause", no_argument, NULL, MODE_PAUSE },
 		{ "resume", no_argument, NULL, MODE_RESUME },
+		{ "show", no_argument, NULL, MODE_SHOW },
 		{ "once", optional_argument, NULL, OPT_ONCE },
 		{ "send-alert", no_argument, NULL, MODE_SEND_ALERT },
 		{ "from", required_argument, NULL, OPT_FROM },
@@ -881,6 +1182,7 @@ int main(int argc, char **argv)
 		{ "error", required_argument, NULL, OPT_ERROR },
 		{ "dry-run", no_argument, NULL, OPT_DRY_RUN },
 		{ "changes", no_argument, NULL, OPT_CHANGES },
+		{ "include-skipped", no_argument, NULL, OPT_INCLUDE_SKIPPED },
 		{ "version", no_argument, NULL, 'V' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -891,6 +1193,7 @@ int main(int argc, char **argv)
 	int mode = 0, opt, rc;
 	bool dry_run = false, once = false, filtered = false;
 	uint64_t once_s = ONCE_DEFAULT_S;
+	char since[SQL_TIME_MAX], until[SQL_TIME_MAX];
 	struct config cfg;
 	struct error err = { "" };
 
@@ -906,11 +1209,13 @@ int main(int argc, char **argv)
 		case MODE_PAUSE:
 		case MODE_RESUME:
 		case MODE_SEND_ALERT:
+		case MODE_SHOW:
 			if (mode != 0 && mode != opt) {
 				fprintf(stderr, PROGRAM ": --check-config, "
 						"--list-dead, --requeue, "
 						"--redeliver, --pause, "
-						"--resume and --send-alert "
+						"--resume, --show and "
+						"--send-alert "
 						"exclude each other\n");
 				return EXIT_USAGE;
 			}
@@ -934,12 +1239,19 @@ int main(int argc, char **argv)
 			filtered = true;
 			break;
 		case OPT_SINCE:
-			sel.since = optarg;
+			if (!time_arg("since", optarg, since))
+				return EXIT_USAGE;
+			sel.since = since;
 			filtered = true;
 			break;
 		case OPT_UNTIL:
-			sel.until = optarg;
+			if (!time_arg("until", optarg, until))
+				return EXIT_USAGE;
+			sel.until = until;
 			filtered = true;
+			break;
+		case OPT_INCLUDE_SKIPPED:
+			sel.include_skipped = true;
 			break;
 		case OPT_ERROR:
 			sel.error = optarg;
@@ -962,13 +1274,20 @@ int main(int argc, char **argv)
 			return EXIT_USAGE;
 		}
 	}
+	if (sel.since != NULL && sel.until != NULL &&
+	    strcmp(sel.since, sel.until) >= 0) {
+		fprintf(stderr, PROGRAM ": --since must come before --until: "
+				"the range %s to %s is empty\n", sel.since,
+			sel.until);
+		return EXIT_USAGE;
+	}
 	if ((optind != argc && mode != 'R' && mode != MODE_REDELIVER &&
-	     mode != MODE_SEND_ALERT) ||
+	     mode != MODE_SEND_ALERT && mode != MODE_SHOW) ||
 	    (from != NULL && mode != MODE_SEND_ALERT) ||
-	    (filtered && mode != 'R') ||
+	    ((filtered || sel.include_skipped) && mode != 'R') ||
 	    (dry_run && mode != 'R' && mode != MODE_REDELIVER) ||
 	    (sel.changes && mode != 'L' && mode != 'R' &&
-	     mode != MODE_REDELIVER) ||
+	     mode != MODE_REDELIVER && mode != MODE_SHOW) ||
 	    (once && mode != 0)) {
 		usage(stderr);
 		return EXIT_USAGE;
@@ -1011,6 +1330,10 @@ int main(int argc, char **argv)
 	case MODE_PAUSE:
 	case MODE_RESUME:
 		rc = set_paused(&cfg, mode == MODE_PAUSE);
+		goto out;
+	case MODE_SHOW:
+		rc = show_row(&cfg, sel.changes, argv + optind,
+			      (size_t)(argc - optind));
 		goto out;
 	case MODE_SEND_ALERT:
 		rc = send_alert(&cfg, from != NULL ? from : PROGRAM,

@@ -27,22 +27,27 @@
 /* Events one judgement can bring: a circuit closing, opening, a death. */
 #define DISPATCHER_PENDING_MAX 4
 
-enum circuit { CIRCUIT_CLOSED, CIRCUIT_OPEN };
+/* The lease of an alert being sent (dispatch_alerts): another dispatcher
+ * sends it when the one that claimed it died. */
+#define ALERT_LEASE_MS 60000L
 
 struct dispatcher {
 	const struct config *cfg;
 	struct dispatcher_env env;
 	bool command;              /* dispatch_command, else dispatch_url */
-	unsigned failures;         /* failed attempts at the target in a row */
-	enum circuit circuit;
-	int64_t circuit_since_us;  /* when it last opened or closed (or the
-				    * dispatcher started) */
-	int64_t probe_us;          /* open: the probe under way started; 0 */
-	int64_t blocked_until_us;  /* no attempt before: Retry-After, the
-				    * circuit's next probe */
+	/* The target's state on env's clock: read from dispatch_target
+	 * (shared), else this process's own. */
+	struct target_state t;
+	int64_t probe_us;          /* open: this process's probe under way
+				    * started; 0 */
 	int64_t next_start_us;     /* dispatch_rate_per_s */
-	bool dead_episode;         /* a dead alert was sent; ends with the
-				    * next delivery */
+	struct target_store *ts;   /* the shared state; NULL: none */
+	bool shared;               /* ts works (the table exists) */
+	int64_t synced_us;         /* when t was last read or written there */
+	int64_t written_us;        /* when this process last wrote it */
+	int64_t offset_us;         /* env's clock - the database's */
+	bool offset_known;
+	bool alerts_due;           /* alerts were decided here, not sent */
 	struct dispatcher_circuit told; /* what on_circuit was last told */
 	bool told_once;
 	/* Events judged, not yet flushed (at most one per attempt of each
@@ -66,12 +71,14 @@ struct dispatcher *dispatcher_new(const struct config *cfg,
 	d->cfg = cfg;
 	d->env = *env;
 	d->command = cfg->dispatch_url == NULL || cfg->dispatch_url[0] == '\0';
-	d->circuit_since_us = env->now_us(env->ctx);
+	d->t.since_us = env->now_us(env->ctx);
 	return d;
 }
 
 void dispatcher_free(struct dispatcher *d)
 {
+	if (d != NULL)
+		target_store_free(d->ts);
 	free(d);
 }
 
@@ -80,14 +87,17 @@ static int64_t now_us(const struct dispatcher *d)
 	return d->env.now_us(d->env.ctx);
 }
 
-/* Keeps an event for dispatcher_flush_events. */
-static void fire(struct dispatcher *d, enum dispatcher_event_kind kind,
-		 const struct handoff_row *row, const char *detail)
+/* Keeps an event for dispatcher_flush_events; returns it (NULL when there
+ * is no room). */
+static struct dispatcher_event *fire(struct dispatcher *d,
+				     enum dispatcher_event_kind kind,
+				     const struct handoff_row *row,
+				     const char *detail)
 {
 	struct dispatcher_event *event;
 
 	if (d->pending_count == DISPATCHER_PENDING_MAX)
-		return;
+		return NULL;
 	event = &d->pending[d->pending_count++];
 	memset(event, 0, sizeof(*event));
 	event->kind = kind;
@@ -101,9 +111,30 @@ static void fire(struct dispatcher *d, enum dispatcher_event_kind kind,
 	snprintf(event->transaction_id, sizeof(event->transaction_id), "%s",
 		 row->transaction_id);
 	event->attempts = row->attempts;
-	event->failures = d->failures;
+	event->failures = d->t.failures;
 	snprintf(event->detail, sizeof(event->detail), "%s",
 		 detail != NULL ? detail : "");
+	return event;
+}
+
+/* The log line of an event, where it was decided. */
+static void log_event(const struct dispatcher *d,
+		      const struct dispatcher_event *e)
+{
+	if (e->kind == DISPATCHER_EVENT_CIRCUIT_OPEN)
+		log_error("circuit=open: the target failed %u attempts in a "
+			  "row (last: %s); one probe at a time until it "
+			  "answers 2xx, and no attempt counts meanwhile",
+			  e->failures, e->detail);
+	else if (e->kind == DISPATCHER_EVENT_CIRCUIT_CLOSED)
+		log_info("circuit=closed: the target answered 2xx again; "
+			 "delivering in full batches");
+	else if (e->kind == DISPATCHER_EVENT_TARGET_WAITING)
+		log_error("target=waiting: the target has asked to wait "
+			  "(Retry-After) for %u s in a row, "
+			  "dispatch_alert_after_s %ld (last: %s)",
+			  e->failures, d->cfg->dispatch_alert_after_s,
+			  e->detail);
 }
 
 void dispatcher_flush_events(struct dispatcher *d)
@@ -111,14 +142,7 @@ void dispatcher_flush_events(struct dispatcher *d)
 	for (size_t i = 0; i < d->pending_count; i++) {
 		const struct dispatcher_event *e = &d->pending[i];
 
-		if (e->kind == DISPATCHER_EVENT_CIRCUIT_OPEN)
-			log_error("circuit=open: the target failed %u attempts "
-				  "in a row (last: %s); one probe at a time "
-				  "until it answers 2xx, and no attempt counts "
-				  "meanwhile", e->failures, e->detail);
-		else if (e->kind == DISPATCHER_EVENT_CIRCUIT_CLOSED)
-			log_info("circuit=closed: the target answered 2xx "
-				 "again; delivering in full batches");
+		log_event(d, e);
 		if (d->env.on_event != NULL)
 			d->env.on_event(d->env.ctx, e);
 	}
@@ -170,6 +194,16 @@ void dispatcher_alert_init(struct dispatcher_alert *a,
 			 "check that the target (dispatch_url or "
 			 "dispatch_command) is up and answers 2xx; a "
 			 "circuit_closed alert follows when it does");
+	} else if (e->kind == DISPATCHER_EVENT_TARGET_WAITING) {
+		a->message.event = "target_waiting";
+		snprintf(a->summary, sizeof(a->summary),
+			 "the hand-off target has asked to wait (429 or 503 "
+			 "with Retry-After) for %u s or longer in a row: "
+			 "payments wait (none goes dead)", e->failures);
+		snprintf(a->action, sizeof(a->action),
+			 "check the target's capacity or rate limit (see "
+			 "detail; dispatch_rate_per_s caps payhook's rate); "
+			 "delivery goes on by itself when it answers 2xx");
 	} else {
 		a->message.event = "circuit_closed";
 		snprintf(a->summary, sizeof(a->summary),
@@ -189,16 +223,23 @@ void dispatcher_circuit(const struct dispatcher *d,
 			struct dispatcher_circuit *c)
 {
 	memset(c, 0, sizeof(*c));
-	c->failures = d->failures;
-	c->since_us = d->circuit_since_us;
-	if (d->circuit == CIRCUIT_CLOSED) {
+	c->failures = d->t.failures;
+	c->since_us = d->t.since_us;
+	c->pause_until_us = d->t.pause_until_us > now_us(d) ? d->t.pause_until_us
+							    : 0;
+	c->last_status = d->t.last_status;
+	c->last_error = d->t.last_error;
+	if (!d->t.open) {
 		c->state = DISPATCHER_CIRCUIT_CLOSED;
-	} else if (d->probe_us != 0) {
+	} else if (d->probe_us != 0 ||
+		   (d->t.probe_until_us > now_us(d) && !d->t.probe_mine)) {
+		/* A probe under way, here or in another process. */
 		c->state = DISPATCHER_CIRCUIT_HALF_OPEN;
-		c->since_us = d->probe_us;
+		if (d->probe_us != 0)
+			c->since_us = d->probe_us;
 	} else {
 		c->state = DISPATCHER_CIRCUIT_OPEN;
-		c->next_probe_us = d->blocked_until_us;
+		c->next_probe_us = d->t.next_probe_us;
 	}
 }
 
@@ -210,12 +251,25 @@ static void tell_circuit(struct dispatcher *d)
 	dispatcher_circuit(d, &c);
 	if (d->told_once && c.state == d->told.state &&
 	    c.since_us == d->told.since_us && c.failures == d->told.failures &&
-	    c.next_probe_us == d->told.next_probe_us)
+	    c.next_probe_us == d->told.next_probe_us &&
+	    c.pause_until_us == d->told.pause_until_us &&
+	    c.last_status == d->told.last_status)
 		return;
 	d->told = c;
 	d->told_once = true;
 	if (d->env.on_circuit != NULL)
 		d->env.on_circuit(d->env.ctx, &c);
+}
+
+void dispatcher_target(const struct dispatcher *d, struct target_state *s)
+{
+	*s = d->t;
+}
+
+void dispatcher_set_target(struct dispatcher *d, const struct target_state *s)
+{
+	d->t = *s;
+	tell_circuit(d);
 }
 
 static void judge(struct dispatcher *d, const struct handoff_row *row,
@@ -228,8 +282,18 @@ void dispatcher_judge(struct dispatcher *d, const struct handoff_row *row,
 {
 	/* The probe, if this was one, is over: its result decides. */
 	d->probe_us = 0;
+	d->t.probe_until_us = 0;
+	d->t.probe_mine = false;
 	judge(d, row, out, verdict);
 	tell_circuit(d);
+}
+
+/* A 4xx other than 408 (a timeout) and 429 (too many): the target
+ * answered, and refused that row. */
+static bool rejected(const struct transport_outcome *out)
+{
+	return out->http_status >= 400 && out->http_status <= 499 &&
+	       out->http_status != 408 && out->http_status != 429;
 }
 
 /* dispatcher_judge's verdict and the target's state. */
@@ -238,25 +302,33 @@ static void judge(struct dispatcher *d, const struct handoff_row *row,
 		  struct dispatcher_verdict *verdict)
 {
 	const struct config *cfg = d->cfg;
+	struct target_state *t = &d->t;
 	int64_t now = now_us(d);
 	bool outage;
 	unsigned long steps;
 
 	memset(verdict, 0, sizeof(*verdict));
 	verdict->counted = true;
+	t->last_attempt_us = now;
+	t->last_status = out->http_status > 0 ? out->http_status : 0;
 	if (out->delivered) {
 		verdict->result = DISPATCHER_DELIVERED;
 		verdict->reason = "delivered";
-		d->failures = 0;
-		d->dead_episode = false;
-		if (d->circuit == CIRCUIT_OPEN) {
-			d->circuit = CIRCUIT_CLOSED;
-			d->circuit_since_us = now;
-			d->blocked_until_us = 0;
+		t->failures = 0;
+		t->dead_episode = false;
+		t->waiting_episode = false;
+		t->pause_since_us = 0;
+		t->last_success_us = now;
+		t->last_error[0] = '\0';
+		if (t->open) {
+			t->open = false;
+			t->since_us = now;
+			t->next_probe_us = 0;
 			fire(d, DISPATCHER_EVENT_CIRCUIT_CLOSED, row, out->detail);
 		}
 		return;
 	}
+	snprintf(t->last_error, sizeof(t->last_error), "%s", out->detail);
 	if (out->permanent) {
 		/* The row's fault, not the target's: it says nothing of an
 		 * outage. */
@@ -273,36 +345,69 @@ static void judge(struct dispatcher *d, const struct handoff_row *row,
 				    : cfg->dispatch_backoff_max_ms;
 		int64_t until = now + (int64_t)wait * 1000;
 
-		if (until > d->blocked_until_us)
-			d->blocked_until_us = until;
+		if (until > t->pause_until_us)
+			t->pause_until_us = until;
+		if (t->pause_since_us == 0)
+			t->pause_since_us = now;
 		verdict->result = DISPATCHER_RETRY;
 		verdict->counted = false;
 		verdict->delay_ms = wait;
 		verdict->reason = "retry-after";
+		/* Once per episode (until a 2xx): the wait asked for so far,
+		 * this one included. */
+		if (!t->waiting_episode &&
+		    t->pause_until_us - t->pause_since_us >=
+			    (int64_t)cfg->dispatch_alert_after_s * 1000000) {
+			struct dispatcher_event *e;
+
+			t->waiting_episode = true;
+			e = fire(d, DISPATCHER_EVENT_TARGET_WAITING, row,
+				 out->detail);
+			/* Its "failures": the seconds asked for so far. */
+			if (e != NULL)
+				e->failures = (unsigned)((t->pause_until_us -
+							  t->pause_since_us) /
+							 1000000);
+		}
 		return;
 	}
-	/* An outage: the target's previous attempt failed as well (it answers
-	 * nobody with 2xx), or its circuit is open. A payment that fails while
-	 * others succeed finds the run broken by their 2xx. */
-	outage = d->failures > 0 || d->circuit == CIRCUIT_OPEN;
-	d->failures++;
-	if (d->circuit == CIRCUIT_CLOSED &&
-	    d->failures >= (unsigned)cfg->dispatch_circuit_failures) {
-		d->circuit = CIRCUIT_OPEN;
-		d->circuit_since_us = now;
+	if (rejected(out)) {
+		/* That row's fault: an attempt used, the target's run of
+		 * failures and its circuit untouched. */
+		if (row->attempts >= (unsigned long)cfg->dispatch_max_attempts) {
+			verdict->result = DISPATCHER_DEAD;
+			verdict->reason = "rejected, no attempts left";
+			goto dead;
+		}
+		verdict->result = DISPATCHER_RETRY;
+		verdict->reason = "rejected";
+		verdict->delay_ms = handoff_store_backoff_ms(
+			cfg, row->attempts, d->env.random(d->env.ctx));
+		return;
+	}
+	/* An outage: the target's previous attempt (from any dispatcher)
+	 * failed as well (it answers nobody with 2xx), or its circuit is
+	 * open. A payment that fails while others succeed finds the run
+	 * broken by their 2xx. */
+	outage = t->failures > 0 || t->open;
+	t->failures++;
+	if (!t->open && t->failures >= (unsigned)cfg->dispatch_circuit_failures) {
+		t->open = true;
+		t->since_us = now;
+		t->opened_total++;
 		d->stats.circuit_opened++;
 		fire(d, DISPATCHER_EVENT_CIRCUIT_OPEN, row, out->detail);
 	}
 	/* The delay grows with the row's attempts and with the outage. */
-	steps = row->attempts > d->failures ? row->attempts : d->failures;
-	if (d->circuit == CIRCUIT_OPEN) {
+	steps = row->attempts > t->failures ? row->attempts : t->failures;
+	if (t->open) {
 		/* The next probe waits as a retry would: doubling while the
 		 * probes fail, at most dispatch_backoff_max_ms. */
 		long probe = handoff_store_backoff_ms(
-			cfg, d->failures - (unsigned)cfg->dispatch_circuit_failures + 1,
+			cfg, t->failures - (unsigned)cfg->dispatch_circuit_failures + 1,
 			d->env.random(d->env.ctx));
 
-		d->blocked_until_us = now + (int64_t)probe * 1000;
+		t->next_probe_us = now + (int64_t)probe * 1000;
 	}
 	if (!outage && row->attempts >= (unsigned long)cfg->dispatch_max_attempts) {
 		verdict->result = DISPATCHER_DEAD;
@@ -316,19 +421,34 @@ static void judge(struct dispatcher *d, const struct handoff_row *row,
 						     d->env.random(d->env.ctx));
 	return;
 dead:
-	if (!d->dead_episode) {
-		d->dead_episode = true;
+	if (!t->dead_episode) {
+		t->dead_episode = true;
 		fire(d, DISPATCHER_EVENT_DEAD, row, out->detail);
 	}
+}
+
+/* When the target takes an attempt again (env's clock): a Retry-After, an
+ * open circuit's next probe, a probe another process holds. */
+static int64_t target_free_at(const struct dispatcher *d)
+{
+	int64_t until = d->t.pause_until_us;
+
+	if (d->t.open && d->probe_us == 0) {
+		if (d->t.next_probe_us > until)
+			until = d->t.next_probe_us;
+		if (!d->t.probe_mine && d->t.probe_until_us > until)
+			until = d->t.probe_until_us;
+	}
+	return until;
 }
 
 long dispatcher_wait_ms(const struct dispatcher *d)
 {
 	int64_t now = now_us(d);
-	int64_t until = d->blocked_until_us > d->next_start_us
-				? d->blocked_until_us
-				: d->next_start_us;
+	int64_t until = target_free_at(d);
 
+	if (d->next_start_us > until)
+		until = d->next_start_us;
 	if (until <= now)
 		return 0;
 	/* Rounded up: a wait of 0 would spin. */
@@ -337,12 +457,12 @@ long dispatcher_wait_ms(const struct dispatcher *d)
 
 bool dispatcher_target_blocked(const struct dispatcher *d)
 {
-	return d->blocked_until_us > now_us(d);
+	return target_free_at(d) > now_us(d);
 }
 
 size_t dispatcher_claim_limit(const struct dispatcher *d)
 {
-	return d->circuit == CIRCUIT_OPEN ? 1 : (size_t)d->cfg->dispatch_batch_size;
+	return d->t.open ? 1 : (size_t)d->cfg->dispatch_batch_size;
 }
 
 bool dispatcher_lease_allows(const struct dispatcher *d, int64_t lease_end_us,
@@ -359,7 +479,7 @@ void dispatcher_started(struct dispatcher *d)
 {
 	int64_t now = now_us(d), from;
 
-	if (d->circuit == CIRCUIT_OPEN) {
+	if (d->t.open) {
 		/* The probe: half-open until its result is judged. */
 		d->probe_us = now;
 		tell_circuit(d);
@@ -372,7 +492,7 @@ void dispatcher_started(struct dispatcher *d)
 
 const char *dispatcher_circuit_name(const struct dispatcher *d)
 {
-	return d->circuit == CIRCUIT_OPEN ? "open" : "closed";
+	return d->t.open ? "open" : "closed";
 }
 
 const struct dispatcher_stats *dispatcher_stats(const struct dispatcher *d)
@@ -390,6 +510,246 @@ static bool stopping(struct dispatcher *d)
 static void wait_ms(struct dispatcher *d, long ms)
 {
 	d->env.wait_ms(d->env.ctx, ms);
+}
+
+/* ---- the target's shared state (target_store.h) ---- */
+
+/* Moves s's times by by microseconds: from the database's clock onto env's,
+ * or back. 0 stays "none". */
+static void shift_state(struct target_state *s, int64_t by)
+{
+	int64_t *times[] = { &s->since_us, &s->next_probe_us,
+			     &s->probe_until_us, &s->pause_since_us,
+			     &s->pause_until_us, &s->last_attempt_us,
+			     &s->last_success_us };
+
+	for (size_t i = 0; i < sizeof(times) / sizeof(times[0]); i++)
+		if (*times[i] != 0)
+			*times[i] += by;
+}
+
+/* Moves within which the clocks' offset is kept: the reads' latency, which
+ * would otherwise move every time in the state a little at each read. */
+#define CLOCK_SLACK_US 250000
+
+/* env's clock minus the database's, db_now being the database's now: the
+ * one kept while it moves less than CLOCK_SLACK_US. */
+static int64_t clock_offset(struct dispatcher *d, int64_t db_now)
+{
+	int64_t by = now_us(d) - db_now;
+
+	if (!d->offset_known || by - d->offset_us > CLOCK_SLACK_US ||
+	    d->offset_us - by > CLOCK_SLACK_US) {
+		d->offset_us = by;
+		d->offset_known = true;
+	}
+	return d->offset_us;
+}
+
+/* A store's answer other than OK: without the table, this process's own
+ * view from now on; a failure keeps the view it has. */
+static void shared_failed(struct dispatcher *d, enum target_store_status st,
+			  const struct error *err)
+{
+	if (st == TARGET_STORE_MISSING)
+		d->shared = false;
+	else
+		log_debug("the target's shared state: %s", err->message);
+}
+
+/* Reads the target's shared state into d. */
+static void sync_target(struct dispatcher *d)
+{
+	struct target_state s;
+	struct error err = { "" };
+	enum target_store_status st;
+	int64_t db_now;
+
+	if (!d->shared)
+		return;
+	st = target_store_read(d->ts, &s, &db_now, &err);
+	if (st != TARGET_STORE_OK) {
+		shared_failed(d, st, &err);
+		return;
+	}
+	shift_state(&s, clock_offset(d, db_now));
+	dispatcher_set_target(d, &s);
+	d->synced_us = now_us(d);
+}
+
+/* An event as a row of dispatch_alerts, and back. */
+static void event_to_alert(const struct dispatcher_event *e,
+			   struct target_alert *a)
+{
+	static const char *const names[] = {
+		[DISPATCHER_EVENT_DEAD] = "payment_dead",
+		[DISPATCHER_EVENT_CIRCUIT_OPEN] = "circuit_open",
+		[DISPATCHER_EVENT_CIRCUIT_CLOSED] = "circuit_closed",
+		[DISPATCHER_EVENT_TARGET_WAITING] = "target_waiting",
+	};
+
+	memset(a, 0, sizeof(*a));
+	snprintf(a->event, sizeof(a->event), "%s",
+		 e->kind == DISPATCHER_EVENT_DEAD &&
+				 e->row_kind == HANDOFF_ROW_CHANGE
+			 ? "change_dead"
+			 : names[e->kind]);
+	a->row_kind = (int)e->row_kind;
+	a->row_id = e->id;
+	snprintf(a->change, sizeof(a->change), "%s", e->change);
+	snprintf(a->provider, sizeof(a->provider), "%s", e->provider);
+	snprintf(a->transaction_id, sizeof(a->transaction_id), "%s",
+		 e->transaction_id);
+	a->attempts = e->attempts;
+	a->failures = e->failures;
+	snprintf(a->detail, sizeof(a->detail), "%s", e->detail);
+}
+
+/* Copies src into dst (cap bytes), cut to fit. */
+static void copy_text(char *dst, size_t cap, const char *src)
+{
+	size_t n = strnlen(src, cap - 1);
+
+	memcpy(dst, src, n);
+	dst[n] = '\0';
+}
+
+static void alert_to_event(const struct target_alert *a,
+			   struct dispatcher_event *e)
+{
+	memset(e, 0, sizeof(*e));
+	if (strcmp(a->event, "circuit_open") == 0)
+		e->kind = DISPATCHER_EVENT_CIRCUIT_OPEN;
+	else if (strcmp(a->event, "circuit_closed") == 0)
+		e->kind = DISPATCHER_EVENT_CIRCUIT_CLOSED;
+	else if (strcmp(a->event, "target_waiting") == 0)
+		e->kind = DISPATCHER_EVENT_TARGET_WAITING;
+	else
+		e->kind = DISPATCHER_EVENT_DEAD;
+	e->row_kind = a->row_kind == HANDOFF_ROW_CHANGE ? HANDOFF_ROW_CHANGE
+							: HANDOFF_ROW_PAYMENT;
+	e->id = a->row_id;
+	copy_text(e->change, sizeof(e->change), a->change);
+	snprintf(e->provider, sizeof(e->provider), "%s", a->provider);
+	snprintf(e->transaction_id, sizeof(e->transaction_id), "%s",
+		 a->transaction_id);
+	e->attempts = a->attempts;
+	e->failures = a->failures;
+	copy_text(e->detail, sizeof(e->detail), a->detail);
+}
+
+/* One attempt judged on the target's row, locked. */
+struct judging {
+	struct dispatcher *d;
+	const struct handoff_row *row;
+	const struct transport_outcome *out;
+	struct dispatcher_verdict *verdict;
+	bool judged;
+};
+
+static bool judge_locked(void *ctx, struct target_state *s, int64_t db_now,
+			 struct target_alert *alerts, size_t *count)
+{
+	struct judging *j = ctx;
+	struct dispatcher *d = j->d;
+	int64_t by = clock_offset(d, db_now);
+
+	shift_state(s, by);
+	d->t = *s;
+	d->pending_count = 0;
+	dispatcher_judge(d, j->row, j->out, j->verdict);
+	j->judged = true;
+	*s = d->t;
+	shift_state(s, -by);
+	for (size_t i = 0; i < d->pending_count && *count < TARGET_STORE_ALERTS_MAX;
+	     i++)
+		event_to_alert(&d->pending[i], &alerts[(*count)++]);
+	return true;
+}
+
+/* Judges an attempt: on the target's shared row (its alerts then go to
+ * dispatch_alerts, logged here), else on this process's view (its alerts
+ * then go out from here). */
+/* True for a delivery to a target that is well as this process saw it
+ * within dispatch_poll_ms (closed, no failure in a row, no pause, no
+ * episode, the same answer last time): judged on that view, so that the
+ * shared row is not locked for every delivery; it is written all the same
+ * at least every dispatch_poll_ms (its last 2xx, a run of failures another
+ * process began). */
+static bool judge_quietly(const struct dispatcher *d,
+			  const struct transport_outcome *out)
+{
+	const struct target_state *t = &d->t;
+	int64_t now = now_us(d), every = d->cfg->dispatch_poll_ms * 1000;
+
+	return out->delivered && !t->open && t->failures == 0 &&
+	       !t->dead_episode && !t->waiting_episode &&
+	       t->pause_since_us == 0 && t->last_error[0] == '\0' &&
+	       t->last_status == (out->http_status > 0 ? out->http_status : 0) &&
+	       now - d->synced_us < every && now - d->written_us < every;
+}
+
+static void judge_attempt(struct dispatcher *d, const struct handoff_row *row,
+			  const struct transport_outcome *out,
+			  struct dispatcher_verdict *v)
+{
+	struct judging j = { d, row, out, v, false };
+	struct target_state s;
+	struct error err = { "" };
+	enum target_store_status st = TARGET_STORE_MISSING;
+
+	if (d->shared && judge_quietly(d, out)) {
+		dispatcher_judge(d, row, out, v);
+		return;
+	}
+	if (d->shared)
+		st = target_store_change(d->ts, judge_locked, &j, &s, &err);
+	if (st == TARGET_STORE_OK) {
+		d->synced_us = now_us(d);
+		d->written_us = d->synced_us;
+		for (size_t i = 0; i < d->pending_count; i++)
+			log_event(d, &d->pending[i]);
+		if (d->pending_count > 0)
+			d->alerts_due = true;
+		d->pending_count = 0;
+		tell_circuit(d);
+		return;
+	}
+	if (st != TARGET_STORE_MISSING || d->shared)
+		shared_failed(d, st, &err);
+	/* Not written: judged on the view at hand (the judgement made on
+	 * the row read, if the failure came after it), its alerts sent from
+	 * here. */
+	if (!j.judged)
+		dispatcher_judge(d, row, out, v);
+}
+
+static int send_one(void *ctx, const struct target_alert *a)
+{
+	struct dispatcher *d = ctx;
+	struct dispatcher_event e;
+
+	alert_to_event(a, &e);
+	if (d->env.on_event != NULL)
+		d->env.on_event(d->env.ctx, &e);
+	return 0;
+}
+
+/* Sends the shared alerts not sent yet (this process's and those of one
+ * that died before it sent them). */
+static void send_alerts(struct dispatcher *d)
+{
+	struct error err = { "" };
+	enum target_store_status st;
+	unsigned sent;
+
+	if (!d->shared)
+		return;
+	d->alerts_due = false;
+	st = target_store_send_alerts(d->ts, ALERT_LEASE_MS, send_one, d,
+				      &sent, &err);
+	if (st != TARGET_STORE_OK)
+		shared_failed(d, st, &err);
 }
 
 /* Writes the UTC wall-clock time ms from now as RFC 3339 into buf. */
@@ -526,7 +886,7 @@ static void attempt(struct dispatcher *d, struct handoff_store *store,
 		out.delivered = false;
 	elapsed_us = now_us(d) - started;
 	elapsed_ms = (long long)(elapsed_us / 1000);
-	dispatcher_judge(d, p, &out, &v);
+	judge_attempt(d, p, &out, &v);
 	st = record_result(d, store, lease_end_us, p, &v, out.detail);
 	answer_text(d, &out, answer, sizeof(answer));
 
@@ -557,6 +917,8 @@ static void attempt(struct dispatcher *d, struct handoff_store *store,
 			d->stats.retried++;
 		else
 			d->stats.deferred++;
+		if (strcmp(v.reason, "retry-after") == 0)
+			d->stats.waited++;
 		counted(d, v.counted ? DISPATCHER_COUNT_RETRY
 				     : DISPATCHER_COUNT_DEFERRED, elapsed_us);
 		utc_in(v.delay_ms, retry_at, sizeof(retry_at));
@@ -579,7 +941,12 @@ static void attempt(struct dispatcher *d, struct handoff_store *store,
 			  p->kind == HANDOFF_ROW_CHANGE ? " --changes" : "",
 			  p->id);
 	}
+	/* Judged without the shared row: its alerts go from here; judged
+	 * on it, those decided here go now (others' left over, at the
+	 * gauges' pace). */
 	dispatcher_flush_events(d);
+	if (d->alerts_due)
+		send_alerts(d);
 }
 
 /* Gives back batch->items[from..count): not attempted, not counted. */
@@ -633,6 +1000,13 @@ static bool deliver_batch(struct dispatcher *d, struct handoff_store *store,
 	for (size_t i = 0; i < batch->count; i++) {
 		long wait;
 
+		/* Another dispatcher may have seen the target fail (or ask
+		 * to wait) since: its view is the one that holds. Each
+		 * attempt is judged on the row locked anyway, so a view
+		 * younger than dispatch_poll_ms is good enough to go on. */
+		if (i > 0 && now_us(d) - d->synced_us >=
+				     d->cfg->dispatch_poll_ms * 1000)
+			sync_target(d);
 		for (;;) {
 			if (stopping(d)) {
 				release_rest(d, store, batch, i, "stopping");
@@ -643,7 +1017,7 @@ static bool deliver_batch(struct dispatcher *d, struct handoff_store *store,
 				break;
 			if (dispatcher_target_blocked(d)) {
 				release_rest(d, store, batch, i,
-					     d->circuit == CIRCUIT_OPEN
+					     d->t.open
 						     ? "the target's circuit is open"
 						     : "the target asked to wait "
 						       "(Retry-After)");
@@ -684,6 +1058,47 @@ static bool deliver_batch(struct dispatcher *d, struct handoff_store *store,
 	return true;
 }
 
+/* Takes the probe of an open circuit for this process. Returns false when
+ * another process holds it (or the state moved on): then nothing is
+ * claimed now. */
+static bool take_probe(struct dispatcher *d)
+{
+	struct error err = { "" };
+	enum target_store_status st;
+	bool taken = false;
+
+	if (!d->shared || !d->t.open)
+		return true;
+	st = target_store_take_probe(d->ts, d->cfg->dispatch_lease_ms, &taken,
+				     &err);
+	if (st != TARGET_STORE_OK) {
+		shared_failed(d, st, &err);
+		/* Without the shared row, this process's own probe. */
+		return !d->shared;
+	}
+	if (taken) {
+		d->t.probe_mine = true;
+		d->t.probe_until_us = now_us(d) +
+				      (int64_t)d->cfg->dispatch_lease_ms * 1000;
+	}
+	return taken;
+}
+
+/* Gives the probe back: nothing was due to probe with. */
+static void release_probe(struct dispatcher *d)
+{
+	struct error err = { "" };
+	enum target_store_status st;
+
+	if (!d->shared || !d->t.probe_mine)
+		return;
+	st = target_store_release_probe(d->ts, &err);
+	if (st != TARGET_STORE_OK)
+		shared_failed(d, st, &err);
+	d->t.probe_mine = false;
+	d->t.probe_until_us = 0;
+}
+
 int dispatcher_run(struct dispatcher *d, struct handoff_store *store,
 		   struct handoff *handoff,
 		   const struct dispatcher_run_options *options,
@@ -695,25 +1110,43 @@ int dispatcher_run(struct dispatcher *d, struct handoff_store *store,
 	int64_t last_warn_us = 0;
 	bool paused_logged = false;
 
+	if (d->ts == NULL) {
+		d->ts = target_store_new(cfg, store, err);
+		if (d->ts == NULL)
+			return -1;
+		d->shared = true;
+	}
+	sync_target(d);
 	tell_circuit(d);
+	/* Alerts a dispatcher that died left unsent. */
+	send_alerts(d);
 	while (!stopping(d)) {
 		struct handoff_store_batch batch;
 		struct handoff_store_gauges gauges;
 		struct error claim_err = { "" };
-		long wait = dispatcher_wait_ms(d);
-		bool paused = false;
+		long wait;
+		bool paused = false, probing = false;
 		int rc;
 
 		if (deadline != 0 && now_us(d) >= deadline)
 			return error_set(err, "--once: the time bound ran out "
 					 "with payments still due");
+		sync_target(d);
+		wait = dispatcher_wait_ms(d);
 		if (wait > 0) {
 			/* The target's time (Retry-After, the circuit's next
-			 * probe) or the rate: nothing to claim before. */
+			 * probe, another's probe) or the rate: nothing to
+			 * claim before. */
+			if (dispatcher_target_blocked(d))
+				d->stats.blocked++;
 			if (deadline != 0 &&
 			    now_us(d) + (int64_t)wait * 1000 >= deadline)
 				return error_set(err, "--once: the target asks "
 						 "to wait past the time bound");
+			/* Shared: another process may end the wait (a probe
+			 * that closes the circuit), so look again soon. */
+			if (d->shared && wait > cfg->dispatch_poll_ms)
+				wait = cfg->dispatch_poll_ms;
 			wait_ms(d, wait);
 			continue;
 		}
@@ -731,6 +1164,7 @@ int dispatcher_run(struct dispatcher *d, struct handoff_store *store,
 					  claim_err.message);
 			if (d->env.on_tick != NULL)
 				d->env.on_tick(d->env.ctx);
+			send_alerts(d);
 		}
 		rc = handoff_store_paused(store, &paused, &claim_err);
 		if (rc == 0 && paused) {
@@ -748,12 +1182,31 @@ int dispatcher_run(struct dispatcher *d, struct handoff_store *store,
 			log_info("delivery resumed");
 			paused_logged = false;
 		}
+		if (rc == 0 && d->t.open) {
+			/* One probe at a time, whichever process sends it. */
+			probing = take_probe(d);
+			if (!probing) {
+				d->stats.blocked++;
+				if (deadline != 0 &&
+				    now_us(d) + cfg->dispatch_poll_ms * 1000 >=
+					    deadline)
+					return error_set(
+						err, "--once: another "
+						     "payhook-dispatch holds the "
+						     "target's probe past the "
+						     "time bound");
+				wait_ms(d, cfg->dispatch_poll_ms);
+				continue;
+			}
+		}
 		if (rc == 0)
 			rc = handoff_store_claim(store, dispatcher_claim_limit(d),
 						 &batch, &claim_err);
 		if (rc != 0) {
 			int64_t now = now_us(d);
 
+			if (probing)
+				release_probe(d);
 			retry_ms = retry_ms == 0 ? DB_RETRY_MIN_MS
 				   : retry_ms * 2 < DB_RETRY_MAX_MS ? retry_ms * 2
 								    : DB_RETRY_MAX_MS;
@@ -780,6 +1233,12 @@ int dispatcher_run(struct dispatcher *d, struct handoff_store *store,
 			last_warn_us = 0;
 		}
 		if (batch.count == 0) {
+			if (probing)
+				release_probe(d);
+			/* Changes that wait were pushed back: more may be
+			 * due behind them, so claim again at once. */
+			if (batch.waiting > 0)
+				continue;
 			if (options->once)
 				return 0;
 			wait_ms(d, cfg->dispatch_poll_ms);
@@ -787,6 +1246,9 @@ int dispatcher_run(struct dispatcher *d, struct handoff_store *store,
 		}
 		rc = deliver_batch(d, store, handoff, &batch, deadline) ? 0 : -1;
 		handoff_store_batch_cleanup(&batch);
+		/* A probe given back unused (the batch was released). */
+		if (probing && d->t.probe_mine)
+			release_probe(d);
 		if (rc != 0)
 			return error_set(err, "--once: the time bound ran out "
 					 "with payments still due");

@@ -7,8 +7,13 @@
  *
  * The clock, the waits, the stop test and the randomness come from the
  * caller (struct dispatcher_env), so the policy runs in unit tests on a
- * clock of their own. The back-pressure state is this process's: several
- * dispatchers each keep their own view of the target.
+ * clock of their own. The back-pressure state (the circuit, a Retry-After
+ * pause, the failures in a row, the open episodes of the alerts) is the
+ * target's, shared by every dispatcher of the database (target_store.h):
+ * the loop reads it before each claim and attempt, judges each attempt on
+ * the row locked, and sends the alerts decided with it once each. Without
+ * the table (a database from before db/migrate-9-dispatch-target.sql) the
+ * state is this process's alone.
  *
  * The loop reads only a row's id, token, attempts and its log label
  * (handoff_row.h): a second kind of row is claimed by the same loop.
@@ -26,12 +31,15 @@
 #include "handoff.h"
 #include "handoff_row.h"
 #include "handoff_store.h"
+#include "target_store.h"
 
 enum dispatcher_event_kind {
 	DISPATCHER_EVENT_DEAD,           /* a row went dead (first of an
 					  * episode) */
 	DISPATCHER_EVENT_CIRCUIT_OPEN,   /* the target failed too often */
 	DISPATCHER_EVENT_CIRCUIT_CLOSED, /* it answered 2xx again */
+	DISPATCHER_EVENT_TARGET_WAITING, /* it asked to wait (Retry-After)
+					  * dispatch_alert_after_s or longer */
 };
 
 struct dispatcher_event {
@@ -74,6 +82,10 @@ struct dispatcher_circuit {
 	int64_t since_us;
 	unsigned failures;         /* failed attempts at the target in a row */
 	int64_t next_probe_us;     /* open: no probe before; else 0 */
+	int64_t pause_until_us;    /* a Retry-After: no attempt before; 0 */
+	long last_status;          /* the last answer's HTTP status; 0 */
+	const char *last_error;    /* the last failure's detail ("" after a
+				    * 2xx); lives as long as the dispatcher */
 };
 
 /* How often the loop reads the table's gauges (handoff_store_gauges). */
@@ -132,13 +144,17 @@ struct dispatcher_verdict {
 	 * too, or its circuit is open). */
 	bool counted;
 	long delay_ms;          /* RETRY: due again this much later */
-	const char *reason;     /* "retry-after", "outage", "failed", ... */
+	const char *reason;     /* "retry-after", "outage", "failed",
+				 * "rejected", ... */
 };
 
 /* Counts since dispatcher_new, for the log and the metrics. */
 struct dispatcher_stats {
 	unsigned long long delivered, retried, deferred, dead, superseded,
 		unrecorded, released;
+	/* Of deferred: told to wait (Retry-After). Times the loop found the
+	 * target blocked (its circuit open, a Retry-After) before a claim. */
+	unsigned long long waited, blocked;
 	unsigned long long circuit_opened;
 	int64_t latency_us_sum; /* the delivered attempts' durations */
 };
@@ -166,8 +182,14 @@ void dispatcher_free(struct dispatcher *d);
 
 /* Judges the outcome of an attempt at row (attempts counted by its claim)
  * and updates the target's state: the circuit, a Retry-After, the run of
- * failures. Keeps the episodes' events for dispatcher_flush_events. Can't
- * fail. */
+ * failures, the last answer. The classes: a 2xx delivers; a 429 or 503
+ * with Retry-After pauses the whole target and is no attempt; no answer, a
+ * timeout, a 408 or a 5xx (a command's failure) is outage-like: it counts
+ * only when the target's previous attempt was not such a failure (it
+ * answers others with 2xx), and several in a row open the circuit; any
+ * other 4xx is the target refusing that row: it counts, and never opens
+ * the circuit. Keeps the episodes' events for dispatcher_flush_events
+ * (each once per episode of the target). Can't fail. */
 void dispatcher_judge(struct dispatcher *d, const struct handoff_row *row,
 		      const struct transport_outcome *out,
 		      struct dispatcher_verdict *verdict);
@@ -209,6 +231,13 @@ void dispatcher_circuit(const struct dispatcher *d,
 
 /* The counts so far, owned by d. Can't fail. */
 const struct dispatcher_stats *dispatcher_stats(const struct dispatcher *d);
+
+/* The target's state now (env's clock), into s. Can't fail. */
+void dispatcher_target(const struct dispatcher *d, struct target_state *s);
+
+/* Replaces the target's state by s (env's clock), as another process left
+ * it. Can't fail. */
+void dispatcher_set_target(struct dispatcher *d, const struct target_state *s);
 
 /* ---- the loop ---- */
 

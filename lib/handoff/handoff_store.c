@@ -197,6 +197,17 @@ static void disconnect(struct handoff_store *d)
 	sqlconn_disconnect(d->conn);
 }
 
+struct sqlconn *handoff_store_connection(struct handoff_store *d,
+					 struct error *err)
+{
+	return sqlconn_connect(d->conn, err) == 0 ? d->conn : NULL;
+}
+
+const char *handoff_store_owner(const struct handoff_store *d)
+{
+	return d->owner;
+}
+
 void handoff_store_free(struct handoff_store *d)
 {
 	if (d == NULL)
@@ -331,10 +342,7 @@ int handoff_store_check_schema(struct handoff_store *d, struct error *err)
 
 /* Formats a statement into a new string the caller frees. Returns NULL with
  * err set when out of memory. */
-static char *sql_new(struct error *err, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
-
-static char *sql_new(struct error *err, const char *fmt, ...)
+char *handoff_store_sql_new(struct error *err, const char *fmt, ...)
 {
 	va_list ap;
 	int len;
@@ -583,7 +591,7 @@ static int claim_update(struct handoff_store *d, const char *table,
 				 (unsigned long)strlen(d->owner));
 	return run_update(
 		d,
-		sql_new(err,
+		handoff_store_sql_new(err,
 			"UPDATE %s SET dispatch_token = dispatch_token + 1, "
 			"dispatch_attempts = dispatch_attempts + 1, "
 			"dispatch_owner = '%s', dispatch_due_at = "
@@ -624,7 +632,7 @@ static int claim_payments(struct handoff_store *d, size_t limit,
 	int rc;
 
 	ids = query_ids(d,
-			sql_new(err,
+			handoff_store_sql_new(err,
 				"SELECT id FROM payments WHERE dispatch_due_at "
 				"<= UTC_TIMESTAMP(6) AND dispatch_state = "
 				"'pending' ORDER BY dispatch_due_at LIMIT %zu "
@@ -645,7 +653,7 @@ static int claim_payments(struct handoff_store *d, size_t limit,
 	if (rc == 0)
 		rc = claim_read(
 			d,
-			sql_new(err,
+			handoff_store_sql_new(err,
 				"SELECT id, provider, transaction_id, amount, "
 				"currency, event_id, DATE_FORMAT(received_at, "
 				"'%s'), payload, dispatch_token, "
@@ -689,59 +697,150 @@ static int changes_table(struct handoff_store *d, struct error *err)
 	return 0;
 }
 
-/* Claims up to limit due changes into batch, in the open transaction. A
- * change is handed on only after its payment was (delivered, or skipped by
- * db/migrate-3-dispatch.sql) and after every earlier change of its object
- * (by id: the order they were recorded in). One that must wait is not
- * claimed: it is due again HANDOFF_STORE_WAIT_MS later, so the next claims
- * do not read it again, and the delivery it waits for wakes it at once
- * (wake_waiting). Returns 0, or -1 with err set. */
+/* A change (c, with its object e and its payment p: CHANGE_JOINS) may be
+ * handed on: its payment was (delivered, or skipped by
+ * db/migrate-3-dispatch.sql) and no earlier change of its object (by id:
+ * the order they were recorded in) is left pending or dead. */
+#define CHANGE_READY                                                           \
+	"(COALESCE(p.dispatch_state IN ('delivered', 'skipped'), 0) AND NOT "  \
+	"EXISTS (SELECT 1 FROM " CHANGES " o WHERE o.event_row_id = "          \
+	"c.event_row_id AND o.id < c.id AND o.dispatch_state IN ('pending', "  \
+	"'dead')))"
+#define CHANGE_JOINS                                                           \
+	" c JOIN payment_events e ON e.id = c.event_row_id LEFT JOIN payments " \
+	"p ON p.provider = e.provider AND p.transaction_id = e.transaction_id"
+#define CHANGE_DUE                                                             \
+	"c.dispatch_due_at <= UTC_TIMESTAMP(6) AND c.dispatch_state = 'pending'"
+
+/* Appends the count ids of more to the n of all (room for both), leaving
+ * out those all holds already. */
+static void ids_append(unsigned long long *all, size_t *n,
+		       const unsigned long long *more, size_t count)
+{
+	for (size_t i = 0; i < count; i++) {
+		size_t k = 0;
+
+		while (k < *n && all[k] != more[i])
+			k++;
+		if (k == *n)
+			all[(*n)++] = more[i];
+	}
+}
+
+/* Sets the changes in list, which wait, due again as long after now as
+ * they have waited since they were recorded (HANDOFF_STORE_WAIT_MIN_MS to
+ * HANDOFF_STORE_WAIT_MAX_MS): a wait that doubles, so changes whose payment
+ * never comes cost a claim less and less often. The delivery they wait for
+ * wakes them at once (wake_waiting). Returns 0, or -1 with err set. */
+static int push_back_waiting(struct handoff_store *d, const char *list,
+			     struct error *err)
+{
+	return run_update(
+		d,
+		handoff_store_sql_new(err,
+			"UPDATE " CHANGES " SET dispatch_due_at = "
+			"UTC_TIMESTAMP(6) + INTERVAL LEAST(GREATEST("
+			"TIMESTAMPDIFF(MICROSECOND, received_at, "
+			"UTC_TIMESTAMP(6)), %lld), %lld) MICROSECOND WHERE id "
+			"IN (%s)",
+			(long long)HANDOFF_STORE_WAIT_MIN_MS * 1000,
+			(long long)HANDOFF_STORE_WAIT_MAX_MS * 1000, list),
+		"claim: changes that wait", err);
+}
+
+/* Claims up to limit due changes into batch, in the open transaction: the
+ * oldest due that may be handed on (CHANGE_READY, tested in the query, so
+ * any number of changes that wait never hide one that may go), locked
+ * with SKIP LOCKED and tested again once locked (a row read without a lock
+ * may have moved on). Up to HANDOFF_STORE_WAIT_BATCH due changes that must
+ * wait are locked in the same way and pushed back (push_back_waiting);
+ * batch->waiting counts them. Returns 0, or -1 with err set. */
 static int claim_changes(struct handoff_store *d, size_t limit,
 			 struct handoff_store_batch *batch, size_t cap,
 			 struct error *err)
 {
-	unsigned long long *ids, *ready = NULL, *waiting = NULL;
-	size_t count, n_ready = 0, n_waiting = 0;
+	unsigned long long *first = NULL, *more = NULL, *all = NULL,
+			   *locked = NULL, *ready = NULL, *waiting = NULL;
+	size_t n_first = 0, n_more = 0, n_all = 0, n_locked = 0, n_ready = 0,
+	       n_waiting = 0;
 	char *list = NULL, *sql;
 	MYSQL_RES *res = NULL;
 	MYSQL_ROW row;
 	bool missing = false;
 	int rc = -1;
 
-	ids = query_ids(d,
-			sql_new(err,
-				"SELECT id FROM " CHANGES " WHERE "
-				"dispatch_due_at <= UTC_TIMESTAMP(6) AND "
-				"dispatch_state = 'pending' ORDER BY "
-				"dispatch_due_at, id LIMIT %zu FOR UPDATE SKIP "
-				"LOCKED", limit),
-			limit, "claim select changes", &count, &missing, err);
-	if (missing)
+	/* Plain reads (READ COMMITTED: the newest committed rows, no locks):
+	 * what may go, oldest due first, then what waits. */
+	first = query_ids(d,
+			  handoff_store_sql_new(err,
+				  "SELECT c.id FROM " CHANGES CHANGE_JOINS
+				  " WHERE " CHANGE_DUE " AND " CHANGE_READY
+				  " ORDER BY c.dispatch_due_at, c.id LIMIT %zu",
+				  limit),
+			  limit, "claim select changes", &n_first, &missing,
+			  err);
+	if (missing) {
 		note_no_changes(d);
-	if (ids == NULL)
-		return -1;
-	if (count == 0) {
-		free(ids);
-		return 0;
+		rc = 0;
+		goto out;
 	}
-	ready = calloc(count, sizeof(*ready));
-	waiting = calloc(count, sizeof(*waiting));
-	list = id_list_new(ids, count, err);
+	if (first == NULL)
+		goto out;
+	more = query_ids(d,
+			 handoff_store_sql_new(err,
+				 "SELECT c.id FROM " CHANGES CHANGE_JOINS
+				 " WHERE " CHANGE_DUE " AND NOT " CHANGE_READY
+				 " ORDER BY c.dispatch_due_at, c.id LIMIT %d",
+				 HANDOFF_STORE_WAIT_BATCH),
+			 HANDOFF_STORE_WAIT_BATCH, "claim select waiting changes",
+			 &n_more, NULL, err);
+	if (more == NULL)
+		goto out;
+	if (n_first + n_more == 0) {
+		rc = 0;
+		goto out;
+	}
+	all = calloc(n_first + n_more, sizeof(*all));
+	if (all == NULL) {
+		error_set(err, "dispatch: out of memory");
+		goto out;
+	}
+	ids_append(all, &n_all, first, n_first);
+	ids_append(all, &n_all, more, n_more);
+	list = id_list_new(all, n_all, err);
+	if (list == NULL)
+		goto out;
+	/* Locked by id: rows another claim holds are skipped, rows that
+	 * moved on since the read are left out. */
+	locked = query_ids(d,
+			   handoff_store_sql_new(err,
+				   "SELECT id FROM " CHANGES " WHERE id IN (%s) "
+				   "AND dispatch_state = 'pending' AND "
+				   "dispatch_due_at <= UTC_TIMESTAMP(6) ORDER BY "
+				   "FIELD(id, %s) FOR UPDATE SKIP LOCKED",
+				   list, list),
+			   n_all, "claim lock changes", &n_locked, NULL, err);
+	free(list);
+	list = NULL;
+	if (locked == NULL)
+		goto out;
+	if (n_locked == 0) {
+		rc = 0;
+		goto out;
+	}
+	ready = calloc(n_locked, sizeof(*ready));
+	waiting = calloc(n_locked, sizeof(*waiting));
+	list = id_list_new(locked, n_locked, err);
 	if (ready == NULL || waiting == NULL || list == NULL) {
 		error_set(err, "dispatch: out of memory");
 		goto out;
 	}
-	/* A plain read (READ COMMITTED: the newest committed rows, no
-	 * locks), in the order the locking read found them. */
-	sql = sql_new(err,
-		      "SELECT c.id, COALESCE(p.dispatch_state IN ('delivered', "
-		      "'skipped'), 0) AND NOT EXISTS (SELECT 1 FROM " CHANGES
-		      " o WHERE o.event_row_id = c.event_row_id AND o.id < c.id "
-		      "AND o.dispatch_state IN ('pending', 'dead')) FROM " CHANGES
-		      " c JOIN payment_events e ON e.id = c.event_row_id "
-		      "LEFT JOIN payments p ON p.provider = e.provider AND "
-		      "p.transaction_id = e.transaction_id WHERE c.id IN (%s) "
-		      "ORDER BY FIELD(c.id, %s)", list, list);
+	/* Tested again now that they are ours: a delivery committed before
+	 * the lock is seen; one committed after wakes them. */
+	sql = handoff_store_sql_new(err,
+		      "SELECT c.id, " CHANGE_READY " FROM " CHANGES CHANGE_JOINS
+		      " WHERE c.id IN (%s) ORDER BY FIELD(c.id, %s)",
+		      list, list);
 	if (sql == NULL)
 		goto out;
 	if (mysql_query(sqlconn_mysql(d->conn), sql) != 0 ||
@@ -752,26 +851,21 @@ static int claim_changes(struct handoff_store *d, size_t limit,
 	}
 	free(sql);
 	while ((row = mysql_fetch_row(res)) != NULL &&
-	       n_ready + n_waiting < count) {
-		if (parse_ull(row[1]) != 0)
-			ready[n_ready++] = parse_ull(row[0]);
-		else
+	       n_ready + n_waiting < n_locked) {
+		if (parse_ull(row[1]) == 0)
 			waiting[n_waiting++] = parse_ull(row[0]);
+		else if (n_ready < limit)
+			ready[n_ready++] = parse_ull(row[0]);
+		/* Else one that may go beyond the limit: the next claim's. */
 	}
 	mysql_free_result(res);
 	free(list);
 	list = NULL;
 	if (n_waiting > 0) {
 		list = id_list_new(waiting, n_waiting, err);
-		if (list == NULL ||
-		    run_update(d,
-			       sql_new(err,
-				       "UPDATE " CHANGES " SET dispatch_due_at "
-				       "= UTC_TIMESTAMP(6) + INTERVAL %ld "
-				       "MICROSECOND WHERE id IN (%s)",
-				       HANDOFF_STORE_WAIT_MS * 1000, list),
-			       "claim: changes that wait", err) != 0)
+		if (list == NULL || push_back_waiting(d, list, err) != 0)
 			goto out;
+		batch->waiting += n_waiting;
 		free(list);
 		list = NULL;
 	}
@@ -784,7 +878,7 @@ static int claim_changes(struct handoff_store *d, size_t limit,
 		goto out;
 	rc = claim_read(
 		d,
-		sql_new(err,
+		handoff_store_sql_new(err,
 			"SELECT c.id, e.provider, e.transaction_id, c.amount, "
 			"COALESCE(c.currency, p.currency, ''), c.event_id, "
 			"DATE_FORMAT(c.received_at, '%s'), IF(c.id = (SELECT "
@@ -794,17 +888,18 @@ static int claim_changes(struct handoff_store *d, size_t limit,
 			"e.object_id, c.n, COALESCE(p.refunded_amount, 0), "
 			"p.dispute_state, COALESCE(p.cancelled, 0), "
 			"COALESCE(c.currency = p.currency, 1) FROM "
-			CHANGES " c JOIN payment_events e ON e.id = "
-			"c.event_row_id LEFT JOIN payments p ON p.provider = "
-			"e.provider AND p.transaction_id = e.transaction_id "
-			"WHERE c.id IN (%s) ORDER BY FIELD(c.id, %s)",
+			CHANGES CHANGE_JOINS " WHERE c.id IN (%s) ORDER BY "
+			"FIELD(c.id, %s)",
 			received_at_format, list, list),
 		batch, cap, HANDOFF_ROW_CHANGE, err);
 out:
 	free(list);
+	free(first);
+	free(more);
+	free(all);
+	free(locked);
 	free(ready);
 	free(waiting);
-	free(ids);
 	return rc;
 }
 
@@ -834,12 +929,16 @@ int handoff_store_claim(struct handoff_store *d, size_t limit,
 	    claim_changes(d, limit - batch->count, batch, limit, err) != 0)
 		goto fail;
 	if (batch->count == 0) {
-		/* Nothing claimed (changes may have been set to wait). */
+		/* Nothing claimed (changes may have been set to wait: keep
+		 * the count). */
+		size_t waiting = batch->waiting;
+
 		if (mysql_commit(sqlconn_mysql(d->conn)) != 0) {
 			connection_failed(d, "claim commit", err);
 			goto fail;
 		}
 		handoff_store_batch_cleanup(batch);
+		batch->waiting = waiting;
 		return 0;
 	}
 	/* A COMMIT that fails may or may not have claimed the rows: either
@@ -1125,6 +1224,92 @@ int handoff_store_list_dead(struct handoff_store *d, bool changes,
 	return 0;
 }
 
+/* Copies a column (NULL: "") into buf of cap bytes, cut to fit. */
+static void copy_column(char *buf, size_t cap, const char *field)
+{
+	size_t n = field == NULL ? 0 : strnlen(field, cap - 1);
+
+	if (n > 0)
+		memcpy(buf, field, n);
+	buf[n] = '\0';
+}
+
+int handoff_store_show(struct handoff_store *d, bool changes,
+		       unsigned long long id, struct handoff_store_show *out,
+		       struct error *err)
+{
+	MYSQL *mysql;
+	MYSQL_RES *res;
+	MYSQL_ROW row;
+	char *sql;
+
+	memset(out, 0, sizeof(*out));
+	if (sqlconn_connect(d->conn, err) != 0)
+		return -1;
+	mysql = sqlconn_mysql(d->conn);
+	if (changes)
+		sql = handoff_store_sql_new(
+			err,
+			"SELECT e.provider, e.transaction_id, c.dispatch_state, "
+			"c.dispatch_attempts, c.dispatch_last_error, "
+			"DATE_FORMAT(c.dispatch_due_at, '%s'), "
+			"TIMESTAMPDIFF(MICROSECOND, UTC_TIMESTAMP(6), "
+			"c.dispatch_due_at) DIV 1000, c.dispatch_owner, "
+			"CONCAT(e.kind, ' ', e.object_id, ' ', c.state), "
+			"p.dispatch_state, (SELECT MIN(o.id) FROM " CHANGES " o "
+			"WHERE o.event_row_id = c.event_row_id AND o.id < c.id "
+			"AND o.dispatch_state IN ('pending', 'dead')), (SELECT "
+			"o.dispatch_state FROM " CHANGES " o WHERE "
+			"o.event_row_id = c.event_row_id AND o.id < c.id AND "
+			"o.dispatch_state IN ('pending', 'dead') ORDER BY o.id "
+			"LIMIT 1) FROM " CHANGES CHANGE_JOINS " WHERE c.id = %llu",
+			received_at_format, id);
+	else
+		sql = handoff_store_sql_new(
+			err,
+			"SELECT provider, transaction_id, dispatch_state, "
+			"dispatch_attempts, dispatch_last_error, "
+			"DATE_FORMAT(dispatch_due_at, '%s'), "
+			"TIMESTAMPDIFF(MICROSECOND, UTC_TIMESTAMP(6), "
+			"dispatch_due_at) DIV 1000, dispatch_owner, '', '', "
+			"NULL, NULL FROM payments WHERE id = %llu",
+			received_at_format, id);
+	if (sql == NULL)
+		return -1;
+	if (mysql_query(mysql, sql) != 0) {
+		free(sql);
+		return connection_failed(d, "show", err);
+	}
+	free(sql);
+	res = mysql_store_result(mysql);
+	if (res == NULL)
+		return connection_failed(d, "show", err);
+	row = mysql_fetch_row(res);
+	if (row != NULL) {
+		out->found = true;
+		copy_column(out->provider, sizeof(out->provider), row[0]);
+		copy_column(out->transaction_id, sizeof(out->transaction_id),
+			    row[1]);
+		copy_column(out->state, sizeof(out->state), row[2]);
+		out->attempts = (unsigned long)parse_ull(row[3]);
+		copy_column(out->last_error, sizeof(out->last_error), row[4]);
+		copy_column(out->due_at, sizeof(out->due_at), row[5]);
+		out->due_in_ms = row[6] != NULL ? strtoll(row[6], NULL, 10) : 0;
+		out->claimed = row[7] != NULL && out->due_in_ms > 0;
+		copy_column(out->owner, sizeof(out->owner), row[7]);
+		copy_column(out->change, sizeof(out->change), row[8]);
+		copy_column(out->payment_state, sizeof(out->payment_state),
+			    row[9]);
+		out->earlier_id = parse_ull(row[10]);
+		copy_column(out->earlier_state, sizeof(out->earlier_state),
+			    row[11]);
+	}
+	mysql_free_result(res);
+	if (mysql_rollback(mysql) != 0)
+		return connection_failed(d, "rollback", err);
+	return 0;
+}
+
 /* Appends " AND <head>'<value, escaped>'<tail>" to the WHERE clause in
  * *where (a new string; the old one is freed) when value is not NULL.
  * Returns 0, or -1 with err set (out of memory; *where is then NULL). */
@@ -1144,7 +1329,7 @@ static int where_add(struct handoff_store *d, char **where, const char *head,
 	} else {
 		mysql_real_escape_string(sqlconn_mysql(d->conn), escaped, value,
 					 (unsigned long)len);
-		grown = sql_new(err, "%s AND %s'%s'%s", *where, head, escaped,
+		grown = handoff_store_sql_new(err, "%s AND %s'%s'%s", *where, head, escaped,
 				tail);
 	}
 	free(escaped);
@@ -1169,12 +1354,15 @@ int handoff_store_requeue(struct handoff_store *d,
 	if (sqlconn_connect(d->conn, err) != 0)
 		return -1;
 	mysql = sqlconn_mysql(d->conn);
-	/* Requeue: dead or skipped (never attempted) rows; redeliver:
-	 * delivered ones. The idempotency key is the row's own, so it stays. */
+	/* Requeue: dead rows, and skipped (never attempted: handled before
+	 * payhook) ones only when asked for; redeliver: delivered ones. The
+	 * idempotency key is the row's own, so it stays. */
 	table = sel->changes ? CHANGES : "payments";
-	where = sql_new(err, "%s", change == HANDOFF_STORE_REDELIVER
+	where = handoff_store_sql_new(err, "%s", change == HANDOFF_STORE_REDELIVER
 					   ? "dispatch_state = 'delivered'"
-					   : "dispatch_state IN ('dead', 'skipped')");
+				   : sel->include_skipped
+					   ? "dispatch_state IN ('dead', 'skipped')"
+					   : "dispatch_state = 'dead'");
 	if (where == NULL)
 		return -1;
 	if (sel->id_count > 0) {
@@ -1183,7 +1371,7 @@ int handoff_store_requeue(struct handoff_store *d,
 		list = id_list_new(sel->ids, sel->id_count, err);
 		if (list == NULL)
 			goto out;
-		grown = sql_new(err, "%s AND id IN (%s)", where, list);
+		grown = handoff_store_sql_new(err, "%s AND id IN (%s)", where, list);
 		free(where);
 		where = grown;
 		if (where == NULL)
@@ -1201,7 +1389,7 @@ int handoff_store_requeue(struct handoff_store *d,
 		      ", COALESCE(dispatch_last_error, '')) > 0", err) != 0)
 		goto out;
 	if (dry_run) {
-		sql = sql_new(err, "SELECT COUNT(*) FROM %s WHERE %s", table,
+		sql = handoff_store_sql_new(err, "SELECT COUNT(*) FROM %s WHERE %s", table,
 			      where);
 		if (sql == NULL)
 			goto out;
@@ -1214,7 +1402,7 @@ int handoff_store_requeue(struct handoff_store *d,
 		rc = 0;
 		goto out;
 	}
-	sql = sql_new(err,
+	sql = handoff_store_sql_new(err,
 		      "UPDATE %s SET dispatch_state = 'pending', "
 		      "dispatch_due_at = UTC_TIMESTAMP(6), dispatch_attempts = 0, "
 		      "dispatch_owner = NULL WHERE %s", table, where);
@@ -1278,7 +1466,7 @@ int handoff_store_set_paused(struct handoff_store *d, bool paused,
 	mysql = sqlconn_mysql(d->conn);
 	mysql_real_escape_string(mysql, owner, d->owner,
 				 (unsigned long)strlen(d->owner));
-	sql = sql_new(err,
+	sql = handoff_store_sql_new(err,
 		      "INSERT INTO dispatch_control (id, paused, changed_at, "
 		      "changed_by) VALUES (1, %d, UTC_TIMESTAMP(6), '%s') "
 		      "ON DUPLICATE KEY UPDATE paused = VALUES(paused), "
@@ -1443,7 +1631,7 @@ int handoff_store_refresh_totals(struct handoff_store *d, struct handoff_row *p,
 				 (unsigned long)strlen(p->provider));
 	mysql_real_escape_string(mysql, tid, p->transaction_id,
 				 (unsigned long)p->transaction_id_len);
-	sql = sql_new(err,
+	sql = handoff_store_sql_new(err,
 		      "SELECT refunded_amount, dispute_state, cancelled FROM "
 		      "payments WHERE provider = '%s' AND transaction_id = '%s'",
 		      provider, tid);

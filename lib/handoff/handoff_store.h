@@ -36,9 +36,13 @@
  * of a command (TRANSPORT_KILL_GRACE_MS) and scheduling. */
 #define HANDOFF_STORE_LEASE_MARGIN_MS 1000L
 /* A change whose payment (or an earlier change of its object) was not
- * handed on yet is looked at again this much later, or at once when that
- * delivery is recorded. */
-#define HANDOFF_STORE_WAIT_MS 30000L
+ * handed on yet is looked at again as long after as it has waited since it
+ * was recorded, within these bounds (a wait that doubles), or at once when
+ * that delivery is recorded. */
+#define HANDOFF_STORE_WAIT_MIN_MS 1000L
+#define HANDOFF_STORE_WAIT_MAX_MS 3600000L
+/* At most this many changes that wait are pushed back by one claim. */
+#define HANDOFF_STORE_WAIT_BATCH 500
 
 struct handoff_store; /* one connection; opaque */
 
@@ -50,6 +54,9 @@ struct handoff_store_batch {
 	size_t count;
 	int64_t lease_start_us;
 	int64_t lease_end_us;
+	/* Due changes found waiting and pushed back (not claimed): a claim
+	 * that found only those is followed by another at once. */
+	size_t waiting;
 };
 
 /* One row of handoff_store_list_dead. The strings live until the callback
@@ -83,6 +90,23 @@ enum handoff_store_status {
 struct handoff_store *handoff_store_new(const struct config *cfg,
 					struct error *err);
 
+struct sqlconn; /* sqlconn.h */
+
+/* The connection, connected (sqlconn.h), for the modules that keep other
+ * hand-off tables on it (target_store.h); NULL with err set when it cannot
+ * connect. */
+struct sqlconn *handoff_store_connection(struct handoff_store *d,
+					 struct error *err);
+
+/* Formats a statement into a new string the caller frees (the modules on
+ * the same connection build theirs with it too). Returns NULL with err set
+ * when out of memory. */
+char *handoff_store_sql_new(struct error *err, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+/* "<host>:<pid>", the name claims are made under. Can't fail. */
+const char *handoff_store_owner(const struct handoff_store *d);
+
 /* Closes the connection and frees it; NULL is fine. An open transaction is
  * rolled back by the server. */
 void handoff_store_free(struct handoff_store *d);
@@ -105,9 +129,12 @@ int handoff_store_check_schema(struct handoff_store *d, struct error *err);
  * the rows, COMMIT) and fills batch: payments, oldest due first, then
  * changes whose payment was handed on (delivered, or skipped by
  * db/migrate-3-dispatch.sql) and whose object has no earlier change left
- * (one change per object at a time, in the order they were recorded). A
- * change that must wait is set due HANDOFF_STORE_WAIT_MS later in the same
- * transaction; the delivery it waits for makes it due at once. Returns 0 (batch->count
+ * (one change per object at a time, in the order they were recorded),
+ * tested in the claim's query, so changes that wait never hide one that
+ * may go. Up to HANDOFF_STORE_WAIT_BATCH due changes that must wait are set
+ * due later in the same transaction (HANDOFF_STORE_WAIT_MIN_MS, growing
+ * with their age; batch->waiting counts them); the delivery one waits for
+ * makes it due at once. Returns 0 (batch->count
  * may be 0), or -1 with err set and batch empty: nothing was claimed, or a
  * COMMIT whose outcome is unknown claimed rows that come due again when their
  * lease ends. The caller frees batch with handoff_store_batch_cleanup. */
@@ -171,14 +198,44 @@ int handoff_store_list_dead(struct handoff_store *d, bool changes,
 					const struct handoff_store_dead *row),
 			    void *ctx, struct error *err);
 
+/* One row as payhook-dispatch --show tells it: where it stands and what it
+ * waits for. */
+struct handoff_store_show {
+	bool found;
+	char provider[HANDOFF_ROW_PROVIDER_MAX + 1];
+	char transaction_id[PAYMENT_TRANSACTION_ID_MAX + 1];
+	char state[16];               /* pending, delivered, dead, skipped */
+	unsigned long attempts;
+	char last_error[HANDOFF_STORE_LAST_ERROR_MAX + 1];
+	char due_at[40];              /* RFC 3339 UTC; "" when none */
+	long long due_in_ms;          /* from now; <= 0: due */
+	bool claimed;                 /* an owner holds it (its lease runs) */
+	char owner[HANDOFF_STORE_OWNER_MAX + 1];
+	/* A change's: its kind, object and state; its payment's dispatch
+	 * state ("" when payhook never recorded it); the id of an earlier
+	 * change of its object not handed on (0: none) and that one's state. */
+	char change[HANDOFF_ROW_NAME_MAX * 2 + HANDOFF_ROW_OBJECT_ID_MAX + 8];
+	char payment_state[16];
+	unsigned long long earlier_id;
+	char earlier_state[16];
+};
+
+/* Reads row id (a payment's, or with changes a change's) into *out
+ * (out->found false when there is none). Returns 0, or -1 with err set. */
+int handoff_store_show(struct handoff_store *d, bool changes,
+		       unsigned long long id, struct handoff_store_show *out,
+		       struct error *err);
+
 enum handoff_store_change {
-	HANDOFF_STORE_REQUEUE,   /* dead or skipped -> pending */
+	HANDOFF_STORE_REQUEUE,   /* dead (and with include_skipped, skipped)
+				  * -> pending */
 	HANDOFF_STORE_REDELIVER, /* delivered -> pending (the same key) */
 };
 
 /* Which rows an operator's bulk change takes: every filter given (not NULL,
  * or ids) must match. Times are UTC, as MySQL reads them
- * ("2026-11-30 14:00:00"), compared with received_at; error is a text the
+ * ("2026-11-30 14:00:00"), already checked by the caller (MySQL reads any
+ * other text as a zero date), compared with received_at; error is a text the
  * last error contains. */
 struct handoff_store_selection {
 	bool changes;               /* rows of payment_event_changes (provider:
@@ -189,6 +246,9 @@ struct handoff_store_selection {
 	const char *since;          /* received_at >= since */
 	const char *until;          /* received_at < until */
 	const char *error;
+	/* A requeue takes the rows skipped by db/migrate-3-dispatch.sql
+	 * (handled before payhook existed) as well as the dead ones. */
+	bool include_skipped;
 };
 
 /* Puts the selected rows of the change's states back to pending: due now,

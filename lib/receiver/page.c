@@ -211,6 +211,44 @@ static void failures_section(struct textbuf *o, const struct config *cfg,
 	textbuf_printf(o, "</tbody>\n</table></div>\n</section>\n");
 }
 
+/* The target as every payhook-dispatch of the database shares it: one
+ * circuit, a Retry-After, the last answer's status and error. */
+static void target_table(struct textbuf *o, const struct metrics *m)
+{
+	static const char *const shown[METRICS_CIRCUIT_STATES] = {
+		"closed", "open", "half-open (probing)",
+	};
+	struct metrics_target t;
+	char since[32], probe[32], pause[32], at[32];
+
+	textbuf_printf(o, "<h3>Target</h3>\n");
+	if (!metrics_read_target(m, &t)) {
+		textbuf_printf(o, "<p>Not known yet: a payhook-dispatch shows "
+				  "the target's state here once it has read "
+				  "it.</p>\n");
+		return;
+	}
+	utc_text(t.since_ms / 1000, since, sizeof(since));
+	utc_text(t.next_probe_ms / 1000, probe, sizeof(probe));
+	utc_text(t.pause_until_ms / 1000, pause, sizeof(pause));
+	utc_text(t.updated_ms / 1000, at, sizeof(at));
+	textbuf_printf(o, "<table>\n<tr><th scope=\"row\">circuit</th><td>%s"
+			  "</td></tr>\n<tr><th scope=\"row\">since (UTC)</th>"
+			  "<td>%s</td></tr>\n", shown[t.state], since);
+	row_number(o, "failures in a row", (long long)t.failures);
+	textbuf_printf(o, "<tr><th scope=\"row\">next probe (UTC)</th><td>%s"
+			  "</td></tr>\n<tr><th scope=\"row\">asked to wait "
+			  "until (UTC)</th><td>%s</td></tr>\n", probe, pause);
+	row_number(o, "last HTTP status", t.last_status);
+	textbuf_printf(o, "<tr><th scope=\"row\">last error</th><td>");
+	textbuf_html(o, t.last_error[0] != '\0' ? t.last_error : "-");
+	textbuf_printf(o, "</td></tr>\n</table>\n<p>Shared by every "
+			  "payhook-dispatch of the database (and its --once "
+			  "runs), as one last read it at %s UTC. "
+			  "<code>payhook-dispatch --show ID</code> says why a "
+			  "payment waits.</p>\n", at);
+}
+
 /* The target's circuit as each running payhook-dispatch sees it. */
 static void circuit_table(struct textbuf *o, const struct metrics *m)
 {
@@ -282,6 +320,7 @@ static void handoff_section(struct textbuf *o, const struct metrics *m)
 			  "nor dead.</p>\n", (long long)age_s,
 		       age_s > HANDOFF_STALE_S ?
 			       " (stale: is payhook-dispatch running?)" : "");
+	target_table(o, m);
 	circuit_table(o, m);
 	textbuf_printf(o, "</section>\n");
 }

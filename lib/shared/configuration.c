@@ -207,6 +207,7 @@ static const struct key_def keys[] = {
 	NUMBER("dispatch_rate_per_s", KIND_LONG, dispatch_rate_per_s, 0, 1000000, "0"),
 	NUMBER("payload_retention_days", KIND_LONG, payload_retention_days, 0, 36500, "0"),
 	NUMBER("dispatch_circuit_failures", KIND_INT, dispatch_circuit_failures, 1, 1000000, "5"),
+	NUMBER("dispatch_alert_after_s", KIND_LONG, dispatch_alert_after_s, 1, 604800, "300"),
 	STRING("alert_url", alert_url, NULL, 0),
 	STRING("alert_command", alert_command, NULL, 0),
 	{ "alert_secret", KIND_SECRETS, FIELD(alert_secret), 0, 0, NULL,

@@ -173,6 +173,8 @@ struct config {
 	long payload_retention_days; /* clear delivered payloads older; 0: keep */
 	int dispatch_circuit_failures; /* failures in a row that open the
 				     * target's circuit, default 5 */
+	long dispatch_alert_after_s; /* a Retry-After wait this long alerts
+				     * target_waiting, default 300 */
 	/* Alerts (alert.h): a dead payment, the circuit opening or closing. */
 	char *alert_url;            /* POST each alert here ... */
 	char *alert_command;        /* ... or run this per alert (sh -c) */

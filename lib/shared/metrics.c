@@ -103,6 +103,23 @@ struct circuit {
 	atomic_llong next_probe_ms;  /* Unix time in ms; 0: none */
 };
 
+/* The target's shared state (one for every dispatcher), under its
+ * sequence lock; seq 0: never published. */
+#define TARGET_ERROR_WORDS 26
+_Static_assert(TARGET_ERROR_WORDS * 8 == METRICS_TARGET_ERROR_MAX + 1,
+	       "the error's words hold METRICS_TARGET_ERROR_MAX bytes");
+struct target_view {
+	atomic_uint seq;
+	atomic_uint state;
+	atomic_llong since_ms;
+	atomic_ullong failures;
+	atomic_llong next_probe_ms;
+	atomic_llong pause_until_ms;
+	atomic_llong last_status;
+	atomic_llong updated_ms;
+	atomic_ullong error[TARGET_ERROR_WORDS];
+};
+
 struct segment {
 	uint32_t magic;
 	uint32_t size;
@@ -160,6 +177,9 @@ struct segment {
 	 * Added after the suspicious refunds, for the same reason. */
 	atomic_ullong refusals_next;
 	struct failure refusals[METRICS_FAILURES];
+	/* The target's shared state: added after the refusals, for the same
+	 * reason. */
+	struct target_view target;
 };
 
 static const char *const dispatch_result_names[METRICS_DISPATCH_RESULTS] = {
@@ -168,7 +188,7 @@ static const char *const dispatch_result_names[METRICS_DISPATCH_RESULTS] = {
 
 /* The sizes of the versions before, whose segments grow in place:
  * without the lifecycle counters, without the pool's status, without the
- * circuits, without the suspicious refunds and the refusals. */
+ * circuits, without the suspicious refunds, the refusals and the target. */
 #define PREVIOUS_SIZE offsetof(struct segment, lifecycle)
 #define BEFORE_STATUS_SIZE offsetof(struct segment, start_time)
 #define BEFORE_CIRCUITS_SIZE offsetof(struct segment, circuits)
@@ -1141,6 +1161,128 @@ static void put_circuits(struct textbuf *o, const struct segment *seg)
 	}
 }
 
+void metrics_dispatch_target(struct metrics *m, const struct metrics_target *t)
+{
+	struct target_view *v;
+
+	if (m == NULL)
+		return;
+	v = &m->seg->target;
+	set(&m->seg->dispatch_seen, 1);
+	write_begin(&v->seq);
+	atomic_store_explicit(&v->state, (unsigned)t->state,
+			      memory_order_relaxed);
+	atomic_store_explicit(&v->since_ms, t->since_ms, memory_order_relaxed);
+	atomic_store_explicit(&v->failures, t->failures, memory_order_relaxed);
+	atomic_store_explicit(&v->next_probe_ms, t->next_probe_ms,
+			      memory_order_relaxed);
+	atomic_store_explicit(&v->pause_until_ms, t->pause_until_ms,
+			      memory_order_relaxed);
+	atomic_store_explicit(&v->last_status, t->last_status,
+			      memory_order_relaxed);
+	atomic_store_explicit(&v->updated_ms, t->updated_ms,
+			      memory_order_relaxed);
+	store_words(v->error, TARGET_ERROR_WORDS, t->last_error,
+		    strnlen(t->last_error, METRICS_TARGET_ERROR_MAX));
+	write_end(&v->seq);
+}
+
+static bool read_target(const struct segment *seg, struct metrics_target *out)
+{
+	const struct target_view *v = &seg->target;
+
+	for (int tries = 0; tries < 64; tries++) {
+		unsigned before = read_begin(&v->seq);
+
+		if (before % 2 != 0)
+			continue;
+		out->state = (enum metrics_circuit_state)atomic_load_explicit(
+			&v->state, memory_order_relaxed);
+		out->since_ms = atomic_load_explicit(&v->since_ms,
+						     memory_order_relaxed);
+		out->failures = atomic_load_explicit(&v->failures,
+						     memory_order_relaxed);
+		out->next_probe_ms = atomic_load_explicit(&v->next_probe_ms,
+							  memory_order_relaxed);
+		out->pause_until_ms = atomic_load_explicit(
+			&v->pause_until_ms, memory_order_relaxed);
+		out->last_status = (long)atomic_load_explicit(
+			&v->last_status, memory_order_relaxed);
+		out->updated_ms = atomic_load_explicit(&v->updated_ms,
+						       memory_order_relaxed);
+		load_words(v->error, TARGET_ERROR_WORDS, out->last_error);
+		if (!read_end(&v->seq, before))
+			continue;
+		if (before == 0)
+			return false;
+		if ((unsigned)out->state >= METRICS_CIRCUIT_STATES)
+			out->state = METRICS_CIRCUIT_CLOSED;
+		return true;
+	}
+	return false;
+}
+
+bool metrics_read_target(const struct metrics *m, struct metrics_target *out)
+{
+	return read_target(m->seg, out);
+}
+
+/* The target's shared state: one circuit for every dispatcher, its last
+ * answer's status and error (a label, escaped as the format wants). */
+static void put_target(struct textbuf *o, const struct segment *seg)
+{
+	struct metrics_target t;
+	char error[2 * METRICS_TARGET_ERROR_MAX + 1];
+	size_t n = 0;
+
+	if (!read_target(seg, &t))
+		return;
+	put(o, "# HELP payhook_dispatch_target_circuit_state The target's "
+	       "circuit, one for every payhook-dispatch of the database: 1 for "
+	       "its state.\n"
+	       "# TYPE payhook_dispatch_target_circuit_state gauge\n");
+	for (unsigned k = 0; k < METRICS_CIRCUIT_STATES; k++)
+		put(o, "payhook_dispatch_target_circuit_state{state=\"%s\"} "
+		       "%d\n", circuit_state_names[k], t.state == k);
+	for (const char *c = t.last_error; *c != '\0'; c++) {
+		if (*c == '\\' || *c == '"')
+			error[n++] = '\\';
+		error[n++] = *c;
+	}
+	error[n] = '\0';
+	put(o, "# HELP payhook_dispatch_target_since_seconds When the circuit "
+	       "entered its state (Unix time).\n"
+	       "# TYPE payhook_dispatch_target_since_seconds gauge\n"
+	       "payhook_dispatch_target_since_seconds %.15g\n"
+	       "# HELP payhook_dispatch_target_failures Outage-like failures "
+	       "at the target in a row, from every dispatcher.\n"
+	       "# TYPE payhook_dispatch_target_failures gauge\n"
+	       "payhook_dispatch_target_failures %llu\n"
+	       "# HELP payhook_dispatch_target_next_probe_seconds When an open "
+	       "circuit sends its next probe (Unix time; 0: not open).\n"
+	       "# TYPE payhook_dispatch_target_next_probe_seconds gauge\n"
+	       "payhook_dispatch_target_next_probe_seconds %.15g\n"
+	       "# HELP payhook_dispatch_target_pause_until_seconds Until when "
+	       "the target asked to wait (Retry-After; Unix time; 0: none).\n"
+	       "# TYPE payhook_dispatch_target_pause_until_seconds gauge\n"
+	       "payhook_dispatch_target_pause_until_seconds %.15g\n"
+	       "# HELP payhook_dispatch_target_last_status The HTTP status of "
+	       "the target's last answer (0: none, or a command).\n"
+	       "# TYPE payhook_dispatch_target_last_status gauge\n"
+	       "payhook_dispatch_target_last_status %ld\n"
+	       "# HELP payhook_dispatch_target_last_error_info The detail of "
+	       "the target's last failure (empty after a 2xx).\n"
+	       "# TYPE payhook_dispatch_target_last_error_info gauge\n"
+	       "payhook_dispatch_target_last_error_info{error=\"%s\"} 1\n"
+	       "# HELP payhook_dispatch_target_timestamp_seconds When a "
+	       "dispatcher last published the target's state (Unix time).\n"
+	       "# TYPE payhook_dispatch_target_timestamp_seconds gauge\n"
+	       "payhook_dispatch_target_timestamp_seconds %.15g\n",
+	    (double)t.since_ms / 1000, t.failures,
+	    (double)t.next_probe_ms / 1000, (double)t.pause_until_ms / 1000,
+	    t.last_status, error, (double)t.updated_ms / 1000);
+}
+
 /* payhook-dispatch's series, once a dispatcher shares the segment. */
 static void put_dispatch(struct textbuf *o, const struct segment *seg)
 {
@@ -1185,6 +1327,7 @@ static void put_dispatch(struct textbuf *o, const struct segment *seg)
 	    get(&seg->dispatch_dead), get(&seg->dispatch_oldest_due_s),
 	    get(&seg->dispatch_gauges_at_s));
 	put_circuits(o, seg);
+	put_target(o, seg);
 }
 
 static const char *provider_label(unsigned p)

@@ -256,6 +256,30 @@ void metrics_dispatch_circuit_gone(struct metrics *metrics);
 size_t metrics_read_circuits(const struct metrics *metrics,
 			     struct metrics_circuit *out, size_t cap);
 
+/* The hand-off target as every payhook-dispatch of the database shares it
+ * (the table dispatch_target): one circuit whatever the number of
+ * dispatchers, published by whichever read or changed it last. */
+#define METRICS_TARGET_ERROR_MAX 207
+struct metrics_target {
+	enum metrics_circuit_state state;
+	int64_t since_ms;             /* Unix time it entered the state */
+	unsigned long long failures;  /* outage-like failures in a row */
+	int64_t next_probe_ms;        /* open: its next probe; else 0 */
+	int64_t pause_until_ms;       /* a Retry-After: no attempt before; 0 */
+	long last_status;             /* the last answer's HTTP status; 0 */
+	char last_error[METRICS_TARGET_ERROR_MAX + 1]; /* "" after a 2xx */
+	int64_t updated_ms;           /* when it was published */
+};
+
+/* Publishes the target's shared state. Can't fail; metrics NULL is fine. */
+void metrics_dispatch_target(struct metrics *metrics,
+			     const struct metrics_target *t);
+
+/* The target's state last published: true with *out filled, false when no
+ * dispatcher published one. Can't fail. */
+bool metrics_read_target(const struct metrics *metrics,
+			 struct metrics_target *out);
+
 /* Writes the Prometheus text exposition of everything counted into buf (cap
  * bytes, NUL-terminated). Returns its length, or -1 when it does not fit. */
 long metrics_render(const struct metrics *metrics, const struct config *cfg,

@@ -139,13 +139,15 @@ at_least() {
 	[ -n "$n" ] && [ "$n" -ge "$3" ]
 }
 
-# start_target NAME: an HTTP target answering 200; sets PORT_<NAME>.
+# start_target NAME [PORT]: an HTTP target answering 200 (on PORT, else one
+# the kernel chose); sets PORT_<NAME>.
 start_target() {
 	local port='' deadline=$(($(harness_now_ms) + 5000))
 	echo 200 >"$W/$1.control"
 	: >"$W/$1.record"
+	rm -f "$W/$1.port"
 	"$TARGET" --control "$W/$1.control" --record "$W/$1.record" \
-		>"$W/$1.port" 2>"$W/$1.target.err" &
+		${2:+--port "$2"} >"$W/$1.port" 2>"$W/$1.target.err" &
 	harness_record "target-$1" "$!"
 	until read -r port 2>/dev/null <"$W/$1.port"; do
 		if [ "$(harness_now_ms)" -ge "$deadline" ]; then

@@ -3,9 +3,9 @@
  * payhook-dispatch test and benchmark. It records every request it receives
  * and answers as a control file says.
  *
- *   http_target --control FILE --record FILE
+ *   http_target --control FILE --record FILE [--port N]
  *
- * prints its port on standard output, then serves until killed. Before each
+ * prints its port (N, else one the kernel chose) on standard output, then serves until killed. Before each
  * answer it reads the first line of the control file (absent or empty: 200):
  *
  *   200, 404, 500 ...  answer with that status
@@ -376,6 +376,7 @@ static int listen_loopback(unsigned *port)
 	memset(&addr, 0, sizeof(addr));
 	addr.sin_family = AF_INET;
 	addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	addr.sin_port = htons((uint16_t)*port);
 	if (bind(fd, (struct sockaddr *)&addr, sizeof(addr)) != 0 ||
 	    listen(fd, SOMAXCONN) != 0 ||
 	    getsockname(fd, (struct sockaddr *)&addr, &len) != 0)
@@ -386,8 +387,8 @@ static int listen_loopback(unsigned *port)
 
 static void usage(FILE *out)
 {
-	fputs("usage: http_target --control FILE --record FILE\n"
-	      "  Serves HTTP/1.1 on a kernel-chosen 127.0.0.1 port (printed on\n"
+	fputs("usage: http_target --control FILE --record FILE [--port N]\n"
+	      "  Serves HTTP/1.1 on 127.0.0.1 port N or a kernel-chosen one (printed on\n"
 	      "  standard output), records each request to the record file and\n"
 	      "  answers as the first line of the control file says: 200, 500,\n"
 	      "  500x3, hang, close or slow MS.\n",
@@ -406,6 +407,8 @@ int main(int argc, char **argv)
 			control_path = argv[++i];
 		} else if (strcmp(argv[i], "--record") == 0 && i + 1 < argc) {
 			record_path = argv[++i];
+		} else if (strcmp(argv[i], "--port") == 0 && i + 1 < argc) {
+			port = (unsigned)strtoul(argv[++i], NULL, 10) & 0xffffu;
 		} else if (strcmp(argv[i], "--help") == 0) {
 			usage(stdout);
 			return 0;

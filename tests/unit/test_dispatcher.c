@@ -2,8 +2,10 @@
  * on a clock of the test's own: retries counted or not, dead letters, the
  * target's Retry-After, the outage rule, the circuit (its state as told to
  * the metrics: closed, open, half-open) and its alerts once per
- * episode, dispatch_rate_per_s and the lease's margin. The loop's database
- * and target paths are tests/integration/dispatch.test's. */
+ * episode, dispatch_rate_per_s and the lease's margin; the classes of an
+ * answer (a 4xx is that row's, 408/5xx/none outage-like, Retry-After a
+ * pause), target_waiting, and the state another process left. The loop's
+ * database and target paths are tests/integration/dispatch*.test's. */
 #include "config.h"
 
 #include <check.h>
@@ -19,7 +21,7 @@
  * lower end), the events fired. */
 struct world {
 	int64_t now_us;
-	unsigned events[3];
+	unsigned events[4];
 	struct dispatcher_circuit circuit; /* what on_circuit was last told */
 	unsigned circuit_told;
 };
@@ -383,6 +385,134 @@ START_TEST(test_lease_margin)
 }
 END_TEST
 
+START_TEST(test_a_4xx_is_that_rows_and_never_opens_the_circuit)
+{
+	static const long refused[] = { 400, 404, 409, 410, 422 };
+	struct dispatcher_verdict v;
+
+	/* Nothing else flowing: each refusal counts, in a row, and the row
+	 * goes dead at dispatch_max_attempts; the circuit never opens. */
+	for (size_t k = 0; k < sizeof(refused) / sizeof(refused[0]); k++) {
+		for (unsigned long attempts = 1; attempts < 3; attempts++) {
+			v = judge(attempts, refused[k]);
+			ck_assert_int_eq(v.result, DISPATCHER_RETRY);
+			ck_assert(v.counted);
+			ck_assert_str_eq(v.reason, "rejected");
+			ck_assert_int_eq(v.delay_ms, 500L << (attempts - 1));
+		}
+		v = judge(3, refused[k]);
+		ck_assert_int_eq(v.result, DISPATCHER_DEAD);
+		ck_assert_str_eq(dispatcher_circuit_name(d), "closed");
+		ck_assert_int_eq(dispatcher_wait_ms(d), 0);
+		judge(1, 200);
+	}
+	ck_assert_uint_eq(world.events[DISPATCHER_EVENT_CIRCUIT_OPEN], 0);
+	ck_assert_uint_eq(world.events[DISPATCHER_EVENT_DEAD], 5);
+	/* The last answer is kept for the operators. */
+	judge(1, 422);
+	ck_assert_int_eq(world.circuit.last_status, 422);
+	ck_assert_str_eq(world.circuit.last_error, "HTTP 422");
+	/* A refusal neither starts nor breaks a run of outage failures. */
+	judge(1, 500);
+	judge(1, 422);
+	v = judge(1, 500);
+	ck_assert(!v.counted);
+	ck_assert_str_eq(v.reason, "outage");
+}
+END_TEST
+
+START_TEST(test_outage_like_answers)
+{
+	/* 408, 429 without Retry-After, 5xx, no answer at all (status 0):
+	 * outage-like, so after the first none counts and three open. */
+	static const long outage[] = { 408, 429, 500, 502, 503, 504, 0 };
+
+	for (size_t k = 0; k < sizeof(outage) / sizeof(outage[0]); k++) {
+		struct dispatcher_verdict v;
+
+		judge(1, 200);
+		ck_assert(judge(1, outage[k]).counted);
+		v = judge(3, outage[k]);
+		ck_assert_int_eq(v.result, DISPATCHER_RETRY);
+		ck_assert(!v.counted);
+		ck_assert_str_eq(v.reason, "outage");
+	}
+	ck_assert_uint_eq(world.events[DISPATCHER_EVENT_CIRCUIT_OPEN], 0);
+	judge(1, 0);
+	ck_assert_str_eq(dispatcher_circuit_name(d), "open");
+	ck_assert_int_eq(world.circuit.last_status, 0);
+}
+END_TEST
+
+START_TEST(test_target_waiting_once_per_episode)
+{
+	struct transport_outcome out = answer(503);
+	struct dispatcher_verdict v;
+
+	cfg.dispatch_alert_after_s = 5;
+	out.retry_after_ms = 2000;
+	/* Asked to wait 2 s, then again and again: alerted once the waits
+	 * asked for since the first reach 5 s, and only once. */
+	v = judge_out(1, &out, true);
+	ck_assert(!v.counted);
+	ck_assert_uint_eq(world.events[DISPATCHER_EVENT_TARGET_WAITING], 0);
+	w_wait(&world, 2000);
+	judge_out(1, &out, true);
+	ck_assert_uint_eq(world.events[DISPATCHER_EVENT_TARGET_WAITING], 0);
+	w_wait(&world, 2000);
+	judge_out(1, &out, true);
+	ck_assert_uint_eq(world.events[DISPATCHER_EVENT_TARGET_WAITING], 1);
+	for (int i = 0; i < 10; i++) {
+		w_wait(&world, 2000);
+		judge_out(1, &out, true);
+	}
+	ck_assert_uint_eq(world.events[DISPATCHER_EVENT_TARGET_WAITING], 1);
+	ck_assert_str_eq(dispatcher_circuit_name(d), "closed");
+	ck_assert_int_eq(world.circuit.pause_until_us, world.now_us + 2000000);
+	/* A 2xx ends the episode: the next long wait alerts again. */
+	w_wait(&world, 2000);
+	judge(1, 200);
+	out.retry_after_ms = 6000;
+	judge_out(1, &out, true);
+	ck_assert_uint_eq(world.events[DISPATCHER_EVENT_TARGET_WAITING], 2);
+}
+END_TEST
+
+START_TEST(test_the_state_of_another_process_holds)
+{
+	struct target_state s;
+	struct dispatcher_verdict v;
+
+	/* Another dispatcher saw the target fail (a run of 2) and holds the
+	 * open circuit's probe: this one waits for that probe, and a
+	 * failure of its own does not count. */
+	dispatcher_target(d, &s);
+	s.failures = 2;
+	dispatcher_set_target(d, &s);
+	v = judge(1, 500);
+	ck_assert(!v.counted);
+	ck_assert_str_eq(dispatcher_circuit_name(d), "open");
+	dispatcher_target(d, &s);
+	s.probe_until_us = world.now_us + 60000000;
+	s.probe_mine = false;
+	s.next_probe_us = world.now_us;
+	dispatcher_set_target(d, &s);
+	ck_assert(dispatcher_target_blocked(d));
+	ck_assert_int_eq(dispatcher_wait_ms(d), 60000);
+	ck_assert_int_eq(world.circuit.state, DISPATCHER_CIRCUIT_HALF_OPEN);
+	/* Its lease ends (it died): the probe may be taken here. */
+	w_wait(&world, 60000);
+	ck_assert(!dispatcher_target_blocked(d));
+	/* Another one's Retry-After holds here too. */
+	dispatcher_target(d, &s);
+	s.open = false;
+	s.pause_until_us = world.now_us + 3000000;
+	dispatcher_set_target(d, &s);
+	ck_assert_int_eq(dispatcher_wait_ms(d), 3000);
+	ck_assert_int_eq(dispatcher_claim_limit(d), 10);
+}
+END_TEST
+
 static Suite *dispatcher_suite(void)
 {
 	Suite *s = suite_create("dispatcher");
@@ -397,6 +527,10 @@ static Suite *dispatcher_suite(void)
 	tcase_add_test(tc, test_alerts_say_what_to_do);
 	tcase_add_test(tc, test_rate_spaces_the_attempts);
 	tcase_add_test(tc, test_lease_margin);
+	tcase_add_test(tc, test_a_4xx_is_that_rows_and_never_opens_the_circuit);
+	tcase_add_test(tc, test_outage_like_answers);
+	tcase_add_test(tc, test_target_waiting_once_per_episode);
+	tcase_add_test(tc, test_the_state_of_another_process_holds);
 	suite_add_tcase(s, tc);
 	return s;
 }

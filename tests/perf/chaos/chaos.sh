@@ -21,6 +21,15 @@
 #   proxy_stall    nothing relayed to MariaDB or Redis for 1-4 s
 #   proxy_drop     every connection to MariaDB or Redis reset at once
 #   web_restart    lighttpd stopped and started again
+#   target_outage  the hand-off target (tests/servers/http_target) answers
+#                  500, closes the connection, hangs past the attempt's
+#                  timeout, or answers 503 with Retry-After, for 2-8 s
+#
+# Meanwhile the payments recorded are handed on by two payhook-dispatch
+# daemons and a payhook-dispatch --once run every 3 s (as cron would),
+# through the same proxy to MariaDB, to that target: after the faults every
+# payment must be delivered and none dead (an outage makes none dead,
+# whichever dispatcher sees it), and each --once run exits 0, 1 or 3.
 #
 # Then every fault is healed, the client delivers every transaction once more
 # until it gets a 2xx, and its checker judges the history and the final table
@@ -35,7 +44,8 @@
 # CHAOS_WORKERS (4); CHAOS_CLIENTS (8); CHAOS_TRANSACTIONS (20 per second of
 # faults); CHAOS_FINAL_SECONDS (120, the final round's bound); CHAOS_FAULTS
 # (the kinds to draw from, default all); CHAOS_PAYHOOK (the payhook binary,
-# default BUILD_DIR/app/payhook); CHAOS_KEEP (where the history, the fault log
+# default BUILD_DIR/app/payhook); CHAOS_DISPATCH (1: the dispatchers and the
+# target_outage faults; 0: neither); CHAOS_KEEP (where the history, the fault log
 # and the pool's log are copied at the end; default /tmp/payhook-chaos-SEED). Exit 0: no violation; 1: violations; 2: bad
 # settings; 99: the stack did not start.
 set -u
@@ -53,8 +63,12 @@ ntx=${CHAOS_TRANSACTIONS:-$((seconds * 20))}
 final_seconds=${CHAOS_FINAL_SECONDS:-120}
 payhook=${CHAOS_PAYHOOK:-$BUILD_DIR/app/payhook}
 client=$BUILD_DIR/tests/perf/chaos/chaos_client
+dispatch=${CHAOS_DISPATCH:-1}
+dispatcher=$BUILD_DIR/app/payhook-dispatch
+target_bin=$BUILD_DIR/tests/servers/http_target
 all_kinds="worker_kill worker_stop db_stop db_kill db_readonly db_tablelock
 redis_kill redis_pause proxy_delay proxy_stall proxy_drop web_restart"
+[ "$dispatch" = 1 ] && all_kinds="$all_kinds target_outage"
 kinds=${CHAOS_FAULTS:-$all_kinds}
 for n in "$seconds" "$seed" "$workers" "$clients" "$ntx" "$final_seconds"; do
 	case $n in '' | *[!0-9]*)
@@ -67,6 +81,11 @@ for tool in lighttpd spawn-fcgi redis-cli mariadb; do
 	command -v "$tool" >/dev/null || { echo "chaos: $tool is not installed" >&2; exit 2; }
 done
 [ -x "$client" ] || { echo "chaos: $client is not built (make chaos builds it)" >&2; exit 2; }
+if [ "$dispatch" = 1 ]; then
+	for bin in "$dispatcher" "$target_bin"; do
+		[ -x "$bin" ] || { echo "chaos: $bin is not built (make chaos builds it)" >&2; exit 2; }
+	done
+fi
 
 # shellcheck source-path=SCRIPTDIR source=../../lib/harness.sh
 . "$SRC_DIR/tests/lib/harness.sh"
@@ -104,6 +123,54 @@ harness_fill "$SRC_DIR/conf/lighttpd-spawn-fcgi.conf" "$HARNESS_DIR/fastcgi-snip
 harness_start_lighttpd web "$HARNESS_DIR/fastcgi-snippet.conf" || exit 99
 url=http://127.0.0.1:$LIGHTTPD_PORT/webhook
 harness_wait_http "$url" 405 10 "$LIGHTTPD_PID" || exit 99
+
+# ---- the hand-off: a target, two daemons and --once runs ----------------------
+
+# Each dispatcher reaches MariaDB through the proxy too (its faults are
+# theirs); few attempts, so that an outage counted as attempts would make
+# payments dead within the run.
+dispatch_log=$HARNESS_DIR/dispatch.log
+target_control=$HARNESS_DIR/target.control
+once_rcs=$HARNESS_DIR/once.rcs
+: >"$dispatch_log"
+: >"$once_rcs"
+if [ "$dispatch" = 1 ]; then
+	echo 200 >"$target_control"
+	"$target_bin" --control "$target_control" --record "$HARNESS_DIR/target.record" \
+		>"$HARNESS_DIR/target.port" 2>>"$dispatch_log" &
+	harness_record target "$!"
+	until read -r target_port 2>/dev/null <"$HARNESS_DIR/target.port"; do
+		harness_running target || exit 99
+		sleep 0.02
+	done
+	dispatch_env=(PAYHOOK_CONFIG="$HARNESS_DIR/chaos.conf"
+		PAYHOOK_DISPATCH_URL="http://127.0.0.1:$target_port/hook"
+		PAYHOOK_DISPATCH_TIMEOUT_MS=1000 PAYHOOK_DISPATCH_LEASE_MS=$((lease_ms + 2000))
+		PAYHOOK_DISPATCH_MAX_ATTEMPTS=5 PAYHOOK_DISPATCH_CIRCUIT_FAILURES=3
+		PAYHOOK_DISPATCH_BACKOFF_MS=200 PAYHOOK_DISPATCH_BACKOFF_MAX_MS=2000
+		PAYHOOK_DISPATCH_POLL_MS=200 PAYHOOK_LOG_LEVEL=warn)
+	for d in 1 2; do
+		env "${dispatch_env[@]}" "$dispatcher" </dev/null >>"$dispatch_log" 2>&1 &
+		harness_record "dispatcher-$d" "$!"
+	done
+	sleep 0.5
+	for d in 1 2; do
+		harness_running "dispatcher-$d" || {
+			harness_log_tail "$dispatch_log"
+			exit 99
+		}
+	done
+	# cron: a run every 3 s until the file that stops it appears.
+	(
+		until [ -e "$HARNESS_DIR/once.stop" ]; do
+			env "${dispatch_env[@]}" "$dispatcher" --once=5 </dev/null \
+				>>"$dispatch_log" 2>&1
+			echo "$?" >>"$once_rcs"
+			sleep 3
+		done
+	) &
+	once_loop=$!
+fi
 
 faults=$HARNESS_DIR/faults.log
 killed=$HARNESS_DIR/killed # PIDs of the workers killed on purpose
@@ -251,6 +318,13 @@ fault() {
 		harness_start_lighttpd web "$HARNESS_DIR/fastcgi-snippet.conf" >/dev/null
 		fault_log end "$id"
 		;;
+	target_outage)
+		fault_log begin "$id" target_outage "$b for $a ms"
+		echo "$b" >"$target_control"
+		sleep_ms "$a"
+		echo 200 >"$target_control"
+		fault_log end "$id"
+		;;
 	esac
 }
 
@@ -311,6 +385,15 @@ while [ "$tick" -lt "$((seconds * 1000))" ]; do
 	proxy_stall) a=$target b=$duration span=$b res=proxy_$target ;;
 	proxy_drop) a=$target span=0 res=none ;;
 	web_restart) a=$((duration - 1000)) span=$((a + 2000)) res=web ;;
+	target_outage)
+		a=$((duration * 2)) span=$a res=target
+		case $((index % 4)) in
+		0) b=500 ;;
+		1) b=close ;;
+		2) b=hang ;;
+		3) b="503 retry-after 1" ;;
+		esac
+		;;
 	esac
 	now=$tick
 	tick=$((tick + 1500 + RANDOM % 2500))
@@ -354,6 +437,41 @@ wait "$client_pid"
 client_rc=$?
 scan_locks
 
+# The hand-off: the target answers 200 again; every payment recorded is
+# delivered within a minute, none dead.
+dispatch_violations=0
+if [ "$dispatch" = 1 ]; then
+	echo 200 >"$target_control"
+	touch "$HARNESS_DIR/once.stop"
+	wait "$once_loop" 2>/dev/null
+	deadline=$(($(harness_now_ms) + 60000))
+	until [ "$(harness_sql "SELECT COUNT(*) FROM payhook.payments WHERE dispatch_state = 'pending'")" = 0 ] ||
+		[ "$(harness_now_ms)" -ge "$deadline" ]; do
+		sleep 0.5
+	done
+	read -r d_total d_delivered d_dead d_pending <<<"$(harness_sql "SELECT COUNT(*),
+		COALESCE(SUM(dispatch_state = 'delivered'), 0),
+		COALESCE(SUM(dispatch_state = 'dead'), 0),
+		COALESCE(SUM(dispatch_state = 'pending'), 0) FROM payhook.payments")"
+	read -r opened closed <<<"$(harness_sql "SELECT
+		COALESCE(SUM(event = 'circuit_open'), 0),
+		COALESCE(SUM(event = 'circuit_closed'), 0) FROM payhook.dispatch_alerts")"
+	printf '| hand-off | %s payments: %s delivered, %s dead, %s pending; %s target outages; circuit opened %s times, closed %s times (one alert each); --once runs: %s |\n' \
+		"$d_total" "${d_delivered:-0}" "${d_dead:-0}" "${d_pending:-0}" \
+		"$(grep -c ' begin [0-9]* target_outage ' "$faults")" "${opened:-0}" "${closed:-0}" \
+		"$(sort "$once_rcs" | uniq -c | awk '{printf "%s%s exited %s", s, $1, $2; s=", "}')"
+	if [ "${d_dead:-0}" != 0 ] || [ "${d_pending:-0}" != 0 ]; then
+		printf 'chaos: VIOLATION: the hand-off left %s dead and %s pending of %s payments (seed %s)\n' \
+			"${d_dead:-0}" "${d_pending:-0}" "$d_total" "$seed"
+		grep -E 'outcome=dead' "$dispatch_log" | head -5
+		dispatch_violations=1
+	fi
+	if grep -qvxE '0|1|3' "$once_rcs"; then
+		printf 'chaos: VIOLATION: a --once run exited otherwise than 0, 1 or 3 (seed %s)\n' "$seed"
+		dispatch_violations=1
+	fi
+fi
+
 # Workers that ended without being killed on purpose: gone from /proc, or
 # named by the master's log.
 gone=()
@@ -378,8 +496,8 @@ printf '| pool log | %s warnings, %s lost leases |\n' \
 	"$(grep -c ' warn ' "$pool_log")" "$(grep -c 'lost lease' "$pool_log")"
 keep=${CHAOS_KEEP:-${TMPDIR:-/tmp}/payhook-chaos-$seed}
 if mkdir -p "$keep" && cp "$HARNESS_DIR/history.tsv" "$faults" "$HARNESS_DIR/client.out" \
-	"$pool_log" "$keep/"; then
-	printf '| kept | %s: history.tsv (every request), faults.log, client.out (this report), pool.log |\n' "$keep"
+	"$pool_log" "$dispatch_log" "$keep/"; then
+	printf '| kept | %s: history.tsv (every request), faults.log, client.out (this report), pool.log, dispatch.log |\n' "$keep"
 fi
 rc=0
 if [ "${#gone[@]}" -gt 0 ]; then
@@ -388,6 +506,7 @@ if [ "${#gone[@]}" -gt 0 ]; then
 	rc=1
 fi
 [ "$ttl_violations" = 0 ] || rc=1
+[ "$dispatch_violations" = 0 ] || rc=1
 [ "$client_rc" = 0 ] || rc=$((client_rc == 1 ? 1 : 99))
 if [ "$rc" = 0 ]; then
 	printf 'chaos: ok (seed %s, %s s)\n' "$seed" "$seconds"
