@@ -123,6 +123,11 @@ static const char *const provider_names[CONFIG_PROVIDER_COUNT] = {
 #define SECRETS(name, provider, form, flags)                               \
 	{ name, KIND_SECRETS, FIELD(secrets[provider]), 0, 0, NULL,          \
 	  FLAG_SECRET | (flags), NULL, form }
+/* <profile>_api_key (never logged) and <profile>_api_base. */
+#define API_KEYS(profile, provider)                                        \
+	STRING(profile "_api_key", api_key[provider], NULL,                  \
+	       FLAG_SECRET | FLAG_NONEMPTY),                                 \
+	STRING(profile "_api_base", api_base[provider], NULL, FLAG_NONEMPTY)
 #define TOLERANCE(name, provider) \
 	NUMBER(name, KIND_LONG, tolerance_s[provider], 1, 31536000, NULL)
 
@@ -211,6 +216,24 @@ static const struct key_def keys[] = {
 	STRING("alert_command", alert_command, NULL, 0),
 	{ "alert_secret", KIND_SECRETS, FIELD(alert_secret), 0, 0, NULL,
 	  FLAG_SECRET, NULL, SECRET_WHSEC_BASE64 },
+	/* payhook-reconcile (lib/reconcile checks the bases and keys). */
+	API_KEYS("stripe", CONFIG_PROVIDER_STRIPE),
+	API_KEYS("paddle", CONFIG_PROVIDER_PADDLE),
+	API_KEYS("razorpay", CONFIG_PROVIDER_RAZORPAY),
+	API_KEYS("komoju", CONFIG_PROVIDER_KOMOJU),
+	API_KEYS("payjp", CONFIG_PROVIDER_PAYJP),
+	API_KEYS("square", CONFIG_PROVIDER_SQUARE),
+	API_KEYS("shopify", CONFIG_PROVIDER_SHOPIFY),
+	NUMBER("reconcile_lookback_s", KIND_LONG, reconcile_lookback_s, 1,
+	       31536000, "259200"),
+	NUMBER("reconcile_overlap_s", KIND_LONG, reconcile_overlap_s, 0,
+	       86400, "600"),
+	NUMBER("reconcile_rate_per_s", KIND_LONG, reconcile_rate_per_s, 1,
+	       1000, "5"),
+	NUMBER("reconcile_max_retries", KIND_INT, reconcile_max_retries, 1, 100,
+	       "3"),
+	NUMBER("reconcile_interval_s", KIND_LONG, reconcile_interval_s, 1,
+	       86400, "900"),
 	CHOICE("in_progress_status", in_progress_status, status_choices, "409"),
 	NUMBER("retry_after_s", KIND_INT, retry_after_s, 0, 86400, "5"),
 	CHOICE("log_level", log_level, log_level_choices, "info"),
