@@ -35,7 +35,8 @@
  *
  *   unix_ms status page method target
  *
- * (target is the path and query as sent; page is 0 when not a list).
+ * (unix_ms: when the request arrived, before any slow answer; target: the
+ * path and query as sent; page: 0 when not a list).
  */
 #include "config.h"
 
@@ -61,6 +62,8 @@
 
 static const char *key, *events_path, *faults_path;
 static FILE *log_file;
+/* When the request in hand arrived (its head read): the log's time. */
+static int64_t request_ms;
 
 /* The fault lines seen last, with how often each was used. */
 static struct {
@@ -337,7 +340,7 @@ static bool fault_for(long page, char *what, size_t cap, long *arg)
 static void log_request(int status, long page, const char *method,
 			const char *target)
 {
-	fprintf(log_file, "%lld %d %ld %s %s\n", (long long)now_ms(), status,
+	fprintf(log_file, "%lld %d %ld %s %s\n", (long long)request_ms, status,
 		page, method, target);
 	fflush(log_file);
 }
@@ -476,6 +479,7 @@ static void serve(int fd)
 		if (len == HEAD_MAX)
 			return;
 	}
+	request_ms = now_ms();
 	if (sscanf(head, "%15s %4095s", method, target) != 2)
 		return;
 	if (strcmp(method, "GET") == 0 &&
