@@ -123,11 +123,9 @@ static const char *const provider_names[CONFIG_PROVIDER_COUNT] = {
 #define SECRETS(name, provider, form, flags)                               \
 	{ name, KIND_SECRETS, FIELD(secrets[provider]), 0, 0, NULL,          \
 	  FLAG_SECRET | (flags), NULL, form }
-/* <profile>_api_key (never logged) and <profile>_api_base. */
-#define API_KEYS(profile, provider)                                        \
-	STRING(profile "_api_key", api_key[provider], NULL,                  \
-	       FLAG_SECRET | FLAG_NONEMPTY),                                 \
-	STRING(profile "_api_base", api_base[provider], NULL, FLAG_NONEMPTY)
+/* <profile>_api_key: the merchant's API key, never logged. */
+#define API_KEY(name, provider) \
+	STRING(name, api_key[provider], NULL, FLAG_SECRET | FLAG_NONEMPTY)
 #define TOLERANCE(name, provider) \
 	NUMBER(name, KIND_LONG, tolerance_s[provider], 1, 31536000, NULL)
 
@@ -217,13 +215,20 @@ static const struct key_def keys[] = {
 	{ "alert_secret", KIND_SECRETS, FIELD(alert_secret), 0, 0, NULL,
 	  FLAG_SECRET, NULL, SECRET_WHSEC_BASE64 },
 	/* payhook-reconcile (lib/reconcile checks the bases and keys). */
-	API_KEYS("stripe", CONFIG_PROVIDER_STRIPE),
-	API_KEYS("paddle", CONFIG_PROVIDER_PADDLE),
-	API_KEYS("razorpay", CONFIG_PROVIDER_RAZORPAY),
-	API_KEYS("komoju", CONFIG_PROVIDER_KOMOJU),
-	API_KEYS("payjp", CONFIG_PROVIDER_PAYJP),
-	API_KEYS("square", CONFIG_PROVIDER_SQUARE),
-	API_KEYS("shopify", CONFIG_PROVIDER_SHOPIFY),
+	API_KEY("stripe_api_key", CONFIG_PROVIDER_STRIPE),
+	STRING("stripe_api_base", api_base[CONFIG_PROVIDER_STRIPE], NULL, FLAG_NONEMPTY),
+	API_KEY("paddle_api_key", CONFIG_PROVIDER_PADDLE),
+	STRING("paddle_api_base", api_base[CONFIG_PROVIDER_PADDLE], NULL, FLAG_NONEMPTY),
+	API_KEY("razorpay_api_key", CONFIG_PROVIDER_RAZORPAY),
+	STRING("razorpay_api_base", api_base[CONFIG_PROVIDER_RAZORPAY], NULL, FLAG_NONEMPTY),
+	API_KEY("komoju_api_key", CONFIG_PROVIDER_KOMOJU),
+	STRING("komoju_api_base", api_base[CONFIG_PROVIDER_KOMOJU], NULL, FLAG_NONEMPTY),
+	API_KEY("payjp_api_key", CONFIG_PROVIDER_PAYJP),
+	STRING("payjp_api_base", api_base[CONFIG_PROVIDER_PAYJP], NULL, FLAG_NONEMPTY),
+	API_KEY("square_api_key", CONFIG_PROVIDER_SQUARE),
+	STRING("square_api_base", api_base[CONFIG_PROVIDER_SQUARE], NULL, FLAG_NONEMPTY),
+	API_KEY("shopify_api_key", CONFIG_PROVIDER_SHOPIFY),
+	STRING("shopify_api_base", api_base[CONFIG_PROVIDER_SHOPIFY], NULL, FLAG_NONEMPTY),
 	NUMBER("reconcile_lookback_s", KIND_LONG, reconcile_lookback_s, 1,
 	       31536000, "259200"),
 	NUMBER("reconcile_overlap_s", KIND_LONG, reconcile_overlap_s, 0,
