@@ -12,6 +12,7 @@
 #include <curl/curl.h>
 
 #include "api_client.h"
+#include "curlopts.h"
 #include "log.h"
 #include "timing.h"
 
@@ -113,30 +114,18 @@ static int setup(struct api_client *c, struct error *err)
 			goto refused;                    \
 	} while (0)
 
-	SET(CURLOPT_HTTPGET, 1L);
-	SET(CURLOPT_TIMEOUT_MS, c->options.timeout_ms);
-	SET(CURLOPT_CONNECTTIMEOUT_MS, c->options.timeout_ms);
-	SET(CURLOPT_NOSIGNAL, 1L);
 	/* A redirect is a failed page, never followed (the key would go
 	 * where the configuration does not say). */
-	SET(CURLOPT_FOLLOWLOCATION, 0L);
-	SET(CURLOPT_SSL_VERIFYPEER, 1L);
-	SET(CURLOPT_SSL_VERIFYHOST, 2L);
-#if LIBCURL_VERSION_NUM >= 0x075500
-	SET(CURLOPT_PROTOCOLS_STR, c->options.https_only ? "https" : "http,https");
-#else
-	SET(CURLOPT_PROTOCOLS, c->options.https_only ?
-				       (long)CURLPROTO_HTTPS :
-				       (long)(CURLPROTO_HTTP | CURLPROTO_HTTPS));
-#endif
-	SET(CURLOPT_USERAGENT, "payhook-reconcile/" PACKAGE_VERSION);
+	if (curlopts_safe(h, c->options.timeout_ms, c->options.https_only,
+			  "payhook-reconcile/" PACKAGE_VERSION, err) != 0)
+		return -1;
+	SET(CURLOPT_HTTPGET, 1L);
 	SET(CURLOPT_HTTPHEADER, c->headers);
 	SET(CURLOPT_WRITEFUNCTION, keep_body);
 	SET(CURLOPT_WRITEDATA, c);
 	SET(CURLOPT_HEADERFUNCTION, read_header);
 	SET(CURLOPT_HEADERDATA, c);
 	SET(CURLOPT_ERRORBUFFER, c->curl_error);
-	SET(CURLOPT_TCP_KEEPALIVE, 1L);
 #undef SET
 	return 0;
 refused:

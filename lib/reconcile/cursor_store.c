@@ -96,6 +96,24 @@ static int escape(struct cursor_store *s, const char *text, char *out,
 	return 0;
 }
 
+/* Runs the SELECT sql. Returns its stored result (the caller frees it),
+ * or NULL with err set (the connection dropped when lost). */
+static MYSQL_RES *select_rows(struct cursor_store *s, const char *sql,
+			      struct error *err)
+{
+	MYSQL *mysql = sqlconn_mysql(s->conn);
+	MYSQL_RES *res = NULL;
+
+	if (mysql_query(mysql, sql) != 0 ||
+	    (res = mysql_store_result(mysql)) == NULL) {
+		unsigned code = mysql_errno(mysql);
+
+		error_set(err, "mysql: %u %s", code, mysql_error(mysql));
+		sqlconn_failed(s->conn, code, false);
+	}
+	return res;
+}
+
 int cursor_store_lease(struct cursor_store *s, const char *profile,
 		       long lease_s, struct error *err)
 {
@@ -135,7 +153,6 @@ int cursor_store_read(struct cursor_store *s, const char *profile,
 		      struct cursor_row *row, struct error *err)
 {
 	char p[2 * VALUE_MAX + 1], sql[SQL_MAX];
-	MYSQL *mysql;
 	MYSQL_RES *res;
 	MYSQL_ROW r;
 
@@ -146,15 +163,9 @@ int cursor_store_read(struct cursor_store *s, const char *profile,
 		 "SELECT FLOOR(UNIX_TIMESTAMP(cursor_at)) FROM "
 		 "reconcile_cursors WHERE provider = '%s' AND cursor_at IS NOT "
 		 "NULL", p);
-	mysql = sqlconn_mysql(s->conn);
-	if (mysql_query(mysql, sql) != 0 ||
-	    (res = mysql_store_result(mysql)) == NULL) {
-		unsigned code = mysql_errno(mysql);
-
-		error_set(err, "mysql: %u %s", code, mysql_error(mysql));
-		sqlconn_failed(s->conn, code, false);
+	res = select_rows(s, sql, err);
+	if (res == NULL)
 		return -1;
-	}
 	r = mysql_fetch_row(res);
 	if (r != NULL && r[0] != NULL) {
 		row->has_cursor = true;
@@ -216,7 +227,6 @@ int cursor_store_held_payment(struct cursor_store *s, const char *profile,
 			      struct error *err)
 {
 	char p[2 * VALUE_MAX + 1], t[2 * VALUE_MAX + 1], sql[SQL_MAX];
-	MYSQL *mysql;
 	MYSQL_RES *res;
 	MYSQL_ROW r;
 	int found = 0;
@@ -227,15 +237,9 @@ int cursor_store_held_payment(struct cursor_store *s, const char *profile,
 	snprintf(sql, sizeof(sql),
 		 "SELECT amount, currency FROM payments WHERE provider = '%s' "
 		 "AND transaction_id = '%s'", p, t);
-	mysql = sqlconn_mysql(s->conn);
-	if (mysql_query(mysql, sql) != 0 ||
-	    (res = mysql_store_result(mysql)) == NULL) {
-		unsigned code = mysql_errno(mysql);
-
-		error_set(err, "mysql: %u %s", code, mysql_error(mysql));
-		sqlconn_failed(s->conn, code, false);
+	res = select_rows(s, sql, err);
+	if (res == NULL)
 		return -1;
-	}
 	r = mysql_fetch_row(res);
 	if (r != NULL && r[0] != NULL && r[1] != NULL) {
 		*amount = strtoull(r[0], NULL, 10);
