@@ -119,11 +119,15 @@ static int stripe_parse_page(const char *body, size_t len,
 		const char *text;
 		size_t text_len = 0;
 
+		/* The id is the next page's starting_after: an empty or
+		 * odd one would list the first page again, for ever. */
 		last = string_member(event, "id");
 		if (kind == NULL || strcmp(kind, "event") != 0 ||
-		    last == NULL || string_member(event, "type") == NULL) {
+		    last == NULL || !plain_id(last) ||
+		    string_member(event, "type") == NULL) {
 			error_set(err, "stripe: item %zu of data is not an "
-				  "event with an id and a type", i);
+				  "event with an id (letters, digits, '_') and "
+				  "a type", i);
 			goto out;
 		}
 		text = json_object_to_json_string_length(
