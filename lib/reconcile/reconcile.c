@@ -56,7 +56,7 @@ static bool loopback_base(const char *base)
 	size_t len = strcspn(host, ":/");
 
 	if (strncmp(host, "[::1]", 5) == 0)
-		return true;
+		return host[5] == '\0' || host[5] == ':' || host[5] == '/';
 	if (len == 9 && strncasecmp(host, "localhost", 9) == 0)
 		return true;
 	if (strncmp(host, "127.", 4) != 0)
