@@ -42,7 +42,36 @@ struct tally {
 	unsigned long listed, processed, duplicate, ignored, discrepancy,
 		invalid, pages, requests;
 	int64_t from_s, until_s;
+	/* Progress lines on standard error, when it is a terminal. */
+	bool progress;
+	int64_t started_us;
+	struct api_client *client;
 };
+
+static void format_time(int64_t seconds, char out[32]);
+
+/* One progress line after a page of window w: where the pass is, what it
+ * did, the request rate and the time left, estimated from the span of
+ * creation times done (Stripe gives no totals). */
+static void show_progress(const char *name, const struct backend_window *w,
+			  const struct tally *t)
+{
+	double elapsed_s = (double)(timing_now_us() - t->started_us) / 1e6;
+	int64_t total = t->until_s - t->from_s, done = w->from - t->from_s;
+	char at[32];
+
+	if (!t->progress)
+		return;
+	format_time(w->from, at);
+	fprintf(stderr, "%s: at %s, page %lu: %lu listed, %lu recorded, "
+		"%.1f requests/s", name, at, t->pages, t->listed, t->processed,
+		elapsed_s > 0 ? (double)api_client_requests(t->client) /
+					elapsed_s : 0.0);
+	if (done > 0 && total > done)
+		fprintf(stderr, ", about %.0f s left",
+			elapsed_s * (double)(total - done) / (double)done);
+	fputc('\n', stderr);
+}
 
 bool reconcile_has_key(const struct config *cfg, enum config_provider profile)
 {
@@ -282,6 +311,7 @@ static int walk_window(struct reconcile *r, const struct backend *b,
 			}
 		}
 		t->pages++;
+		show_progress(name, w, t);
 		snprintf(after, sizeof(after), "%s", page.next);
 		rc = page.has_more;
 		backend_page_cleanup(&page);
@@ -387,6 +417,9 @@ static int pass_one(struct reconcile *r, enum config_provider profile,
 		if (client == NULL)
 			goto out;
 	}
+	t.client = client;
+	t.started_us = timing_now_us();
+	t.progress = isatty(STDERR_FILENO) != 0;
 	/* Oldest window first; the cursor moves past each once recorded. */
 	for (int64_t at = start; at < now;) {
 		struct backend_window w = { at, at + b->window_s < now ?
