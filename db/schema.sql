@@ -39,6 +39,11 @@
 -- newest dispute (NULL when none) and whether it was cancelled (voided).
 -- They change with the payment_events rows below, in one transaction.
 --
+-- source says how the row came: 'webhook' (delivered to payhook),
+-- 'reconcile' (payhook-reconcile found it in the provider's API) or 'replay'
+-- (replayed from the inbox). It is set when the row is inserted and never
+-- changed; payment_events has the same column.
+--
 -- payload holds the raw request body; MEDIUMBLOB (up to 16 MiB) because a BLOB
 -- stops at 65535 bytes, one byte short of the default max_body_bytes.
 
@@ -63,6 +68,8 @@ CREATE TABLE IF NOT EXISTS payments (
     refunded_amount BIGINT UNSIGNED NOT NULL DEFAULT 0,
     dispute_state  ENUM('open', 'won', 'lost') NULL DEFAULT NULL,
     cancelled      TINYINT NOT NULL DEFAULT 0,
+    source         ENUM('webhook', 'reconcile', 'replay') NOT NULL
+                   DEFAULT 'webhook',
     UNIQUE KEY uq_payments_provider_transaction_id (provider, transaction_id),
     KEY ix_payments_dispatch_due (dispatch_due_at),
     KEY ix_payments_dispatch_state (dispatch_state)
@@ -112,6 +119,8 @@ CREATE TABLE IF NOT EXISTS payment_events (
     payload        MEDIUMBLOB NOT NULL,
     received_at    DATETIME(6) NOT NULL DEFAULT CURRENT_TIMESTAMP(6),
     updated_at     DATETIME(6) NOT NULL DEFAULT CURRENT_TIMESTAMP(6),
+    source         ENUM('webhook', 'reconcile', 'replay') NOT NULL
+                   DEFAULT 'webhook',
     UNIQUE KEY uq_payment_events_object (provider, kind, object_id),
     KEY ix_payment_events_payment (provider, transaction_id)
 ) ENGINE=InnoDB;
@@ -232,4 +241,26 @@ CREATE TABLE IF NOT EXISTS dispatch_alerts (
     claim_owner    VARCHAR(128) NULL,
     claim_until_us BIGINT NOT NULL DEFAULT 0,
     KEY ix_dispatch_alerts_unsent (sent_at, id)
+) ENGINE=InnoDB;
+
+-- reconcile_cursors: payhook-reconcile's place in each profile's event list,
+-- one row per profile. cursor_at is where the next pass starts (the
+-- provider's creation time of the events, UTC; NULL before the first pass,
+-- which starts reconcile_lookback_s back); it moves only past events whose
+-- rows are committed. last_success_at is the end of the last complete pass,
+-- last_error what ended the last failed one (NULL after a complete pass),
+-- last_error_at when. lease_owner and lease_until make one pass per profile
+-- at a time across hosts: a pass takes the row's lease (until lease_until,
+-- by the database's clock) and renews it after every page; another host
+-- finds it held and leaves the profile alone until it runs out.
+CREATE TABLE IF NOT EXISTS reconcile_cursors (
+    provider       VARCHAR(32) CHARACTER SET ascii COLLATE ascii_bin NOT NULL
+                   PRIMARY KEY,
+    cursor_at      DATETIME(6) NULL,
+    last_success_at DATETIME(6) NULL,
+    last_error     VARCHAR(255) NULL,
+    last_error_at  DATETIME(6) NULL,
+    lease_owner    VARCHAR(128) NULL,
+    lease_until    DATETIME(6) NULL,
+    updated_at     DATETIME(6) NOT NULL DEFAULT CURRENT_TIMESTAMP(6)
 ) ENGINE=InnoDB;

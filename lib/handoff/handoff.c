@@ -280,6 +280,9 @@ static char *body_new(const struct handoff_row *p, size_t *len,
 		goto oom;
 	if (add_string(obj, "received_at", p->received_at,
 		       strlen(p->received_at)) != 0 ||
+	    add_string(obj, "source",
+		       p->source[0] != '\0' ? p->source : "webhook",
+		       strlen(p->source[0] != '\0' ? p->source : "webhook")) != 0 ||
 	    (p->payload != NULL
 		     ? add_string(obj, "payload", p->payload, p->payload_len)
 		     : json_object_object_add(obj, "payload", NULL)) != 0)

@@ -62,6 +62,9 @@ struct handoff_row {
 	unsigned long long amount;  /* minor units */
 	char currency[HANDOFF_ROW_CURRENCY_MAX + 1];
 	char received_at[HANDOFF_ROW_TIME_MAX + 1];
+	/* How the row came: webhook, reconcile, replay (the source column;
+	 * a change's is its object's row's). */
+	char source[HANDOFF_ROW_NAME_MAX + 1];
 	char *payload;              /* the provider's raw body (NUL added); a
 				     * change's is NULL unless it is its
 				     * object's newest (the body that set the

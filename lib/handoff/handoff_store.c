@@ -288,9 +288,14 @@ int handoff_store_check_schema(struct handoff_store *d, struct error *err)
 		"WHERE table_schema = DATABASE() AND table_name = 'payments' "
 		"AND index_name = 'ix_payments_dispatch_due' "
 		"AND seq_in_index = 1 AND column_name = 'dispatch_due_at'";
+	static const char source_sql[] =
+		"SELECT COUNT(*) FROM information_schema.columns "
+		"WHERE table_schema = DATABASE() AND table_name = 'payments' "
+		"AND column_name = 'source'";
 	static const char skip_locked_sql[] =
 		"SELECT id FROM payments WHERE 1 = 0 FOR UPDATE SKIP LOCKED";
 	unsigned long long table = 0, columns = 0, state = 0, index = 0;
+	unsigned long long source = 0;
 	MYSQL_RES *res;
 	int rc = 0;
 
@@ -299,7 +304,8 @@ int handoff_store_check_schema(struct handoff_store *d, struct error *err)
 	if (query_number(d, table_sql, &table, err) != 0 ||
 	    query_number(d, columns_sql, &columns, err) != 0 ||
 	    query_number(d, state_sql, &state, err) != 0 ||
-	    query_number(d, index_sql, &index, err) != 0)
+	    query_number(d, index_sql, &index, err) != 0 ||
+	    query_number(d, source_sql, &source, err) != 0)
 		return -1;
 	if (table == 0)
 		rc = error_set(err, "no table payments in this database: load "
@@ -321,6 +327,9 @@ int handoff_store_check_schema(struct handoff_store *d, struct error *err)
 			       "(dispatch_due_at) is missing: finding due "
 			       "payments would read the whole table; add it as "
 			       "db/migrate-3-dispatch.sql does");
+	else if (source == 0)
+		rc = error_set(err, "table payments has no source column: run "
+			       "db/migrate-10-reconcile.sql");
 	if (rc != 0) {
 		mysql_rollback(sqlconn_mysql(d->conn));
 		return rc;
@@ -441,17 +450,18 @@ static unsigned long long parse_ull(const char *text)
 }
 
 /* Reads the claimed rows of kind into batch, after those it holds (its
- * items have room for cap): the 10 columns of a payment, then for a change
+ * items have room for cap): the 11 columns of a payment, then for a change
  * payment_events.id, kind, state, object_id, n, the payment's
  * refunded_amount, dispute_state, cancelled, and whether the change is in
- * the payment's currency (counted). Returns 0, or -1 with err set
+ * the payment's currency (counted); both forms end with source. Returns
+ * 0, or -1 with err set
  * (batch keeps what it read; the caller cleans it up). */
 static int read_claimed(struct handoff_store *d,
 			struct handoff_store_batch *batch, size_t cap,
 			enum handoff_row_kind kind, struct error *err)
 {
 	MYSQL_RES *res = mysql_store_result(sqlconn_mysql(d->conn));
-	unsigned int columns = kind == HANDOFF_ROW_CHANGE ? 19 : 10;
+	unsigned int columns = kind == HANDOFF_ROW_CHANGE ? 20 : 11;
 	MYSQL_ROW row;
 	int rc = 0;
 
@@ -486,6 +496,9 @@ static int read_claimed(struct handoff_store *d,
 			   len[6]);
 		p->token = parse_ull(row[8]);
 		p->attempts = (unsigned long)parse_ull(row[9]);
+		/* source: the last column of both forms. */
+		copy_field(p->source, sizeof(p->source), row[columns - 1],
+			   len[columns - 1]);
 		if (kind == HANDOFF_ROW_CHANGE) {
 			struct handoff_row_change *c = &p->change;
 
@@ -657,7 +670,7 @@ static int claim_payments(struct handoff_store *d, size_t limit,
 				"SELECT id, provider, transaction_id, amount, "
 				"currency, event_id, DATE_FORMAT(received_at, "
 				"'%s'), payload, dispatch_token, "
-				"dispatch_attempts FROM payments WHERE id IN "
+				"dispatch_attempts, source FROM payments WHERE id IN "
 				"(%s) ORDER BY FIELD(id, %s)",
 				received_at_format, list, list),
 			batch, cap, HANDOFF_ROW_PAYMENT, err);
@@ -887,7 +900,7 @@ static int claim_changes(struct handoff_store *d, size_t limit,
 			"c.dispatch_attempts, e.id, e.kind, c.state, "
 			"e.object_id, c.n, COALESCE(p.refunded_amount, 0), "
 			"p.dispute_state, COALESCE(p.cancelled, 0), "
-			"COALESCE(c.currency = p.currency, 1) FROM "
+			"COALESCE(c.currency = p.currency, 1), e.source FROM "
 			CHANGES CHANGE_JOINS " WHERE c.id IN (%s) ORDER BY "
 			"FIELD(c.id, %s)",
 			received_at_format, list, list),

@@ -11,6 +11,7 @@
 
 #include <curl/curl.h>
 
+#include "curlopts.h"
 #include "log.h"
 #include "signature.h"
 #include "transport_http.h"
@@ -61,27 +62,16 @@ static int setup_curl(struct http *h, struct error *err)
 			goto refused;                   \
 	} while (0)
 
+	/* The whole attempt within the timeout, no signals, TLS verified;
+	 * a redirect is an answer that is not 2xx: retried, never followed
+	 * (the payment would go where the configuration does not say). */
+	if (curlopts_safe(c, o->timeout_ms, false, o->user_agent, err) != 0)
+		return -1;
 	SET(CURLOPT_URL, o->url);
 	SET(CURLOPT_POST, 1L);
-	/* The whole attempt, connecting included; no signals (SIGALRM) used. */
-	SET(CURLOPT_TIMEOUT_MS, o->timeout_ms);
-	SET(CURLOPT_CONNECTTIMEOUT_MS, o->timeout_ms);
-	SET(CURLOPT_NOSIGNAL, 1L);
-	/* A redirect is an answer that is not 2xx: retried, never followed
-	 * (the payment would go where the configuration does not say). */
-	SET(CURLOPT_FOLLOWLOCATION, 0L);
-	SET(CURLOPT_SSL_VERIFYPEER, 1L);
-	SET(CURLOPT_SSL_VERIFYHOST, 2L);
-#if LIBCURL_VERSION_NUM >= 0x075500
-	SET(CURLOPT_PROTOCOLS_STR, "http,https");
-#else
-	SET(CURLOPT_PROTOCOLS, (long)(CURLPROTO_HTTP | CURLPROTO_HTTPS));
-#endif
-	SET(CURLOPT_USERAGENT, o->user_agent);
 	SET(CURLOPT_WRITEFUNCTION, keep_response);
 	SET(CURLOPT_WRITEDATA, h);
 	SET(CURLOPT_ERRORBUFFER, h->curl_error);
-	SET(CURLOPT_TCP_KEEPALIVE, 1L);
 #undef SET
 	return 0;
 refused:

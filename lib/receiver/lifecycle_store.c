@@ -58,7 +58,8 @@ static const char *const statement_sql[STATEMENTS] = {
 	[SEL_EVENT] = EVENT_COLUMNS " FOR UPDATE",
 	[INS_EVENT] = "INSERT INTO payment_events (provider, kind, object_id, "
 		      "transaction_id, state, amount, currency, event_id, "
-		      "occurred_at, payload) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+		      "occurred_at, payload, source) "
+		      "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
 	[UPD_EVENT] = "UPDATE payment_events SET state = ?, amount = ?, "
 		      "currency = ?, event_id = ?, occurred_at = ?, payload = ?, "
 		      "updated_at = CURRENT_TIMESTAMP(6) WHERE id = ?",
@@ -537,7 +538,9 @@ static enum store_status insert_event(struct lifecycle_store *ls,
 				      const void *payload, struct rows *rows,
 				      struct error *err)
 {
-	MYSQL_BIND param[10];
+	MYSQL_BIND param[11];
+	const char *source = payment_source_name(e->link.source);
+	unsigned long source_len = (unsigned long)strlen(source);
 	unsigned code;
 
 	memset(param, 0, sizeof(param));
@@ -546,6 +549,7 @@ static enum store_status insert_event(struct lifecycle_store *ls,
 		   &v->tid_len);
 	bind_state(&param[4], v, e);
 	bind_bytes(&param[9], MYSQL_TYPE_BLOB, payload, &v->payload_len);
+	bind_bytes(&param[10], MYSQL_TYPE_STRING, source, &source_len);
 	code = run(ls, INS_EVENT, param, NULL);
 	if (code == 0) {
 		rows->event_row_id = mysql_stmt_insert_id(ls->stmt[INS_EVENT]);

@@ -6,6 +6,7 @@
 #include "config.h"
 
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -50,6 +51,10 @@ struct pipeline {
 	 * early_due_us (timing_now_us), when the last try said "not yet". */
 	bool early_incomplete;
 	int64_t early_due_us;
+	/* pipeline_record_trusted's request: no signature step, the rows'
+	 * source, and (dry_run) look-ups instead of writes. */
+	bool trusted, dry_run;
+	enum payment_source source;
 };
 
 /* A request locks each payment and each lifecycle event's payment once. */
@@ -393,6 +398,18 @@ static void record_item(struct pipeline *p, const struct item *it,
 	}
 	metrics_request_stage(p->metrics, METRICS_INSERTING);
 	/* No lock at all (lock_backend = none): the unique key alone. */
+	/* A dry run judges from the committed rows alone. */
+	if (p->dry_run) {
+		stored = it->event != NULL ?
+				 lifecycle_store_find(p->events, it->event, detail) :
+				 store_find_payment(p->store, link, detail);
+		count_store_error(p, it, stored);
+		if (stored == STORE_NOT_FOUND)
+			response_set(r, OUTCOME_PROCESSED, "dry run: not recorded");
+		else
+			store_outcome(stored, r);
+		return;
+	}
 	if (p->cfg->lock_backend == CONFIG_LOCK_NONE) {
 		write_item(p, it, body_len, NULL, r, detail);
 		return;
@@ -478,6 +495,10 @@ static void record_batch(struct pipeline *p, size_t body_len, struct result *r,
 	struct result one;
 	bool first = true;
 
+	for (size_t i = 0; i < batch->count; i++)
+		p->batch->payments[i].source = p->source;
+	for (size_t i = 0; i < batch->lifecycle_count; i++)
+		p->batch->lifecycle[i].link.source = p->source;
 	for (size_t i = 0; i < batch->count + batch->lifecycle_count; i++) {
 		const struct lifecycle_event *event =
 			i < batch->count ? NULL
@@ -518,7 +539,7 @@ static void log_request(const struct config *cfg, const char *provider,
 		     r->outcome == OUTCOME_ERROR;
 	enum log_level level = fault || note->message[0] != '\0' ?
 				       LOG_LEVEL_WARN : LOG_LEVEL_INFO;
-	struct log_field fields[10];
+	struct log_field fields[11];
 	/* The first payment's event id, else the first lifecycle event's. */
 	const struct payment *first =
 		batch->count > 0 ? &batch->payments[0] :
@@ -539,6 +560,9 @@ static void log_request(const struct config *cfg, const char *provider,
 		r->transaction_id[0] != '\0' ? r->transaction_id : "-");
 	fields[n++] = (struct log_field)LOG_TEXT("event_id", event_id);
 	fields[n++] = (struct log_field)LOG_NUMBER("elapsed_us", elapsed_us);
+	if (first != NULL && first->source != PAYMENT_SOURCE_WEBHOOK)
+		fields[n++] = (struct log_field)LOG_TEXT(
+			"source", payment_source_name(first->source));
 	if (batch->event_type[0] != '\0')
 		fields[n++] = (struct log_field)LOG_TEXT("event_type",
 							 batch->event_type);
@@ -635,8 +659,11 @@ void pipeline_answer_profile(struct pipeline *p, const struct request *req,
 		response_set(r, request_outcome(checked), "%s", reason);
 		goto out;
 	}
-	read = provider_read(provider, req, p->parser, p->body, body_len,
-			     time(NULL), p->batch, &why);
+	read = p->trusted ? provider_read_trusted(provider, req, p->parser,
+						  p->body, body_len, p->batch,
+						  &why)
+			  : provider_read(provider, req, p->parser, p->body,
+					  body_len, time(NULL), p->batch, &why);
 	p->unsigned_refusal = read == PROVIDER_UNAUTHORIZED;
 	switch (read) {
 	case PROVIDER_PAYMENTS:
@@ -738,4 +765,57 @@ void pipeline_handle(struct pipeline *p, const struct request *req,
 {
 	pipeline_answer(p, req, r);
 	pipeline_finish(p, r);
+}
+
+/* A request in memory: the trusted body with the CGI variables of a POST
+ * of JSON, and the caller's headers. */
+struct trusted_body {
+	const char *body;
+	size_t len, offset;
+};
+
+static long read_trusted(void *ctx, char *buf, size_t cap)
+{
+	struct trusted_body *t = ctx;
+	size_t n = t->len - t->offset < cap ? t->len - t->offset : cap;
+
+	memcpy(buf, t->body + t->offset, n);
+	t->offset += n;
+	return (long)n;
+}
+
+#define TRUSTED_HEADERS_MAX 8
+
+void pipeline_record_trusted(struct pipeline *p, enum config_provider profile,
+			     char *const *headers, const char *body,
+			     size_t len, enum payment_source source,
+			     bool dry_run, struct result *r)
+{
+	char length[32];
+	char *params[TRUSTED_HEADERS_MAX + 4];
+	struct trusted_body t = { body, len, 0 };
+	struct request req = { params, read_trusted, &t };
+	size_t n = 0;
+
+	snprintf(length, sizeof(length), "CONTENT_LENGTH=%zu", len);
+	params[n++] = (char *)"REQUEST_METHOD=POST";
+	params[n++] = (char *)"CONTENT_TYPE=application/json";
+	params[n++] = length;
+	for (size_t i = 0; headers != NULL && headers[i] != NULL &&
+			   i < TRUSTED_HEADERS_MAX; i++)
+		params[n++] = headers[i];
+	params[n] = NULL;
+	p->trusted = true;
+	p->dry_run = dry_run;
+	p->source = source;
+	pipeline_answer_profile(p, &req, profile, r);
+	pipeline_finish(p, r);
+	p->trusted = false;
+	p->dry_run = false;
+	p->source = PAYMENT_SOURCE_WEBHOOK;
+}
+
+const struct provider_batch *pipeline_last_batch(const struct pipeline *p)
+{
+	return p->batch;
 }

@@ -16,6 +16,8 @@
 #include "configuration.h"
 #include "error.h"
 #include "metrics.h"
+#include "payment.h"
+#include "provider.h"
 #include "request.h"
 #include "response.h"
 #include "store.h"
@@ -71,6 +73,27 @@ void pipeline_finish(struct pipeline *pipeline, const struct result *result);
  * in between (the tests). */
 void pipeline_handle(struct pipeline *pipeline, const struct request *request,
 		     struct result *result);
+
+/* Records body[0..len), an event payhook fetched itself from the
+ * provider's API with the merchant's key (over verified TLS or loopback),
+ * as if profile's provider had delivered it with headers (NULL, or a
+ * NULL-terminated list of at most 8 CGI variables such as
+ * "HTTP_X_SHOPIFY_TOPIC=orders/paid"): the webhook's own path (the checks,
+ * the parse, the lock, the unique keys, the outcomes and the log line)
+ * with the signature step left out, and source written on the rows it
+ * inserts. With dry_run it judges from the committed rows alone and writes
+ * nothing (a row not there yet is OUTCOME_PROCESSED, reason "dry run: not
+ * recorded"). Releases its locks before it returns, so no pipeline_finish
+ * follows. Can't fail: every fault becomes r's outcome. */
+void pipeline_record_trusted(struct pipeline *pipeline,
+			     enum config_provider profile,
+			     char *const *headers, const char *body,
+			     size_t len, enum payment_source source,
+			     bool dry_run, struct result *result);
+
+/* The payments and lifecycle events the last request carried, valid until
+ * the next request. */
+const struct provider_batch *pipeline_last_batch(const struct pipeline *pipeline);
 
 /* Connects to MySQL and checks the schema, for --check-config, logging
  * nothing. Returns 0, or -1 with err naming what failed. */

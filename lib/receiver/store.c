@@ -32,15 +32,15 @@
  * under those locks, so an event committing in between waits or is seen. */
 #define INSERT_COLUMNS                                                         \
 	"INSERT INTO payments (provider, transaction_id, event_id, amount, "   \
-	"currency, payload"
-#define INSERT_ALONE_SQL INSERT_COLUMNS ") VALUES (?, ?, ?, ?, ?, ?)"
+	"currency, payload, source"
+#define INSERT_ALONE_SQL INSERT_COLUMNS ") VALUES (?, ?, ?, ?, ?, ?, ?)"
 #define INSERT_PROBED_SQL                                                      \
-	INSERT_COLUMNS ") SELECT ?, ?, ?, ?, ?, ? FROM DUAL WHERE NOT EXISTS " \
+	INSERT_COLUMNS ") SELECT ?, ?, ?, ?, ?, ?, ? FROM DUAL WHERE NOT EXISTS " \
 	"(SELECT 1 FROM payment_events e WHERE e.provider = ? "                \
 	"AND e.transaction_id = ?)"
 #define INSERT_TOTALS_SQL                                                      \
 	INSERT_COLUMNS ", refunded_amount, dispute_state, cancelled) "         \
-	"SELECT ?, ?, ?, ?, ?, ?, " STORE_TOTALS_COLUMNS " " STORE_TOTALS_FROM
+	"SELECT ?, ?, ?, ?, ?, ?, ?, " STORE_TOTALS_COLUMNS " " STORE_TOTALS_FROM
 /* The one-round-trip write (see write_once): MariaDB ends the statement,
  * and rolls it back, once it has run this many seconds. */
 #define BOUNDED "SET STATEMENT max_statement_time = %.3f FOR "
@@ -321,14 +321,22 @@ int store_check_schema(struct store *store, struct error *err)
 		"SELECT COUNT(*) FROM information_schema.statistics "
 		"WHERE table_schema = DATABASE() AND table_name = 'payments' "
 		"AND index_name = 'uq_payments_transaction_id'";
-	unsigned long long key = 0, columns = 0, old_key = 0;
+	/* 1 when payments and payment_events (where it exists) have it. */
+	static const char source_sql[] =
+		"SELECT COUNT(*) = 1 + (SELECT COUNT(*) FROM "
+		"information_schema.tables WHERE table_schema = DATABASE() AND "
+		"table_name = 'payment_events') FROM information_schema.columns "
+		"WHERE table_schema = DATABASE() AND table_name IN ('payments', "
+		"'payment_events') AND column_name = 'source'";
+	unsigned long long key = 0, columns = 0, old_key = 0, source = 0;
 	int rc = 0;
 
 	if (store_connect(store, err) != 0)
 		return -1;
 	if (sqlconn_query_number(store->conn, columns_sql, &columns, err) != 0 ||
 	    sqlconn_query_number(store->conn, key_sql, &key, err) != 0 ||
-	    sqlconn_query_number(store->conn, old_key_sql, &old_key, err) != 0) {
+	    sqlconn_query_number(store->conn, old_key_sql, &old_key, err) != 0 ||
+	    sqlconn_query_number(store->conn, source_sql, &source, err) != 0) {
 		store_disconnect(store);
 		return -1;
 	}
@@ -345,6 +353,9 @@ int store_check_schema(struct store *store, struct error *err)
 			       "(provider, transaction_id): a key over more "
 			       "columns lets one transaction be recorded twice; "
 			       "load db/schema.sql");
+	else if (source != 1)
+		rc = error_set(err, "table payments or payment_events has no "
+			       "source column: run db/migrate-10-reconcile.sql");
 	else if (check_packet_size(store, err) != 0)
 		rc = -1;
 	mysql_rollback(sqlconn_mysql(store->conn));
@@ -652,8 +663,10 @@ enum store_status store_insert_payment(struct store *store,
 		[STORE_EVENTS_SOME] = INSERT_TOTALS,
 	};
 	enum insert_form form = forms[events];
-	MYSQL_BIND param[9];
+	MYSQL_BIND param[10];
+	const char *source = payment_source_name(payment->source);
 	unsigned long key_len[2], event_len, currency_len = 3;
+	unsigned long source_len = (unsigned long)strlen(source);
 	unsigned long payload_len_ul = payload_len;
 	unsigned long long amount = (unsigned long long)payment->amount;
 	my_bool no_event = payment->event_id_len == 0;
@@ -683,11 +696,15 @@ enum store_status store_insert_payment(struct store *store,
 	param[5].buffer = (void *)payload;
 	param[5].buffer_length = payload_len_ul;
 	param[5].length = &payload_len_ul;
+	param[6].buffer_type = MYSQL_TYPE_STRING;
+	param[6].buffer = (void *)source;
+	param[6].buffer_length = source_len;
+	param[6].length = &source_len;
 	/* The plain form's probe and the totals form's aggregate: the same
 	 * provider, transaction id (and currency). */
-	param[6] = param[0];
-	param[7] = param[1];
-	param[8] = param[4];
+	param[7] = param[0];
+	param[8] = param[1];
+	param[9] = param[4];
 
 	status = write_once(store, payment, param, form, guard, err);
 	if (status == STORE_RETRYABLE && sqlconn_galera(store->conn) &&

@@ -123,6 +123,9 @@ static const char *const provider_names[CONFIG_PROVIDER_COUNT] = {
 #define SECRETS(name, provider, form, flags)                               \
 	{ name, KIND_SECRETS, FIELD(secrets[provider]), 0, 0, NULL,          \
 	  FLAG_SECRET | (flags), NULL, form }
+/* <profile>_api_key: the merchant's API key, never logged. */
+#define API_KEY(name, provider) \
+	STRING(name, api_key[provider], NULL, FLAG_SECRET | FLAG_NONEMPTY)
 #define TOLERANCE(name, provider) \
 	NUMBER(name, KIND_LONG, tolerance_s[provider], 1, 31536000, NULL)
 
@@ -212,6 +215,31 @@ static const struct key_def keys[] = {
 	STRING("alert_command", alert_command, NULL, 0),
 	{ "alert_secret", KIND_SECRETS, FIELD(alert_secret), 0, 0, NULL,
 	  FLAG_SECRET, NULL, SECRET_WHSEC_BASE64 },
+	/* payhook-reconcile (lib/reconcile checks the bases and keys). */
+	API_KEY("stripe_api_key", CONFIG_PROVIDER_STRIPE),
+	STRING("stripe_api_base", api_base[CONFIG_PROVIDER_STRIPE], NULL, FLAG_NONEMPTY),
+	API_KEY("paddle_api_key", CONFIG_PROVIDER_PADDLE),
+	STRING("paddle_api_base", api_base[CONFIG_PROVIDER_PADDLE], NULL, FLAG_NONEMPTY),
+	API_KEY("razorpay_api_key", CONFIG_PROVIDER_RAZORPAY),
+	STRING("razorpay_api_base", api_base[CONFIG_PROVIDER_RAZORPAY], NULL, FLAG_NONEMPTY),
+	API_KEY("komoju_api_key", CONFIG_PROVIDER_KOMOJU),
+	STRING("komoju_api_base", api_base[CONFIG_PROVIDER_KOMOJU], NULL, FLAG_NONEMPTY),
+	API_KEY("payjp_api_key", CONFIG_PROVIDER_PAYJP),
+	STRING("payjp_api_base", api_base[CONFIG_PROVIDER_PAYJP], NULL, FLAG_NONEMPTY),
+	API_KEY("square_api_key", CONFIG_PROVIDER_SQUARE),
+	STRING("square_api_base", api_base[CONFIG_PROVIDER_SQUARE], NULL, FLAG_NONEMPTY),
+	API_KEY("shopify_api_key", CONFIG_PROVIDER_SHOPIFY),
+	STRING("shopify_api_base", api_base[CONFIG_PROVIDER_SHOPIFY], NULL, FLAG_NONEMPTY),
+	NUMBER("reconcile_lookback_s", KIND_LONG, reconcile_lookback_s, 1,
+	       31536000, "259200"),
+	NUMBER("reconcile_overlap_s", KIND_LONG, reconcile_overlap_s, 0,
+	       86400, "600"),
+	NUMBER("reconcile_rate_per_s", KIND_LONG, reconcile_rate_per_s, 1,
+	       1000, "5"),
+	NUMBER("reconcile_max_retries", KIND_INT, reconcile_max_retries, 1, 100,
+	       "3"),
+	NUMBER("reconcile_interval_s", KIND_LONG, reconcile_interval_s, 1,
+	       86400, "900"),
 	CHOICE("in_progress_status", in_progress_status, status_choices, "409"),
 	NUMBER("retry_after_s", KIND_INT, retry_after_s, 0, 86400, "5"),
 	CHOICE("log_level", log_level, log_level_choices, "info"),

@@ -181,6 +181,19 @@ struct config {
 	struct config_secrets alert_secret; /* whsec_: signs each alert POST
 				     * (else dispatch_secret) */
 
+	/* payhook-reconcile: what each provider's API holds (reconcile.h
+	 * checks these keys). */
+	char *api_key[CONFIG_PROVIDER_COUNT];  /* <profile>_api_key: the
+				     * merchant's read-only key; NULL: that
+				     * profile is not reconciled */
+	char *api_base[CONFIG_PROVIDER_COUNT]; /* <profile>_api_base; NULL:
+				     * the provider's public API */
+	long reconcile_lookback_s;  /* the first pass, default 259200 */
+	long reconcile_overlap_s;   /* listed again each pass, default 600 */
+	long reconcile_rate_per_s;  /* requests a second per provider, 5 */
+	int reconcile_max_retries;  /* tries of a page that fails, default 3 */
+	long reconcile_interval_s;  /* between passes without --once, 900 */
+
 	int in_progress_status;     /* 409 (default) or 503 */
 	int retry_after_s;          /* Retry-After value, default 5 */
 	enum log_level log_level;   /* default info */

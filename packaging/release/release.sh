@@ -1,6 +1,7 @@
 #!/bin/bash
 # release.sh - writes payhook-VERSION-linux-x86_64.tar.gz, what a shared-host
-# user downloads: payhook, payhook-sign and payhook-dispatch linked so that
+# user downloads: payhook, payhook-sign, payhook-dispatch and
+# payhook-reconcile linked so that
 # they need only the C library, the wrappers for mod_fcgid and plain CGI,
 # the .htaccess files, the schema, the example configurations, INSTALL and
 # SHA256SUMS.
@@ -12,7 +13,8 @@
 #                         need this machine's glibc (2.34 on Debian 12); this
 #                         build's binaries if it is --enable-static-deps,
 #                         else a static build from "make dist"; without
-#                         payhook-dispatch, since Debian 12's libcurl.a needs
+#                         payhook-dispatch and payhook-reconcile, since
+#                         Debian 12's libcurl.a needs
 #                         libraries Debian ships no static archive of
 #                         (Kerberos, OpenLDAP, nghttp2...)
 #
@@ -54,7 +56,7 @@ bullseye)
 	# configure asks pkg-config for libcurl's shared link line; the
 	# static one adds OpenSSL's. libcurl, libssl and libcrypto are only
 	# archives in /opt/deps, and the root has no -dev package of them.
-	progs="$progs app/payhook-dispatch"
+	progs="$progs app/payhook-dispatch app/payhook-reconcile"
 	chroot "$work/root" env -i PATH=/usr/bin:/bin HOME=/root \
 		PKG_CONFIG_PATH=/opt/deps/lib/pkgconfig sh -c "cd /tmp/$dist &&
 		./configure -q --enable-static-deps CPPFLAGS=-I/opt/deps/include \
@@ -79,7 +81,8 @@ host)
 		 "$make" -j2 $progs >/dev/null)
 		bin=$work/$dist/app
 	fi
-	echo "release: without payhook-dispatch (make release builds it: libcurl" \
+	echo "release: without payhook-dispatch and payhook-reconcile (make" \
+		"release builds them: libcurl" \
 		"from source, since Debian 12's libcurl.a needs libraries that have" \
 		"no static archive)" >&2
 	;;

@@ -8,7 +8,7 @@
 #                  files go to BUILD_DIR/tests/fuzz/.
 #   FUZZ_SECONDS   seconds per target (default 60)
 #   FUZZ_TARGETS   which targets (default "payload signature config request
-#                  provider")
+#                  provider list")
 #   FUZZ_MERGE=1   merge the new inputs that add coverage into
 #                  tests/fuzz/corpus/<target>/ (otherwise the source tree is
 #                  never written)
@@ -23,7 +23,7 @@ srcdir=$(cd "$(dirname "$0")/../.." && pwd)
 fuzzdir=$srcdir/tests/fuzz
 BUILD_DIR=${1:-${BUILD_DIR:-}}
 FUZZ_SECONDS=${FUZZ_SECONDS:-60}
-FUZZ_TARGETS=${FUZZ_TARGETS:-payload signature config request provider}
+FUZZ_TARGETS=${FUZZ_TARGETS:-payload signature config request provider list}
 FUZZ_MERGE=${FUZZ_MERGE:-0}
 FUZZ_FLAGS=${FUZZ_FLAGS:-}
 CLANG=${CLANG:-clang}
@@ -52,7 +52,7 @@ DEP_CFLAGS=$(pkg-config --cflags $PKGS) || die "pkg-config --cflags $PKGS failed
 DEP_LIBS=$(pkg-config --libs $PKGS) || die "pkg-config --libs $PKGS failed"
 SAN="-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined"
 CFLAGS="-g -O1 -std=c11 -fno-omit-frame-pointer $SAN -Wall -Wextra"
-CPPFLAGS="-I$BUILD_DIR -I$srcdir/lib/shared -I$srcdir/lib/receiver -I$fuzzdir $DEP_CFLAGS"
+CPPFLAGS="-I$BUILD_DIR -I$srcdir/lib/shared -I$srcdir/lib/receiver -I$srcdir/lib/reconcile -I$fuzzdir $DEP_CFLAGS"
 
 # Does this clang have libFuzzer at all?
 probe=$obj/probe
@@ -72,7 +72,7 @@ compile() { # source object
 # target pulls in only what it calls.
 LIB_MODULES="error log timing number endpoint encoding secret currency configuration
 	request route signature payload lifecycle response textbuf metrics provider_lifecycle provider
-	pipeline"
+	pipeline backend backend_stripe backends"
 echo "run-fuzz.sh: building with $("$CLANG" --version | head -n 1)"
 lib_objs=
 for m in $LIB_MODULES; do
@@ -108,6 +108,7 @@ for t in $FUZZ_TARGETS; do
 	payload) dict=$fuzzdir/json.dict max_len=4096 ;;
 	signature) dict=$fuzzdir/headers.dict max_len=8192 ;;
 	config) dict=$fuzzdir/config.dict max_len=1024 ;;
+	list) dict=$fuzzdir/json.dict max_len=65536 ;;
 	request | provider)
 		dict=$scratch/request.dict max_len=8192
 		cat "$fuzzdir/json.dict" "$fuzzdir/headers.dict" >"$dict"

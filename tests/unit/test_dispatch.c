@@ -293,7 +293,9 @@ START_TEST(test_body_fields)
 	ck_assert_ptr_nonnull(body);
 	ck_assert_uint_eq(strlen(body), len);
 	obj = parse(body, len);
-	ck_assert_int_eq(json_object_object_length(obj), 8);
+	ck_assert_int_eq(json_object_object_length(obj), 9);
+	/* A row that says nothing of its source came by webhook. */
+	ck_assert_str_eq(get_string(obj, "source"), "webhook");
 	ck_assert_str_eq(get_string(obj, "type"), "payment");
 	ck_assert_str_eq(get_string(obj, "provider"), "standard");
 	ck_assert_str_eq(get_string(obj, "transaction_id"), "tx_123");
@@ -328,12 +330,16 @@ START_TEST(test_body_of_a_change)
 	struct handoff_row p = change_sample();
 	struct error err;
 	size_t len = 0;
-	char *body = handoff_body_new(&p, &len, &err);
+	char *body;
 	json_object *obj, *value = NULL;
 
+	/* A state first learnt by payhook-reconcile says so. */
+	snprintf(p.source, sizeof(p.source), "reconcile");
+	body = handoff_body_new(&p, &len, &err);
 	ck_assert_ptr_nonnull(body);
 	obj = parse(body, len);
-	ck_assert_int_eq(json_object_object_length(obj), 16);
+	ck_assert_int_eq(json_object_object_length(obj), 17);
+	ck_assert_str_eq(get_string(obj, "source"), "reconcile");
 	ck_assert_str_eq(get_string(obj, "type"), "dispute");
 	ck_assert_str_eq(get_string(obj, "state"), "lost");
 	ck_assert_str_eq(get_string(obj, "object_id"), "dp_1");

@@ -1,0 +1,300 @@
+/* api_client.c - the polite GET of a provider's list API (api_client.h). */
+#include "config.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+
+#include <curl/curl.h>
+
+#include "api_client.h"
+#include "curlopts.h"
+#include "log.h"
+#include "timing.h"
+
+/* The largest page read (Stripe's 100 events are far below). */
+#define BODY_MAX (32L * 1024 * 1024)
+/* The longest Retry-After waited for; longer ends the page. */
+#define RETRY_AFTER_MAX_S 600L
+/* Retry-After answers waited for per page, beside the tries. */
+#define RETRY_AFTER_WAITS_MAX 10
+/* Back-off after a failed try: 1 s, doubling, at most 30 s. */
+#define BACKOFF_FIRST_MS 1000L
+#define BACKOFF_MAX_MS 30000L
+
+struct api_client {
+	struct api_client_options options;
+	char *auth_header;
+	CURL *curl;
+	struct curl_slist *headers;
+	char curl_error[CURL_ERROR_SIZE];
+	char *body;
+	size_t body_len, body_cap;
+	bool too_large;
+	long retry_after_s;    /* of the last answer; -1: none */
+	int64_t last_start_us; /* the last request's start; 0: none yet */
+	unsigned long requests;
+};
+
+int api_client_global_init(struct error *err)
+{
+	CURLcode rc = curl_global_init(CURL_GLOBAL_DEFAULT);
+
+	if (rc != CURLE_OK)
+		return error_set(err, "libcurl: %s", curl_easy_strerror(rc));
+	return 0;
+}
+
+void api_client_global_cleanup(void)
+{
+	curl_global_cleanup();
+}
+
+static size_t keep_body(char *data, size_t size, size_t nmemb, void *ctx)
+{
+	struct api_client *c = ctx;
+	size_t len = size * nmemb;
+
+	if (c->body_len + len > (size_t)BODY_MAX) {
+		c->too_large = true;
+		return 0; /* ends the transfer */
+	}
+	if (c->body_len + len + 1 > c->body_cap) {
+		size_t cap = (c->body_len + len + 1) * 2;
+		char *grown = realloc(c->body, cap);
+
+		if (grown == NULL)
+			return 0;
+		c->body = grown;
+		c->body_cap = cap;
+	}
+	memcpy(c->body + c->body_len, data, len);
+	c->body_len += len;
+	c->body[c->body_len] = '\0';
+	return len;
+}
+
+/* Reads Retry-After in seconds (an HTTP date is taken as absent). */
+static size_t read_header(char *data, size_t size, size_t nmemb, void *ctx)
+{
+	struct api_client *c = ctx;
+	size_t len = size * nmemb;
+	static const char name[] = "retry-after:";
+	char digits[16];
+	size_t i = sizeof(name) - 1, n = 0;
+
+	if (len > sizeof(name) - 1 && strncasecmp(data, name, i) == 0) {
+		while (i < len && (data[i] == ' ' || data[i] == '\t'))
+			i++;
+		while (i < len && data[i] >= '0' && data[i] <= '9' &&
+		       n < sizeof(digits) - 1)
+			digits[n++] = data[i++];
+		digits[n] = '\0';
+		if (n > 0 && n < 9)
+			c->retry_after_s = strtol(digits, NULL, 10);
+	}
+	return len;
+}
+
+static int setup(struct api_client *c, struct error *err)
+{
+	CURL *h = c->curl;
+	CURLcode rc;
+	const char *what;
+
+#define SET(option, value)                               \
+	do {                                             \
+		what = #option;                          \
+		rc = curl_easy_setopt(h, option, value); \
+		if (rc != CURLE_OK)                      \
+			goto refused;                    \
+	} while (0)
+
+	/* A redirect is a failed page, never followed (the key would go
+	 * where the configuration does not say). */
+	if (curlopts_safe(h, c->options.timeout_ms, c->options.https_only,
+			  "payhook-reconcile/" PACKAGE_VERSION, err) != 0)
+		return -1;
+	SET(CURLOPT_HTTPGET, 1L);
+	SET(CURLOPT_HTTPHEADER, c->headers);
+	SET(CURLOPT_WRITEFUNCTION, keep_body);
+	SET(CURLOPT_WRITEDATA, c);
+	SET(CURLOPT_HEADERFUNCTION, read_header);
+	SET(CURLOPT_HEADERDATA, c);
+	SET(CURLOPT_ERRORBUFFER, c->curl_error);
+#undef SET
+	return 0;
+refused:
+	return error_set(err, "libcurl refused %s: %s", what,
+			 curl_easy_strerror(rc));
+}
+
+struct api_client *api_client_new(const struct api_client_options *options,
+				  struct error *err)
+{
+	struct api_client *c = calloc(1, sizeof(*c));
+
+	if (c == NULL) {
+		error_set(err, "reconcile: out of memory");
+		return NULL;
+	}
+	c->options = *options;
+	c->auth_header = strdup(options->auth_header);
+	c->curl = curl_easy_init();
+	if (c->auth_header != NULL)
+		c->headers = curl_slist_append(NULL, c->auth_header);
+	if (c->auth_header == NULL || c->curl == NULL || c->headers == NULL) {
+		error_set(err, "reconcile: out of memory");
+		goto fail;
+	}
+	c->options.auth_header = NULL;
+	if (setup(c, err) != 0)
+		goto fail;
+	return c;
+fail:
+	api_client_free(c);
+	return NULL;
+}
+
+/* Overwrites a key's bytes before they are freed. */
+static void wipe(char *text)
+{
+	if (text != NULL) {
+		volatile char *p = text;
+
+		while (*p != '\0')
+			*p++ = '\0';
+	}
+}
+
+void api_client_free(struct api_client *c)
+{
+	if (c == NULL)
+		return;
+	if (c->curl != NULL)
+		curl_easy_cleanup(c->curl);
+	for (struct curl_slist *l = c->headers; l != NULL; l = l->next)
+		wipe(l->data);
+	curl_slist_free_all(c->headers);
+	wipe(c->auth_header);
+	free(c->auth_header);
+	free(c->body);
+	free(c);
+}
+
+unsigned long api_client_requests(const struct api_client *c)
+{
+	return c->requests;
+}
+
+/* Sleeps until until_us (timing_now_us), in steps that notice stop.
+ * Returns 0, or -1 when stopped. */
+static int sleep_until(const struct api_client *c, int64_t until_us)
+{
+	for (;;) {
+		int64_t left = until_us - timing_now_us();
+		struct timespec ts;
+
+		if (c->options.stop != NULL && *c->options.stop)
+			return -1;
+		if (left <= 0)
+			return 0;
+		if (left > 100000)
+			left = 100000;
+		ts.tv_sec = 0;
+		ts.tv_nsec = (long)left * 1000;
+		nanosleep(&ts, NULL);
+	}
+}
+
+/* One request, paced: its HTTP status, or 0 when no answer came. */
+static long send_once(struct api_client *c, const char *url)
+{
+	int64_t gap_us = 1000000 / c->options.rate_per_s;
+	long status = 0;
+	CURLcode rc;
+
+	if (c->last_start_us != 0 &&
+	    sleep_until(c, c->last_start_us + gap_us) != 0)
+		return -1;
+	c->last_start_us = timing_now_us();
+	c->requests++;
+	c->body_len = 0;
+	if (c->body != NULL)
+		c->body[0] = '\0';
+	c->too_large = false;
+	c->retry_after_s = -1;
+	c->curl_error[0] = '\0';
+	if (curl_easy_setopt(c->curl, CURLOPT_URL, url) != CURLE_OK)
+		return 0;
+	rc = curl_easy_perform(c->curl);
+	if (rc != CURLE_OK)
+		return 0;
+	curl_easy_getinfo(c->curl, CURLINFO_RESPONSE_CODE, &status);
+	return status;
+}
+
+int api_client_get(struct api_client *c, const char *url, const char **body,
+		   size_t *len, struct error *err)
+{
+	long backoff_ms = BACKOFF_FIRST_MS;
+	int tries = 0, waits = 0;
+
+	for (;;) {
+		long status = send_once(c, url);
+
+		if (status < 0)
+			return error_set(err, "stopped");
+		if (status == 200 && !c->too_large) {
+			if (c->body == NULL && keep_body("", 1, 0, c) != 0)
+				return error_set(err, "out of memory");
+			*body = c->body != NULL ? c->body : "";
+			*len = c->body_len;
+			return 0;
+		}
+		if (status == 200)
+			return error_set(err, "the page is larger than %ld "
+					 "bytes", BODY_MAX);
+		if (status == 401 || status == 403)
+			return error_set(err, "HTTP %ld: the API key is refused "
+					 "or lacks the permission to list "
+					 "events", status);
+		if ((status == 429 || status == 503) && c->retry_after_s >= 0) {
+			if (c->retry_after_s > RETRY_AFTER_MAX_S ||
+			    ++waits > RETRY_AFTER_WAITS_MAX)
+				return error_set(err, "HTTP %ld: asked to wait "
+						 "%ld s", status,
+						 c->retry_after_s);
+			log_info("HTTP %ld with Retry-After: %ld s: waiting",
+				 status, c->retry_after_s);
+			if (sleep_until(c, timing_now_us() +
+						   c->retry_after_s * 1000000L) != 0)
+				return error_set(err, "stopped");
+			continue;
+		}
+		/* No answer, a 5xx or a 429 without Retry-After: tried again
+		 * after a back-off; anything else is final. */
+		if (status != 0 && status != 429 && status < 500)
+			return error_set(err, "HTTP %ld", status);
+		if (++tries >= c->options.max_retries) {
+			if (status == 0)
+				return error_set(err, "no answer after %d "
+						 "tries: %s", tries,
+						 c->too_large ? "page too large"
+							      : c->curl_error);
+			return error_set(err, "HTTP %ld after %d tries", status,
+					 tries);
+		}
+		log_info("HTTP %ld%s%s: trying again in %ld ms", status,
+			 status == 0 ? ", no answer: " : "",
+			 status == 0 ? c->curl_error : "", backoff_ms);
+		if (sleep_until(c, timing_now_us() + backoff_ms * 1000L) != 0)
+			return error_set(err, "stopped");
+		backoff_ms = backoff_ms * 2 > BACKOFF_MAX_MS ? BACKOFF_MAX_MS
+							     : backoff_ms * 2;
+	}
+}

@@ -1,0 +1,53 @@
+/* api_client.h - the polite GET of a provider's list API (prefix
+ * api_client_): libcurl with TLS verified, the key in one header, at most
+ * reconcile_rate_per_s requests a second, a 429 or 503's Retry-After
+ * waited for, other 429s, 5xx answers and no answer retried with back-off
+ * up to reconcile_max_retries tries. A page that still fails is an error
+ * that says why, never quoting the key.
+ */
+#ifndef PAYHOOK_API_CLIENT_H
+#define PAYHOOK_API_CLIENT_H
+
+#include <signal.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "error.h"
+
+struct api_client; /* one provider's connection and pacing; opaque */
+
+struct api_client_options {
+	const char *auth_header;  /* "Authorization: Bearer ..." (copied) */
+	long rate_per_s;          /* requests a second at most */
+	int max_retries;          /* tries of a page that fails */
+	long timeout_ms;          /* one request, connecting included */
+	bool https_only;          /* refuse any other scheme (the base is
+				   * https://) */
+	/* Set (by a signal handler) to end waits early: the page then
+	 * fails with "stopped". May be NULL. */
+	volatile sig_atomic_t *stop;
+};
+
+/* Calls curl_global_init once per process: before any thread exists.
+ * Returns 0, or -1 with err set. */
+int api_client_global_init(struct error *err);
+void api_client_global_cleanup(void);
+
+/* Returns a client, or NULL with err set (out of memory, libcurl). */
+struct api_client *api_client_new(const struct api_client_options *options,
+				  struct error *err);
+
+/* Frees the client, wiping its copy of the key; NULL is fine. */
+void api_client_free(struct api_client *client);
+
+/* GETs url, paced and retried as above. Returns 0 with the 200 answer's
+ * body in *body[0..*len) (NUL-terminated, the client's until the next
+ * call), or -1 with err saying why the page failed (no answer, the status
+ * after the last try, 401/403, a wait too long). */
+int api_client_get(struct api_client *client, const char *url,
+		   const char **body, size_t *len, struct error *err);
+
+/* Requests sent so far (retries included). */
+unsigned long api_client_requests(const struct api_client *client);
+
+#endif

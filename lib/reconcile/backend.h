@@ -1,0 +1,75 @@
+/* backend.h - one provider's list API behind one interface (prefix
+ * backend_), as curl's lib/vtls backends are: each provider's module says
+ * where its list lives, how a page of one closed time window is asked
+ * for, how the key is sent and how a page reads; the pass (reconcile.h)
+ * does the rest the same way for all of them. Adding a provider is one
+ * module and one line in backends.c's table.
+ *
+ * A provider's events are listed in closed windows [from, to) of their
+ * creation time, oldest window first: a window whose every page was
+ * recorded moves the cursor to its end, whatever order the provider
+ * returns the pages of one window in (Stripe: newest first).
+ */
+#ifndef PAYHOOK_BACKEND_H
+#define PAYHOOK_BACKEND_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "configuration.h"
+#include "error.h"
+
+/* The longest page cursor (Stripe: the last event's id). */
+#define BACKEND_CURSOR_MAX 255
+#define BACKEND_URL_MAX 2048
+#define BACKEND_HEADER_MAX 1024
+
+/* One closed window of creation times, Unix seconds: [from, to). */
+struct backend_window {
+	int64_t from, to;
+};
+
+/* One listed event: its JSON text, as the provider would deliver it. */
+struct backend_event {
+	char *body;  /* NUL-terminated; owned by the page */
+	size_t len;
+};
+
+/* One page as read. */
+struct backend_page {
+	struct backend_event *events; /* events[0..count) */
+	size_t count;
+	bool has_more;                /* another page of this window follows */
+	char next[BACKEND_CURSOR_MAX + 1]; /* where it starts (has_more) */
+};
+
+struct backend {
+	enum config_provider profile;
+	const char *default_base;   /* the provider's public API */
+	int64_t retention_s;        /* how long the provider keeps its events */
+	int64_t window_s;           /* the longest window one walk lists */
+	/* Writes the URL of the page of window w that starts after cursor
+	 * (NULL for the first) into url (BACKEND_URL_MAX bytes), base
+	 * without its trailing '/'. Returns 0, or -1 with err set. */
+	int (*page_url)(const char *base, const struct backend_window *w,
+			const char *cursor, char *url, struct error *err);
+	/* Writes the header that carries key ("Authorization: Bearer ...")
+	 * into out (BACKEND_HEADER_MAX bytes). Returns 0, or -1 with err
+	 * set (never quoting the key). */
+	int (*auth_header)(const char *key, char *out, struct error *err);
+	/* Reads a page body[0..len) into page (backend_page_cleanup frees
+	 * it). Returns 0, or -1 with err saying how the body is not the
+	 * documented JSON (page then holds nothing). */
+	int (*parse_page)(const char *body, size_t len,
+			  struct backend_page *page, struct error *err);
+};
+
+/* Frees what a page holds and empties it; an empty page is fine. */
+void backend_page_cleanup(struct backend_page *page);
+
+/* Appends a copy of body[0..len) to page. Returns 0, or -1 when out of
+ * memory (page unchanged). For the backends' parse_page. */
+int backend_page_add(struct backend_page *page, const char *body, size_t len);
+
+#endif

@@ -1,0 +1,168 @@
+/* backend_stripe.c - Stripe's events as its API reference documents them
+ * (docs.stripe.com/api/events/list): GET /v1/events with types[] (the
+ * events the stripe profile records: payment_intent.succeeded and the
+ * refund and dispute events of its lifecycle table), created[gte] and
+ * created[lt] (one closed window), limit=100 (Stripe's largest page) and
+ * starting_after=<the last event's id> while has_more; the secret or
+ * restricted key (Events read) as a Bearer token. The answer is a list
+ * object {"object": "list", "data": [...], "has_more": ...}, newest event
+ * first, and each event in data is the object a webhook delivers. Stripe
+ * keeps events 30 days. */
+#include "config.h"
+
+#include <inttypes.h>
+#include <json-c/json.h>
+#include <limits.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "backend_stripe.h"
+
+/* What the stripe profile records (provider.c, provider_lifecycle.c), as
+ * types[] asks for them, URL-encoded. */
+static const char types_query[] =
+	"types%5B%5D=payment_intent.succeeded"
+	"&types%5B%5D=refund.created&types%5B%5D=refund.updated"
+	"&types%5B%5D=refund.failed"
+	"&types%5B%5D=charge.dispute.created"
+	"&types%5B%5D=charge.dispute.updated"
+	"&types%5B%5D=charge.dispute.closed";
+
+#define STRIPE_PAGE_LIMIT 100
+
+/* Stripe's ids are letters, digits and '_': nothing to encode. */
+static bool plain_id(const char *id)
+{
+	if (id[0] == '\0')
+		return false;
+	for (const char *c = id; *c != '\0'; c++)
+		if (!((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') ||
+		      (*c >= '0' && *c <= '9') || *c == '_'))
+			return false;
+	return true;
+}
+
+static int stripe_page_url(const char *base, const struct backend_window *w,
+			   const char *cursor, char *url, struct error *err)
+{
+	int n;
+
+	if (cursor != NULL && !plain_id(cursor))
+		return error_set(err, "stripe: an event id that is not "
+				 "letters, digits and '_'");
+	n = snprintf(url, BACKEND_URL_MAX,
+		     "%s/v1/events?%s&created%%5Bgte%%5D=%" PRId64
+		     "&created%%5Blt%%5D=%" PRId64 "&limit=%d%s%s",
+		     base, types_query, w->from, w->to, STRIPE_PAGE_LIMIT,
+		     cursor != NULL ? "&starting_after=" : "",
+		     cursor != NULL ? cursor : "");
+	if (n < 0 || n >= BACKEND_URL_MAX)
+		return error_set(err, "stripe: the list URL is too long");
+	return 0;
+}
+
+static int stripe_auth_header(const char *key, char *out, struct error *err)
+{
+	int n = snprintf(out, BACKEND_HEADER_MAX, "Authorization: Bearer %s",
+			 key);
+
+	if (n < 0 || n >= BACKEND_HEADER_MAX)
+		return error_set(err, "stripe: stripe_api_key is too long");
+	return 0;
+}
+
+static const char *string_member(struct json_object *obj, const char *name)
+{
+	struct json_object *v;
+
+	if (!json_object_object_get_ex(obj, name, &v) ||
+	    !json_object_is_type(v, json_type_string))
+		return NULL;
+	return json_object_get_string(v);
+}
+
+static int stripe_parse_page(const char *body, size_t len,
+			     struct backend_page *page, struct error *err)
+{
+	struct json_tokener *tok = json_tokener_new();
+	struct json_object *root = NULL, *data, *more;
+	const char *object, *last = NULL;
+	int rc = -1;
+
+	memset(page, 0, sizeof(*page));
+	if (tok == NULL)
+		return error_set(err, "stripe: out of memory");
+	json_tokener_set_flags(tok, JSON_TOKENER_STRICT);
+	if (len <= INT_MAX)
+		root = json_tokener_parse_ex(tok, body, (int)len);
+	if (root == NULL ||
+	    json_tokener_get_error(tok) != json_tokener_success ||
+	    json_tokener_get_parse_end(tok) != len) {
+		error_set(err, "stripe: the page is not one JSON object "
+			  "(cut short?)");
+		goto out;
+	}
+	object = string_member(root, "object");
+	if (!json_object_is_type(root, json_type_object) || object == NULL ||
+	    strcmp(object, "list") != 0 ||
+	    !json_object_object_get_ex(root, "data", &data) ||
+	    !json_object_is_type(data, json_type_array) ||
+	    !json_object_object_get_ex(root, "has_more", &more) ||
+	    !json_object_is_type(more, json_type_boolean)) {
+		error_set(err, "stripe: the page is not a list object with "
+			  "data and has_more");
+		goto out;
+	}
+	for (size_t i = 0; i < json_object_array_length(data); i++) {
+		struct json_object *event = json_object_array_get_idx(data, i);
+		const char *kind = string_member(event, "object");
+		const char *text;
+		size_t text_len = 0;
+
+		/* The id is the next page's starting_after: an empty or
+		 * odd one would list the first page again, for ever. */
+		last = string_member(event, "id");
+		if (kind == NULL || strcmp(kind, "event") != 0 ||
+		    last == NULL || !plain_id(last) ||
+		    string_member(event, "type") == NULL) {
+			error_set(err, "stripe: item %zu of data is not an "
+				  "event with an id (letters, digits, '_') and "
+				  "a type", i);
+			goto out;
+		}
+		text = json_object_to_json_string_length(
+			event, JSON_C_TO_STRING_PLAIN |
+				       JSON_C_TO_STRING_NOSLASHESCAPE,
+			&text_len);
+		if (text == NULL || backend_page_add(page, text, text_len) != 0) {
+			error_set(err, "stripe: out of memory");
+			goto out;
+		}
+	}
+	page->has_more = json_object_get_boolean(more);
+	if (page->has_more) {
+		if (last == NULL || strlen(last) > BACKEND_CURSOR_MAX) {
+			error_set(err, "stripe: has_more with no event to "
+				  "continue after");
+			goto out;
+		}
+		snprintf(page->next, sizeof(page->next), "%s", last);
+	}
+	rc = 0;
+out:
+	if (rc != 0)
+		backend_page_cleanup(page);
+	json_object_put(root);
+	json_tokener_free(tok);
+	return rc;
+}
+
+const struct backend backend_stripe = {
+	.profile = CONFIG_PROVIDER_STRIPE,
+	.default_base = "https://api.stripe.com",
+	.retention_s = 30 * 86400,
+	.window_s = 86400,
+	.page_url = stripe_page_url,
+	.auth_header = stripe_auth_header,
+	.parse_page = stripe_parse_page,
+};

@@ -1,0 +1,14 @@
+/* backends.h - which provider's list API each profile has (prefix
+ * backends_): the one table of backend.h backends. */
+#ifndef PAYHOOK_BACKENDS_H
+#define PAYHOOK_BACKENDS_H
+
+#include "backend.h"
+#include "configuration.h"
+
+/* The backend of profile, or NULL when this version cannot reconcile it
+ * (Paddle, Square, PAY.JP, KOMOJU, Razorpay and Shopify are still to come;
+ * Adyen has no such API). */
+const struct backend *backends_for(enum config_provider profile);
+
+#endif

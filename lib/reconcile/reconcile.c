@@ -1,0 +1,491 @@
+/* reconcile.c - one reconciliation pass (reconcile.h). The handler shape
+ * per provider: the status starts as "failed", every step either ends the
+ * pass with its reason or passes on, and one block writes the line and
+ * the cursor row's last_success_at or last_error.
+ */
+#include "config.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "api_client.h"
+#include "backends.h"
+#include "cursor_store.h"
+#include "log.h"
+#include "payment.h"
+#include "pipeline.h"
+#include "provider.h"
+#include "reconcile.h"
+#include "timing.h"
+
+/* A pass's lease on its profile, renewed at every page. */
+#define LEASE_S 300L
+/* One request to the API, connecting included. */
+#define REQUEST_TIMEOUT_MS 30000L
+/* An event answered in_progress or unavailable is tried again after
+ * 250 ms, doubling, reconcile_max_retries times in all. */
+#define EVENT_RETRY_FIRST_MS 250L
+
+struct reconcile {
+	const struct config *cfg;
+	struct pipeline *pipeline;
+	struct cursor_store *cursors;
+};
+
+/* What one provider's pass did. */
+struct tally {
+	unsigned long listed, processed, duplicate, ignored, discrepancy,
+		invalid, pages, requests;
+	int64_t from_s, until_s;
+	/* Progress lines on standard error, when it is a terminal. */
+	bool progress;
+	int64_t started_us;
+	struct api_client *client;
+};
+
+static void format_time(int64_t seconds, char out[32]);
+
+/* One progress line after a page of window w: where the pass is, what it
+ * did, the request rate and the time left, estimated from the span of
+ * creation times done (Stripe gives no totals). */
+static void show_progress(const char *name, const struct backend_window *w,
+			  const struct tally *t)
+{
+	double elapsed_s = (double)(timing_now_us() - t->started_us) / 1e6;
+	int64_t total = t->until_s - t->from_s, done = w->from - t->from_s;
+	char at[32];
+
+	if (!t->progress)
+		return;
+	format_time(w->from, at);
+	fprintf(stderr, "%s: at %s, page %lu: %lu listed, %lu recorded, "
+		"%.1f requests/s", name, at, t->pages, t->listed, t->processed,
+		elapsed_s > 0 ? (double)api_client_requests(t->client) /
+					elapsed_s : 0.0);
+	if (done > 0 && total > done)
+		fprintf(stderr, ", about %.0f s left",
+			elapsed_s * (double)(total - done) / (double)done);
+	fputc('\n', stderr);
+}
+
+bool reconcile_has_key(const struct config *cfg, enum config_provider profile)
+{
+	return cfg->api_key[profile] != NULL && cfg->api_key[profile][0] != '\0';
+}
+
+/* Whether base names a loopback host: 127.0.0.0/8, ::1 or localhost. */
+static bool loopback_base(const char *base)
+{
+	const char *host = base + strlen("http://");
+	size_t len = strcspn(host, ":/");
+
+	if (strncmp(host, "[::1]", 5) == 0)
+		return host[5] == '\0' || host[5] == ':' || host[5] == '/';
+	if (len == 9 && strncasecmp(host, "localhost", 9) == 0)
+		return true;
+	if (strncmp(host, "127.", 4) != 0)
+		return false;
+	for (size_t i = 4; i < len; i++)
+		if (!(host[i] == '.' || (host[i] >= '0' && host[i] <= '9')))
+			return false;
+	return true;
+}
+
+int reconcile_check_config(const struct config *cfg, struct error *err)
+{
+	for (unsigned i = 0; i < CONFIG_PROVIDER_COUNT; i++) {
+		const char *name = config_provider_name(i);
+		const char *base = cfg->api_base[i];
+
+		if (reconcile_has_key(cfg, i) && !config_provider_enabled(cfg, i))
+			return error_set(err, "%s_api_key is set but providers "
+					 "does not enable %s", name, name);
+		if (base == NULL)
+			continue;
+		if (strncmp(base, "https://", 8) == 0 && base[8] != '\0')
+			continue;
+		if (strncmp(base, "http://", 7) == 0 && loopback_base(base))
+			continue;
+		return error_set(err, "%s_api_base must be https://... (http:// "
+				 "only to a loopback address such as "
+				 "127.0.0.1): the key travels with every request",
+				 name);
+	}
+	return 0;
+}
+
+struct reconcile *reconcile_new(const struct config *cfg, struct error *err)
+{
+	struct reconcile *r = calloc(1, sizeof(*r));
+	char owner[256], host[128] = "";
+
+	if (r == NULL) {
+		error_set(err, "reconcile: out of memory");
+		return NULL;
+	}
+	r->cfg = cfg;
+	gethostname(host, sizeof(host) - 1);
+	snprintf(owner, sizeof(owner), "%.120s:%ld", host, (long)getpid());
+	r->pipeline = pipeline_new(cfg, err);
+	if (r->pipeline == NULL)
+		goto fail;
+	r->cursors = cursor_store_new(cfg, owner, err);
+	if (r->cursors == NULL)
+		goto fail;
+	return r;
+fail:
+	reconcile_free(r);
+	return NULL;
+}
+
+void reconcile_free(struct reconcile *r)
+{
+	if (r == NULL)
+		return;
+	pipeline_free(r->pipeline);
+	cursor_store_free(r->cursors);
+	free(r);
+}
+
+static void format_time(int64_t seconds, char out[32])
+{
+	time_t t = (time_t)seconds;
+	struct tm tm;
+
+	gmtime_r(&t, &tm);
+	strftime(out, 32, "%Y-%m-%dT%H:%M:%SZ", &tm);
+}
+
+static bool stopped(const struct reconcile_options *o)
+{
+	return o->stop != NULL && *o->stop;
+}
+
+/* Logs a discrepancy: the listed payment's (or lifecycle event's) amount
+ * and currency beside what payhook holds. */
+static void log_discrepancy(struct reconcile *r, const char *profile,
+			    const struct result *res)
+{
+	const struct provider_batch *batch = pipeline_last_batch(r->pipeline);
+	const struct payment *listed =
+		batch->count > 0 ? &batch->payments[0] :
+		batch->lifecycle_count > 0 ? &batch->lifecycle[0].link : NULL;
+	unsigned long long held_amount = 0;
+	char held_currency[4] = "-";
+	struct error err;
+	struct log_field fields[10];
+	size_t n = 0;
+
+	if (listed != NULL &&
+	    cursor_store_held_payment(r->cursors, profile,
+				      listed->transaction_id, &held_amount,
+				      held_currency, &err) < 0)
+		log_warn("%s: the payment held could not be read: %s", profile,
+			 err.message);
+	fields[n++] = (struct log_field)LOG_TEXT("outcome", "discrepancy");
+	fields[n++] = (struct log_field)LOG_TEXT("provider", profile);
+	fields[n++] = (struct log_field)LOG_TEXT("transaction_id",
+						 res->transaction_id);
+	fields[n++] = (struct log_field)LOG_TEXT(
+		"kind", batch->count > 0 ? "payment" :
+			batch->lifecycle_count > 0 ?
+			lifecycle_kind_name(batch->lifecycle[0].kind) : "-");
+	fields[n++] = (struct log_field)LOG_TEXT(
+		"event_id", listed != NULL && listed->event_id_len > 0 ?
+				    listed->event_id : "-");
+	fields[n++] = (struct log_field)LOG_NUMBER(
+		"listed_amount", listed != NULL ? listed->amount : 0);
+	fields[n++] = (struct log_field)LOG_TEXT(
+		"listed_currency", listed != NULL && listed->currency[0] != '\0' ?
+					   listed->currency : "-");
+	fields[n++] = (struct log_field)LOG_NUMBER("held_amount", held_amount);
+	fields[n++] = (struct log_field)LOG_TEXT("held_currency", held_currency);
+	fields[n++] = (struct log_field)LOG_TEXT("action", "not applied");
+	log_fields_at(LOG_LEVEL_WARN, fields, n);
+}
+
+/* Records one listed event, trying again while another delivery of it is
+ * in hand or a backend is down. Returns 0 with t counted, or -1 with err
+ * set when it could not be recorded (the page fails). */
+static int record_event(struct reconcile *r, enum config_provider profile,
+			const struct backend_event *event,
+			const struct reconcile_options *o, struct tally *t,
+			struct error *err)
+{
+	const char *name = config_provider_name(profile);
+	long wait_ms = EVENT_RETRY_FIRST_MS;
+	struct result res;
+
+	for (int tries = 1;; tries++) {
+		pipeline_record_trusted(r->pipeline, profile, NULL, event->body,
+					event->len, PAYMENT_SOURCE_RECONCILE,
+					o->dry_run, &res);
+		switch (res.outcome) {
+		case OUTCOME_PROCESSED:
+			t->processed++;
+			return 0;
+		case OUTCOME_DUPLICATE:
+			t->duplicate++;
+			return 0;
+		case OUTCOME_IGNORED:
+			t->ignored++;
+			return 0;
+		case OUTCOME_CONFLICT:
+			t->discrepancy++;
+			log_discrepancy(r, name, &res);
+			return 0;
+		case OUTCOME_INVALID:
+		case OUTCOME_TOO_LARGE:
+			/* The webhook would have been refused the same way
+			 * (its line is logged): nothing to record. */
+			t->invalid++;
+			return 0;
+		case OUTCOME_IN_PROGRESS:
+		case OUTCOME_UNAVAILABLE:
+			if (tries < r->cfg->reconcile_max_retries &&
+			    !stopped(o)) {
+				struct timespec ts = { wait_ms / 1000,
+						       (wait_ms % 1000) * 1000000L };
+
+				nanosleep(&ts, NULL);
+				wait_ms *= 2;
+				continue;
+			}
+			break;
+		default:
+			break;
+		}
+		return error_set(err, "event of %s not recorded: %s (%s)",
+				 res.transaction_id[0] != '\0' ?
+					 res.transaction_id : "unknown id",
+				 response_outcome_name(res.outcome), res.reason);
+	}
+}
+
+/* Lists and records window w, page by page. Returns 0 once every page of
+ * it is recorded, or -1 with err set. */
+static int walk_window(struct reconcile *r, const struct backend *b,
+		       struct api_client *client, const char *base,
+		       const struct backend_window *w,
+		       const struct reconcile_options *o, struct tally *t,
+		       struct error *err)
+{
+	const char *name = config_provider_name(b->profile);
+	char url[BACKEND_URL_MAX], after[BACKEND_CURSOR_MAX + 1] = "";
+	struct backend_page page = { 0 };
+	struct error why;
+
+	for (;;) {
+		const char *body;
+		size_t len;
+		int rc;
+
+		if (stopped(o))
+			return error_set(err, "stopped (SIGTERM)");
+		if (!o->dry_run &&
+		    (rc = cursor_store_lease(r->cursors, name, LEASE_S,
+					     &why)) != 1)
+			return error_set(err, "%s", rc == 0 ?
+				"the pass lost its lease to another host" :
+				why.message);
+		if (b->page_url(base, w, after[0] != '\0' ? after : NULL, url,
+				err) != 0)
+			return -1;
+		if (api_client_get(client, url, &body, &len, &why) != 0)
+			return error_set(err, "page %lu: %s", t->pages + 1,
+					 why.message);
+		if (b->parse_page(body, len, &page, &why) != 0)
+			return error_set(err, "page %lu: %s", t->pages + 1,
+					 why.message);
+		t->listed += page.count;
+		for (size_t i = 0; i < page.count; i++) {
+			if (record_event(r, b->profile, &page.events[i], o, t,
+					 err) != 0) {
+				backend_page_cleanup(&page);
+				return -1;
+			}
+		}
+		t->pages++;
+		show_progress(name, w, t);
+		snprintf(after, sizeof(after), "%s", page.next);
+		rc = page.has_more;
+		backend_page_cleanup(&page);
+		if (!rc)
+			return 0;
+	}
+}
+
+/* Where this pass starts, or -1 with err set when it would start before
+ * what the provider keeps. */
+static int pass_start(struct reconcile *r, const struct backend *b,
+		      const struct reconcile_options *o, int64_t now,
+		      int64_t *start, struct error *err)
+{
+	const char *name = config_provider_name(b->profile);
+	int64_t kept_from = now - b->retention_s;
+	struct cursor_row row;
+	char from[32], kept[32];
+
+	if (o->has_since) {
+		*start = o->since_s;
+	} else {
+		if (cursor_store_read(r->cursors, name, &row, err) != 0)
+			return -1;
+		if (row.has_cursor)
+			*start = row.cursor_s - r->cfg->reconcile_overlap_s;
+		else
+			/* The first pass: never further back than kept. */
+			*start = now - r->cfg->reconcile_lookback_s < kept_from ?
+					 kept_from :
+					 now - r->cfg->reconcile_lookback_s;
+	}
+	if (*start >= kept_from)
+		return 0;
+	format_time(*start, from);
+	format_time(kept_from, kept);
+	return error_set(err, "%s starts at %s, but %s keeps events %" PRId64
+			 " days: events created from %s to %s were not "
+			 "checked and cannot be; run again with --since %s to "
+			 "check what it still keeps",
+			 o->has_since ? "--since" : "the cursor", from, name,
+			 b->retention_s / 86400, from, kept, kept);
+}
+
+/* One provider's pass. Returns its exit status. */
+static int pass_one(struct reconcile *r, enum config_provider profile,
+		    const struct reconcile_options *o, FILE *out)
+{
+	const struct config *cfg = r->cfg;
+	const char *name = config_provider_name(profile);
+	const struct backend *b = backends_for(profile);
+	const char *status = "failed";
+	struct api_client *client = NULL;
+	struct tally t = { 0 };
+	struct error err = { "" }, ignored;
+	char header[BACKEND_HEADER_MAX];
+	char from[32] = "-", until[32] = "-";
+	const char *base;
+	int64_t now = (int64_t)time(NULL), start;
+	bool leased = false;
+	int rc = RECONCILE_FAILED, got;
+
+	if (b == NULL) {
+		fprintf(out, "provider=%s status=unsupported\n", name);
+		fflush(out);
+		log_warn("%s: %s_api_key is set, but this version cannot "
+			 "reconcile %s yet", name, name, name);
+		return RECONCILE_COMPLETE;
+	}
+	base = cfg->api_base[profile] != NULL ? cfg->api_base[profile]
+					      : b->default_base;
+	if (!o->dry_run) {
+		got = cursor_store_lease(r->cursors, name, LEASE_S, &err);
+		if (got == 0) {
+			/* Another host's pass: its own line says how it went. */
+			status = "busy";
+			rc = RECONCILE_COMPLETE;
+			error_set(&err, "another host's pass holds the lease");
+			goto out;
+		}
+		if (got < 0)
+			goto out;
+		leased = true;
+	}
+	if (pass_start(r, b, o, now, &start, &err) != 0)
+		goto out;
+	t.from_s = start;
+	t.until_s = now;
+	{
+		struct api_client_options co = {
+			.auth_header = header,
+			.rate_per_s = cfg->reconcile_rate_per_s,
+			.max_retries = cfg->reconcile_max_retries,
+			.timeout_ms = REQUEST_TIMEOUT_MS,
+			.https_only = strncmp(base, "https://", 8) == 0,
+			.stop = o->stop,
+		};
+
+		if (b->auth_header(cfg->api_key[profile], header, &err) != 0)
+			goto out;
+		client = api_client_new(&co, &err);
+		memset(header, 0, sizeof(header));
+		if (client == NULL)
+			goto out;
+	}
+	t.client = client;
+	t.started_us = timing_now_us();
+	t.progress = isatty(STDERR_FILENO) != 0;
+	/* Oldest window first; the cursor moves past each once recorded. */
+	for (int64_t at = start; at < now;) {
+		struct backend_window w = { at, at + b->window_s < now ?
+							at + b->window_s : now };
+
+		if (walk_window(r, b, client, base, &w, o, &t, &err) != 0)
+			goto out;
+		if (!o->dry_run &&
+		    cursor_store_advance(r->cursors, name, w.to, &err) != 0)
+			goto out;
+		at = w.to;
+	}
+	status = "complete";
+	rc = t.discrepancy > 0 ? RECONCILE_DISCREPANCY : RECONCILE_COMPLETE;
+out:
+	if (client != NULL)
+		t.requests = api_client_requests(client);
+	api_client_free(client);
+	if (t.until_s != 0) {
+		format_time(t.from_s, from);
+		format_time(t.until_s, until);
+	}
+	fprintf(out, "provider=%s status=%s listed=%lu processed=%lu "
+		"duplicate=%lu ignored=%lu discrepancy=%lu pages=%lu "
+		"invalid=%lu requests=%lu from=%s until=%s%s",
+		name, status, t.listed, t.processed, t.duplicate, t.ignored,
+		t.discrepancy, t.pages, t.invalid, t.requests, from, until,
+		o->dry_run ? " dry_run=yes" : "");
+	if (rc == RECONCILE_FAILED) {
+		/* The reason, quoted as logfmt quotes (no '"' in it). */
+		for (char *c = err.message; *c != '\0'; c++)
+			if (*c == '"')
+				*c = '\'';
+		fprintf(out, " error=\"%s\"", err.message);
+		log_error("%s: pass failed: %s", name, err.message);
+	}
+	fputc('\n', out);
+	fflush(out);
+	if (!o->dry_run && strcmp(status, "busy") != 0 &&
+	    cursor_store_finish(r->cursors, name,
+				rc == RECONCILE_FAILED ? err.message : NULL,
+				&ignored) != 0)
+		log_warn("%s: last_success_at/last_error not written: %s", name,
+			 ignored.message);
+	if (leased)
+		cursor_store_release(r->cursors, name);
+	return rc;
+}
+
+int reconcile_pass(struct reconcile *r, const struct reconcile_options *o,
+		   FILE *out)
+{
+	int worst = RECONCILE_COMPLETE;
+
+	for (unsigned i = 0; i < CONFIG_PROVIDER_COUNT; i++) {
+		int rc;
+
+		if ((o->only >= 0 && (unsigned)o->only != i) ||
+		    !reconcile_has_key(r->cfg, i))
+			continue;
+		if (stopped(o))
+			break;
+		rc = pass_one(r, i, o, out);
+		if (rc == RECONCILE_FAILED ||
+		    (rc == RECONCILE_DISCREPANCY && worst == RECONCILE_COMPLETE))
+			worst = rc;
+	}
+	return worst;
+}

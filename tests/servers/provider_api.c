@@ -1,0 +1,562 @@
+/* provider_api.c - test helper: a fake of a payment provider's list API on
+ * a kernel-chosen loopback port, for the payhook-reconcile test. One mode
+ * per provider (only "stripe" so far); the events it serves are bodies in
+ * the shape the provider documents (the test builds them from
+ * tests/fixtures/providers/, which are documented shapes, not captures).
+ *
+ *   provider_api --mode stripe --key KEY --events FILE --faults FILE
+ *                --log FILE
+ *
+ * prints its port on standard output, then serves one connection at a
+ * time until killed. The events file holds one event (a JSON object) per
+ * line and is read again at every request, so a test can add events
+ * between pages.
+ *
+ * stripe: GET /v1/events as docs.stripe.com/api/events/list documents it:
+ * "Authorization: Bearer KEY" (else 401 with Stripe's error object),
+ * types[] (repeatable), created[gte], created[gt], created[lte],
+ * created[lt], limit (1-100, default 10; anything else 400 as Stripe
+ * answers), starting_after (an event id of the list; unknown: 400
+ * resource_missing); newest first (by created, then by the file's order,
+ * later lines newer); {"object": "list", "url": "/v1/events", "has_more":
+ * ..., "data": [...]}.
+ *
+ * Faults: before each answer the faults file is read (absent: none); each
+ * line "WHAT PAGE COUNT [ARG]" applies to requests for page PAGE of a walk
+ * (1 the first page, 0 every page), COUNT times (0: always; the count
+ * starts again whenever the line changes):
+ *
+ *   401, 500, ...   answer with that status (Stripe's error object)
+ *   429 P C [S]     429 (or 503), with "Retry-After: S" when S is given
+ *   truncate P C    a 200 whose body stops half-way
+ *   slow P C MS     answer after MS milliseconds
+ *
+ * Each request appends one line to the log file:
+ *
+ *   unix_ms status page method target
+ *
+ * (unix_ms: when the request arrived, before any slow answer; target: the
+ * path and query as sent; page: 0 when not a list).
+ */
+#include "config.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <json-c/json.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#define HEAD_MAX (64 * 1024)
+#define FAULTS_MAX 16
+#define LINE_MAX_LEN 256
+#define TYPES_MAX 32
+
+static const char *key, *events_path, *faults_path;
+static FILE *log_file;
+/* When the request in hand arrived (its head read): the log's time. */
+static int64_t request_ms;
+
+/* The fault lines seen last, with how often each was used. */
+static struct {
+	char line[LINE_MAX_LEN];
+	long used;
+} seen[FAULTS_MAX];
+
+static int64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static void fail(const char *what)
+{
+	fprintf(stderr, "provider_api: %s: %s\n", what, strerror(errno));
+	exit(1);
+}
+
+/* The query of one list request. */
+struct query {
+	const char *types[TYPES_MAX];
+	size_t type_count;
+	char type_buf[TYPES_MAX][256];
+	bool has_gte, has_gt, has_lte, has_lt;
+	int64_t gte, gt, lte, lt;
+	long limit;
+	bool bad_limit;
+	char after[256];
+};
+
+static int hex(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
+/* URL-decodes text[0..len) into out (cap bytes). */
+static void decode(const char *text, size_t len, char *out, size_t cap)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < len && n + 1 < cap; i++) {
+		if (text[i] == '%' && i + 2 < len && hex(text[i + 1]) >= 0 &&
+		    hex(text[i + 2]) >= 0) {
+			out[n++] = (char)(hex(text[i + 1]) * 16 + hex(text[i + 2]));
+			i += 2;
+		} else {
+			out[n++] = text[i] == '+' ? ' ' : text[i];
+		}
+	}
+	out[n] = '\0';
+}
+
+static bool number(const char *text, int64_t *out)
+{
+	char *end;
+
+	errno = 0;
+	*out = strtoll(text, &end, 10);
+	return errno == 0 && end != text && *end == '\0';
+}
+
+static void parse_query(const char *q, struct query *out)
+{
+	memset(out, 0, sizeof(*out));
+	out->limit = 10;
+	while (q != NULL && *q != '\0') {
+		const char *amp = strchr(q, '&');
+		size_t len = amp != NULL ? (size_t)(amp - q) : strlen(q);
+		const char *eq = memchr(q, '=', len);
+		char name[128], value[256];
+		int64_t v;
+
+		if (eq != NULL) {
+			decode(q, (size_t)(eq - q), name, sizeof(name));
+			decode(eq + 1, len - (size_t)(eq - q) - 1, value,
+			       sizeof(value));
+			if (strcmp(name, "types[]") == 0 &&
+			    out->type_count < TYPES_MAX) {
+				snprintf(out->type_buf[out->type_count], 256, "%s",
+					 value);
+				out->types[out->type_count] =
+					out->type_buf[out->type_count];
+				out->type_count++;
+			} else if (strcmp(name, "created[gte]") == 0 &&
+				   number(value, &v)) {
+				out->has_gte = true;
+				out->gte = v;
+			} else if (strcmp(name, "created[gt]") == 0 &&
+				   number(value, &v)) {
+				out->has_gt = true;
+				out->gt = v;
+			} else if (strcmp(name, "created[lte]") == 0 &&
+				   number(value, &v)) {
+				out->has_lte = true;
+				out->lte = v;
+			} else if (strcmp(name, "created[lt]") == 0 &&
+				   number(value, &v)) {
+				out->has_lt = true;
+				out->lt = v;
+			} else if (strcmp(name, "limit") == 0) {
+				if (!number(value, &v) || v < 1 || v > 100)
+					out->bad_limit = true;
+				else
+					out->limit = (long)v;
+			} else if (strcmp(name, "starting_after") == 0) {
+				snprintf(out->after, sizeof(out->after), "%s",
+					 value);
+			}
+		}
+		q = amp != NULL ? amp + 1 : NULL;
+	}
+}
+
+static void send_all(int fd, const char *data, size_t len)
+{
+	while (len > 0) {
+		ssize_t n = write(fd, data, len);
+
+		if (n <= 0)
+			return;
+		data += n;
+		len -= (size_t)n;
+	}
+}
+
+static void respond(int fd, int status, long retry_after, const char *body,
+		    size_t body_len)
+{
+	char head[512], wait[64] = "";
+	int n;
+
+	if (retry_after >= 0)
+		snprintf(wait, sizeof(wait), "Retry-After: %ld\r\n",
+			 retry_after);
+	n = snprintf(head, sizeof(head),
+		     "HTTP/1.1 %d X\r\nContent-Type: application/json\r\n"
+		     "Content-Length: %zu\r\nRequest-Id: req_fake\r\n"
+		     "%sConnection: close\r\n\r\n", status, body_len, wait);
+	send_all(fd, head, (size_t)n);
+	send_all(fd, body, body_len);
+}
+
+static void stripe_error(int fd, int status, long retry_after,
+			 const char *type, const char *message)
+{
+	char body[512];
+	int n = snprintf(body, sizeof(body),
+			 "{\"error\": {\"type\": \"%s\", \"message\": \"%s\"}}",
+			 type, message);
+
+	respond(fd, status, retry_after, body, (size_t)n);
+}
+
+/* The events of the file that match q, newest first. Returns a new array
+ * (json-c), or NULL. */
+static struct json_object *stripe_matching(const struct query *q)
+{
+	FILE *f = fopen(events_path, "r");
+	struct json_object *all = json_object_new_array();
+	char *line = NULL;
+	size_t cap = 0;
+	ssize_t len;
+
+	if (f == NULL)
+		return all;
+	while ((len = getline(&line, &cap, f)) > 0) {
+		struct json_object *event = json_tokener_parse(line), *v;
+		const char *type = NULL;
+		int64_t created = 0;
+		bool match = true;
+
+		if (event == NULL)
+			continue;
+		if (json_object_object_get_ex(event, "type", &v))
+			type = json_object_get_string(v);
+		if (json_object_object_get_ex(event, "created", &v))
+			created = json_object_get_int64(v);
+		if (q->type_count > 0) {
+			match = false;
+			for (size_t i = 0; i < q->type_count; i++)
+				if (type != NULL && strcmp(type, q->types[i]) == 0)
+					match = true;
+		}
+		if ((q->has_gte && created < q->gte) ||
+		    (q->has_gt && created <= q->gt) ||
+		    (q->has_lte && created > q->lte) ||
+		    (q->has_lt && created >= q->lt))
+			match = false;
+		if (match)
+			json_object_array_add(all, event);
+		else
+			json_object_put(event);
+	}
+	free(line);
+	fclose(f);
+	/* Newest first: by created, later lines first at equal times. */
+	{
+		size_t n = json_object_array_length(all);
+		struct json_object *sorted = json_object_new_array();
+
+		for (size_t done = 0; done < n; done++) {
+			size_t best = SIZE_MAX;
+			int64_t best_created = INT64_MIN;
+
+			for (size_t i = 0; i < n; i++) {
+				struct json_object *e =
+					json_object_array_get_idx(all, i), *v;
+				int64_t c;
+
+				if (e == NULL)
+					continue;
+				json_object_object_get_ex(e, "created", &v);
+				c = json_object_get_int64(v);
+				if (best == SIZE_MAX || c >= best_created) {
+					best = i;
+					best_created = c;
+				}
+			}
+			json_object_array_add(
+				sorted, json_object_get(
+						json_object_array_get_idx(all, best)));
+			json_object_array_put_idx(all, best, NULL);
+		}
+		json_object_put(all);
+		return sorted;
+	}
+}
+
+/* The fault for this request's page, if any: fills what/arg. */
+static bool fault_for(long page, char *what, size_t cap, long *arg)
+{
+	FILE *f = faults_path != NULL ? fopen(faults_path, "r") : NULL;
+	char line[LINE_MAX_LEN];
+	bool found = false;
+	size_t i = 0;
+
+	if (f == NULL)
+		return false;
+	while (fgets(line, sizeof(line), f) != NULL && i < FAULTS_MAX) {
+		char w[32];
+		long p = 0, count = 0, a = -1;
+		int got;
+
+		line[strcspn(line, "\r\n")] = '\0';
+		got = sscanf(line, "%31s %ld %ld %ld", w, &p, &count, &a);
+		if (got < 3)
+			continue;
+		if (strcmp(seen[i].line, line) != 0) {
+			snprintf(seen[i].line, sizeof(seen[i].line), "%s", line);
+			seen[i].used = 0;
+		}
+		if (!found && (p == 0 || p == page) &&
+		    (count == 0 || seen[i].used < count)) {
+			seen[i].used++;
+			snprintf(what, cap, "%s", w);
+			*arg = got >= 4 ? a : -1;
+			found = true;
+		}
+		i++;
+	}
+	fclose(f);
+	return found;
+}
+
+static void log_request(int status, long page, const char *method,
+			const char *target)
+{
+	fprintf(log_file, "%lld %d %ld %s %s\n", (long long)request_ms, status,
+		page, method, target);
+	fflush(log_file);
+}
+
+static void stripe_list(int fd, const char *target, const char *auth)
+{
+	const char *q = strchr(target, '?');
+	struct query query;
+	struct json_object *all, *data, *page_obj;
+	size_t n, start = 0;
+	long page = 1, fault_arg = -1;
+	char what[32] = "", expected[512];
+
+	parse_query(q != NULL ? q + 1 : NULL, &query);
+	all = stripe_matching(&query);
+	n = json_object_array_length(all);
+	if (query.after[0] != '\0') {
+		start = SIZE_MAX;
+		for (size_t i = 0; i < n; i++) {
+			struct json_object *v;
+
+			json_object_object_get_ex(json_object_array_get_idx(all, i),
+						  "id", &v);
+			if (strcmp(json_object_get_string(v), query.after) == 0)
+				start = i + 1;
+		}
+	}
+	if (start != SIZE_MAX && query.limit > 0)
+		page = (long)(start / (size_t)query.limit) + 1;
+	snprintf(expected, sizeof(expected), "Bearer %s", key);
+	if (auth == NULL || strcmp(auth, expected) != 0) {
+		log_request(401, page, "GET", target);
+		stripe_error(fd, 401, -1, "invalid_request_error",
+			     "Invalid API Key provided");
+		goto out;
+	}
+	if (query.bad_limit) {
+		log_request(400, page, "GET", target);
+		stripe_error(fd, 400, -1, "invalid_request_error",
+			     "Invalid integer: limit must be between 1 and 100");
+		goto out;
+	}
+	if (start == SIZE_MAX) {
+		log_request(400, page, "GET", target);
+		stripe_error(fd, 400, -1, "invalid_request_error",
+			     "No such event (resource_missing)");
+		goto out;
+	}
+	if (fault_for(page, what, sizeof(what), &fault_arg)) {
+		if (strcmp(what, "slow") == 0) {
+			struct timespec ts = { fault_arg / 1000,
+					       (fault_arg % 1000) * 1000000L };
+
+			nanosleep(&ts, NULL);
+		} else if (strcmp(what, "truncate") != 0) {
+			int status = atoi(what);
+
+			log_request(status, page, "GET", target);
+			stripe_error(fd, status,
+				     status == 429 || status == 503 ? fault_arg
+								    : -1,
+				     status == 429 ? "rate_limit_error" :
+						     "api_error",
+				     status == 429 ? "Too many requests" :
+						     "Fault injected");
+			goto out;
+		}
+	}
+	data = json_object_new_array();
+	for (size_t i = start; i < n && i < start + (size_t)query.limit; i++)
+		json_object_array_add(data, json_object_get(
+					      json_object_array_get_idx(all, i)));
+	page_obj = json_object_new_object();
+	json_object_object_add(page_obj, "object", json_object_new_string("list"));
+	json_object_object_add(page_obj, "url", json_object_new_string("/v1/events"));
+	json_object_object_add(page_obj, "has_more",
+			       json_object_new_boolean(start + (size_t)query.limit < n));
+	json_object_object_add(page_obj, "data", data);
+	{
+		size_t len = 0;
+		const char *text = json_object_to_json_string_length(
+			page_obj, JSON_C_TO_STRING_PRETTY, &len);
+
+		/* Cut short: a whole HTTP answer whose JSON stops half-way. */
+		if (strcmp(what, "truncate") == 0)
+			len /= 2;
+		log_request(200, page, "GET", target);
+		respond(fd, 200, -1, text, len);
+	}
+	json_object_put(page_obj);
+out:
+	json_object_put(all);
+}
+
+/* The value of header name in head (NUL-terminated), copied into out. */
+static const char *header(const char *head, const char *name, char *out,
+			  size_t cap)
+{
+	size_t len = strlen(name);
+
+	for (const char *line = strstr(head, "\r\n"); line != NULL;
+	     line = strstr(line + 2, "\r\n")) {
+		const char *v = line + 2;
+		size_t n;
+
+		if (strncasecmp(v, name, len) != 0 || v[len] != ':')
+			continue;
+		v += len + 1;
+		while (*v == ' ')
+			v++;
+		n = strcspn(v, "\r\n");
+		if (n >= cap)
+			n = cap - 1;
+		memcpy(out, v, n);
+		out[n] = '\0';
+		return out;
+	}
+	return NULL;
+}
+
+static void serve(int fd)
+{
+	static char head[HEAD_MAX + 1];
+	char method[16], target[4096], auth[1024];
+	size_t len = 0;
+
+	for (;;) {
+		ssize_t n = read(fd, head + len, HEAD_MAX - len);
+
+		if (n <= 0)
+			return;
+		len += (size_t)n;
+		head[len] = '\0';
+		if (strstr(head, "\r\n\r\n") != NULL)
+			break;
+		if (len == HEAD_MAX)
+			return;
+	}
+	request_ms = now_ms();
+	if (sscanf(head, "%15s %4095s", method, target) != 2)
+		return;
+	if (strcmp(method, "GET") == 0 &&
+	    (strncmp(target, "/v1/events?", 11) == 0 ||
+	     strcmp(target, "/v1/events") == 0)) {
+		stripe_list(fd, target, header(head, "Authorization", auth,
+					       sizeof(auth)));
+		return;
+	}
+	log_request(404, 0, method, target);
+	stripe_error(fd, 404, -1, "invalid_request_error",
+		     "Unrecognized request URL");
+}
+
+static void usage(FILE *out)
+{
+	fputs("usage: provider_api --mode stripe --key KEY --events FILE "
+	      "--faults FILE --log FILE\n", out);
+}
+
+int main(int argc, char **argv)
+{
+	struct sockaddr_in addr;
+	socklen_t alen = sizeof(addr);
+	const char *mode = NULL, *log_path = NULL;
+	int fd, one = 1;
+
+	for (int i = 1; i < argc; i++) {
+		const char *next = i + 1 < argc ? argv[i + 1] : NULL;
+
+		if (strcmp(argv[i], "--mode") == 0 && next != NULL)
+			mode = argv[++i];
+		else if (strcmp(argv[i], "--key") == 0 && next != NULL)
+			key = argv[++i];
+		else if (strcmp(argv[i], "--events") == 0 && next != NULL)
+			events_path = argv[++i];
+		else if (strcmp(argv[i], "--faults") == 0 && next != NULL)
+			faults_path = argv[++i];
+		else if (strcmp(argv[i], "--log") == 0 && next != NULL)
+			log_path = argv[++i];
+		else {
+			usage(stderr);
+			return 2;
+		}
+	}
+	if (mode == NULL || strcmp(mode, "stripe") != 0 || key == NULL ||
+	    events_path == NULL || log_path == NULL) {
+		usage(stderr);
+		return 2;
+	}
+	signal(SIGPIPE, SIG_IGN);
+	log_file = fopen(log_path, "a");
+	if (log_file == NULL)
+		fail(log_path);
+	fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		fail("socket");
+	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	memset(&addr, 0, sizeof(addr));
+	addr.sin_family = AF_INET;
+	addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	if (bind(fd, (struct sockaddr *)&addr, sizeof(addr)) != 0 ||
+	    listen(fd, SOMAXCONN) != 0 ||
+	    getsockname(fd, (struct sockaddr *)&addr, &alen) != 0)
+		fail("bind/listen on 127.0.0.1");
+	if (printf("%u\n", (unsigned)ntohs(addr.sin_port)) < 0 ||
+	    fflush(stdout) != 0)
+		fail("stdout");
+	for (;;) {
+		int c = accept(fd, NULL, NULL);
+
+		if (c < 0) {
+			if (errno == EINTR)
+				continue;
+			fail("accept");
+		}
+		serve(c);
+		close(c);
+	}
+}
