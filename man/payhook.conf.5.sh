@@ -24,9 +24,9 @@ payhook.conf \- configuration of payhook and payhook-dispatch
 .SH SYNOPSIS
 .I /etc/payhook/payhook.conf
 .SH DESCRIPTION
-.B payhook
-(8) and
-.BR payhook-dispatch (8)
+.BR payhook (8)
+and
+.BR payhook\-dispatch (8)
 read one configuration file, given with
 .B \-c
 .I FILE
@@ -83,7 +83,7 @@ NF >= 4 {
 	print ".TP"
 	def = $3 == "" ? "none" : "\\fB" roff($3) "\\fR"
 	printf "\\fB%s\\fR (%s%s; %s; default %s)\n", roff($1), $2,
-		$5 == "secret" ? ", secret" : "", roff($4), def
+		$5 == "secret" && $2 != "secrets" ? ", secret" : "", roff($4), def
 	m = ($1 in meaning) && meaning[$1] != "" ? meaning[$1] : "Not described."
 	print m
 }'
