@@ -82,25 +82,13 @@ root=$(mktemp -d "${TMPDIR:-/var/tmp}/payhook-deb.XXXXXX")
 [ -n "$root" ] || die "mktemp"
 chmod 755 "$root"
 pids_started=''
+# Stops what this run started in the root by PID, then whatever is left
+# there, and removes the copy once /proc is unmounted.
+# shellcheck source=../release/root-stop.sh
+. "$src/packaging/release/root-stop.sh"
 cleanup() {
-	local pid pids i
-	for pid in $pids_started; do
-		kill -TERM "$pid" 2>/dev/null
-	done
-	for i in $(seq 1 100); do
-		pids=$(for p in /proc/[0-9]*; do
-			[ "$(readlink "$p/root" 2>/dev/null)" = "$root" ] && echo "${p#/proc/}"
-		done)
-		[ -z "$pids" ] && break
-		# shellcheck disable=SC2086 # a list of PIDs
-		[ "$i" -eq 50 ] && kill -KILL $pids 2>/dev/null
-		sleep 0.1
-	done
-	if mountpoint -q "$root/proc" && ! umount "$root/proc"; then
-		echo "check-deb: $root/proc still mounted; $root left in place" >&2
-		return
-	fi
-	rm -rf "$root"
+	# shellcheck disable=SC2086 # the PIDs, none when not started
+	root_stop "$root" check-deb $pids_started
 }
 tap_cleanup cleanup
 tar -C "$root" -xf "$root_tar" || die "unpack the root"
