@@ -9,6 +9,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdio.h>
 
 #include "error.h"
 #include "log.h"
@@ -253,6 +254,14 @@ size_t config_secret_form_prefix(const char *text, size_t len);
  * and dispatch_check_config. Returns as config_load does. */
 int config_load_dispatcher(struct config *cfg, const char *path,
 			   struct error *err);
+
+/* Writes the key table to out, one key a line, five tab-separated fields:
+ * name, kind (string, integer, boolean, choice, currency, secrets,
+ * providers), default as file text (empty: none), what the value may be
+ * (a range "min..max", the choices "a|b", a length), and "secret" for a key
+ * whose value is never shown. tools/config-reference prints it; payhook.conf(5)
+ * is made from it. Returns 0, or -1 when writing failed. */
+int config_write_reference(FILE *out);
 
 /* Frees what config_load allocated and zeroes cfg. Accepts a zeroed or
  * already cleaned struct. Can't fail. */
