@@ -2,6 +2,8 @@
 #include "config.h"
 
 #include "backend_stripe.h"
+/* The snapshot backends (Razorpay, Shopify). */
+#include "backend_razorpay.h"
 #include "backends.h"
 
 const struct backend *backends_for(enum config_provider profile)
@@ -9,6 +11,9 @@ const struct backend *backends_for(enum config_provider profile)
 	switch (profile) {
 	case CONFIG_PROVIDER_STRIPE:
 		return &backend_stripe;
+	/* The snapshot backends: objects listed, mapped to webhook bodies. */
+	case CONFIG_PROVIDER_RAZORPAY:
+		return &backend_razorpay;
 	default:
 		return NULL;
 	}

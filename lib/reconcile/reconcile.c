@@ -222,7 +222,9 @@ static int record_event(struct reconcile *r, enum config_provider profile,
 	struct result res;
 
 	for (int tries = 1;; tries++) {
-		pipeline_record_trusted(r->pipeline, profile, NULL, event->body,
+		char *headers[2] = { event->header, NULL };
+
+		pipeline_record_trusted(r->pipeline, profile, headers, event->body,
 					event->len, PAYMENT_SOURCE_RECONCILE,
 					o->dry_run, &res);
 		switch (res.outcome) {
@@ -299,7 +301,17 @@ static int walk_window(struct reconcile *r, const struct backend *b,
 		if (api_client_get(client, url, &body, &len, &why) != 0)
 			return error_set(err, "page %lu: %s", t->pages + 1,
 					 why.message);
-		if (b->parse_page(body, len, &page, &why) != 0)
+		if (b->parse_answer != NULL) {
+			struct backend_answer a = {
+				body, len, after[0] != '\0' ? after : NULL,
+				api_client_link(client)
+			};
+
+			rc = b->parse_answer(&a, &page, &why);
+		} else {
+			rc = b->parse_page(body, len, &page, &why);
+		}
+		if (rc != 0)
 			return error_set(err, "page %lu: %s", t->pages + 1,
 					 why.message);
 		t->listed += page.count;
@@ -367,7 +379,7 @@ static int pass_one(struct reconcile *r, enum config_provider profile,
 	struct api_client *client = NULL;
 	struct tally t = { 0 };
 	struct error err = { "" }, ignored;
-	char header[BACKEND_HEADER_MAX];
+	char header[BACKEND_HEADER_MAX], own_base[BACKEND_URL_MAX];
 	char from[32] = "-", until[32] = "-";
 	const char *base;
 	int64_t now = (int64_t)time(NULL), start;
@@ -383,6 +395,12 @@ static int pass_one(struct reconcile *r, enum config_provider profile,
 	}
 	base = cfg->api_base[profile] != NULL ? cfg->api_base[profile]
 					      : b->default_base;
+	if (base == NULL) {
+		/* The provider's API lives on the merchant's own host. */
+		if (b->base_for == NULL || b->base_for(cfg, own_base, &err) != 0)
+			goto out;
+		base = own_base;
+	}
 	if (!o->dry_run) {
 		got = cursor_store_lease(r->cursors, name, LEASE_S, &err);
 		if (got == 0) {
