@@ -3,6 +3,7 @@
 
 #include <json-c/json.h>
 #include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -76,4 +77,38 @@ const char *backend_string(struct json_object *obj, const char *name)
 	    !json_object_is_type(v, json_type_string))
 		return NULL;
 	return json_object_get_string(v);
+}
+
+int backend_read_page(const struct backend *b,
+		      const struct backend_answer *answer,
+		      struct backend_page *page, struct error *err)
+{
+	if (b->parse_answer != NULL)
+		return b->parse_answer(answer, page, err);
+	return b->parse_page(answer->body, answer->len, page, err);
+}
+
+int backend_key_header(const char *prefix, const char *key,
+		       const char *key_name, char *out, struct error *err)
+{
+	int n = snprintf(out, BACKEND_HEADER_MAX, "%s%s", prefix, key);
+
+	if (n < 0 || n >= BACKEND_HEADER_MAX) {
+		memset(out, 0, BACKEND_HEADER_MAX);
+		return error_set(err, "%s is too long", key_name);
+	}
+	return 0;
+}
+
+int backend_page_add_json(struct backend_page *page, struct json_object *obj,
+			  const char *header)
+{
+	size_t len = 0;
+	const char *text = json_object_to_json_string_length(
+		obj, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE,
+		&len);
+
+	if (text == NULL)
+		return -1;
+	return backend_page_add_with(page, text, len, header);
 }

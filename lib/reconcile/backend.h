@@ -22,8 +22,9 @@
 
 struct json_object;
 
-/* The longest page cursor (Stripe: the last event's id). */
-#define BACKEND_CURSOR_MAX 255
+/* The longest page cursor (Stripe: the last event's id; Shopify: a
+ * page_info token, which carries the list's filters). */
+#define BACKEND_CURSOR_MAX 1023
 #define BACKEND_URL_MAX 2048
 #define BACKEND_HEADER_MAX 1024
 
@@ -74,7 +75,8 @@ struct backend {
 	int (*auth_header)(const char *key, char *out, struct error *err);
 	/* Reads a page body[0..len) into page (backend_page_cleanup frees
 	 * it). Returns 0, or -1 with err saying how the body is not the
-	 * documented JSON (page then holds nothing). */
+	 * documented JSON (page then holds nothing). NULL when parse_answer
+	 * is set. */
 	int (*parse_page)(const char *body, size_t len,
 			  struct backend_page *page, struct error *err);
 	/* Optional, for snapshot backends (Razorpay, Shopify) that list
@@ -102,9 +104,26 @@ int backend_page_add(struct backend_page *page, const char *body, size_t len);
 int backend_page_add_with(struct backend_page *page, const char *body,
 			  size_t len, const char *header);
 
+/* As backend_page_add_with, of obj's plain JSON text. Returns 0, or -1
+ * when out of memory. */
+int backend_page_add_json(struct backend_page *page, struct json_object *obj,
+			  const char *header);
+
 /* The page body[0..len) as one JSON value (strict, nothing after it), a
  * new json-c object the caller puts; NULL when it is not (cut short?). */
 struct json_object *backend_parse_json(const char *body, size_t len);
+
+/* Reads a page with b's parse_answer when it has one (answer as given),
+ * else with its parse_page (answer's body). Same contract. */
+int backend_read_page(const struct backend *b,
+		      const struct backend_answer *answer,
+		      struct backend_page *page, struct error *err);
+
+/* Writes prefix and key ("Authorization: Bearer " and the key) into out
+ * (BACKEND_HEADER_MAX bytes). Returns 0, or -1 with err saying that the
+ * key named key_name is too long (never quoting it). */
+int backend_key_header(const char *prefix, const char *key,
+		       const char *key_name, char *out, struct error *err);
 
 /* The string member name of obj, or NULL when obj has none. */
 const char *backend_string(struct json_object *obj, const char *name);

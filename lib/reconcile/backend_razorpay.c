@@ -92,7 +92,7 @@ static int razorpay_auth_header(const char *key, char *out, struct error *err)
 	char basic[ENCODING_BASE64_LEN(RAZORPAY_KEY_MAX) + 1];
 	size_t len = strlen(key);
 	const char *colon = strchr(key, ':');
-	int n;
+	int rc;
 
 	if (colon == NULL || colon == key || colon[1] == '\0')
 		return error_set(err, "razorpay: razorpay_api_key must be "
@@ -100,12 +100,10 @@ static int razorpay_auth_header(const char *key, char *out, struct error *err)
 	if (len > RAZORPAY_KEY_MAX)
 		return error_set(err, "razorpay: razorpay_api_key is too long");
 	encoding_base64_encode((const unsigned char *)key, len, basic);
-	n = snprintf(out, BACKEND_HEADER_MAX, "Authorization: Basic %s",
-		     basic);
+	rc = backend_key_header("Authorization: Basic ", basic,
+				"razorpay: razorpay_api_key", out, err);
 	memset(basic, 0, sizeof(basic));
-	if (n < 0 || n >= BACKEND_HEADER_MAX)
-		return error_set(err, "razorpay: razorpay_api_key is too long");
-	return 0;
+	return rc;
 }
 
 /* Adds the webhook body of item (a payment or a refund entity) to page:
@@ -119,8 +117,6 @@ static int add_event(struct backend_page *page, const char *event,
 	struct json_object *payload = json_object_new_object();
 	struct json_object *holder = json_object_new_object();
 	struct json_object *created;
-	const char *text;
-	size_t len = 0;
 	int rc = -1;
 
 	if (envelope == NULL || contains == NULL || payload == NULL ||
@@ -140,10 +136,7 @@ static int add_event(struct backend_page *page, const char *event,
 	if (json_object_object_get_ex(item, "created_at", &created))
 		json_object_object_add(envelope, "created_at",
 				       json_object_get(created));
-	text = json_object_to_json_string_length(
-		envelope, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE,
-		&len);
-	if (text != NULL && backend_page_add(page, text, len) == 0)
+	if (backend_page_add_json(page, envelope, NULL) == 0)
 		rc = 0;
 out:
 	json_object_put(envelope);
@@ -225,15 +218,6 @@ out:
 	return rc;
 }
 
-/* A page read without its cursor: the first page of payments. */
-static int razorpay_parse_page(const char *body, size_t len,
-			       struct backend_page *page, struct error *err)
-{
-	struct backend_answer a = { body, len, NULL, NULL };
-
-	return razorpay_parse_answer(&a, page, err);
-}
-
 const struct backend backend_razorpay = {
 	.profile = CONFIG_PROVIDER_RAZORPAY,
 	.default_base = "https://api.razorpay.com",
@@ -243,6 +227,5 @@ const struct backend backend_razorpay = {
 	.window_s = 86400,
 	.page_url = razorpay_page_url,
 	.auth_header = razorpay_auth_header,
-	.parse_page = razorpay_parse_page,
 	.parse_answer = razorpay_parse_answer,
 };

@@ -62,12 +62,8 @@ static int stripe_page_url(const char *base, const struct backend_window *w,
 
 static int stripe_auth_header(const char *key, char *out, struct error *err)
 {
-	int n = snprintf(out, BACKEND_HEADER_MAX, "Authorization: Bearer %s",
-			 key);
-
-	if (n < 0 || n >= BACKEND_HEADER_MAX)
-		return error_set(err, "stripe: stripe_api_key is too long");
-	return 0;
+	return backend_key_header("Authorization: Bearer ", key,
+				  "stripe: stripe_api_key", out, err);
 }
 
 static int stripe_parse_page(const char *body, size_t len,

@@ -4,6 +4,7 @@
 #include "backend_stripe.h"
 /* The snapshot backends (Razorpay, Shopify). */
 #include "backend_razorpay.h"
+#include "backend_shopify.h"
 #include "backends.h"
 
 const struct backend *backends_for(enum config_provider profile)
@@ -14,6 +15,8 @@ const struct backend *backends_for(enum config_provider profile)
 	/* The snapshot backends: objects listed, mapped to webhook bodies. */
 	case CONFIG_PROVIDER_RAZORPAY:
 		return &backend_razorpay;
+	case CONFIG_PROVIDER_SHOPIFY:
+		return &backend_shopify;
 	default:
 		return NULL;
 	}

@@ -557,6 +557,30 @@ static bool snapshot_fault(int fd, long page, const char *target,
 	return true;
 }
 
+/* A 200 with page_obj (cut half-way when truncate), and a Link header
+ * when link is not NULL or empty, logged as page of target. */
+static void answer_page(int fd, struct json_object *page_obj, bool truncate,
+			long page, const char *target, const char *link)
+{
+	char head[8192], linkh[6144] = "";
+	size_t len = 0;
+	const char *text = json_object_to_json_string_length(
+		page_obj, JSON_C_TO_STRING_PLAIN, &len);
+	int n;
+
+	if (truncate)
+		len /= 2;
+	if (link != NULL && link[0] != '\0')
+		snprintf(linkh, sizeof(linkh), "Link: %s\r\n", link);
+	n = snprintf(head, sizeof(head),
+		     "HTTP/1.1 200 OK\r\nContent-Type: application/json; "
+		     "charset=utf-8\r\nContent-Length: %zu\r\n%s"
+		     "Connection: close\r\n\r\n", len, linkh);
+	log_request(200, page, "GET", target);
+	send_all(fd, head, (size_t)n);
+	send_all(fd, text, len);
+}
+
 /* razorpay: GET /v1/payments and GET /v1/refunds as razorpay.com/docs/api
  * documents them: HTTP Basic key_id:key_secret (else 401 with Razorpay's
  * error object), from and to (Unix seconds of created_at, inclusive),
@@ -650,16 +674,180 @@ static void razorpay_list(int fd, const char *target, const char *auth,
 	json_object_object_add(page_obj, "count", json_object_new_int64(
 				       (int64_t)json_object_array_length(items)));
 	json_object_object_add(page_obj, "items", items);
-	{
-		size_t len = 0;
-		const char *text = json_object_to_json_string_length(
-			page_obj, JSON_C_TO_STRING_PLAIN, &len);
+	answer_page(fd, page_obj, truncate, page, target, NULL);
+	json_object_put(page_obj);
+out:
+	json_object_put(match);
+	json_object_put(all);
+}
 
-		if (truncate)
-			len /= 2;
-		log_request(200, page, "GET", target);
-		respond(fd, 200, -1, text, len);
+/* shopify: GET /admin/api/2026-10/orders.json as shopify.dev documents it
+ * (the Order resource; pagination-rest): "X-Shopify-Access-Token: KEY"
+ * (else 401 with Shopify's errors object), another API version 404,
+ * status (default open: no closed_at nor cancelled_at; any: all),
+ * updated_at_min and updated_at_max (ISO 8601, inclusive), limit (1-250,
+ * default 50; above 250: 400), page_info (from the Link header; with any
+ * parameter but limit: 400, as Shopify refuses it); the file's order;
+ * {"orders": [...]}, and a Link header with rel="previous" and rel="next"
+ * as there are. A page's number for the faults: its offset / limit + 1. */
+#define SHOPIFY_VERSION_PATH "/admin/api/2026-10/orders.json"
+
+static void shopify_error(int fd, int status, const char *errors)
+{
+	char body[512];
+	int n = snprintf(body, sizeof(body), "{\"errors\":%s}", errors);
+
+	respond(fd, status, -1, body, (size_t)n);
+}
+
+/* ISO 8601 (2026-12-01T10:00:00Z or ...-05:00) as Unix seconds. */
+static bool iso_time(const char *text, int64_t *out)
+{
+	struct tm tm;
+	int y, mo, d, h, mi, sec, n = 0, zh = 0, zm = 0;
+	const char *zone;
+
+	memset(&tm, 0, sizeof(tm));
+	if (sscanf(text, "%d-%d-%dT%d:%d:%d%n", &y, &mo, &d, &h, &mi, &sec,
+		   &n) != 6)
+		return false;
+	zone = text + n;
+	if (*zone == '.')
+		zone += strspn(zone + 1, "0123456789") + 1;
+	if (strcmp(zone, "Z") != 0 &&
+	    !((zone[0] == '+' || zone[0] == '-') &&
+	      sscanf(zone + 1, "%d:%d", &zh, &zm) == 2))
+		return false;
+	tm.tm_year = y - 1900;
+	tm.tm_mon = mo - 1;
+	tm.tm_mday = d;
+	tm.tm_hour = h;
+	tm.tm_min = mi;
+	tm.tm_sec = sec;
+	*out = (int64_t)timegm(&tm) -
+	       (zone[0] == '-' ? -1 : zone[0] == '+' ? 1 : 0) *
+		       (int64_t)(zh * 3600 + zm * 60);
+	return true;
+}
+
+static void shopify_list(int fd, const char *head, const char *target)
+{
+	const char *q = strchr(target, '?');
+	char value[512], token[512], auth[1024], host[256] = "127.0.0.1";
+	char link[6144] = "", status[32] = "open";
+	int64_t min = INT64_MIN, max = INT64_MAX, limit = 50, offset = 0;
+	struct json_object *all = read_objects(), *orders, *page_obj;
+	struct json_object *match = json_object_new_array();
+	long page;
+	bool truncate, has_info;
+
+	if (q != NULL)
+		q++;
+	header(head, "Host", host, sizeof(host));
+	has_info = query_value(q, "page_info", token, sizeof(token));
+	if (query_value(q, "limit", value, sizeof(value)) &&
+	    (!number(value, &limit) || limit < 1 || limit > 250)) {
+		log_request(400, 0, "GET", target);
+		shopify_error(fd, 400, "{\"limit\":[\"must be less than or "
+			      "equal to 250\"]}");
+		goto out;
 	}
+	if (has_info) {
+		/* The token carries the filters: o<offset>_<min>_<max>_<status>. */
+		long long o, a, b;
+		char st[32];
+
+		for (const char *c = q; c != NULL && *c != '\0';) {
+			if (strncmp(c, "limit=", 6) != 0 &&
+			    strncmp(c, "page_info=", 10) != 0 &&
+			    strncmp(c, "fields=", 7) != 0) {
+				log_request(400, 0, "GET", target);
+				shopify_error(fd, 400, "{\"page_info\":[\"page_info "
+					      "takes no other parameter than "
+					      "limit and fields\"]}");
+				goto out;
+			}
+			c = strchr(c, '&');
+			c = c != NULL ? c + 1 : NULL;
+		}
+		if (sscanf(token, "o%lld_%lld_%lld_%31[a-z]", &o, &a, &b, st) != 4) {
+			log_request(400, 0, "GET", target);
+			shopify_error(fd, 400, "{\"page_info\":[\"Invalid "
+				      "value.\"]}");
+			goto out;
+		}
+		offset = o;
+		min = a;
+		max = b;
+		snprintf(status, sizeof(status), "%s", st);
+	} else {
+		if (query_value(q, "updated_at_min", value, sizeof(value)) &&
+		    !iso_time(value, &min)) {
+			log_request(400, 0, "GET", target);
+			shopify_error(fd, 400, "{\"updated_at_min\":[\"is not a "
+				      "date\"]}");
+			goto out;
+		}
+		if (query_value(q, "updated_at_max", value, sizeof(value)) &&
+		    !iso_time(value, &max)) {
+			log_request(400, 0, "GET", target);
+			shopify_error(fd, 400, "{\"updated_at_max\":[\"is not a "
+				      "date\"]}");
+			goto out;
+		}
+		if (query_value(q, "status", value, sizeof(value)))
+			snprintf(status, sizeof(status), "%.31s", value);
+	}
+	page = (long)(offset / limit) + 1;
+	if (header(head, "X-Shopify-Access-Token", auth, sizeof(auth)) == NULL ||
+	    strcmp(auth, key) != 0) {
+		log_request(401, page, "GET", target);
+		shopify_error(fd, 401, "\"[API] Invalid API key or access token "
+			      "(unrecognized login or wrong password)\"");
+		goto out;
+	}
+	if (snapshot_fault(fd, page, target, &truncate))
+		goto out;
+	for (size_t i = 0; i < json_object_array_length(all); i++) {
+		struct json_object *o = json_object_array_get_idx(all, i), *v;
+		int64_t updated;
+
+		if (!json_object_object_get_ex(o, "updated_at", &v) ||
+		    !iso_time(json_object_get_string(v), &updated) ||
+		    updated < min || updated > max)
+			continue;
+		if (strcmp(status, "any") != 0 &&
+		    ((json_object_object_get_ex(o, "closed_at", &v) && v != NULL) ||
+		     (json_object_object_get_ex(o, "cancelled_at", &v) && v != NULL)))
+			continue;
+		json_object_array_add(match, json_object_get(o));
+	}
+	orders = json_object_new_array();
+	for (int64_t i = offset; i < offset + limit &&
+			       i < (int64_t)json_object_array_length(match); i++)
+		json_object_array_add(orders, json_object_get(
+				json_object_array_get_idx(match, (size_t)i)));
+	{
+		char prev[2048] = "", next[2048] = "";
+
+		if (offset > 0)
+			snprintf(prev, sizeof(prev), "<http://%s%s?limit=%lld&"
+				 "page_info=o%lld_%lld_%lld_%s>; rel=\"previous\"",
+				 host, SHOPIFY_VERSION_PATH, (long long)limit,
+				 (long long)(offset > limit ? offset - limit : 0),
+				 (long long)min, (long long)max, status);
+		if (offset + limit < (int64_t)json_object_array_length(match))
+			snprintf(next, sizeof(next), "<http://%s%s?limit=%lld&"
+				 "page_info=o%lld_%lld_%lld_%s>; rel=\"next\"",
+				 host, SHOPIFY_VERSION_PATH, (long long)limit,
+				 (long long)(offset + limit), (long long)min,
+				 (long long)max, status);
+		snprintf(link, sizeof(link), "%s%s%s", prev,
+			 prev[0] != '\0' && next[0] != '\0' ? ", " : "", next);
+	}
+	page_obj = json_object_new_object();
+	json_object_object_add(page_obj, "orders", orders);
+	answer_page(fd, page_obj, truncate, page, target, link);
 	json_object_put(page_obj);
 out:
 	json_object_put(match);
@@ -687,6 +875,13 @@ static bool snapshot_serve(int fd, const char *head, const char *method,
 			razorpay_list(fd, target, auth_value, "refund");
 			return true;
 		}
+	}
+	if (strcmp(mode, "shopify") == 0 && strcmp(method, "GET") == 0 &&
+	    (strncmp(target, SHOPIFY_VERSION_PATH "?",
+		     sizeof(SHOPIFY_VERSION_PATH)) == 0 ||
+	     strcmp(target, SHOPIFY_VERSION_PATH) == 0)) {
+		shopify_list(fd, head, target);
+		return true;
 	}
 	return false;
 }
