@@ -1,10 +1,12 @@
 /* provider_api.c - test helper: a fake of a payment provider's list API on
- * a kernel-chosen loopback port, for the payhook-reconcile test. One mode
- * per provider (only "stripe" so far); the events it serves are bodies in
+ * a kernel-chosen loopback port, for the payhook-reconcile tests. One mode
+ * per provider (stripe; the snapshots razorpay and shopify, described with
+ * their block below); the events it serves are bodies in
  * the shape the provider documents (the test builds them from
  * tests/fixtures/providers/, which are documented shapes, not captures).
  *
- *   provider_api --mode stripe --key KEY --events FILE --faults FILE
+ *   provider_api --mode stripe|razorpay|shopify --key KEY --events FILE
+ *                --faults FILE
  *                --log FILE
  *
  * prints its port on standard output, then serves one connection at a
