@@ -1,5 +1,5 @@
 #!/bin/bash
-# shellcheck disable=SC2154 # top_builddir, W, RECONCILE...: the sourcing test's
+# shellcheck disable=SC2154,SC2034 # W, RECONCILE...: the sourcing test's; API_PORT, RC, OUT, DB: for it
 # reconcile-lib.sh - what the payhook-reconcile tests share (sourced by
 # reconcile.test and reconcile-snapshots.test after tests/lib/harness.sh
 # has started redis-server and mariadbd): the fake provider API, one
@@ -12,7 +12,9 @@
 # port in API_PORT.
 start_api() {
 	local deadline
-	: >"$W/events" >"$W/faults" >"$W/api.log"
+	: >"$W/events"
+	: >"$W/faults"
+	: >"$W/api.log"
 	"$API" --mode "$1" --key "$2" --events "$W/events" \
 		--faults "$W/faults" --log "$W/api.log" >"$W/api.port" \
 		2>"$W/api.err" &
