@@ -14,6 +14,9 @@
 
 #include "error.h"
 
+/* The longest Link header kept (Shopify's: two URLs with page_info). */
+#define API_CLIENT_LINK_MAX 4096
+
 struct api_client; /* one provider's connection and pacing; opaque */
 
 struct api_client_options {
@@ -46,6 +49,10 @@ void api_client_free(struct api_client *client);
  * after the last try, 401/403, a wait too long). */
 int api_client_get(struct api_client *client, const char *url,
 		   const char **body, size_t *len, struct error *err);
+
+/* The Link header of the last answer (Shopify's page_info paging), or
+ * NULL when it had none (or one longer than API_CLIENT_LINK_MAX). */
+const char *api_client_link(const struct api_client *client);
 
 /* Requests sent so far (retries included). */
 unsigned long api_client_requests(const struct api_client *client);

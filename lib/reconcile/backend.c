@@ -1,6 +1,9 @@
 /* backend.c - the page helpers the backends share (backend.h). */
 #include "config.h"
 
+#include <json-c/json.h>
+#include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -8,27 +11,104 @@
 
 void backend_page_cleanup(struct backend_page *page)
 {
-	for (size_t i = 0; i < page->count; i++)
+	for (size_t i = 0; i < page->count; i++) {
 		free(page->events[i].body);
+		free(page->events[i].header);
+	}
 	free(page->events);
 	memset(page, 0, sizeof(*page));
 }
 
 int backend_page_add(struct backend_page *page, const char *body, size_t len)
 {
+	return backend_page_add_with(page, body, len, NULL);
+}
+
+int backend_page_add_with(struct backend_page *page, const char *body,
+			  size_t len, const char *header)
+{
 	struct backend_event *grown;
-	char *copy = malloc(len + 1);
+	char *copy = malloc(len + 1), *head = NULL;
 
 	if (copy == NULL)
 		return -1;
+	if (header != NULL && (head = strdup(header)) == NULL) {
+		free(copy);
+		return -1;
+	}
 	grown = realloc(page->events, (page->count + 1) * sizeof(*grown));
 	if (grown == NULL) {
 		free(copy);
+		free(head);
 		return -1;
 	}
 	memcpy(copy, body, len);
 	copy[len] = '\0';
 	page->events = grown;
-	page->events[page->count++] = (struct backend_event){ copy, len };
+	page->events[page->count++] = (struct backend_event){ copy, len, head };
 	return 0;
+}
+
+struct json_object *backend_parse_json(const char *body, size_t len)
+{
+	struct json_tokener *tok = json_tokener_new();
+	struct json_object *root = NULL;
+
+	if (tok == NULL)
+		return NULL;
+	json_tokener_set_flags(tok, JSON_TOKENER_STRICT);
+	if (len <= INT_MAX)
+		root = json_tokener_parse_ex(tok, body, (int)len);
+	if (root != NULL &&
+	    (json_tokener_get_error(tok) != json_tokener_success ||
+	     json_tokener_get_parse_end(tok) != len)) {
+		json_object_put(root);
+		root = NULL;
+	}
+	json_tokener_free(tok);
+	return root;
+}
+
+const char *backend_string(struct json_object *obj, const char *name)
+{
+	struct json_object *v;
+
+	if (!json_object_object_get_ex(obj, name, &v) ||
+	    !json_object_is_type(v, json_type_string))
+		return NULL;
+	return json_object_get_string(v);
+}
+
+int backend_read_page(const struct backend *b,
+		      const struct backend_answer *answer,
+		      struct backend_page *page, struct error *err)
+{
+	if (b->parse_answer != NULL)
+		return b->parse_answer(answer, page, err);
+	return b->parse_page(answer->body, answer->len, page, err);
+}
+
+int backend_key_header(const char *prefix, const char *key,
+		       const char *key_name, char *out, struct error *err)
+{
+	int n = snprintf(out, BACKEND_HEADER_MAX, "%s%s", prefix, key);
+
+	if (n < 0 || n >= BACKEND_HEADER_MAX) {
+		memset(out, 0, BACKEND_HEADER_MAX);
+		return error_set(err, "%s is too long", key_name);
+	}
+	return 0;
+}
+
+int backend_page_add_json(struct backend_page *page, struct json_object *obj,
+			  const char *header)
+{
+	size_t len = 0;
+	const char *text = json_object_to_json_string_length(
+		obj, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE,
+		&len);
+
+	if (text == NULL)
+		return -1;
+	return backend_page_add_with(page, text, len, header);
 }

@@ -2,6 +2,9 @@
 #include "config.h"
 
 #include "backend_stripe.h"
+/* The snapshot backends (Razorpay, Shopify). */
+#include "backend_razorpay.h"
+#include "backend_shopify.h"
 #include "backends.h"
 
 const struct backend *backends_for(enum config_provider profile)
@@ -9,6 +12,11 @@ const struct backend *backends_for(enum config_provider profile)
 	switch (profile) {
 	case CONFIG_PROVIDER_STRIPE:
 		return &backend_stripe;
+	/* The snapshot backends: objects listed, mapped to webhook bodies. */
+	case CONFIG_PROVIDER_RAZORPAY:
+		return &backend_razorpay;
+	case CONFIG_PROVIDER_SHOPIFY:
+		return &backend_shopify;
 	default:
 		return NULL;
 	}

@@ -7,8 +7,9 @@
 #include "configuration.h"
 
 /* The backend of profile, or NULL when this version cannot reconcile it
- * (Paddle, Square, PAY.JP, KOMOJU, Razorpay and Shopify are still to come;
- * Adyen has no such API). */
+ * (Paddle, Square, PAY.JP and KOMOJU are still to come; Adyen has no such
+ * API). Razorpay and Shopify are snapshots: objects listed and mapped to
+ * the bodies their webhooks give. */
 const struct backend *backends_for(enum config_provider profile);
 
 #endif

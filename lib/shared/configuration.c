@@ -230,6 +230,7 @@ static const struct key_def keys[] = {
 	STRING("square_api_base", api_base[CONFIG_PROVIDER_SQUARE], NULL, FLAG_NONEMPTY),
 	API_KEY("shopify_api_key", CONFIG_PROVIDER_SHOPIFY),
 	STRING("shopify_api_base", api_base[CONFIG_PROVIDER_SHOPIFY], NULL, FLAG_NONEMPTY),
+	BOUNDED_STRING("shopify_shop", shopify_shop, 255, NULL, FLAG_NONEMPTY),
 	NUMBER("reconcile_lookback_s", KIND_LONG, reconcile_lookback_s, 1,
 	       31536000, "259200"),
 	NUMBER("reconcile_overlap_s", KIND_LONG, reconcile_overlap_s, 0,

@@ -189,6 +189,8 @@ struct config {
 				     * profile is not reconciled */
 	char *api_base[CONFIG_PROVIDER_COUNT]; /* <profile>_api_base; NULL:
 				     * the provider's public API */
+	char *shopify_shop;         /* <shop>.myshopify.com: the shopify
+				     * profile's API host (its default base) */
 	long reconcile_lookback_s;  /* the first pass, default 259200 */
 	long reconcile_overlap_s;   /* listed again each pass, default 600 */
 	long reconcile_rate_per_s;  /* requests a second per provider, 5 */
