@@ -225,6 +225,9 @@ static struct pipeline *pipeline_for(unsigned v)
 					 CONFIG_REDIS_UNAVAILABLE_DB_ONLY;
 	if ((v & 32u) != 0)
 		cfg->max_body_bytes = SMALL_MAX_BODY;
+	/* Half the variants keep what they ignore or refuse (inbox.h): the
+	 * stub checks each kept delivery. */
+	cfg->inbox_days = (v & 4u) != 0 ? 1 : 0;
 	pipelines[v] = pipeline_new(cfg, &err);
 	if (pipelines[v] == NULL)
 		FUZZ_FATAL("pipeline_new: %s", err.message);
