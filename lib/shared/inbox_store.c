@@ -3,6 +3,7 @@
 #include "config.h"
 
 #include <inttypes.h>
+#include <stdbool.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,11 +16,21 @@
 #define VALUE_MAX 255
 /* Rows looked at per statement when the inbox is trimmed. */
 #define TRIM_BATCH 1000
+/* A keep adds up the table's sizes again (a scan) only after this many
+ * writes of its own, or when its own count says the cap is reached: the
+ * other workers' writes are seen then (and by payhook-dispatch's
+ * retention step). */
+#define SUM_EVERY 100
 
 struct inbox_store {
 	const struct config *cfg;
 	struct sqlconn *conn;
 	MYSQL_RES *res;       /* inbox_store_next's row, kept for its entry */
+	/* The table's bytes as last added up, plus this store's writes
+	 * since (writes of them); known false: add up at the next keep. */
+	bool total_known;
+	unsigned long long total;
+	unsigned writes;
 };
 
 struct inbox_store *inbox_store_new(const struct config *cfg,
@@ -170,9 +181,14 @@ int inbox_store_keep(struct inbox_store *s, const char *provider,
 		goto out;
 	}
 	rows = run(s, "keeping a delivery", sql, (size_t)n, err);
-	if (rows >= 0 && s->cfg->inbox_max_bytes > 0 &&
-	    inbox_store_trim(s, s->cfg->inbox_max_bytes, err) < 0)
-		rows = -1;
+	if (rows < 0 || s->cfg->inbox_max_bytes == 0)
+		goto out;
+	s->total += len;
+	if (!s->total_known || ++s->writes >= SUM_EVERY ||
+	    s->total > s->cfg->inbox_max_bytes) {
+		if (inbox_store_trim(s, s->cfg->inbox_max_bytes, err) < 0)
+			rows = -1;
+	}
 out:
 	free(sql);
 	free(h);
@@ -206,6 +222,7 @@ long inbox_store_trim(struct inbox_store *s, size_t max_bytes,
 
 	if (sqlconn_connect(s->conn, err) != 0)
 		return -1;
+	s->total_known = false;
 	if (sqlconn_query_number(s->conn, "SELECT COALESCE(SUM(size), 0) "
 				 "FROM inbox", &total, err) != 0)
 		return failed(s, "adding up its size", err);
@@ -238,6 +255,9 @@ long inbox_store_trim(struct inbox_store *s, size_t max_bytes,
 		}
 		last = cut;
 	}
+	s->total = total;
+	s->total_known = true;
+	s->writes = 0;
 	return dropped;
 }
 

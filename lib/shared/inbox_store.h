@@ -50,11 +50,14 @@ void inbox_store_free(struct inbox_store *store);
  * adds it (db/migrate-11-inbox.sql) or what failed. */
 int inbox_store_check(struct inbox_store *store, struct error *err);
 
-/* Keeps one delivery (provider's name, received at received_s.received_us,
- * outcome "ignored" or "unauthorized", reason, the headers' JSON object,
+/* Keeps one delivery (provider's name, received at received_us, outcome
+ * "ignored" or "unauthorized", reason, the headers' JSON object,
  * body[0..len)), then, with inbox_max_bytes above 0, drops the oldest
- * deliveries until the bodies fit (inbox_store_trim). Returns 0, or -1 with
- * err set. */
+ * deliveries until the bodies fit (inbox_store_trim) when this store's
+ * count says they may not: at its first write, every 100th, and whenever
+ * the last sum plus its own writes since pass the cap (so the other
+ * workers' writes may pass it by that much until then, or until
+ * payhook-dispatch's retention step). Returns 0, or -1 with err set. */
 int inbox_store_keep(struct inbox_store *store, const char *provider,
 		     int64_t received_us, const char *outcome,
 		     const char *reason, const char *headers,
