@@ -181,14 +181,15 @@ int replay_run(const struct config *cfg, const struct replay_options *o,
 	p = pipeline_new(cfg, &err);
 	if (p == NULL)
 		goto out;
-	/* Counted with the workers' figures, when they share a file. */
+	/* What it recorded is counted with the workers' figures, when they
+	 * share a file; the replays are not webhook requests, so the
+	 * pipeline counts none of them. */
 	if (cfg->metrics_file != NULL && !o->dry_run) {
 		struct error merr;
 
 		metrics = metrics_open_file(cfg->metrics_file, &merr);
 		if (metrics == NULL)
 			log_warn("replay: not counted: %s", merr.message);
-		pipeline_set_metrics(p, metrics);
 	}
 	rc = 0;
 	while ((o->stop == NULL || !*o->stop) &&
