@@ -150,7 +150,7 @@ int inbox_store_keep(struct inbox_store *s, const char *provider,
 {
 	char p[2 * VALUE_MAX + 1], o[2 * VALUE_MAX + 1], r[2 * VALUE_MAX + 1];
 	size_t hlen = strlen(headers);
-	size_t cap = 2 * (len + hlen) + 4 * VALUE_MAX + 512;
+	size_t cap = 2 * (len + hlen) + 6 * VALUE_MAX + 512;
 	char *sql = malloc(cap);
 	char *h, *b;
 	int n;
