@@ -172,6 +172,10 @@ struct config {
 	long dispatch_poll_ms;      /* idle wait between looks, default 1000 */
 	long dispatch_rate_per_s;   /* attempts per second at most; 0: no cap */
 	long payload_retention_days; /* clear delivered payloads older; 0: keep */
+	long inbox_days;            /* keep ignored and 401 deliveries in
+				     * table inbox this long; 0 (default): off */
+	size_t inbox_max_bytes;     /* the inbox's bodies at most (oldest out
+				     * first); 0: no cap; default 100 MiB */
 	int dispatch_circuit_failures; /* failures in a row that open the
 				     * target's circuit, default 5 */
 	long dispatch_alert_after_s; /* a Retry-After wait this long alerts
