@@ -18,14 +18,19 @@ harness__innodb_opts=(
 
 # Runs mariadb-install-db into the new datadir $1, logging to $2.
 harness__install_db() {
-	local try
+	local try tmp
+	# A tmpdir of its own: the bootstrap's temporary tables in a /tmp that
+	# concurrent tests share were seen to vanish under it ("Could not
+	# remove temporary table", then error 1051).
+	tmp=$(dirname "$1")/tmp
+	mkdir -p "$tmp" || return 1
 	# Tried twice: a bootstrap that fails once on a loaded machine is no
 	# reason to fail a test. The log's first error lines say why it failed
 	# (its tail is only the tool's boilerplate).
 	for try in 1 2; do
 		if mariadb-install-db --no-defaults --datadir="$1" \
 			--auth-root-authentication-method=socket --skip-test-db \
-			--user="$harness__user" --skip-log-bin \
+			--user="$harness__user" --skip-log-bin --tmpdir="$tmp" \
 			"${harness__innodb_opts[@]}" >>"$2" 2>&1 </dev/null; then
 			return 0
 		fi
@@ -96,7 +101,7 @@ harness__mariadb_cmd() {
 	harness__cmd=(mariadbd --no-defaults --datadir="$2/data" --socket="$3"
 		--port="$1" --bind-address=127.0.0.1
 		--user="$harness__user" --pid-file="$2/mariadbd.pid"
-		--log-error="$2/error.log" --skip-log-bin
+		--log-error="$2/error.log" --skip-log-bin --tmpdir="$2/tmp"
 		--skip-name-resolve --max-connections=300
 		--character-set-server=utf8mb4
 		--collation-server=utf8mb4_general_ci
@@ -127,7 +132,7 @@ harness_start_mariadb() {
 	if harness_running "$name"; then
 		return 0
 	fi
-	mkdir -p "$base" || return 1
+	mkdir -p "$base/tmp" || return 1
 	what=mariadbd${var:+ ${base##*/}}
 	t0=$(harness_now_ms)
 	if [ ! -d "$base/data" ]; then
