@@ -2,6 +2,8 @@
 #include "config.h"
 
 #include "backend_stripe.h"
+/* The event-list backends beyond Stripe. */
+#include "backend_paddle.h"
 #include "backends.h"
 
 const struct backend *backends_for(enum config_provider profile)
@@ -9,6 +11,9 @@ const struct backend *backends_for(enum config_provider profile)
 	switch (profile) {
 	case CONFIG_PROVIDER_STRIPE:
 		return &backend_stripe;
+	/* The event-list backends beyond Stripe. */
+	case CONFIG_PROVIDER_PADDLE:
+		return &backend_paddle;
 	default:
 		return NULL;
 	}

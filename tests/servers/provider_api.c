@@ -1,6 +1,6 @@
 /* provider_api.c - test helper: a fake of a payment provider's list API on
  * a kernel-chosen loopback port, for the payhook-reconcile test. One mode
- * per provider (only "stripe" so far); the events it serves are bodies in
+ * per provider (stripe, paddle); the events it serves are bodies in
  * the shape the provider documents (the test builds them from
  * tests/fixtures/providers/, which are documented shapes, not captures).
  *
@@ -60,7 +60,9 @@
 #define LINE_MAX_LEN 256
 #define TYPES_MAX 32
 
-static const char *key, *events_path, *faults_path;
+static const char *key, *events_path, *faults_path, *mode;
+/* The port served: the base of the pages' "next" links. */
+static unsigned listen_port;
 static FILE *log_file;
 /* When the request in hand arrived (its head read): the log's time. */
 static int64_t request_ms;
@@ -435,6 +437,267 @@ out:
 	json_object_put(all);
 }
 
+/* ---- paddle: GET /events ------------------------------------------------------
+ *
+ * As developer.paddle.com/api-reference/events/list-events and the
+ * paddle-node-sdk (ListEventsQueryParameters, ResponsePaginated) document
+ * it: "Authorization: Bearer KEY" (none: 401 authentication_missing;
+ * another: 403 invalid_token, Paddle's error object), event_type (a
+ * comma-separated list), order_by (id[ASC], the default, or id[DESC]),
+ * per_page (1-200, default 50; anything else 400 invalid_field, as Paddle
+ * answers), after (a Paddle ID: the events whose event_id sorts after it).
+ * The events file holds webhook bodies; the list serves each as the event
+ * entity Paddle lists: without its notification_id. {"data": [...],
+ * "meta": {"request_id", "pagination": {"per_page", "next", "has_more",
+ * "estimated_total"}}}, next the same list after the page's last event.
+ */
+
+struct paddle_query {
+	char types[512];
+	bool desc, bad_per_page, bad_order;
+	long per_page;
+	char after[512];
+};
+
+static void paddle_parse_query(const char *q, struct paddle_query *out)
+{
+	memset(out, 0, sizeof(*out));
+	out->per_page = 50;
+	while (q != NULL && *q != '\0') {
+		const char *amp = strchr(q, '&');
+		size_t len = amp != NULL ? (size_t)(amp - q) : strlen(q);
+		const char *eq = memchr(q, '=', len);
+		char name[128], value[512];
+		int64_t v;
+
+		if (eq != NULL) {
+			decode(q, (size_t)(eq - q), name, sizeof(name));
+			decode(eq + 1, len - (size_t)(eq - q) - 1, value,
+			       sizeof(value));
+			if (strcmp(name, "event_type") == 0) {
+				snprintf(out->types, sizeof(out->types), "%s",
+					 value);
+			} else if (strcmp(name, "order_by") == 0) {
+				out->desc = strcmp(value, "id[DESC]") == 0;
+				out->bad_order = !out->desc &&
+						 strcmp(value, "id[ASC]") != 0;
+			} else if (strcmp(name, "per_page") == 0) {
+				if (!number(value, &v) || v < 1 || v > 200)
+					out->bad_per_page = true;
+				else
+					out->per_page = (long)v;
+			} else if (strcmp(name, "after") == 0) {
+				snprintf(out->after, sizeof(out->after), "%s",
+					 value);
+			}
+		}
+		q = amp != NULL ? amp + 1 : NULL;
+	}
+}
+
+static void paddle_error(int fd, int status, long retry_after,
+			 const char *code, const char *detail)
+{
+	char body[768];
+	int n = snprintf(body, sizeof(body),
+			 "{\"error\":{\"type\":\"request_error\",\"code\":\"%s\","
+			 "\"detail\":\"%s\",\"documentation_url\":"
+			 "\"https://developer.paddle.com/v1/errors/shared/%s\"},"
+			 "\"meta\":{\"request_id\":\"fake\"}}",
+			 code, detail, code);
+
+	respond(fd, status, retry_after, body, (size_t)n);
+}
+
+/* Whether type is one of the comma-separated list (empty: any). */
+static bool paddle_type_listed(const char *list, const char *type)
+{
+	size_t len = type != NULL ? strlen(type) : 0;
+
+	if (list[0] == '\0')
+		return true;
+	for (const char *p = list; type != NULL && *p != '\0';) {
+		size_t n = strcspn(p, ",");
+
+		if (n == len && strncmp(p, type, n) == 0)
+			return true;
+		p += n + (p[n] == ',');
+	}
+	return false;
+}
+
+static int paddle_by_id(const void *a, const void *b)
+{
+	struct json_object *x = *(struct json_object *const *)a;
+	struct json_object *y = *(struct json_object *const *)b;
+	struct json_object *vx, *vy;
+
+	json_object_object_get_ex(x, "event_id", &vx);
+	json_object_object_get_ex(y, "event_id", &vy);
+	return strcmp(json_object_get_string(vx), json_object_get_string(vy));
+}
+
+/* The events of the file whose type is listed, as entities, by event_id
+ * (ascending). Returns how many are in *out (malloc'd array of json-c
+ * objects, each the caller's). */
+static size_t paddle_matching(const struct paddle_query *q,
+			      struct json_object ***out)
+{
+	FILE *f = fopen(events_path, "r");
+	struct json_object **all = NULL;
+	size_t n = 0;
+	char *line = NULL;
+	size_t cap = 0;
+
+	*out = NULL;
+	if (f == NULL)
+		return 0;
+	while (getline(&line, &cap, f) > 0) {
+		struct json_object *event = json_tokener_parse(line), *v;
+		struct json_object **grown;
+
+		if (event == NULL)
+			continue;
+		if (!json_object_object_get_ex(event, "event_id", &v) ||
+		    !json_object_object_get_ex(event, "event_type", &v) ||
+		    !paddle_type_listed(q->types, json_object_get_string(v)) ||
+		    (grown = realloc(all, (n + 1) * sizeof(*all))) == NULL) {
+			json_object_put(event);
+			continue;
+		}
+		json_object_object_del(event, "notification_id");
+		all = grown;
+		all[n++] = event;
+	}
+	free(line);
+	fclose(f);
+	if (n > 0)
+		qsort(all, n, sizeof(*all), paddle_by_id);
+	*out = all;
+	return n;
+}
+
+static void paddle_list(int fd, const char *target, const char *auth)
+{
+	const char *q = strchr(target, '?');
+	struct paddle_query query;
+	struct json_object **all, *data, *page_obj, *meta, *pagination;
+	size_t n, start, end, count = 0;
+	long page, fault_arg = -1;
+	char what[32] = "", expected[512], next[1024];
+	bool more;
+
+	paddle_parse_query(q != NULL ? q + 1 : NULL, &query);
+	n = paddle_matching(&query, &all);
+	/* The events after query.after, in the order asked for: start is
+	 * the first of them in all, counted from the order's own end. */
+	for (start = 0; start < n; start++) {
+		struct json_object *v;
+		size_t i = query.desc ? n - 1 - start : start;
+		int c;
+
+		json_object_object_get_ex(all[i], "event_id", &v);
+		c = strcmp(json_object_get_string(v), query.after);
+		if (query.after[0] == '\0' || (query.desc ? c < 0 : c > 0))
+			break;
+	}
+	page = (long)(start / (size_t)query.per_page) + 1;
+	snprintf(expected, sizeof(expected), "Bearer %s", key);
+	if (auth == NULL) {
+		log_request(401, page, "GET", target);
+		paddle_error(fd, 401, -1, "authentication_missing",
+			     "Authentication header not included");
+		goto out;
+	}
+	if (strcmp(auth, expected) != 0) {
+		log_request(403, page, "GET", target);
+		paddle_error(fd, 403, -1, "invalid_token",
+			     "Authentication token is invalid");
+		goto out;
+	}
+	if (query.bad_per_page || query.bad_order) {
+		log_request(400, page, "GET", target);
+		paddle_error(fd, 400, -1, "invalid_field",
+			     query.bad_per_page ?
+				     "per_page must be between 1 and 200" :
+				     "order_by must be id[ASC] or id[DESC]");
+		goto out;
+	}
+	if (fault_for(page, what, sizeof(what), &fault_arg)) {
+		if (strcmp(what, "slow") == 0) {
+			struct timespec ts = { fault_arg / 1000,
+					       (fault_arg % 1000) * 1000000L };
+
+			nanosleep(&ts, NULL);
+		} else if (strcmp(what, "truncate") != 0) {
+			int status = atoi(what);
+
+			log_request(status, page, "GET", target);
+			paddle_error(fd, status,
+				     status == 429 || status == 503 ? fault_arg
+								    : -1,
+				     status == 429 ? "too_many_requests" :
+						     "internal_error",
+				     status == 429 ? "Too many requests" :
+						     "Fault injected");
+			goto out;
+		}
+	}
+	data = json_object_new_array();
+	end = start + (size_t)query.per_page < n ? start + (size_t)query.per_page
+						 : n;
+	for (size_t k = start; k < end; k++, count++)
+		json_object_array_add(data, json_object_get(
+					      all[query.desc ? n - 1 - k : k]));
+	more = end < n;
+	next[0] = '\0';
+	if (count > 0) {
+		struct json_object *v;
+
+		json_object_object_get_ex(
+			all[query.desc ? n - 1 - (end - 1) : end - 1],
+			"event_id", &v);
+		snprintf(next, sizeof(next),
+			 "http://127.0.0.1:%u/events?after=%s&per_page=%ld%s%s",
+			 listen_port, json_object_get_string(v), query.per_page,
+			 query.desc ? "&order_by=id%5BDESC%5D" : "",
+			 query.types[0] != '\0' ? "&event_type=" : "");
+		if (query.types[0] != '\0')
+			strncat(next, query.types,
+				sizeof(next) - strlen(next) - 1);
+	}
+	pagination = json_object_new_object();
+	json_object_object_add(pagination, "per_page",
+			       json_object_new_int64(query.per_page));
+	json_object_object_add(pagination, "next", json_object_new_string(next));
+	json_object_object_add(pagination, "has_more",
+			       json_object_new_boolean(more));
+	json_object_object_add(pagination, "estimated_total",
+			       json_object_new_int64((int64_t)n));
+	meta = json_object_new_object();
+	json_object_object_add(meta, "request_id",
+			       json_object_new_string("fake"));
+	json_object_object_add(meta, "pagination", pagination);
+	page_obj = json_object_new_object();
+	json_object_object_add(page_obj, "data", data);
+	json_object_object_add(page_obj, "meta", meta);
+	{
+		size_t len = 0;
+		const char *text = json_object_to_json_string_length(
+			page_obj, JSON_C_TO_STRING_PLAIN, &len);
+
+		if (strcmp(what, "truncate") == 0)
+			len /= 2;
+		log_request(200, page, "GET", target);
+		respond(fd, 200, -1, text, len);
+	}
+	json_object_put(page_obj);
+out:
+	for (size_t i = 0; i < n; i++)
+		json_object_put(all[i]);
+	free(all);
+}
+
 /* The value of header name in head (NUL-terminated), copied into out. */
 static const char *header(const char *head, const char *name, char *out,
 			  size_t cap)
@@ -482,7 +745,14 @@ static void serve(int fd)
 	request_ms = now_ms();
 	if (sscanf(head, "%15s %4095s", method, target) != 2)
 		return;
-	if (strcmp(method, "GET") == 0 &&
+	if (strcmp(mode, "paddle") == 0 && strcmp(method, "GET") == 0 &&
+	    (strncmp(target, "/events?", 8) == 0 ||
+	     strcmp(target, "/events") == 0)) {
+		paddle_list(fd, target, header(head, "Authorization", auth,
+					       sizeof(auth)));
+		return;
+	}
+	if (strcmp(mode, "stripe") == 0 && strcmp(method, "GET") == 0 &&
 	    (strncmp(target, "/v1/events?", 11) == 0 ||
 	     strcmp(target, "/v1/events") == 0)) {
 		stripe_list(fd, target, header(head, "Authorization", auth,
@@ -496,7 +766,7 @@ static void serve(int fd)
 
 static void usage(FILE *out)
 {
-	fputs("usage: provider_api --mode stripe --key KEY --events FILE "
+	fputs("usage: provider_api --mode stripe|paddle --key KEY --events FILE "
 	      "--faults FILE --log FILE\n", out);
 }
 
@@ -504,7 +774,7 @@ int main(int argc, char **argv)
 {
 	struct sockaddr_in addr;
 	socklen_t alen = sizeof(addr);
-	const char *mode = NULL, *log_path = NULL;
+	const char *log_path = NULL;
 	int fd, one = 1;
 
 	for (int i = 1; i < argc; i++) {
@@ -525,7 +795,9 @@ int main(int argc, char **argv)
 			return 2;
 		}
 	}
-	if (mode == NULL || strcmp(mode, "stripe") != 0 || key == NULL ||
+	if (mode == NULL ||
+	    (strcmp(mode, "stripe") != 0 && strcmp(mode, "paddle") != 0) ||
+	    key == NULL ||
 	    events_path == NULL || log_path == NULL) {
 		usage(stderr);
 		return 2;
@@ -545,7 +817,8 @@ int main(int argc, char **argv)
 	    listen(fd, SOMAXCONN) != 0 ||
 	    getsockname(fd, (struct sockaddr *)&addr, &alen) != 0)
 		fail("bind/listen on 127.0.0.1");
-	if (printf("%u\n", (unsigned)ntohs(addr.sin_port)) < 0 ||
+	listen_port = (unsigned)ntohs(addr.sin_port);
+	if (printf("%u\n", listen_port) < 0 ||
 	    fflush(stdout) != 0)
 		fail("stdout");
 	for (;;) {
