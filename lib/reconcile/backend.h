@@ -24,6 +24,7 @@
 #define BACKEND_CURSOR_MAX 255
 #define BACKEND_URL_MAX 2048
 #define BACKEND_HEADER_MAX 1024
+#define BACKEND_JSON_MAX 4096
 
 /* One closed window of creation times, Unix seconds: [from, to). */
 struct backend_window {
@@ -63,6 +64,18 @@ struct backend {
 	 * documented JSON (page then holds nothing). */
 	int (*parse_page)(const char *body, size_t len,
 			  struct backend_page *page, struct error *err);
+	/* Optional (NULL: the page is a GET of page_url). Writes the JSON
+	 * body of a POST to page_url that asks for the page of window w
+	 * after cursor (NULL for the first) into json (BACKEND_JSON_MAX
+	 * bytes, NUL-terminated). Returns 0, or -1 with err set. */
+	int (*page_json)(const struct backend_window *w, const char *cursor,
+			 char *json, struct error *err);
+	/* Optional. Called when a page failed with the provider's answer
+	 * (status 0: none came; body[0..len)): rewrites err with what the
+	 * operator must do when it recognises the answer (Square: events
+	 * not enabled), else leaves it. */
+	void (*explain_failure)(long status, const char *body, size_t len,
+				struct error *err);
 };
 
 /* Frees what a page holds and empties it; an empty page is fine. */

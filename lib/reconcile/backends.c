@@ -4,6 +4,7 @@
 #include "backend_stripe.h"
 /* The event-list backends beyond Stripe. */
 #include "backend_paddle.h"
+#include "backend_square.h"
 #include "backends.h"
 
 const struct backend *backends_for(enum config_provider profile)
@@ -14,6 +15,8 @@ const struct backend *backends_for(enum config_provider profile)
 	/* The event-list backends beyond Stripe. */
 	case CONFIG_PROVIDER_PADDLE:
 		return &backend_paddle;
+	case CONFIG_PROVIDER_SQUARE:
+		return &backend_square;
 	default:
 		return NULL;
 	}

@@ -277,6 +277,7 @@ static int walk_window(struct reconcile *r, const struct backend *b,
 {
 	const char *name = config_provider_name(b->profile);
 	char url[BACKEND_URL_MAX], after[BACKEND_CURSOR_MAX + 1] = "";
+	char json[BACKEND_JSON_MAX];
 	struct backend_page page = { 0 };
 	struct error why;
 
@@ -296,9 +297,23 @@ static int walk_window(struct reconcile *r, const struct backend *b,
 		if (b->page_url(base, w, after[0] != '\0' ? after : NULL, url,
 				err) != 0)
 			return -1;
-		if (api_client_get(client, url, &body, &len, &why) != 0)
+		if (b->page_json != NULL &&
+		    b->page_json(w, after[0] != '\0' ? after : NULL, json,
+				 err) != 0)
+			return -1;
+		if ((b->page_json != NULL ?
+			     api_client_post(client, url, json, &body, &len,
+					     &why) :
+			     api_client_get(client, url, &body, &len, &why)) != 0) {
+			if (b->explain_failure != NULL) {
+				long status = api_client_last_answer(client,
+								     &body, &len);
+
+				b->explain_failure(status, body, len, &why);
+			}
 			return error_set(err, "page %lu: %s", t->pages + 1,
 					 why.message);
+		}
 		if (b->parse_page(body, len, &page, &why) != 0)
 			return error_set(err, "page %lu: %s", t->pages + 1,
 					 why.message);

@@ -65,20 +65,23 @@ between() {
 		not_ok "$1: $4 not in $2..$3"
 	fi
 }
-# webhook_as PROFILE SECRET BODYFILE: the real payhook as plain CGI, the
-# body signed as PROFILE's provider signs; prints the status.
+# webhook_as PROFILE SECRET BODYFILE [SIGN-ARGS...]: the real payhook as
+# plain CGI, the body signed as PROFILE's provider signs (payhook-sign with
+# SIGN-ARGS, e.g. --url for Square); prints the status.
 webhook_as() {
-	local line name value
+	local line name value profile=$1 secret=$2 file=$3
+	shift 3
 	local -a env=(REQUEST_METHOD=POST CONTENT_TYPE=application/json
-		"CONTENT_LENGTH=$(wc -c <"$3")" "REQUEST_URI=/webhook/$1")
+		"CONTENT_LENGTH=$(wc -c <"$file")" "REQUEST_URI=/webhook/$profile")
 	while IFS= read -r line; do
 		[ -n "$line" ] || continue
 		name=${line%%:*}
 		value=${line#*: }
 		name=${name^^}
 		env+=("HTTP_${name//-/_}=$value")
-	done < <("$top_builddir/app/payhook-sign" --provider "$1" --secret "$2" "$3")
-	env "${env[@]}" "$top_builddir/app/payhook" <"$3" 2>>"$W/cgi.err" |
+	done < <("$top_builddir/app/payhook-sign" --provider "$profile" \
+		--secret "$secret" "$@" "$file")
+	env "${env[@]}" "$top_builddir/app/payhook" <"$file" 2>>"$W/cgi.err" |
 		sed -n '1s/^Status: \([0-9]*\).*/\1/p'
 }
 # cursor_of PROFILE: the cursor's Unix time, or NULL.

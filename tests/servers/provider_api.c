@@ -1,6 +1,6 @@
 /* provider_api.c - test helper: a fake of a payment provider's list API on
  * a kernel-chosen loopback port, for the payhook-reconcile test. One mode
- * per provider (stripe, paddle); the events it serves are bodies in
+ * per provider (stripe, paddle, square); the events it serves are bodies in
  * the shape the provider documents (the test builds them from
  * tests/fixtures/providers/, which are documented shapes, not captures).
  *
@@ -42,6 +42,7 @@
 
 #include <arpa/inet.h>
 #include <errno.h>
+#include <inttypes.h>
 #include <json-c/json.h>
 #include <netinet/in.h>
 #include <signal.h>
@@ -698,6 +699,282 @@ out:
 	free(all);
 }
 
+static const char *header(const char *head, const char *name, char *out,
+			  size_t cap);
+
+/* ---- square: POST /v2/events (SearchEvents) ---------------------------------
+ *
+ * As developer.squareup.com/reference/square/events-api/search-events
+ * documents it: "Authorization: Bearer KEY" (else 401 with Square's
+ * {"errors": [{"category", "code", "detail"}]}); a JSON body with limit
+ * (1-100, default 100; anything else 400 INVALID_VALUE, as Square
+ * answers), cursor (one this fake gave; else 400 INVALID_CURSOR) and
+ * query.filter.event_types, query.filter.created_at.start_at (inclusive)
+ * and .end_at (exclusive), RFC 3339; query.sort.order ASC (the default)
+ * or DESC, by created_at, at equal times in the file's order. Answers
+ * {"events": [...], "metadata": [{"event_id", "api_version"}], "cursor":
+ * ...}, the cursor absent on the last page. The events file holds webhook
+ * bodies, the shape a SearchEvents event has.
+ *
+ * The fault line "disabled 0 0" answers as for an application whose
+ * events were never enabled (PUT /v2/events/enable): 400 with an error
+ * whose detail says so. Square documents that events must be enabled but
+ * not this answer's code and wording: the fake's are an assumption.
+ */
+
+/* Unix seconds of an RFC 3339 time ("...Z", fraction ignored), or -1. */
+static int64_t square_time(const char *text)
+{
+	struct tm tm;
+	const char *end;
+
+	memset(&tm, 0, sizeof(tm));
+	if (text == NULL ||
+	    (end = strptime(text, "%Y-%m-%dT%H:%M:%S", &tm)) == NULL)
+		return -1;
+	return (int64_t)timegm(&tm);
+}
+
+static void square_error(int fd, int status, long retry_after,
+			 const char *category, const char *code,
+			 const char *detail)
+{
+	char body[768];
+	int n = snprintf(body, sizeof(body),
+			 "{\"errors\":[{\"category\":\"%s\",\"code\":\"%s\","
+			 "\"detail\":\"%s\"}]}", category, code, detail);
+
+	respond(fd, status, retry_after, body, (size_t)n);
+}
+
+/* The request's body after head[0..len) (the head and what followed it),
+ * reading the rest of Content-Length. Returns a malloc'd NUL-terminated
+ * string, or NULL. */
+static char *square_body(int fd, const char *head, size_t len)
+{
+	const char *start = strstr(head, "\r\n\r\n");
+	char value[32];
+	size_t want, have;
+	char *body;
+
+	if (start == NULL ||
+	    header(head, "Content-Length", value, sizeof(value)) == NULL)
+		return NULL;
+	start += 4;
+	want = (size_t)strtoul(value, NULL, 10);
+	have = len - (size_t)(start - head);
+	if (want > HEAD_MAX || have > want)
+		return NULL;
+	body = malloc(want + 1);
+	if (body == NULL)
+		return NULL;
+	memcpy(body, start, have);
+	while (have < want) {
+		ssize_t n = read(fd, body + have, want - have);
+
+		if (n <= 0) {
+			free(body);
+			return NULL;
+		}
+		have += (size_t)n;
+	}
+	body[want] = '\0';
+	return body;
+}
+
+static const char *square_string(struct json_object *obj, const char *a,
+				 const char *b, const char *c)
+{
+	struct json_object *v = obj;
+
+	if (a != NULL && !json_object_object_get_ex(v, a, &v))
+		return NULL;
+	if (b != NULL && !json_object_object_get_ex(v, b, &v))
+		return NULL;
+	if (c != NULL && !json_object_object_get_ex(v, c, &v))
+		return NULL;
+	return json_object_is_type(v, json_type_string) ?
+		       json_object_get_string(v) : NULL;
+}
+
+static void square_search(int fd, const char *head, size_t head_len,
+			  const char *target, const char *auth)
+{
+	char *text = square_body(fd, head, head_len);
+	struct json_object *req = text != NULL ? json_tokener_parse(text) : NULL;
+	struct json_object *types = NULL, *v, *all, *events, *metadata, *answer;
+	const char *cursor = NULL;
+	int64_t from = -1, to = -1, limit = 100, offset = 0;
+	bool desc = false;
+	long page, fault_arg = -1;
+	char what[32] = "", expected[512];
+	FILE *f;
+	char *line = NULL;
+	size_t cap = 0, n;
+
+	free(text);
+	snprintf(expected, sizeof(expected), "Bearer %s", key);
+	if (auth == NULL || strcmp(auth, expected) != 0) {
+		log_request(401, 0, "POST", target);
+		square_error(fd, 401, -1, "AUTHENTICATION_ERROR", "UNAUTHORIZED",
+			     "This request could not be authorized.");
+		json_object_put(req);
+		return;
+	}
+	if (req == NULL || !json_object_is_type(req, json_type_object)) {
+		log_request(400, 0, "POST", target);
+		square_error(fd, 400, -1, "INVALID_REQUEST_ERROR", "BAD_REQUEST",
+			     "The body is not a JSON object.");
+		json_object_put(req);
+		return;
+	}
+	if (json_object_object_get_ex(req, "limit", &v))
+		limit = json_object_get_int64(v);
+	cursor = square_string(req, "cursor", NULL, NULL);
+	if (cursor != NULL &&
+	    (sscanf(cursor, "fakecursor%" SCNd64, &offset) != 1 || offset < 0)) {
+		log_request(400, 0, "POST", target);
+		square_error(fd, 400, -1, "INVALID_REQUEST_ERROR",
+			     "INVALID_CURSOR", "The cursor is not valid.");
+		json_object_put(req);
+		return;
+	}
+	page = limit > 0 ? (long)(offset / limit) + 1 : 1;
+	if (limit < 1 || limit > 100) {
+		log_request(400, page, "POST", target);
+		square_error(fd, 400, -1, "INVALID_REQUEST_ERROR",
+			     "INVALID_VALUE",
+			     "limit must be between 1 and 100.");
+		json_object_put(req);
+		return;
+	}
+	if (json_object_object_get_ex(req, "query", &v) &&
+	    json_object_object_get_ex(v, "filter", &v)) {
+		json_object_object_get_ex(v, "event_types", &types);
+		from = square_time(square_string(v, "created_at", "start_at",
+						 NULL));
+		to = square_time(square_string(v, "created_at", "end_at", NULL));
+	}
+	desc = square_string(req, "query", "sort", "order") != NULL &&
+	       strcmp(square_string(req, "query", "sort", "order"), "DESC") == 0;
+	if (fault_for(page, what, sizeof(what), &fault_arg)) {
+		if (strcmp(what, "disabled") == 0) {
+			log_request(400, page, "POST", target);
+			square_error(fd, 400, -1, "INVALID_REQUEST_ERROR",
+				     "BAD_REQUEST",
+				     "Events are not enabled for this "
+				     "application. Enable them with "
+				     "PUT /v2/events/enable.");
+			json_object_put(req);
+			return;
+		}
+		if (strcmp(what, "slow") == 0) {
+			struct timespec ts = { fault_arg / 1000,
+					       (fault_arg % 1000) * 1000000L };
+
+			nanosleep(&ts, NULL);
+		} else if (strcmp(what, "truncate") != 0) {
+			int status = atoi(what);
+
+			log_request(status, page, "POST", target);
+			square_error(fd, status,
+				     status == 429 || status == 503 ? fault_arg
+								    : -1,
+				     status == 429 ? "RATE_LIMIT_ERROR" :
+						     "API_ERROR",
+				     status == 429 ? "RATE_LIMITED" :
+						     "INTERNAL_SERVER_ERROR",
+				     "Fault injected.");
+			json_object_put(req);
+			return;
+		}
+	}
+	/* The matching events, oldest first (stable), then the page. */
+	all = json_object_new_array();
+	f = fopen(events_path, "r");
+	while (f != NULL && getline(&line, &cap, f) > 0) {
+		struct json_object *event = json_tokener_parse(line);
+		const char *type = event != NULL ?
+			square_string(event, "type", NULL, NULL) : NULL;
+		int64_t at = event != NULL ?
+			square_time(square_string(event, "created_at", NULL,
+						  NULL)) : -1;
+		bool match = type != NULL;
+
+		if (match && types != NULL &&
+		    json_object_is_type(types, json_type_array)) {
+			match = false;
+			for (size_t i = 0; i < json_object_array_length(types); i++)
+				if (strcmp(json_object_get_string(
+						   json_object_array_get_idx(types, i)),
+					   type) == 0)
+					match = true;
+		}
+		if ((from >= 0 && at < from) || (to >= 0 && at >= to))
+			match = false;
+		if (match)
+			json_object_array_add(all, event);
+		else
+			json_object_put(event);
+	}
+	free(line);
+	if (f != NULL)
+		fclose(f);
+	n = json_object_array_length(all);
+	/* Insertion sort by created_at, stable. */
+	for (size_t i = 1; i < n; i++)
+		for (size_t j = i; j > 0; j--) {
+			struct json_object *a = json_object_array_get_idx(all, j - 1);
+			struct json_object *b = json_object_array_get_idx(all, j);
+
+			if (square_time(square_string(a, "created_at", NULL, NULL)) <=
+			    square_time(square_string(b, "created_at", NULL, NULL)))
+				break;
+			json_object_get(a);
+			json_object_get(b);
+			json_object_array_put_idx(all, j - 1, b);
+			json_object_array_put_idx(all, j, a);
+		}
+	events = json_object_new_array();
+	metadata = json_object_new_array();
+	for (int64_t k = offset; k < offset + limit && (size_t)k < n; k++) {
+		struct json_object *e = json_object_array_get_idx(
+			all, desc ? n - 1 - (size_t)k : (size_t)k);
+		struct json_object *m = json_object_new_object();
+
+		json_object_array_add(events, json_object_get(e));
+		json_object_object_add(m, "event_id", json_object_new_string(
+			square_string(e, "event_id", NULL, NULL) != NULL ?
+				square_string(e, "event_id", NULL, NULL) : ""));
+		json_object_object_add(m, "api_version",
+				       json_object_new_string("2025-10-16"));
+		json_object_array_add(metadata, m);
+	}
+	answer = json_object_new_object();
+	json_object_object_add(answer, "events", events);
+	json_object_object_add(answer, "metadata", metadata);
+	if ((size_t)(offset + limit) < n) {
+		char next[64];
+
+		snprintf(next, sizeof(next), "fakecursor%" PRId64, offset + limit);
+		json_object_object_add(answer, "cursor",
+				       json_object_new_string(next));
+	}
+	{
+		size_t len = 0;
+		const char *body = json_object_to_json_string_length(
+			answer, JSON_C_TO_STRING_PLAIN, &len);
+
+		if (strcmp(what, "truncate") == 0)
+			len /= 2;
+		log_request(200, page, "POST", target);
+		respond(fd, 200, -1, body, len);
+	}
+	json_object_put(answer);
+	json_object_put(all);
+	json_object_put(req);
+}
+
 /* The value of header name in head (NUL-terminated), copied into out. */
 static const char *header(const char *head, const char *name, char *out,
 			  size_t cap)
@@ -752,6 +1029,12 @@ static void serve(int fd)
 					       sizeof(auth)));
 		return;
 	}
+	if (strcmp(mode, "square") == 0 && strcmp(method, "POST") == 0 &&
+	    strcmp(target, "/v2/events") == 0) {
+		square_search(fd, head, len, target,
+			      header(head, "Authorization", auth, sizeof(auth)));
+		return;
+	}
 	if (strcmp(mode, "stripe") == 0 && strcmp(method, "GET") == 0 &&
 	    (strncmp(target, "/v1/events?", 11) == 0 ||
 	     strcmp(target, "/v1/events") == 0)) {
@@ -766,7 +1049,7 @@ static void serve(int fd)
 
 static void usage(FILE *out)
 {
-	fputs("usage: provider_api --mode stripe|paddle --key KEY --events FILE "
+	fputs("usage: provider_api --mode stripe|paddle|square --key KEY --events FILE "
 	      "--faults FILE --log FILE\n", out);
 }
 
@@ -796,7 +1079,8 @@ int main(int argc, char **argv)
 		}
 	}
 	if (mode == NULL ||
-	    (strcmp(mode, "stripe") != 0 && strcmp(mode, "paddle") != 0) ||
+	    (strcmp(mode, "stripe") != 0 && strcmp(mode, "paddle") != 0 &&
+	     strcmp(mode, "square") != 0) ||
 	    key == NULL ||
 	    events_path == NULL || log_path == NULL) {
 		usage(stderr);
