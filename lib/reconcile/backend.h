@@ -42,7 +42,23 @@ struct backend_page {
 	struct backend_event *events; /* events[0..count) */
 	size_t count;
 	bool has_more;                /* another page of this window follows */
-	char next[BACKEND_CURSOR_MAX + 1]; /* where it starts (has_more) */
+	char next[BACKEND_CURSOR_MAX + 1]; /* where it starts (has_more;
+					    * BACKEND_PAGING_CURSOR) */
+	/* How many events the provider says the whole list holds (PAY.JP
+	 * count, KOMOJU total); -1 when the page does not say. */
+	long long total;
+};
+
+/* How a window's next page is named. */
+enum backend_paging {
+	/* page_url's cursor is the page's next (Stripe, Paddle, Square). */
+	BACKEND_PAGING_CURSOR,
+	/* The cursor is the decimal count of the window's events listed
+	 * before the page (PAY.JP's offset). */
+	BACKEND_PAGING_OFFSET,
+	/* The cursor is the decimal number of the page, 1 the first
+	 * (KOMOJU's page). */
+	BACKEND_PAGING_NUMBER,
 };
 
 struct backend {
@@ -76,6 +92,10 @@ struct backend {
 	 * not enabled), else leaves it. */
 	void (*explain_failure)(long status, const char *body, size_t len,
 				struct error *err);
+	/* Offset or page-number paging walks a list that moves while it is
+	 * read: a page whose total differs from the window's first page's
+	 * makes the walk list the window again from its start. */
+	enum backend_paging paging;
 };
 
 /* Frees what a page holds and empties it; an empty page is fine. */
@@ -84,5 +104,10 @@ void backend_page_cleanup(struct backend_page *page);
 /* Appends a copy of body[0..len) to page. Returns 0, or -1 when out of
  * memory (page unchanged). For the backends' parse_page. */
 int backend_page_add(struct backend_page *page, const char *body, size_t len);
+
+/* Writes "Authorization: Basic <base64 of key:>" (the key as the user,
+ * an empty password: PAY.JP, KOMOJU) into out (BACKEND_HEADER_MAX bytes).
+ * Returns 0, or -1 with err set (never quoting the key). */
+int backend_basic_auth(const char *key, char *out, struct error *err);
 
 #endif

@@ -5,6 +5,7 @@
 /* The event-list backends beyond Stripe. */
 #include "backend_paddle.h"
 #include "backend_square.h"
+#include "backend_payjp.h"
 #include "backends.h"
 
 const struct backend *backends_for(enum config_provider profile)
@@ -17,6 +18,8 @@ const struct backend *backends_for(enum config_provider profile)
 		return &backend_paddle;
 	case CONFIG_PROVIDER_SQUARE:
 		return &backend_square;
+	case CONFIG_PROVIDER_PAYJP:
+		return &backend_payjp;
 	default:
 		return NULL;
 	}

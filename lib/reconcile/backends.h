@@ -7,7 +7,7 @@
 #include "configuration.h"
 
 /* The backend of profile, or NULL when this version cannot reconcile it
- * (PAY.JP, KOMOJU, Razorpay and Shopify are still to come;
+ * (KOMOJU, Razorpay and Shopify are still to come;
  * Adyen has no such API). */
 const struct backend *backends_for(enum config_provider profile);
 

@@ -1,6 +1,6 @@
 /* provider_api.c - test helper: a fake of a payment provider's list API on
  * a kernel-chosen loopback port, for the payhook-reconcile test. One mode
- * per provider (stripe, paddle, square); the events it serves are bodies in
+ * per provider (stripe, paddle, square, payjp); the events it serves are bodies in
  * the shape the provider documents (the test builds them from
  * tests/fixtures/providers/, which are documented shapes, not captures).
  *
@@ -699,6 +699,184 @@ out:
 	free(all);
 }
 
+/* ---- offset and page lists: events inserted between pages -------------------
+ *
+ * The fault line "insert PAGE COUNT" appends the lines of the file
+ * EVENTS.insert (the events file's name and ".insert") to the events file
+ * before page PAGE is answered, then empties it: events that show up in
+ * the list while it is read, shifting the offsets of those after them.
+ */
+static void insert_pending(void)
+{
+	char path[4096], *line = NULL;
+	size_t cap = 0;
+	FILE *in, *out;
+
+	snprintf(path, sizeof(path), "%s.insert", events_path);
+	in = fopen(path, "r");
+	if (in == NULL)
+		return;
+	out = fopen(events_path, "a");
+	while (out != NULL && getline(&line, &cap, in) > 0)
+		fputs(line, out);
+	free(line);
+	if (out != NULL)
+		fclose(out);
+	fclose(in);
+	in = fopen(path, "w");
+	if (in != NULL)
+		fclose(in);
+}
+
+/* Basic authentication with KEY as the user and no password. */
+static bool basic_auth_ok(const char *auth)
+{
+	static const char digits[] =
+		"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+	char user[1024], expected[1500] = "Basic ";
+	size_t len, n = strlen(expected);
+
+	snprintf(user, sizeof(user), "%s:", key);
+	len = strlen(user);
+	for (size_t i = 0; i < len; i += 3) {
+		unsigned v = (unsigned char)user[i] << 16;
+
+		if (i + 1 < len)
+			v |= (unsigned char)user[i + 1] << 8;
+		if (i + 2 < len)
+			v |= (unsigned char)user[i + 2];
+		expected[n++] = digits[(v >> 18) & 63];
+		expected[n++] = digits[(v >> 12) & 63];
+		expected[n++] = i + 1 < len ? digits[(v >> 6) & 63] : '=';
+		expected[n++] = i + 2 < len ? digits[v & 63] : '=';
+	}
+	expected[n] = '\0';
+	return auth != NULL && strcmp(auth, expected) == 0;
+}
+
+/* ---- payjp: GET /v1/events -----------------------------------------------------
+ *
+ * As pay.jp/docs/api (event list) and payjp/payjp-go v1/event.go document
+ * it: HTTP Basic with KEY as the user and no password (else 401 with
+ * PAY.JP's {"error": {"code", "message", "status", "type"}}), since
+ * (created at or after), until (at or before), limit (1-100, default 10;
+ * anything else 400 invalid_param, as PAY.JP answers), offset; newest
+ * first; {"count": <all that match>, "data": [...], "has_more": ...,
+ * "object": "list", "url": "/v1/events"}.
+ */
+
+static void payjp_error(int fd, int status, long retry_after, const char *code,
+			const char *type, const char *message)
+{
+	char body[512];
+	int n = snprintf(body, sizeof(body),
+			 "{\"error\": {\"code\": \"%s\", \"message\": \"%s\", "
+			 "\"status\": %d, \"type\": \"%s\"}}",
+			 code, message, status, type);
+
+	respond(fd, status, retry_after, body, (size_t)n);
+}
+
+static void payjp_list(int fd, const char *target, const char *auth)
+{
+	const char *q = strchr(target, '?');
+	struct query query;
+	struct json_object *all, *data, *page_obj;
+	int64_t offset = 0, limit = 10, v;
+	bool bad = false;
+	long page, fault_arg = -1;
+	char what[32] = "";
+	size_t n;
+
+	memset(&query, 0, sizeof(query));
+	while (q != NULL && *++q != '\0') {
+		const char *amp = strchr(q, '&');
+		size_t len = amp != NULL ? (size_t)(amp - q) : strlen(q);
+		const char *eq = memchr(q, '=', len);
+		char name[64], value[128];
+
+		if (eq != NULL) {
+			decode(q, (size_t)(eq - q), name, sizeof(name));
+			decode(eq + 1, len - (size_t)(eq - q) - 1, value,
+			       sizeof(value));
+			if (strcmp(name, "since") == 0 && number(value, &v)) {
+				query.has_gte = true;
+				query.gte = v;
+			} else if (strcmp(name, "until") == 0 && number(value, &v)) {
+				query.has_lte = true;
+				query.lte = v;
+			} else if (strcmp(name, "limit") == 0) {
+				bad = !number(value, &limit) || limit < 1 ||
+				      limit > 100;
+			} else if (strcmp(name, "offset") == 0) {
+				bad = bad || !number(value, &offset) || offset < 0;
+			}
+		}
+		q = amp;
+	}
+	page = limit > 0 ? (long)(offset / limit) + 1 : 1;
+	if (!basic_auth_ok(auth)) {
+		log_request(401, page, "GET", target);
+		payjp_error(fd, 401, -1, "invalid_api_key", "auth_error",
+			    "Invalid API Key.");
+		return;
+	}
+	if (bad) {
+		log_request(400, page, "GET", target);
+		payjp_error(fd, 400, -1, "invalid_param", "client_error",
+			    "limit must be between 1 and 100.");
+		return;
+	}
+	if (fault_for(page, what, sizeof(what), &fault_arg)) {
+		if (strcmp(what, "insert") == 0) {
+			insert_pending();
+		} else if (strcmp(what, "slow") == 0) {
+			struct timespec ts = { fault_arg / 1000,
+					       (fault_arg % 1000) * 1000000L };
+
+			nanosleep(&ts, NULL);
+		} else if (strcmp(what, "truncate") != 0) {
+			int status = atoi(what);
+
+			log_request(status, page, "GET", target);
+			payjp_error(fd, status,
+				    status == 429 || status == 503 ? fault_arg
+								   : -1,
+				    status == 429 ? "over_capacity" :
+						    "server_error",
+				    status == 429 ? "client_error" :
+						    "server_error",
+				    "Fault injected.");
+			return;
+		}
+	}
+	all = stripe_matching(&query);
+	n = json_object_array_length(all);
+	data = json_object_new_array();
+	for (size_t i = (size_t)offset; i < n && i < (size_t)(offset + limit); i++)
+		json_object_array_add(data, json_object_get(
+					      json_object_array_get_idx(all, i)));
+	page_obj = json_object_new_object();
+	json_object_object_add(page_obj, "count", json_object_new_int64((int64_t)n));
+	json_object_object_add(page_obj, "data", data);
+	json_object_object_add(page_obj, "has_more",
+			       json_object_new_boolean((size_t)(offset + limit) < n));
+	json_object_object_add(page_obj, "object", json_object_new_string("list"));
+	json_object_object_add(page_obj, "url", json_object_new_string("/v1/events"));
+	{
+		size_t len = 0;
+		const char *text = json_object_to_json_string_length(
+			page_obj, JSON_C_TO_STRING_PRETTY, &len);
+
+		if (strcmp(what, "truncate") == 0)
+			len /= 2;
+		log_request(200, page, "GET", target);
+		respond(fd, 200, -1, text, len);
+	}
+	json_object_put(page_obj);
+	json_object_put(all);
+}
+
 static const char *header(const char *head, const char *name, char *out,
 			  size_t cap);
 
@@ -1035,6 +1213,13 @@ static void serve(int fd)
 			      header(head, "Authorization", auth, sizeof(auth)));
 		return;
 	}
+	if (strcmp(mode, "payjp") == 0 && strcmp(method, "GET") == 0 &&
+	    (strncmp(target, "/v1/events?", 11) == 0 ||
+	     strcmp(target, "/v1/events") == 0)) {
+		payjp_list(fd, target, header(head, "Authorization", auth,
+					      sizeof(auth)));
+		return;
+	}
 	if (strcmp(mode, "stripe") == 0 && strcmp(method, "GET") == 0 &&
 	    (strncmp(target, "/v1/events?", 11) == 0 ||
 	     strcmp(target, "/v1/events") == 0)) {
@@ -1049,7 +1234,7 @@ static void serve(int fd)
 
 static void usage(FILE *out)
 {
-	fputs("usage: provider_api --mode stripe|paddle|square --key KEY --events FILE "
+	fputs("usage: provider_api --mode stripe|paddle|square|payjp --key KEY --events FILE "
 	      "--faults FILE --log FILE\n", out);
 }
 
@@ -1080,7 +1265,7 @@ int main(int argc, char **argv)
 	}
 	if (mode == NULL ||
 	    (strcmp(mode, "stripe") != 0 && strcmp(mode, "paddle") != 0 &&
-	     strcmp(mode, "square") != 0) ||
+	     strcmp(mode, "square") != 0 && strcmp(mode, "payjp") != 0) ||
 	    key == NULL ||
 	    events_path == NULL || log_path == NULL) {
 		usage(stderr);
