@@ -6,6 +6,7 @@
 #include "backend_paddle.h"
 #include "backend_square.h"
 #include "backend_payjp.h"
+#include "backend_komoju.h"
 #include "backends.h"
 
 const struct backend *backends_for(enum config_provider profile)
@@ -20,6 +21,8 @@ const struct backend *backends_for(enum config_provider profile)
 		return &backend_square;
 	case CONFIG_PROVIDER_PAYJP:
 		return &backend_payjp;
+	case CONFIG_PROVIDER_KOMOJU:
+		return &backend_komoju;
 	default:
 		return NULL;
 	}

@@ -7,7 +7,7 @@
 #include "configuration.h"
 
 /* The backend of profile, or NULL when this version cannot reconcile it
- * (KOMOJU, Razorpay and Shopify are still to come;
+ * (Razorpay and Shopify are still to come;
  * Adyen has no such API). */
 const struct backend *backends_for(enum config_provider profile);
 

@@ -1,6 +1,6 @@
 /* provider_api.c - test helper: a fake of a payment provider's list API on
  * a kernel-chosen loopback port, for the payhook-reconcile test. One mode
- * per provider (stripe, paddle, square, payjp); the events it serves are bodies in
+ * per provider (stripe, paddle, square, payjp, komoju); the events it serves are bodies in
  * the shape the provider documents (the test builds them from
  * tests/fixtures/providers/, which are documented shapes, not captures).
  *
@@ -1153,6 +1153,155 @@ static void square_search(int fd, const char *head, size_t head_len,
 	json_object_put(req);
 }
 
+/* ---- komoju: GET /api/v1/events ------------------------------------------------
+ *
+ * KOMOJU's event list: HTTP Basic with KEY as the user and no password
+ * (else 401 with KOMOJU's {"error": {"code", "message"}}), start_time and
+ * end_time (ISO 8601, both inclusive), per_page (1-100, default 10;
+ * anything else 400 bad_request: an assumption, KOMOJU publishes no
+ * largest page), page (1 the first); newest first; {"resource": "list",
+ * "total", "page", "per_page", "last_page", "data": [...]}. The events
+ * file holds webhook bodies (created_at RFC 3339).
+ */
+
+static void komoju_error(int fd, int status, long retry_after, const char *code,
+			 const char *message)
+{
+	char body[512];
+	int n = snprintf(body, sizeof(body),
+			 "{\"error\":{\"code\":\"%s\",\"message\":\"%s\"}}",
+			 code, message);
+
+	respond(fd, status, retry_after, body, (size_t)n);
+}
+
+static void komoju_list(int fd, const char *target, const char *auth)
+{
+	const char *q = strchr(target, '?');
+	int64_t from = -1, to = -1, per_page = 10, page_no = 1;
+	bool bad = false;
+	long fault_arg = -1;
+	char what[32] = "";
+	struct json_object *all = json_object_new_array(), *data, *answer;
+	FILE *f;
+	char *line = NULL;
+	size_t cap = 0, n;
+
+	while (q != NULL && *++q != '\0') {
+		const char *amp = strchr(q, '&');
+		size_t len = amp != NULL ? (size_t)(amp - q) : strlen(q);
+		const char *eq = memchr(q, '=', len);
+		char name[64], value[128];
+
+		if (eq != NULL) {
+			decode(q, (size_t)(eq - q), name, sizeof(name));
+			decode(eq + 1, len - (size_t)(eq - q) - 1, value,
+			       sizeof(value));
+			if (strcmp(name, "start_time") == 0)
+				from = square_time(value);
+			else if (strcmp(name, "end_time") == 0)
+				to = square_time(value);
+			else if (strcmp(name, "per_page") == 0)
+				bad = !number(value, &per_page) || per_page < 1 ||
+				      per_page > 100;
+			else if (strcmp(name, "page") == 0)
+				bad = bad || !number(value, &page_no) ||
+				      page_no < 1;
+		}
+		q = amp;
+	}
+	if (!basic_auth_ok(auth)) {
+		log_request(401, page_no, "GET", target);
+		komoju_error(fd, 401, -1, "unauthorized",
+			     "The secret key is not valid.");
+		goto out;
+	}
+	if (bad) {
+		log_request(400, page_no, "GET", target);
+		komoju_error(fd, 400, -1, "bad_request",
+			     "per_page must be between 1 and 100.");
+		goto out;
+	}
+	if (fault_for(page_no, what, sizeof(what), &fault_arg)) {
+		if (strcmp(what, "insert") == 0) {
+			insert_pending();
+		} else if (strcmp(what, "slow") == 0) {
+			struct timespec ts = { fault_arg / 1000,
+					       (fault_arg % 1000) * 1000000L };
+
+			nanosleep(&ts, NULL);
+		} else if (strcmp(what, "truncate") != 0) {
+			int status = atoi(what);
+
+			log_request(status, page_no, "GET", target);
+			komoju_error(fd, status,
+				     status == 429 || status == 503 ? fault_arg
+								    : -1,
+				     status == 429 ? "too_many_requests" :
+						     "internal_server_error",
+				     "Fault injected.");
+			goto out;
+		}
+	}
+	/* The matching events, newest first (later lines first at ties). */
+	f = fopen(events_path, "r");
+	while (f != NULL && getline(&line, &cap, f) > 0) {
+		struct json_object *event = json_tokener_parse(line);
+		int64_t at = event != NULL ?
+			square_time(square_string(event, "created_at", NULL,
+						  NULL)) : -1;
+
+		if (event != NULL && at >= 0 && (from < 0 || at >= from) &&
+		    (to < 0 || at <= to))
+			json_object_array_add(all, event);
+		else
+			json_object_put(event);
+	}
+	free(line);
+	if (f != NULL)
+		fclose(f);
+	n = json_object_array_length(all);
+	for (size_t i = 1; i < n; i++)
+		for (size_t j = i; j > 0; j--) {
+			struct json_object *a = json_object_array_get_idx(all, j - 1);
+			struct json_object *b = json_object_array_get_idx(all, j);
+
+			if (square_time(square_string(a, "created_at", NULL, NULL)) >
+			    square_time(square_string(b, "created_at", NULL, NULL)))
+				break;
+			json_object_get(a);
+			json_object_get(b);
+			json_object_array_put_idx(all, j - 1, b);
+			json_object_array_put_idx(all, j, a);
+		}
+	data = json_object_new_array();
+	for (size_t i = (size_t)((page_no - 1) * per_page);
+	     i < n && i < (size_t)(page_no * per_page); i++)
+		json_object_array_add(data, json_object_get(
+					      json_object_array_get_idx(all, i)));
+	answer = json_object_new_object();
+	json_object_object_add(answer, "resource", json_object_new_string("list"));
+	json_object_object_add(answer, "total", json_object_new_int64((int64_t)n));
+	json_object_object_add(answer, "page", json_object_new_int64(page_no));
+	json_object_object_add(answer, "per_page", json_object_new_int64(per_page));
+	json_object_object_add(answer, "last_page", json_object_new_int64(
+		n == 0 ? 1 : (int64_t)((n + (size_t)per_page - 1) / (size_t)per_page)));
+	json_object_object_add(answer, "data", data);
+	{
+		size_t len = 0;
+		const char *body = json_object_to_json_string_length(
+			answer, JSON_C_TO_STRING_PLAIN, &len);
+
+		if (strcmp(what, "truncate") == 0)
+			len /= 2;
+		log_request(200, page_no, "GET", target);
+		respond(fd, 200, -1, body, len);
+	}
+	json_object_put(answer);
+out:
+	json_object_put(all);
+}
+
 /* The value of header name in head (NUL-terminated), copied into out. */
 static const char *header(const char *head, const char *name, char *out,
 			  size_t cap)
@@ -1220,6 +1369,13 @@ static void serve(int fd)
 					      sizeof(auth)));
 		return;
 	}
+	if (strcmp(mode, "komoju") == 0 && strcmp(method, "GET") == 0 &&
+	    (strncmp(target, "/api/v1/events?", 15) == 0 ||
+	     strcmp(target, "/api/v1/events") == 0)) {
+		komoju_list(fd, target, header(head, "Authorization", auth,
+					       sizeof(auth)));
+		return;
+	}
 	if (strcmp(mode, "stripe") == 0 && strcmp(method, "GET") == 0 &&
 	    (strncmp(target, "/v1/events?", 11) == 0 ||
 	     strcmp(target, "/v1/events") == 0)) {
@@ -1234,7 +1390,7 @@ static void serve(int fd)
 
 static void usage(FILE *out)
 {
-	fputs("usage: provider_api --mode stripe|paddle|square|payjp --key KEY --events FILE "
+	fputs("usage: provider_api --mode stripe|paddle|square|payjp|komoju --key KEY --events FILE "
 	      "--faults FILE --log FILE\n", out);
 }
 
@@ -1265,7 +1421,8 @@ int main(int argc, char **argv)
 	}
 	if (mode == NULL ||
 	    (strcmp(mode, "stripe") != 0 && strcmp(mode, "paddle") != 0 &&
-	     strcmp(mode, "square") != 0 && strcmp(mode, "payjp") != 0) ||
+	     strcmp(mode, "square") != 0 && strcmp(mode, "payjp") != 0 &&
+	     strcmp(mode, "komoju") != 0) ||
 	    key == NULL ||
 	    events_path == NULL || log_path == NULL) {
 		usage(stderr);
