@@ -20,6 +20,8 @@
 #include "configuration.h"
 #include "error.h"
 
+struct json_object;
+
 /* The longest page cursor (Stripe: the last event's id). */
 #define BACKEND_CURSOR_MAX 255
 #define BACKEND_URL_MAX 2048
@@ -104,6 +106,23 @@ void backend_page_cleanup(struct backend_page *page);
 /* Appends a copy of body[0..len) to page. Returns 0, or -1 when out of
  * memory (page unchanged). For the backends' parse_page. */
 int backend_page_add(struct backend_page *page, const char *body, size_t len);
+
+/* Writes "Authorization: Bearer <key>" into out (BACKEND_HEADER_MAX
+ * bytes). Returns 0, or -1 with err set (never quoting the key). */
+int backend_bearer_auth(const char *key, char *out, struct error *err);
+
+/* The string member name of obj (json-c), or NULL when it is absent or
+ * not a string. */
+const char *backend_string_member(struct json_object *obj, const char *name);
+
+/* body[0..len) read strictly as one whole JSON object: a new json-c
+ * object (the caller's to put), or NULL when it is anything else (cut
+ * short, trailing bytes, another type). */
+struct json_object *backend_parse_object(const char *body, size_t len);
+
+/* Appends event (json-c), written plain, to page. Returns 0, or -1 when
+ * out of memory (page unchanged). */
+int backend_page_add_json(struct backend_page *page, struct json_object *event);
 
 /* Writes "Authorization: Basic <base64 of key:>" (the key as the user,
  * an empty password: PAY.JP, KOMOJU) into out (BACKEND_HEADER_MAX bytes).

@@ -73,16 +73,6 @@ static int komoju_auth_header(const char *key, char *out, struct error *err)
 	return 0;
 }
 
-static const char *string_member(struct json_object *obj, const char *name)
-{
-	struct json_object *v;
-
-	if (!json_object_object_get_ex(obj, name, &v) ||
-	    !json_object_is_type(v, json_type_string))
-		return NULL;
-	return json_object_get_string(v);
-}
-
 /* The non-negative integer member name of obj, or -1. */
 static long long count_member(struct json_object *obj, const char *name)
 {
@@ -98,31 +88,24 @@ static long long count_member(struct json_object *obj, const char *name)
 static int komoju_parse_page(const char *body, size_t len,
 			     struct backend_page *page, struct error *err)
 {
-	struct json_tokener *tok = json_tokener_new();
-	struct json_object *root = NULL, *data;
+	struct json_object *root = backend_parse_object(body, len);
+	struct json_object *data;
 	const char *resource;
 	long long total, at, last;
 	int rc = -1;
 
 	memset(page, 0, sizeof(*page));
 	page->total = -1;
-	if (tok == NULL)
-		return error_set(err, "komoju: out of memory");
-	json_tokener_set_flags(tok, JSON_TOKENER_STRICT);
-	if (len <= INT_MAX)
-		root = json_tokener_parse_ex(tok, body, (int)len);
-	if (root == NULL ||
-	    json_tokener_get_error(tok) != json_tokener_success ||
-	    json_tokener_get_parse_end(tok) != len) {
+	if (root == NULL) {
 		error_set(err, "komoju: the page is not one JSON object "
 			  "(cut short?)");
 		goto out;
 	}
-	resource = string_member(root, "resource");
+	resource = backend_string_member(root, "resource");
 	total = count_member(root, "total");
 	at = count_member(root, "page");
 	last = count_member(root, "last_page");
-	if (!json_object_is_type(root, json_type_object) || resource == NULL ||
+	if (resource == NULL ||
 	    strcmp(resource, "list") != 0 ||
 	    !json_object_object_get_ex(root, "data", &data) ||
 	    !json_object_is_type(data, json_type_array) || total < 0 ||
@@ -133,22 +116,16 @@ static int komoju_parse_page(const char *body, size_t len,
 	}
 	for (size_t i = 0; i < json_object_array_length(data); i++) {
 		struct json_object *event = json_object_array_get_idx(data, i);
-		const char *kind = string_member(event, "resource");
-		const char *text;
-		size_t text_len = 0;
+		const char *kind = backend_string_member(event, "resource");
 
 		if (kind == NULL || strcmp(kind, "event") != 0 ||
-		    string_member(event, "id") == NULL ||
-		    string_member(event, "type") == NULL) {
+		    backend_string_member(event, "id") == NULL ||
+		    backend_string_member(event, "type") == NULL) {
 			error_set(err, "komoju: item %zu of data is not an "
 				  "event with an id and a type", i);
 			goto out;
 		}
-		text = json_object_to_json_string_length(
-			event, JSON_C_TO_STRING_PLAIN |
-				       JSON_C_TO_STRING_NOSLASHESCAPE,
-			&text_len);
-		if (text == NULL || backend_page_add(page, text, text_len) != 0) {
+		if (backend_page_add_json(page, event) != 0) {
 			error_set(err, "komoju: out of memory");
 			goto out;
 		}
@@ -164,7 +141,6 @@ out:
 	if (rc != 0)
 		backend_page_cleanup(page);
 	json_object_put(root);
-	json_tokener_free(tok);
 	return rc;
 }
 

@@ -92,22 +92,9 @@ static int paddle_page_url(const char *base, const struct backend_window *w,
 
 static int paddle_auth_header(const char *key, char *out, struct error *err)
 {
-	int n = snprintf(out, BACKEND_HEADER_MAX, "Authorization: Bearer %s",
-			 key);
-
-	if (n < 0 || n >= BACKEND_HEADER_MAX)
+	if (backend_bearer_auth(key, out, err) != 0)
 		return error_set(err, "paddle: paddle_api_key is too long");
 	return 0;
-}
-
-static const char *string_member(struct json_object *obj, const char *name)
-{
-	struct json_object *v;
-
-	if (!json_object_object_get_ex(obj, name, &v) ||
-	    !json_object_is_type(v, json_type_string))
-		return NULL;
-	return json_object_get_string(v);
 }
 
 /* The value of "after" in next (a URL), copied into out; false when it
@@ -134,26 +121,19 @@ static bool after_of(const char *next, char out[BACKEND_CURSOR_MAX + 1])
 static int paddle_parse_page(const char *body, size_t len,
 			     struct backend_page *page, struct error *err)
 {
-	struct json_tokener *tok = json_tokener_new();
-	struct json_object *root = NULL, *data, *meta, *pagination, *more;
+	struct json_object *root = backend_parse_object(body, len);
+	struct json_object *data, *meta, *pagination, *more;
 	const char *next, *last = NULL;
 	int rc = -1;
 
 	memset(page, 0, sizeof(*page));
-	if (tok == NULL)
-		return error_set(err, "paddle: out of memory");
-	json_tokener_set_flags(tok, JSON_TOKENER_STRICT);
-	if (len <= INT_MAX)
-		root = json_tokener_parse_ex(tok, body, (int)len);
-	if (root == NULL ||
-	    json_tokener_get_error(tok) != json_tokener_success ||
-	    json_tokener_get_parse_end(tok) != len) {
+	page->total = -1;
+	if (root == NULL) {
 		error_set(err, "paddle: the page is not one JSON object "
 			  "(cut short?)");
 		goto out;
 	}
-	if (!json_object_is_type(root, json_type_object) ||
-	    !json_object_object_get_ex(root, "data", &data) ||
+	if (!json_object_object_get_ex(root, "data", &data) ||
 	    !json_object_is_type(data, json_type_array) ||
 	    !json_object_object_get_ex(root, "meta", &meta) ||
 	    !json_object_object_get_ex(meta, "pagination", &pagination) ||
@@ -165,29 +145,23 @@ static int paddle_parse_page(const char *body, size_t len,
 	}
 	for (size_t i = 0; i < json_object_array_length(data); i++) {
 		struct json_object *event = json_object_array_get_idx(data, i);
-		const char *text;
-		size_t text_len = 0;
 
-		last = string_member(event, "event_id");
+		last = backend_string_member(event, "event_id");
 		if (last == NULL || !plain_id(last) ||
-		    string_member(event, "event_type") == NULL) {
+		    backend_string_member(event, "event_type") == NULL) {
 			error_set(err, "paddle: item %zu of data is not an "
 				  "event with an event_id (evt_, base32) and an "
 				  "event_type", i);
 			goto out;
 		}
-		text = json_object_to_json_string_length(
-			event, JSON_C_TO_STRING_PLAIN |
-				       JSON_C_TO_STRING_NOSLASHESCAPE,
-			&text_len);
-		if (text == NULL || backend_page_add(page, text, text_len) != 0) {
+		if (backend_page_add_json(page, event) != 0) {
 			error_set(err, "paddle: out of memory");
 			goto out;
 		}
 	}
 	page->has_more = json_object_get_boolean(more);
 	if (page->has_more) {
-		next = string_member(pagination, "next");
+		next = backend_string_member(pagination, "next");
 		if (next != NULL && after_of(next, page->next))
 			;
 		else if (last != NULL && strlen(last) <= BACKEND_CURSOR_MAX)
@@ -203,7 +177,6 @@ out:
 	if (rc != 0)
 		backend_page_cleanup(page);
 	json_object_put(root);
-	json_tokener_free(tok);
 	return rc;
 }
 

@@ -101,50 +101,15 @@ static int square_page_json(const struct backend_window *w, const char *cursor,
 
 static int square_auth_header(const char *key, char *out, struct error *err)
 {
-	int n = snprintf(out, BACKEND_HEADER_MAX, "Authorization: Bearer %s",
-			 key);
-
-	if (n < 0 || n >= BACKEND_HEADER_MAX)
+	if (backend_bearer_auth(key, out, err) != 0)
 		return error_set(err, "square: square_api_key is too long");
 	return 0;
-}
-
-static const char *string_member(struct json_object *obj, const char *name)
-{
-	struct json_object *v;
-
-	if (!json_object_object_get_ex(obj, name, &v) ||
-	    !json_object_is_type(v, json_type_string))
-		return NULL;
-	return json_object_get_string(v);
-}
-
-/* Reads body[0..len) as one JSON object, or NULL. */
-static struct json_object *parse_object(const char *body, size_t len)
-{
-	struct json_tokener *tok = json_tokener_new();
-	struct json_object *root = NULL;
-
-	if (tok == NULL)
-		return NULL;
-	json_tokener_set_flags(tok, JSON_TOKENER_STRICT);
-	if (len <= INT_MAX)
-		root = json_tokener_parse_ex(tok, body, (int)len);
-	if (root != NULL &&
-	    (json_tokener_get_error(tok) != json_tokener_success ||
-	     json_tokener_get_parse_end(tok) != len ||
-	     !json_object_is_type(root, json_type_object))) {
-		json_object_put(root);
-		root = NULL;
-	}
-	json_tokener_free(tok);
-	return root;
 }
 
 static int square_parse_page(const char *body, size_t len,
 			     struct backend_page *page, struct error *err)
 {
-	struct json_object *root = parse_object(body, len), *events, *v;
+	struct json_object *root = backend_parse_object(body, len), *events, *v;
 	const char *cursor;
 	int rc = -1;
 
@@ -168,27 +133,21 @@ static int square_parse_page(const char *body, size_t len,
 	for (size_t i = 0; events != NULL && i < json_object_array_length(events);
 	     i++) {
 		struct json_object *event = json_object_array_get_idx(events, i);
-		const char *text;
-		size_t text_len = 0;
 
-		if (string_member(event, "event_id") == NULL ||
-		    string_member(event, "type") == NULL ||
+		if (backend_string_member(event, "event_id") == NULL ||
+		    backend_string_member(event, "type") == NULL ||
 		    !json_object_object_get_ex(event, "data", &v) ||
 		    !json_object_is_type(v, json_type_object)) {
 			error_set(err, "square: item %zu of events is not an "
 				  "event with an event_id, a type and data", i);
 			goto out;
 		}
-		text = json_object_to_json_string_length(
-			event, JSON_C_TO_STRING_PLAIN |
-				       JSON_C_TO_STRING_NOSLASHESCAPE,
-			&text_len);
-		if (text == NULL || backend_page_add(page, text, text_len) != 0) {
+		if (backend_page_add_json(page, event) != 0) {
 			error_set(err, "square: out of memory");
 			goto out;
 		}
 	}
-	cursor = string_member(root, "cursor");
+	cursor = backend_string_member(root, "cursor");
 	if (json_object_object_get_ex(root, "cursor", &v) && cursor == NULL &&
 	    !json_object_is_type(v, json_type_null)) {
 		error_set(err, "square: cursor is not a string");
@@ -228,7 +187,7 @@ static void square_explain_failure(long status, const char *body, size_t len,
 
 	if (status < 400 || status >= 500)
 		return;
-	root = parse_object(body, len);
+	root = backend_parse_object(body, len);
 	if (root == NULL)
 		return;
 	if (json_object_object_get_ex(root, "errors", &errors) &&
@@ -236,8 +195,8 @@ static void square_explain_failure(long status, const char *body, size_t len,
 		for (size_t i = 0; i < json_object_array_length(errors); i++) {
 			struct json_object *e =
 				json_object_array_get_idx(errors, i);
-			const char *code = string_member(e, "code");
-			const char *detail = string_member(e, "detail");
+			const char *code = backend_string_member(e, "code");
+			const char *detail = backend_string_member(e, "detail");
 
 			if (said[0] == '\0')
 				snprintf(said, sizeof(said), "%.60s: %.180s",
