@@ -260,7 +260,8 @@ static void env_circuit(void *ctx, const struct dispatcher_circuit *c)
 	metrics_dispatch_target(world->metrics, &mt);
 }
 
-/* payload_retention_days: a few steps of clearing old payloads. */
+/* payload_retention_days, inbox_days: a few steps of clearing old payloads
+ * and inbox deliveries. */
 static void env_tick(void *ctx)
 {
 	const struct world *world = ctx;
@@ -284,9 +285,11 @@ static void env_tick(void *ctx)
 	}
 	if (cleared > 0)
 		log_info("retention: cleared the payloads of %ld delivered "
-			 "payments and lifecycle objects older than %ld days "
-			 "in %lld ms", cleared,
+			 "payments and lifecycle objects older than %ld days, "
+			 "or inbox deliveries past inbox_days (%ld) or "
+			 "inbox_max_bytes, in %lld ms", cleared,
 			 world->cfg->payload_retention_days,
+			 world->cfg->inbox_days,
 			 (long long)(timing_now_us() - start) / 1000);
 }
 
@@ -408,7 +411,8 @@ static int run_dispatcher(const struct config *cfg, int ready_fd, bool once,
 			world.alert = NULL;
 		}
 	}
-	if (world.alert != NULL && cfg->payload_retention_days > 0) {
+	if (world.alert != NULL &&
+	    (cfg->payload_retention_days > 0 || cfg->inbox_days > 0)) {
 		world.retention = retention_new(cfg, &err);
 		if (world.retention == NULL) {
 			alert_free(world.alert);

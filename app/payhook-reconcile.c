@@ -18,11 +18,13 @@
 #include "lifecycle.h"
 #include "log.h"
 #include "reconcile.h"
+#include "replay.h"
 
 #define PROGRAM "payhook-reconcile"
 #define EXIT_USAGE 2
 
-enum { OPT_ONCE = 256, OPT_PROVIDER, OPT_SINCE, OPT_DRY_RUN, OPT_VERSION };
+enum { OPT_ONCE = 256, OPT_PROVIDER, OPT_SINCE, OPT_DRY_RUN, OPT_VERSION,
+       OPT_REPLAY, OPT_OUTCOME };
 
 /* The one list of options: getopt's table and the usage come from it. */
 static const struct {
@@ -38,7 +40,11 @@ static const struct {
 	{ { "since", required_argument, NULL, OPT_SINCE }, "TIME",
 	  "this pass starts at TIME (RFC 3339, e.g. 2026-11-01T00:00:00Z)" },
 	{ { "dry-run", no_argument, NULL, OPT_DRY_RUN }, NULL,
-	  "list and judge, record nothing, keep the cursor" },
+	  "list and judge, record nothing, keep the cursor (the inbox)" },
+	{ { "replay", no_argument, NULL, OPT_REPLAY }, NULL,
+	  "replay the inbox once (--since: received since), then exit" },
+	{ { "outcome", required_argument, NULL, OPT_OUTCOME }, "OUTCOME",
+	  "with --replay: ignored or unauthorized deliveries only" },
 	{ { "version", no_argument, NULL, OPT_VERSION }, NULL,
 	  "print the version" },
 	{ { "help", no_argument, NULL, 'h' }, NULL, "this text" },
@@ -49,6 +55,9 @@ static void usage(FILE *to)
 {
 	fputs("usage: " PROGRAM " [-c FILE] [--once] [--provider NAME] "
 	      "[--since TIME] [--dry-run]\n"
+	      "       " PROGRAM " --replay [-c FILE] [--provider NAME] "
+	      "[--since TIME]\n"
+	      "           [--outcome ignored|unauthorized] [--dry-run]\n"
 	      "\n"
 	      "Asks each provider's API (every profile with <profile>_api_key)\n"
 	      "for the events it holds and records those payhook never received,\n"
@@ -56,7 +65,12 @@ static void usage(FILE *to)
 	      "--once it repeats every reconcile_interval_s until SIGTERM. One\n"
 	      "line per provider per pass on standard output. Exit 0: every pass\n"
 	      "complete, no discrepancy; 1: a pass failed; 3: complete, with\n"
-	      "discrepancies; 2: usage.\n\n",
+	      "discrepancies; 2: usage.\n\n"
+	      "--replay puts each delivery kept in the inbox (inbox_days) through\n"
+	      "the webhook's path again with today's configuration, the signature\n"
+	      "judged against the time it was received (source = replay); one\n"
+	      "line per delivery and one for the run. Exit 0: every delivery\n"
+	      "judged; 1: one could not be; 2: usage.\n\n",
 	      to);
 	for (size_t i = 0; i < OPTION_COUNT; i++) {
 		char left[40];
@@ -106,6 +120,32 @@ static void wait_interval(long seconds)
 		nanosleep(&ts, NULL);
 }
 
+/* --replay: the inbox, once. */
+static int run_replay(const struct config *cfg, const char *provider,
+		      const char *outcome, const struct reconcile_options *ro)
+{
+	struct replay_options o = {
+		.only = -1, .since_s = ro->has_since ? ro->since_s : 0,
+		.outcome = outcome, .dry_run = ro->dry_run, .stop = &stop,
+	};
+
+	if (provider != NULL) {
+		for (unsigned i = 0; i < CONFIG_PROVIDER_COUNT; i++)
+			if (strcmp(provider, config_provider_name(i)) == 0)
+				o.only = (int)i;
+		if (o.only < 0) {
+			fprintf(stderr, PROGRAM ": --provider %s: no such "
+				"profile\n", provider);
+			return EXIT_USAGE;
+		}
+	}
+	if (install_signals() != 0) {
+		fprintf(stderr, PROGRAM ": signals: %s\n", strerror(errno));
+		return 1;
+	}
+	return replay_run(cfg, &o, stdout);
+}
+
 int main(int argc, char **argv)
 {
 	struct option options[OPTION_COUNT + 1];
@@ -113,8 +153,8 @@ int main(int argc, char **argv)
 	struct config cfg;
 	struct error err;
 	struct reconcile *r = NULL;
-	const char *path = NULL, *provider = NULL;
-	bool once = false;
+	const char *path = NULL, *provider = NULL, *outcome = NULL;
+	bool once = false, replay = false;
 	int opt, rc = RECONCILE_FAILED;
 
 	for (size_t i = 0; i < OPTION_COUNT; i++)
@@ -147,6 +187,18 @@ int main(int argc, char **argv)
 		case OPT_DRY_RUN:
 			ro.dry_run = true;
 			break;
+		case OPT_REPLAY:
+			replay = true;
+			break;
+		case OPT_OUTCOME:
+			if (strcmp(optarg, "ignored") != 0 &&
+			    strcmp(optarg, "unauthorized") != 0) {
+				fprintf(stderr, PROGRAM ": --outcome is ignored "
+					"or unauthorized\n");
+				return EXIT_USAGE;
+			}
+			outcome = optarg;
+			break;
 		case OPT_VERSION:
 			printf(PROGRAM " %s\n", PACKAGE_VERSION);
 			return 0;
@@ -158,7 +210,8 @@ int main(int argc, char **argv)
 			return EXIT_USAGE;
 		}
 	}
-	if (optind != argc) {
+	if (optind != argc || (outcome != NULL && !replay) ||
+	    (replay && once)) {
 		usage(stderr);
 		return EXIT_USAGE;
 	}
@@ -171,6 +224,10 @@ int main(int argc, char **argv)
 	log_init(PROGRAM, cfg.log_level);
 	if (cfg.log_file != NULL && log_open_file(cfg.log_file, &err) != 0) {
 		fprintf(stderr, PROGRAM ": %s\n", err.message);
+		goto out;
+	}
+	if (replay) {
+		rc = run_replay(&cfg, provider, outcome, &ro);
 		goto out;
 	}
 	if (reconcile_check_config(&cfg, &err) != 0) {

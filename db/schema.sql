@@ -264,3 +264,24 @@ CREATE TABLE IF NOT EXISTS reconcile_cursors (
     lease_until    DATETIME(6) NULL,
     updated_at     DATETIME(6) NOT NULL DEFAULT CURRENT_TIMESTAMP(6)
 ) ENGINE=InnoDB;
+
+-- inbox: deliveries payhook answered without recording anything, kept while
+-- inbox_days is above 0 so payhook-reconcile --replay can put them through
+-- the webhook path again once the configuration is fixed. One row per
+-- delivery on an enabled profile's path answered 200 ignored or 401:
+-- received_at is when it came (a replay judges the signature's timestamp
+-- against it), outcome and reason what payhook answered (the last replay's
+-- reason after one), headers the profile's signature headers only (a JSON
+-- object of name and value; never a cookie or an authorization), body the
+-- raw body, size its bytes (inbox_max_bytes counts them; oldest out first).
+CREATE TABLE IF NOT EXISTS inbox (
+    id             BIGINT UNSIGNED NOT NULL AUTO_INCREMENT PRIMARY KEY,
+    provider       VARCHAR(32) CHARACTER SET ascii COLLATE ascii_bin NOT NULL,
+    received_at    DATETIME(6) NOT NULL DEFAULT CURRENT_TIMESTAMP(6),
+    outcome        ENUM('ignored', 'unauthorized') NOT NULL,
+    reason         VARCHAR(255) NOT NULL DEFAULT '',
+    headers        TEXT NOT NULL,
+    body           MEDIUMBLOB NOT NULL,
+    size           INT UNSIGNED NOT NULL,
+    KEY ix_inbox_received (received_at)
+) ENGINE=InnoDB;

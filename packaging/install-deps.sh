@@ -9,7 +9,8 @@ packages="build-essential autoconf automake pkg-config
   redis-server mariadb-server mariadb-client lighttpd spawn-fcgi
   apache2 libapache2-mod-fcgid nginx-light curl valgrind wrk gnuplot-nox
   libcurl4-openssl-dev jq socat openssl
-  galera-4 rsync chromium tidy"
+  galera-4 rsync chromium tidy
+  debhelper dpkg-dev lintian mandoc man-db"
 
 policy=/usr/sbin/policy-rc.d
 own_policy=no

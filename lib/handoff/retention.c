@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "inbox_store.h"
 #include "log.h"
 #include "retention.h"
 #include "sqlconn.h"
@@ -42,6 +43,10 @@ struct retention {
 	int table;                 /* the table this pass is at */
 	bool owner;                /* holds the named lock on its session */
 	int64_t full_pass_at_us;   /* when a pass last started at the first row */
+	/* inbox_days: the inbox's old deliveries go first in each pass, then
+	 * what inbox_max_bytes has no room for (NULL: off). */
+	struct inbox_store *inbox;
+	bool inbox_swept;          /* this pass's inbox work is done */
 };
 
 struct retention *retention_new(const struct config *cfg, struct error *err)
@@ -55,8 +60,9 @@ struct retention *retention_new(const struct config *cfg, struct error *err)
 	};
 	struct retention *r;
 
-	if (cfg->payload_retention_days <= 0) {
-		error_set(err, "retention: payload_retention_days is not set");
+	if (cfg->payload_retention_days <= 0 && cfg->inbox_days <= 0) {
+		error_set(err, "retention: neither payload_retention_days nor "
+			  "inbox_days is set");
 		return NULL;
 	}
 	r = calloc(1, sizeof(*r));
@@ -71,6 +77,13 @@ struct retention *retention_new(const struct config *cfg, struct error *err)
 		free(r);
 		return NULL;
 	}
+	if (cfg->inbox_days > 0) {
+		r->inbox = inbox_store_new(cfg, err);
+		if (r->inbox == NULL) {
+			retention_free(r);
+			return NULL;
+		}
+	}
 	return r;
 }
 
@@ -79,6 +92,7 @@ void retention_free(struct retention *r)
 	if (r == NULL)
 		return;
 	sqlconn_free(r->conn);
+	inbox_store_free(r->inbox);
 	free(r);
 }
 
@@ -101,9 +115,10 @@ static long failed(struct retention *r, const char *what, struct error *err)
  * (nothing cleared). */
 static long next_table(struct retention *r, bool *pass_done)
 {
-	if (++r->table < TABLES)
+	if (++r->table < TABLES && r->cfg->payload_retention_days > 0)
 		return 0;
 	r->table = 0;
+	r->inbox_swept = false;
 	*pass_done = true;
 	if (timing_now_us() - r->full_pass_at_us >= FULL_PASS_EVERY_US) {
 		memset(r->cursor, 0, sizeof(r->cursor));
@@ -145,6 +160,30 @@ long retention_step(struct retention *r, bool *pass_done, struct error *err)
 			 "than %ld days (it holds the named lock "
 			 "payhook_retention)", r->cfg->payload_retention_days);
 	}
+	/* The inbox first: the old, a batch a step, then what is over
+	 * inbox_max_bytes. A step of its own counts what it removed. */
+	if (r->inbox != NULL && !r->inbox_swept) {
+		long n = inbox_store_expire(r->inbox, r->cfg->inbox_days,
+					    RETENTION_BATCH, err);
+
+		if (n < 0)
+			return -1;
+		if (n == RETENTION_BATCH)
+			return n;
+		if (r->cfg->inbox_max_bytes > 0) {
+			long trimmed = inbox_store_trim(
+				r->inbox, r->cfg->inbox_max_bytes, err);
+
+			if (trimmed < 0)
+				return -1;
+			n += trimmed;
+		}
+		r->inbox_swept = true;
+		if (n > 0)
+			return n;
+	}
+	if (r->cfg->payload_retention_days <= 0)
+		return next_table(r, pass_done);
 	t = &tables[r->table];
 	/* The window: the next rows by primary key (a range read of the
 	 * clustered index), and the last of them old enough to clear: the

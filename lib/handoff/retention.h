@@ -16,6 +16,10 @@
  * the table never wait behind it. Rows are examined in id order, which is
  * the order they were received in, so a pass ends at the first batch that
  * holds no row old enough, and the next pass starts there.
+ *
+ * With inbox_days above 0 each pass starts with the inbox (inbox_store.h):
+ * its deliveries received more than inbox_days ago go, RETENTION_BATCH a
+ * step, then the oldest of what is over inbox_max_bytes.
  */
 #ifndef PAYHOOK_RETENTION_H
 #define PAYHOOK_RETENTION_H
@@ -31,13 +35,14 @@
 struct retention; /* a cursor and a connection; opaque */
 
 /* Returns a retention for cfg (which must outlive it; payload_retention_days
- * above 0), not yet connected, or NULL with err set. */
+ * or inbox_days above 0), not yet connected, or NULL with err set. */
 struct retention *retention_new(const struct config *cfg, struct error *err);
 
 /* Closes its connection and frees it; NULL is fine. */
 void retention_free(struct retention *r);
 
-/* One step: clears the payloads due among the next RETENTION_BATCH rows.
+/* One step: removes old inbox deliveries, or clears the payloads due among
+ * the next RETENTION_BATCH rows.
  * Returns how many it cleared (0 or more), with *pass_done set when this
  * pass reached rows too new to clear or the end of the table (the next pass
  * goes on from there, and once a day starts again at the first row); or -1

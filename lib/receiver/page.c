@@ -351,6 +351,25 @@ static void lifecycle_section(struct textbuf *o, const struct page_backend *b)
 	textbuf_printf(o, "</section>\n");
 }
 
+/* inbox_days: what the inbox kept and replayed since the counters began. */
+static void inbox_section(struct textbuf *o, const struct metrics *m,
+			  const struct config *cfg)
+{
+	struct metrics_inbox_totals t;
+
+	if (cfg->inbox_days <= 0)
+		return;
+	metrics_read_inbox(m, &t);
+	textbuf_printf(o, "<section id=\"inbox\">\n<h2>Inbox</h2>\n<table>\n");
+	row_number(o, "kept: ignored", (long long)t.kept[0]);
+	row_number(o, "kept: unauthorized", (long long)t.kept[1]);
+	row_number(o, "not kept (write failed)", (long long)t.failed);
+	row_number(o, "replayed and recorded", (long long)t.replayed);
+	textbuf_printf(o, "</table>\n<p>Kept %ld days; payhook-reconcile "
+			  "--replay puts them through again.</p>\n</section>\n",
+		       cfg->inbox_days);
+}
+
 long page_render(const struct metrics *m, const struct config *cfg,
 		 const struct page_backend *backend, char *buf, size_t cap)
 {
@@ -380,6 +399,7 @@ long page_render(const struct metrics *m, const struct config *cfg,
 	hour_section(&o, cfg, hour);
 	handoff_section(&o, m);
 	lifecycle_section(&o, backend);
+	inbox_section(&o, m, cfg);
 	failures_section(&o, cfg, "failures", failures, nf);
 	failures_section(&o, cfg, "refusals", refusals, nr);
 	textbuf_printf(&o, "</main>\n</body>\n</html>\n");

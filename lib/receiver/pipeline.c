@@ -12,6 +12,7 @@
 #include <time.h>
 
 #include "early.h"
+#include "inbox.h"
 #include "lifecycle_store.h"
 #include "lock.h"
 #include "log.h"
@@ -55,6 +56,14 @@ struct pipeline {
 	 * source, and (dry_run) look-ups instead of writes. */
 	bool trusted, dry_run;
 	enum payment_source source;
+	/* inbox_days: the deliveries answered 200 ignored or 401 are noted
+	 * by the answer and kept by pipeline_finish (NULL: off); body_len is
+	 * the request's body in p->body. pipeline_replay's request: its
+	 * signature judged at replay_at, the time it was received (0: now),
+	 * and never kept again. */
+	struct inbox *inbox;
+	size_t body_len;
+	time_t replay_at;
 };
 
 /* A request locks each payment and each lifecycle event's payment once. */
@@ -93,6 +102,11 @@ struct pipeline *pipeline_new(const struct config *cfg, struct error *err)
 	p->events = lifecycle_store_new(cfg, err);
 	if (p->events == NULL)
 		goto fail;
+	if (cfg->inbox_days > 0) {
+		p->inbox = inbox_new(cfg, err);
+		if (p->inbox == NULL)
+			goto fail;
+	}
 	return p;
 fail:
 	pipeline_free(p);
@@ -108,6 +122,7 @@ void pipeline_free(struct pipeline *p)
 	lock_client_free(p->lock);
 	store_free(p->store);
 	lifecycle_store_free(p->events);
+	inbox_free(p->inbox);
 	free(p->batch);
 	free(p->body);
 	free(p->held);
@@ -135,6 +150,8 @@ int pipeline_health(struct pipeline *p, struct pipeline_health *h)
 int pipeline_check_mysql(struct pipeline *p, struct error *err)
 {
 	if (store_check_schema(p->store, err) != 0)
+		return -1;
+	if (p->inbox != NULL && inbox_check(p->inbox, err) != 0)
 		return -1;
 	return lifecycle_store_check_schema(p->events, err);
 }
@@ -663,7 +680,9 @@ void pipeline_answer_profile(struct pipeline *p, const struct request *req,
 						  p->body, body_len, p->batch,
 						  &why)
 			  : provider_read(provider, req, p->parser, p->body,
-					  body_len, time(NULL), p->batch, &why);
+					  body_len, p->replay_at != 0 ?
+					  p->replay_at : time(NULL), p->batch,
+					  &why);
 	p->unsigned_refusal = read == PROVIDER_UNAUTHORIZED;
 	switch (read) {
 	case PROVIDER_PAYMENTS:
@@ -696,6 +715,12 @@ void pipeline_answer_profile(struct pipeline *p, const struct request *req,
 		break;
 	}
 out:
+	/* Only the delivery itself: never a reconciled or replayed one. */
+	if (p->inbox != NULL && provider != NULL && !p->trusted &&
+	    p->replay_at == 0 && inbox_wants(r)) {
+		inbox_note(p->inbox, provider, req, r, p->batch->event_type);
+		p->body_len = body_len;
+	}
 	/* Before the answer goes out: a provider that sends the next event
 	 * of the transaction once it has this answer (a refund right after
 	 * its payment) must not find this request's lock. */
@@ -737,6 +762,24 @@ static void rebuild_early(struct pipeline *p)
 	}
 }
 
+/* After an answer: the delivery the answer noted goes into the inbox. A
+ * write that fails is logged and counted; the answer was the same. */
+static void keep_delivery(struct pipeline *p)
+{
+	struct error err;
+	int kept = inbox_keep(p->inbox, p->body, p->body_len, &err);
+	const struct provider *provider = inbox_noted_provider(p->inbox);
+
+	if (kept == 0)
+		return;
+	metrics_inbox(p->metrics, provider_id(provider),
+		      inbox_noted_unauthorized(p->inbox),
+		      kept > 0 ? METRICS_INBOX_KEPT : METRICS_INBOX_FAILED);
+	if (kept < 0)
+		log_warn("inbox: a delivery to %s was not kept: %s",
+			 provider_name(provider), err.message);
+}
+
 void pipeline_finish(struct pipeline *p, const struct result *r)
 {
 	const struct provider *provider = p->provider;
@@ -758,6 +801,8 @@ void pipeline_finish(struct pipeline *p, const struct result *r)
 	}
 	log_request(p->cfg, provider != NULL ? provider_name(provider) : "-",
 		    p->batch, r, p->elapsed_us, &p->detail, &p->note);
+	if (p->inbox != NULL)
+		keep_delivery(p);
 }
 
 void pipeline_handle(struct pipeline *p, const struct request *req,
@@ -786,10 +831,11 @@ static long read_trusted(void *ctx, char *buf, size_t cap)
 
 #define TRUSTED_HEADERS_MAX 8
 
-void pipeline_record_trusted(struct pipeline *p, enum config_provider profile,
+/* body[0..len) with headers as a POST of JSON to profile's path, answered
+ * and finished. */
+static void answer_in_memory(struct pipeline *p, enum config_provider profile,
 			     char *const *headers, const char *body,
-			     size_t len, enum payment_source source,
-			     bool dry_run, struct result *r)
+			     size_t len, struct result *r)
 {
 	char length[32];
 	char *params[TRUSTED_HEADERS_MAX + 4];
@@ -805,12 +851,34 @@ void pipeline_record_trusted(struct pipeline *p, enum config_provider profile,
 			   i < TRUSTED_HEADERS_MAX; i++)
 		params[n++] = headers[i];
 	params[n] = NULL;
+	pipeline_answer_profile(p, &req, profile, r);
+	pipeline_finish(p, r);
+}
+
+void pipeline_record_trusted(struct pipeline *p, enum config_provider profile,
+			     char *const *headers, const char *body,
+			     size_t len, enum payment_source source,
+			     bool dry_run, struct result *r)
+{
 	p->trusted = true;
 	p->dry_run = dry_run;
 	p->source = source;
-	pipeline_answer_profile(p, &req, profile, r);
-	pipeline_finish(p, r);
+	answer_in_memory(p, profile, headers, body, len, r);
 	p->trusted = false;
+	p->dry_run = false;
+	p->source = PAYMENT_SOURCE_WEBHOOK;
+}
+
+void pipeline_replay(struct pipeline *p, enum config_provider profile,
+		     char *const *headers, const char *body, size_t len,
+		     time_t received_at, bool dry_run, struct result *r)
+{
+	/* 0 would mean now. */
+	p->replay_at = received_at > 0 ? received_at : 1;
+	p->dry_run = dry_run;
+	p->source = PAYMENT_SOURCE_REPLAY;
+	answer_in_memory(p, profile, headers, body, len, r);
+	p->replay_at = 0;
 	p->dry_run = false;
 	p->source = PAYMENT_SOURCE_WEBHOOK;
 }

@@ -12,6 +12,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <time.h>
 
 #include "configuration.h"
 #include "error.h"
@@ -90,6 +91,19 @@ void pipeline_record_trusted(struct pipeline *pipeline,
 			     char *const *headers, const char *body,
 			     size_t len, enum payment_source source,
 			     bool dry_run, struct result *result);
+
+/* Puts body[0..len), a delivery kept in the inbox (inbox.h) with its
+ * signature headers (as for pipeline_record_trusted; NULL-terminated, at
+ * most 8), through the webhook's path again with today's configuration:
+ * the signature checked with every configured secret, its timestamp judged
+ * against received_at (the time the delivery came, not now), and source =
+ * replay on the rows it inserts. Never kept in the inbox again. dry_run as
+ * for pipeline_record_trusted. Releases its locks and finishes (log line,
+ * counting) before it returns. Can't fail: every fault becomes r's
+ * outcome. */
+void pipeline_replay(struct pipeline *pipeline, enum config_provider profile,
+		     char *const *headers, const char *body, size_t len,
+		     time_t received_at, bool dry_run, struct result *result);
 
 /* The payments and lifecycle events the last request carried, valid until
  * the next request. */

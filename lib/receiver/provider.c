@@ -472,6 +472,33 @@ static enum signature_status generic_verify(const struct provider *p,
 		parts, p->template_count, p->signature_missing, reason);
 }
 
+/* Adds name to names[0..*n) unless it is "" or there already. */
+static void add_param(const char *name, const char **names, size_t *n)
+{
+	if (name[0] == '\0' || *n >= PROVIDER_HEADER_PARAMS_MAX)
+		return;
+	for (size_t i = 0; i < *n; i++)
+		if (strcmp(names[i], name) == 0)
+			return;
+	names[(*n)++] = name;
+}
+
+size_t provider_header_params(const struct provider *p, const char **names)
+{
+	size_t n = 0;
+
+	if (p->profile.scheme == SCHEME_STANDARD) {
+		add_param("HTTP_WEBHOOK_ID", names, &n);
+		add_param("HTTP_WEBHOOK_TIMESTAMP", names, &n);
+		add_param("HTTP_WEBHOOK_SIGNATURE", names, &n);
+	}
+	add_param(p->signature_param, names, &n);
+	add_param(p->timestamp_param, names, &n);
+	add_param(p->event_param, names, &n);
+	add_param(p->event_id_param, names, &n);
+	return n;
+}
+
 /* Checks a signature carried in headers. */
 static enum provider_status verify_headers(const struct provider *p,
 					   const struct request *req,

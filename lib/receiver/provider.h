@@ -129,6 +129,18 @@ enum provider_status provider_read_trusted(const struct provider *provider,
 					   struct provider_batch *out,
 					   struct error *why);
 
+/* The most provider_header_params gives. */
+#define PROVIDER_HEADER_PARAMS_MAX 4
+
+/* The CGI names ("HTTP_STRIPE_SIGNATURE") of the headers the profile reads
+ * to check a signature and classify an event (signature, timestamp, webhook
+ * id, event topic or id), into names[0..return), at most
+ * PROVIDER_HEADER_PARAMS_MAX; owned by the profile. Nothing else of a
+ * request is ever named here (no cookie, no authorization unless it is the
+ * profile's signature header). Can't fail. */
+size_t provider_header_params(const struct provider *provider,
+			      const char **names);
+
 /* ---- the sending side (payhook-sign, the tests, the benchmarks) ---- */
 
 #define PROVIDER_HEADERS_MAX 4

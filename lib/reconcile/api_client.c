@@ -39,6 +39,7 @@ struct api_client {
 	size_t body_len, body_cap;
 	bool too_large;
 	long retry_after_s;    /* of the last answer; -1: none */
+	char link[API_CLIENT_LINK_MAX]; /* of the last answer; "": none */
 	int64_t last_start_us; /* the last request's start; 0: none yet */
 	unsigned long requests;
 };
@@ -87,8 +88,27 @@ static size_t read_header(char *data, size_t size, size_t nmemb, void *ctx)
 	struct api_client *c = ctx;
 	size_t len = size * nmemb;
 	static const char name[] = "retry-after:";
+	static const char link[] = "link:";
 	char digits[16];
 	size_t i = sizeof(name) - 1, n = 0;
+
+	if (len > sizeof(link) - 1 &&
+	    strncasecmp(data, link, sizeof(link) - 1) == 0) {
+		size_t from = sizeof(link) - 1, end = len;
+
+		while (from < len && (data[from] == ' ' || data[from] == '\t'))
+			from++;
+		while (end > from && (data[end - 1] == '\r' ||
+				      data[end - 1] == '\n'))
+			end--;
+		/* A Link longer than kept is dropped, never cut: a cut one
+		 * could name another page. */
+		if (end - from < sizeof(c->link)) {
+			memcpy(c->link, data + from, end - from);
+			c->link[end - from] = '\0';
+		}
+		return len;
+	}
 
 	if (len > sizeof(name) - 1 && strncasecmp(data, name, i) == 0) {
 		while (i < len && (data[i] == ' ' || data[i] == '\t'))
@@ -260,6 +280,7 @@ static long send_once(struct api_client *c, const char *url, const char *json)
 		c->body[0] = '\0';
 	c->too_large = false;
 	c->retry_after_s = -1;
+	c->link[0] = '\0';
 	c->curl_error[0] = '\0';
 	c->last_status = 0;
 	if (curl_easy_setopt(c->curl, CURLOPT_URL, url) != CURLE_OK ||
@@ -353,4 +374,9 @@ long api_client_last_answer(const struct api_client *c, const char **body,
 	*body = c->body != NULL ? c->body : "";
 	*len = c->body != NULL ? c->body_len : 0;
 	return c->last_status;
+}
+
+const char *api_client_link(const struct api_client *client)
+{
+	return client->link[0] != '\0' ? client->link : NULL;
 }

@@ -14,6 +14,9 @@
 
 #include "error.h"
 
+/* The longest Link header kept (Shopify's: two URLs with page_info). */
+#define API_CLIENT_LINK_MAX 4096
+
 struct api_client; /* one provider's connection and pacing; opaque */
 
 struct api_client_options {
@@ -59,6 +62,9 @@ int api_client_post(struct api_client *client, const char *url,
  * what the provider said. */
 long api_client_last_answer(const struct api_client *client,
 			    const char **body, size_t *len);
+/* The Link header of the last answer (Shopify's page_info paging), or
+ * NULL when it had none (or one longer than API_CLIENT_LINK_MAX). */
+const char *api_client_link(const struct api_client *client);
 
 /* Requests sent so far (retries included). */
 unsigned long api_client_requests(const struct api_client *client);

@@ -12,8 +12,10 @@
 
 void backend_page_cleanup(struct backend_page *page)
 {
-	for (size_t i = 0; i < page->count; i++)
+	for (size_t i = 0; i < page->count; i++) {
 		free(page->events[i].body);
+		free(page->events[i].header);
+	}
 	free(page->events);
 	memset(page, 0, sizeof(*page));
 	page->total = -1;
@@ -21,70 +23,65 @@ void backend_page_cleanup(struct backend_page *page)
 
 int backend_page_add(struct backend_page *page, const char *body, size_t len)
 {
+	return backend_page_add_with(page, body, len, NULL);
+}
+
+int backend_page_add_with(struct backend_page *page, const char *body,
+			  size_t len, const char *header)
+{
 	struct backend_event *grown;
-	char *copy = malloc(len + 1);
+	char *copy = malloc(len + 1), *head = NULL;
 
 	if (copy == NULL)
 		return -1;
+	if (header != NULL && (head = strdup(header)) == NULL) {
+		free(copy);
+		return -1;
+	}
 	grown = realloc(page->events, (page->count + 1) * sizeof(*grown));
 	if (grown == NULL) {
 		free(copy);
+		free(head);
 		return -1;
 	}
 	memcpy(copy, body, len);
 	copy[len] = '\0';
 	page->events = grown;
-	page->events[page->count++] = (struct backend_event){ copy, len };
+	page->events[page->count++] = (struct backend_event){ copy, len, head };
 	return 0;
 }
 
-int backend_basic_auth(const char *key, char *out, struct error *err)
+int backend_basic_auth(const char *key, const char *key_name, char *out,
+		       struct error *err)
 {
-	static const char prefix[] = "Authorization: Basic ";
 	char user[BACKEND_HEADER_MAX];
+	char basic[ENCODING_BASE64_LEN(BACKEND_HEADER_MAX) + 1];
 	size_t len = strlen(key);
-	int rc = 0;
+	int rc;
 
-	/* base64 of len + 1 bytes, the prefix and the NUL must fit. */
-	if (len + 1 >= sizeof(user) ||
-	    sizeof(prefix) + (len + 1 + 2) / 3 * 4 > BACKEND_HEADER_MAX)
-		return error_set(err, "the API key is too long");
+	if (len + 1 >= sizeof(user)) {
+		memset(out, 0, BACKEND_HEADER_MAX);
+		return error_set(err, "%s is too long", key_name);
+	}
 	memcpy(user, key, len);
 	user[len] = ':';
-	memcpy(out, prefix, sizeof(prefix) - 1);
-	encoding_base64_encode((const unsigned char *)user, len + 1,
-			       out + sizeof(prefix) - 1);
-	/* The copy of the key is wiped before the stack is reused. */
+	encoding_base64_encode((const unsigned char *)user, len + 1, basic);
+	rc = backend_key_header("Authorization: Basic ", basic, key_name, out,
+				err);
+	/* The copies of the key are wiped before the stack is reused. */
 	{
 		volatile char *p = user;
 
 		for (size_t i = 0; i <= len; i++)
 			p[i] = '\0';
+		p = basic;
+		for (size_t i = 0; i < sizeof(basic); i++)
+			p[i] = '\0';
 	}
 	return rc;
 }
 
-int backend_bearer_auth(const char *key, char *out, struct error *err)
-{
-	int n = snprintf(out, BACKEND_HEADER_MAX, "Authorization: Bearer %s",
-			 key);
-
-	if (n < 0 || n >= BACKEND_HEADER_MAX)
-		return error_set(err, "the API key is too long");
-	return 0;
-}
-
-const char *backend_string_member(struct json_object *obj, const char *name)
-{
-	struct json_object *v;
-
-	if (!json_object_object_get_ex(obj, name, &v) ||
-	    !json_object_is_type(v, json_type_string))
-		return NULL;
-	return json_object_get_string(v);
-}
-
-struct json_object *backend_parse_object(const char *body, size_t len)
+struct json_object *backend_parse_json(const char *body, size_t len)
 {
 	struct json_tokener *tok = json_tokener_new();
 	struct json_object *root = NULL;
@@ -96,8 +93,7 @@ struct json_object *backend_parse_object(const char *body, size_t len)
 		root = json_tokener_parse_ex(tok, body, (int)len);
 	if (root != NULL &&
 	    (json_tokener_get_error(tok) != json_tokener_success ||
-	     json_tokener_get_parse_end(tok) != len ||
-	     !json_object_is_type(root, json_type_object))) {
+	     json_tokener_get_parse_end(tok) != len)) {
 		json_object_put(root);
 		root = NULL;
 	}
@@ -105,14 +101,46 @@ struct json_object *backend_parse_object(const char *body, size_t len)
 	return root;
 }
 
-int backend_page_add_json(struct backend_page *page, struct json_object *event)
+const char *backend_string(struct json_object *obj, const char *name)
+{
+	struct json_object *v;
+
+	if (!json_object_object_get_ex(obj, name, &v) ||
+	    !json_object_is_type(v, json_type_string))
+		return NULL;
+	return json_object_get_string(v);
+}
+
+int backend_read_page(const struct backend *b,
+		      const struct backend_answer *answer,
+		      struct backend_page *page, struct error *err)
+{
+	if (b->parse_answer != NULL)
+		return b->parse_answer(answer, page, err);
+	return b->parse_page(answer->body, answer->len, page, err);
+}
+
+int backend_key_header(const char *prefix, const char *key,
+		       const char *key_name, char *out, struct error *err)
+{
+	int n = snprintf(out, BACKEND_HEADER_MAX, "%s%s", prefix, key);
+
+	if (n < 0 || n >= BACKEND_HEADER_MAX) {
+		memset(out, 0, BACKEND_HEADER_MAX);
+		return error_set(err, "%s is too long", key_name);
+	}
+	return 0;
+}
+
+int backend_page_add_json(struct backend_page *page, struct json_object *obj,
+			  const char *header)
 {
 	size_t len = 0;
 	const char *text = json_object_to_json_string_length(
-		event, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE,
+		obj, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE,
 		&len);
 
 	if (text == NULL)
 		return -1;
-	return backend_page_add(page, text, len);
+	return backend_page_add_with(page, text, len, header);
 }

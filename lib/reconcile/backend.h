@@ -22,8 +22,9 @@
 
 struct json_object;
 
-/* The longest page cursor (Stripe: the last event's id). */
-#define BACKEND_CURSOR_MAX 255
+/* The longest page cursor (Stripe: the last event's id; Shopify: a
+ * page_info token, which carries the list's filters). */
+#define BACKEND_CURSOR_MAX 1023
 #define BACKEND_URL_MAX 2048
 #define BACKEND_HEADER_MAX 1024
 #define BACKEND_JSON_MAX 4096
@@ -37,6 +38,18 @@ struct backend_window {
 struct backend_event {
 	char *body;  /* NUL-terminated; owned by the page */
 	size_t len;
+	/* A header the webhook would carry beside the body, as a CGI
+	 * parameter ("HTTP_X_SHOPIFY_TOPIC=orders/paid"), or NULL. Owned by
+	 * the page. */
+	char *header;
+};
+
+/* What a snapshot backend reads a page from (parse_answer below). */
+struct backend_answer {
+	const char *body;   /* body[0..len) */
+	size_t len;
+	const char *cursor; /* the cursor the page was asked with, or NULL */
+	const char *link;   /* the answer's Link header, or NULL */
 };
 
 /* One page as read. */
@@ -79,7 +92,8 @@ struct backend {
 	int (*auth_header)(const char *key, char *out, struct error *err);
 	/* Reads a page body[0..len) into page (backend_page_cleanup frees
 	 * it). Returns 0, or -1 with err saying how the body is not the
-	 * documented JSON (page then holds nothing). */
+	 * documented JSON (page then holds nothing). NULL when parse_answer
+	 * is set. */
 	int (*parse_page)(const char *body, size_t len,
 			  struct backend_page *page, struct error *err);
 	/* Optional (NULL: the page is a GET of page_url). Writes the JSON
@@ -98,6 +112,17 @@ struct backend {
 	 * read: a page whose total differs from the window's first page's
 	 * makes the walk list the window again from its start. */
 	enum backend_paging paging;
+	/* Optional, for snapshot backends (Razorpay, Shopify) that list
+	 * objects rather than events: reads a page knowing the cursor it was
+	 * asked with and the answer's Link header, and maps each object to
+	 * the body (and header) its webhook would give. When set, the pass
+	 * calls it instead of parse_page. Same contract as parse_page. */
+	int (*parse_answer)(const struct backend_answer *answer,
+			    struct backend_page *page, struct error *err);
+	/* Optional: writes the base to use when <profile>_api_base is unset
+	 * and default_base is NULL (Shopify: the shop's own host) into out
+	 * (BACKEND_URL_MAX bytes). Returns 0, or -1 with err set. */
+	int (*base_for)(const struct config *cfg, char *out, struct error *err);
 };
 
 /* Frees what a page holds and empties it; an empty page is fine. */
@@ -107,26 +132,40 @@ void backend_page_cleanup(struct backend_page *page);
  * memory (page unchanged). For the backends' parse_page. */
 int backend_page_add(struct backend_page *page, const char *body, size_t len);
 
-/* Writes "Authorization: Bearer <key>" into out (BACKEND_HEADER_MAX
- * bytes). Returns 0, or -1 with err set (never quoting the key). */
-int backend_bearer_auth(const char *key, char *out, struct error *err);
+/* As backend_page_add, with a copy of header (a CGI parameter, see
+ * struct backend_event; NULL for none). */
+int backend_page_add_with(struct backend_page *page, const char *body,
+			  size_t len, const char *header);
 
-/* The string member name of obj (json-c), or NULL when it is absent or
- * not a string. */
-const char *backend_string_member(struct json_object *obj, const char *name);
+/* As backend_page_add_with, of obj's plain JSON text. Returns 0, or -1
+ * when out of memory. */
+int backend_page_add_json(struct backend_page *page, struct json_object *obj,
+			  const char *header);
 
-/* body[0..len) read strictly as one whole JSON object: a new json-c
- * object (the caller's to put), or NULL when it is anything else (cut
- * short, trailing bytes, another type). */
-struct json_object *backend_parse_object(const char *body, size_t len);
+/* The page body[0..len) as one JSON value (strict, nothing after it), a
+ * new json-c object the caller puts; NULL when it is not (cut short?). */
+struct json_object *backend_parse_json(const char *body, size_t len);
 
-/* Appends event (json-c), written plain, to page. Returns 0, or -1 when
- * out of memory (page unchanged). */
-int backend_page_add_json(struct backend_page *page, struct json_object *event);
+/* Reads a page with b's parse_answer when it has one (answer as given),
+ * else with its parse_page (answer's body). Same contract. */
+int backend_read_page(const struct backend *b,
+		      const struct backend_answer *answer,
+		      struct backend_page *page, struct error *err);
+
+/* Writes prefix and key ("Authorization: Bearer " and the key) into out
+ * (BACKEND_HEADER_MAX bytes). Returns 0, or -1 with err saying that the
+ * key named key_name is too long (never quoting it). */
+int backend_key_header(const char *prefix, const char *key,
+		       const char *key_name, char *out, struct error *err);
+
+/* The string member name of obj, or NULL when obj has none. */
+const char *backend_string(struct json_object *obj, const char *name);
 
 /* Writes "Authorization: Basic <base64 of key:>" (the key as the user,
  * an empty password: PAY.JP, KOMOJU) into out (BACKEND_HEADER_MAX bytes).
- * Returns 0, or -1 with err set (never quoting the key). */
-int backend_basic_auth(const char *key, char *out, struct error *err);
+ * Returns 0, or -1 with err saying that the key named key_name is too long
+ * (never quoting it). */
+int backend_basic_auth(const char *key, const char *key_name, char *out,
+		       struct error *err);
 
 #endif

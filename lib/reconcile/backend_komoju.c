@@ -68,9 +68,7 @@ static int komoju_page_url(const char *base, const struct backend_window *w,
 
 static int komoju_auth_header(const char *key, char *out, struct error *err)
 {
-	if (backend_basic_auth(key, out, err) != 0)
-		return error_set(err, "komoju: komoju_api_key is too long");
-	return 0;
+	return backend_basic_auth(key, "komoju: komoju_api_key", out, err);
 }
 
 /* The non-negative integer member name of obj, or -1. */
@@ -88,7 +86,7 @@ static long long count_member(struct json_object *obj, const char *name)
 static int komoju_parse_page(const char *body, size_t len,
 			     struct backend_page *page, struct error *err)
 {
-	struct json_object *root = backend_parse_object(body, len);
+	struct json_object *root = backend_parse_json(body, len);
 	struct json_object *data;
 	const char *resource;
 	long long total, at, last;
@@ -101,7 +99,7 @@ static int komoju_parse_page(const char *body, size_t len,
 			  "(cut short?)");
 		goto out;
 	}
-	resource = backend_string_member(root, "resource");
+	resource = backend_string(root, "resource");
 	total = count_member(root, "total");
 	at = count_member(root, "page");
 	last = count_member(root, "last_page");
@@ -116,16 +114,16 @@ static int komoju_parse_page(const char *body, size_t len,
 	}
 	for (size_t i = 0; i < json_object_array_length(data); i++) {
 		struct json_object *event = json_object_array_get_idx(data, i);
-		const char *kind = backend_string_member(event, "resource");
+		const char *kind = backend_string(event, "resource");
 
 		if (kind == NULL || strcmp(kind, "event") != 0 ||
-		    backend_string_member(event, "id") == NULL ||
-		    backend_string_member(event, "type") == NULL) {
+		    backend_string(event, "id") == NULL ||
+		    backend_string(event, "type") == NULL) {
 			error_set(err, "komoju: item %zu of data is not an "
 				  "event with an id and a type", i);
 			goto out;
 		}
-		if (backend_page_add_json(page, event) != 0) {
+		if (backend_page_add_json(page, event, NULL) != 0) {
 			error_set(err, "komoju: out of memory");
 			goto out;
 		}

@@ -92,9 +92,8 @@ static int paddle_page_url(const char *base, const struct backend_window *w,
 
 static int paddle_auth_header(const char *key, char *out, struct error *err)
 {
-	if (backend_bearer_auth(key, out, err) != 0)
-		return error_set(err, "paddle: paddle_api_key is too long");
-	return 0;
+	return backend_key_header("Authorization: Bearer ", key,
+				  "paddle: paddle_api_key", out, err);
 }
 
 /* The value of "after" in next (a URL), copied into out; false when it
@@ -121,7 +120,7 @@ static bool after_of(const char *next, char out[BACKEND_CURSOR_MAX + 1])
 static int paddle_parse_page(const char *body, size_t len,
 			     struct backend_page *page, struct error *err)
 {
-	struct json_object *root = backend_parse_object(body, len);
+	struct json_object *root = backend_parse_json(body, len);
 	struct json_object *data, *meta, *pagination, *more;
 	const char *next, *last = NULL;
 	int rc = -1;
@@ -146,22 +145,22 @@ static int paddle_parse_page(const char *body, size_t len,
 	for (size_t i = 0; i < json_object_array_length(data); i++) {
 		struct json_object *event = json_object_array_get_idx(data, i);
 
-		last = backend_string_member(event, "event_id");
+		last = backend_string(event, "event_id");
 		if (last == NULL || !plain_id(last) ||
-		    backend_string_member(event, "event_type") == NULL) {
+		    backend_string(event, "event_type") == NULL) {
 			error_set(err, "paddle: item %zu of data is not an "
 				  "event with an event_id (evt_, base32) and an "
 				  "event_type", i);
 			goto out;
 		}
-		if (backend_page_add_json(page, event) != 0) {
+		if (backend_page_add_json(page, event, NULL) != 0) {
 			error_set(err, "paddle: out of memory");
 			goto out;
 		}
 	}
 	page->has_more = json_object_get_boolean(more);
 	if (page->has_more) {
-		next = backend_string_member(pagination, "next");
+		next = backend_string(pagination, "next");
 		if (next != NULL && after_of(next, page->next))
 			;
 		else if (last != NULL && strlen(last) <= BACKEND_CURSOR_MAX)

@@ -58,15 +58,13 @@ static int payjp_page_url(const char *base, const struct backend_window *w,
 
 static int payjp_auth_header(const char *key, char *out, struct error *err)
 {
-	if (backend_basic_auth(key, out, err) != 0)
-		return error_set(err, "payjp: payjp_api_key is too long");
-	return 0;
+	return backend_basic_auth(key, "payjp: payjp_api_key", out, err);
 }
 
 static int payjp_parse_page(const char *body, size_t len,
 			    struct backend_page *page, struct error *err)
 {
-	struct json_object *root = backend_parse_object(body, len);
+	struct json_object *root = backend_parse_json(body, len);
 	struct json_object *data, *more, *count;
 	const char *object;
 	int rc = -1;
@@ -78,7 +76,7 @@ static int payjp_parse_page(const char *body, size_t len,
 			  "(cut short?)");
 		goto out;
 	}
-	object = backend_string_member(root, "object");
+	object = backend_string(root, "object");
 	if (object == NULL ||
 	    strcmp(object, "list") != 0 ||
 	    !json_object_object_get_ex(root, "data", &data) ||
@@ -94,16 +92,16 @@ static int payjp_parse_page(const char *body, size_t len,
 	}
 	for (size_t i = 0; i < json_object_array_length(data); i++) {
 		struct json_object *event = json_object_array_get_idx(data, i);
-		const char *kind = backend_string_member(event, "object");
+		const char *kind = backend_string(event, "object");
 
 		if (kind == NULL || strcmp(kind, "event") != 0 ||
-		    backend_string_member(event, "id") == NULL ||
-		    backend_string_member(event, "type") == NULL) {
+		    backend_string(event, "id") == NULL ||
+		    backend_string(event, "type") == NULL) {
 			error_set(err, "payjp: item %zu of data is not an "
 				  "event with an id and a type", i);
 			goto out;
 		}
-		if (backend_page_add_json(page, event) != 0) {
+		if (backend_page_add_json(page, event, NULL) != 0) {
 			error_set(err, "payjp: out of memory");
 			goto out;
 		}

@@ -101,15 +101,14 @@ static int square_page_json(const struct backend_window *w, const char *cursor,
 
 static int square_auth_header(const char *key, char *out, struct error *err)
 {
-	if (backend_bearer_auth(key, out, err) != 0)
-		return error_set(err, "square: square_api_key is too long");
-	return 0;
+	return backend_key_header("Authorization: Bearer ", key,
+				  "square: square_api_key", out, err);
 }
 
 static int square_parse_page(const char *body, size_t len,
 			     struct backend_page *page, struct error *err)
 {
-	struct json_object *root = backend_parse_object(body, len), *events, *v;
+	struct json_object *root = backend_parse_json(body, len), *events, *v;
 	const char *cursor;
 	int rc = -1;
 
@@ -134,20 +133,20 @@ static int square_parse_page(const char *body, size_t len,
 	     i++) {
 		struct json_object *event = json_object_array_get_idx(events, i);
 
-		if (backend_string_member(event, "event_id") == NULL ||
-		    backend_string_member(event, "type") == NULL ||
+		if (backend_string(event, "event_id") == NULL ||
+		    backend_string(event, "type") == NULL ||
 		    !json_object_object_get_ex(event, "data", &v) ||
 		    !json_object_is_type(v, json_type_object)) {
 			error_set(err, "square: item %zu of events is not an "
 				  "event with an event_id, a type and data", i);
 			goto out;
 		}
-		if (backend_page_add_json(page, event) != 0) {
+		if (backend_page_add_json(page, event, NULL) != 0) {
 			error_set(err, "square: out of memory");
 			goto out;
 		}
 	}
-	cursor = backend_string_member(root, "cursor");
+	cursor = backend_string(root, "cursor");
 	if (json_object_object_get_ex(root, "cursor", &v) && cursor == NULL &&
 	    !json_object_is_type(v, json_type_null)) {
 		error_set(err, "square: cursor is not a string");
@@ -187,7 +186,7 @@ static void square_explain_failure(long status, const char *body, size_t len,
 
 	if (status < 400 || status >= 500)
 		return;
-	root = backend_parse_object(body, len);
+	root = backend_parse_json(body, len);
 	if (root == NULL)
 		return;
 	if (json_object_object_get_ex(root, "errors", &errors) &&
@@ -195,8 +194,8 @@ static void square_explain_failure(long status, const char *body, size_t len,
 		for (size_t i = 0; i < json_object_array_length(errors); i++) {
 			struct json_object *e =
 				json_object_array_get_idx(errors, i);
-			const char *code = backend_string_member(e, "code");
-			const char *detail = backend_string_member(e, "detail");
+			const char *code = backend_string(e, "code");
+			const char *detail = backend_string(e, "detail");
 
 			if (said[0] == '\0')
 				snprintf(said, sizeof(said), "%.60s: %.180s",

@@ -12,7 +12,6 @@
 
 #include <inttypes.h>
 #include <json-c/json.h>
-#include <limits.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -63,46 +62,24 @@ static int stripe_page_url(const char *base, const struct backend_window *w,
 
 static int stripe_auth_header(const char *key, char *out, struct error *err)
 {
-	int n = snprintf(out, BACKEND_HEADER_MAX, "Authorization: Bearer %s",
-			 key);
-
-	if (n < 0 || n >= BACKEND_HEADER_MAX)
-		return error_set(err, "stripe: stripe_api_key is too long");
-	return 0;
-}
-
-static const char *string_member(struct json_object *obj, const char *name)
-{
-	struct json_object *v;
-
-	if (!json_object_object_get_ex(obj, name, &v) ||
-	    !json_object_is_type(v, json_type_string))
-		return NULL;
-	return json_object_get_string(v);
+	return backend_key_header("Authorization: Bearer ", key,
+				  "stripe: stripe_api_key", out, err);
 }
 
 static int stripe_parse_page(const char *body, size_t len,
 			     struct backend_page *page, struct error *err)
 {
-	struct json_tokener *tok = json_tokener_new();
-	struct json_object *root = NULL, *data, *more;
+	struct json_object *root = backend_parse_json(body, len), *data, *more;
 	const char *object, *last = NULL;
 	int rc = -1;
 
 	memset(page, 0, sizeof(*page));
-	if (tok == NULL)
-		return error_set(err, "stripe: out of memory");
-	json_tokener_set_flags(tok, JSON_TOKENER_STRICT);
-	if (len <= INT_MAX)
-		root = json_tokener_parse_ex(tok, body, (int)len);
-	if (root == NULL ||
-	    json_tokener_get_error(tok) != json_tokener_success ||
-	    json_tokener_get_parse_end(tok) != len) {
+	if (root == NULL) {
 		error_set(err, "stripe: the page is not one JSON object "
 			  "(cut short?)");
 		goto out;
 	}
-	object = string_member(root, "object");
+	object = backend_string(root, "object");
 	if (!json_object_is_type(root, json_type_object) || object == NULL ||
 	    strcmp(object, "list") != 0 ||
 	    !json_object_object_get_ex(root, "data", &data) ||
@@ -115,16 +92,16 @@ static int stripe_parse_page(const char *body, size_t len,
 	}
 	for (size_t i = 0; i < json_object_array_length(data); i++) {
 		struct json_object *event = json_object_array_get_idx(data, i);
-		const char *kind = string_member(event, "object");
+		const char *kind = backend_string(event, "object");
 		const char *text;
 		size_t text_len = 0;
 
 		/* The id is the next page's starting_after: an empty or
 		 * odd one would list the first page again, for ever. */
-		last = string_member(event, "id");
+		last = backend_string(event, "id");
 		if (kind == NULL || strcmp(kind, "event") != 0 ||
 		    last == NULL || !plain_id(last) ||
-		    string_member(event, "type") == NULL) {
+		    backend_string(event, "type") == NULL) {
 			error_set(err, "stripe: item %zu of data is not an "
 				  "event with an id (letters, digits, '_') and "
 				  "a type", i);
@@ -153,7 +130,6 @@ out:
 	if (rc != 0)
 		backend_page_cleanup(page);
 	json_object_put(root);
-	json_tokener_free(tok);
 	return rc;
 }
 

@@ -7,6 +7,9 @@
 #include "backend_square.h"
 #include "backend_payjp.h"
 #include "backend_komoju.h"
+/* The snapshot backends (Razorpay, Shopify). */
+#include "backend_razorpay.h"
+#include "backend_shopify.h"
 #include "backends.h"
 
 const struct backend *backends_for(enum config_provider profile)
@@ -23,6 +26,11 @@ const struct backend *backends_for(enum config_provider profile)
 		return &backend_payjp;
 	case CONFIG_PROVIDER_KOMOJU:
 		return &backend_komoju;
+	/* The snapshot backends: objects listed, mapped to webhook bodies. */
+	case CONFIG_PROVIDER_RAZORPAY:
+		return &backend_razorpay;
+	case CONFIG_PROVIDER_SHOPIFY:
+		return &backend_shopify;
 	default:
 		return NULL;
 	}

@@ -7,8 +7,9 @@
 #include "configuration.h"
 
 /* The backend of profile, or NULL when this version cannot reconcile it
- * (Razorpay and Shopify are still to come;
- * Adyen has no such API). */
+ * (Adyen has no such API). Stripe, Paddle, Square, PAY.JP and KOMOJU list
+ * events; Razorpay and Shopify are snapshots: objects listed and mapped to
+ * the bodies their webhooks give. */
 const struct backend *backends_for(enum config_provider profile);
 
 #endif

@@ -96,8 +96,46 @@ static bool loopback_base(const char *base)
 	return true;
 }
 
+/* Whether shop is <shop>.myshopify.com: the shop's handle (letters,
+ * digits, '-', not at either end) and Shopify's own domain. */
+static bool shopify_shop_form(const char *shop)
+{
+	static const char domain[] = ".myshopify.com";
+	size_t len = strlen(shop), handle = len - (sizeof(domain) - 1);
+
+	if (len <= sizeof(domain) - 1 ||
+	    strcasecmp(shop + handle, domain) != 0 || shop[0] == '-' ||
+	    shop[handle - 1] == '-')
+		return false;
+	for (size_t i = 0; i < handle; i++)
+		if (!((shop[i] >= 'a' && shop[i] <= 'z') ||
+		      (shop[i] >= 'A' && shop[i] <= 'Z') ||
+		      (shop[i] >= '0' && shop[i] <= '9') || shop[i] == '-'))
+			return false;
+	return true;
+}
+
+/* The shopify profile's own keys: its API lives on the shop's host. */
+static int check_shopify(const struct config *cfg, struct error *err)
+{
+	if (cfg->shopify_shop != NULL && !shopify_shop_form(cfg->shopify_shop))
+		return error_set(err, "shopify_shop must be the shop's "
+				 "<shop>.myshopify.com domain (letters, digits "
+				 "and '-' before .myshopify.com), not a URL or "
+				 "a custom domain");
+	if (reconcile_has_key(cfg, CONFIG_PROVIDER_SHOPIFY) &&
+	    cfg->shopify_shop == NULL &&
+	    cfg->api_base[CONFIG_PROVIDER_SHOPIFY] == NULL)
+		return error_set(err, "shopify_api_key is set but shopify_shop "
+				 "is not: set it to the shop's "
+				 "<shop>.myshopify.com domain");
+	return 0;
+}
+
 int reconcile_check_config(const struct config *cfg, struct error *err)
 {
+	if (check_shopify(cfg, err) != 0)
+		return -1;
 	for (unsigned i = 0; i < CONFIG_PROVIDER_COUNT; i++) {
 		const char *name = config_provider_name(i);
 		const char *base = cfg->api_base[i];
@@ -222,7 +260,9 @@ static int record_event(struct reconcile *r, enum config_provider profile,
 	struct result res;
 
 	for (int tries = 1;; tries++) {
-		pipeline_record_trusted(r->pipeline, profile, NULL, event->body,
+		char *headers[2] = { event->header, NULL };
+
+		pipeline_record_trusted(r->pipeline, profile, headers, event->body,
 					event->len, PAYMENT_SOURCE_RECONCILE,
 					o->dry_run, &res);
 		switch (res.outcome) {
@@ -362,7 +402,15 @@ static int walk_window(struct reconcile *r, const struct backend *b,
 			return error_set(err, "page %lu: %s", t->pages + 1,
 					 why.message);
 		}
-		if (b->parse_page(body, len, &page, &why) != 0)
+		{
+			struct backend_answer a = {
+				body, len, after[0] != '\0' ? after : NULL,
+				api_client_link(client)
+			};
+
+			rc = backend_read_page(b, &a, &page, &why);
+		}
+		if (rc != 0)
 			return error_set(err, "page %lu: %s", t->pages + 1,
 					 why.message);
 		t->listed += page.count;
@@ -444,7 +492,7 @@ static int pass_one(struct reconcile *r, enum config_provider profile,
 	struct api_client *client = NULL;
 	struct tally t = { 0 };
 	struct error err = { "" }, ignored;
-	char header[BACKEND_HEADER_MAX];
+	char header[BACKEND_HEADER_MAX], own_base[BACKEND_URL_MAX];
 	char from[32] = "-", until[32] = "-";
 	const char *base;
 	int64_t now = (int64_t)time(NULL), start;
@@ -460,6 +508,12 @@ static int pass_one(struct reconcile *r, enum config_provider profile,
 	}
 	base = cfg->api_base[profile] != NULL ? cfg->api_base[profile]
 					      : b->default_base;
+	if (base == NULL) {
+		/* The provider's API lives on the merchant's own host. */
+		if (b->base_for == NULL || b->base_for(cfg, own_base, &err) != 0)
+			goto out;
+		base = own_base;
+	}
 	if (!o->dry_run) {
 		got = cursor_store_lease(r->cursors, name, LEASE_S, &err);
 		if (got == 0) {

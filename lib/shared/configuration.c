@@ -209,6 +209,9 @@ static const struct key_def keys[] = {
 	NUMBER("dispatch_poll_ms", KIND_LONG, dispatch_poll_ms, 10, 3600000, "1000"),
 	NUMBER("dispatch_rate_per_s", KIND_LONG, dispatch_rate_per_s, 0, 1000000, "0"),
 	NUMBER("payload_retention_days", KIND_LONG, payload_retention_days, 0, 36500, "0"),
+	NUMBER("inbox_days", KIND_LONG, inbox_days, 0, 36500, "0"),
+	NUMBER("inbox_max_bytes", KIND_SIZE, inbox_max_bytes, 0,
+	       1099511627776L, "104857600"),
 	NUMBER("dispatch_circuit_failures", KIND_INT, dispatch_circuit_failures, 1, 1000000, "5"),
 	NUMBER("dispatch_alert_after_s", KIND_LONG, dispatch_alert_after_s, 1, 604800, "300"),
 	STRING("alert_url", alert_url, NULL, 0),
@@ -230,6 +233,7 @@ static const struct key_def keys[] = {
 	STRING("square_api_base", api_base[CONFIG_PROVIDER_SQUARE], NULL, FLAG_NONEMPTY),
 	API_KEY("shopify_api_key", CONFIG_PROVIDER_SHOPIFY),
 	STRING("shopify_api_base", api_base[CONFIG_PROVIDER_SHOPIFY], NULL, FLAG_NONEMPTY),
+	BOUNDED_STRING("shopify_shop", shopify_shop, 255, NULL, FLAG_NONEMPTY),
 	NUMBER("reconcile_lookback_s", KIND_LONG, reconcile_lookback_s, 1,
 	       31536000, "259200"),
 	NUMBER("reconcile_overlap_s", KIND_LONG, reconcile_overlap_s, 0,
@@ -1371,4 +1375,98 @@ int config_load_dispatcher(struct config *cfg, const char *path,
 			   struct error *err)
 {
 	return load(cfg, path, false, err);
+}
+
+/* "a|b|c" of a choice table, for the reference. */
+static void join_choices(const struct choice *choices, char *out, size_t cap)
+{
+	size_t used = 0;
+
+	out[0] = '\0';
+	for (const struct choice *c = choices; c->name != NULL && used < cap;
+	     c++) {
+		int w = snprintf(out + used, cap - used, "%s%s",
+				 c == choices ? "" : "|", c->name);
+
+		if (w < 0)
+			break;
+		used += (size_t)w;
+	}
+}
+
+/* What a key accepts, in words, for config_write_reference. */
+static void describe_bounds(const struct key_def *def, char *out, size_t cap)
+{
+	switch (def->kind) {
+	case KIND_INT:
+	case KIND_LONG:
+	case KIND_SIZE:
+		snprintf(out, cap, "%ld..%ld", def->min, def->max);
+		break;
+	case KIND_STRING:
+		if (def->max > 0)
+			snprintf(out, cap, "at most %ld characters%s", def->max,
+				 (def->flags & FLAG_NONEMPTY) ? ", not empty" : "");
+		else
+			snprintf(out, cap, "%s", (def->flags & FLAG_NONEMPTY) ?
+				 "text, not empty" : "text");
+		break;
+	case KIND_BOOL:
+		snprintf(out, cap, "yes|no");
+		break;
+	case KIND_CHOICE:
+		join_choices(def->choices, out, cap);
+		break;
+	case KIND_CURRENCY:
+		snprintf(out, cap, "3-letter ISO 4217 code");
+		break;
+	case KIND_SECRETS:
+		snprintf(out, cap, "%s; several separated by spaces",
+			 secret_form_description(def->form));
+		break;
+	case KIND_PROVIDERS: {
+		size_t used = 0;
+
+		out[0] = '\0';
+		for (size_t i = 0; i < CONFIG_PROVIDER_COUNT && used < cap; i++) {
+			int w = snprintf(out + used, cap - used, "%s%s",
+					 i == 0 ? "" : "|", provider_names[i]);
+
+			if (w < 0)
+				break;
+			used += (size_t)w;
+		}
+		break;
+	}
+	}
+}
+
+static const char *kind_name(enum key_kind kind)
+{
+	static const char *const names[] = {
+		[KIND_STRING] = "string", [KIND_INT] = "integer",
+		[KIND_LONG] = "integer", [KIND_SIZE] = "integer",
+		[KIND_BOOL] = "boolean", [KIND_CHOICE] = "choice",
+		[KIND_CURRENCY] = "currency", [KIND_SECRETS] = "secrets",
+		[KIND_PROVIDERS] = "providers",
+	};
+
+	return names[kind];
+}
+
+int config_write_reference(FILE *out)
+{
+	char bounds[512];
+
+	for (size_t i = 0; i < KEY_COUNT; i++) {
+		const struct key_def *def = &keys[i];
+
+		describe_bounds(def, bounds, sizeof(bounds));
+		if (fprintf(out, "%s\t%s\t%s\t%s\t%s\n", def->name,
+			    kind_name(def->kind),
+			    def->fallback != NULL ? def->fallback : "",
+			    bounds, (def->flags & FLAG_SECRET) ? "secret" : "") < 0)
+			return -1;
+	}
+	return fflush(out) == 0 ? 0 : -1;
 }

@@ -9,6 +9,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdio.h>
 
 #include "error.h"
 #include "log.h"
@@ -171,6 +172,10 @@ struct config {
 	long dispatch_poll_ms;      /* idle wait between looks, default 1000 */
 	long dispatch_rate_per_s;   /* attempts per second at most; 0: no cap */
 	long payload_retention_days; /* clear delivered payloads older; 0: keep */
+	long inbox_days;            /* keep ignored and 401 deliveries in
+				     * table inbox this long; 0 (default): off */
+	size_t inbox_max_bytes;     /* the inbox's bodies at most (oldest out
+				     * first); 0: no cap; default 100 MiB */
 	int dispatch_circuit_failures; /* failures in a row that open the
 				     * target's circuit, default 5 */
 	long dispatch_alert_after_s; /* a Retry-After wait this long alerts
@@ -188,6 +193,8 @@ struct config {
 				     * profile is not reconciled */
 	char *api_base[CONFIG_PROVIDER_COUNT]; /* <profile>_api_base; NULL:
 				     * the provider's public API */
+	char *shopify_shop;         /* <shop>.myshopify.com: the shopify
+				     * profile's API host (its default base) */
 	long reconcile_lookback_s;  /* the first pass, default 259200 */
 	long reconcile_overlap_s;   /* listed again each pass, default 600 */
 	long reconcile_rate_per_s;  /* requests a second per provider, 5 */
@@ -253,6 +260,14 @@ size_t config_secret_form_prefix(const char *text, size_t len);
  * and dispatch_check_config. Returns as config_load does. */
 int config_load_dispatcher(struct config *cfg, const char *path,
 			   struct error *err);
+
+/* Writes the key table to out, one key a line, five tab-separated fields:
+ * name, kind (string, integer, boolean, choice, currency, secrets,
+ * providers), default as file text (empty: none), what the value may be
+ * (a range "min..max", the choices "a|b", a length), and "secret" for a key
+ * whose value is never shown. tools/config-reference prints it; payhook.conf(5)
+ * is made from it. Returns 0, or -1 when writing failed. */
+int config_write_reference(FILE *out);
 
 /* Frees what config_load allocated and zeroes cfg. Accepts a zeroed or
  * already cleaned struct. Can't fail. */

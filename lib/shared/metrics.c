@@ -180,6 +180,12 @@ struct segment {
 	/* The target's shared state: added after the refusals, for the same
 	 * reason. */
 	struct target_view target;
+	/* The inbox (inbox_days): deliveries kept or whose write failed, by
+	 * provider and outcome kept (ignored, unauthorized), and replayed
+	 * deliveries that recorded something. Added after the target, for
+	 * the same reason. */
+	atomic_ullong inbox[PROVIDER_SLOTS][2][METRICS_INBOX_RESULTS];
+	atomic_ullong inbox_replayed[PROVIDER_SLOTS];
 };
 
 static const char *const dispatch_result_names[METRICS_DISPATCH_RESULTS] = {
@@ -188,16 +194,19 @@ static const char *const dispatch_result_names[METRICS_DISPATCH_RESULTS] = {
 
 /* The sizes of the versions before, whose segments grow in place:
  * without the lifecycle counters, without the pool's status, without the
- * circuits, without the suspicious refunds, the refusals and the target. */
+ * circuits, without the suspicious refunds, the refusals and the target,
+ * without the inbox. */
 #define PREVIOUS_SIZE offsetof(struct segment, lifecycle)
 #define BEFORE_STATUS_SIZE offsetof(struct segment, start_time)
 #define BEFORE_CIRCUITS_SIZE offsetof(struct segment, circuits)
 #define BEFORE_SUSPICIOUS_SIZE offsetof(struct segment, suspicious_refunds)
+#define BEFORE_INBOX_SIZE offsetof(struct segment, inbox)
 
 static bool older_size(size_t size)
 {
 	return size == PREVIOUS_SIZE || size == BEFORE_STATUS_SIZE ||
-	       size == BEFORE_CIRCUITS_SIZE || size == BEFORE_SUSPICIOUS_SIZE;
+	       size == BEFORE_CIRCUITS_SIZE || size == BEFORE_SUSPICIOUS_SIZE ||
+	       size == BEFORE_INBOX_SIZE;
 }
 
 /* The status fields that do not start at zero. */
@@ -489,6 +498,39 @@ void metrics_lifecycle(struct metrics *m, unsigned provider,
 	if ((unsigned)outcome >= OUTCOME_COUNT)
 		outcome = OUTCOME_ERROR;
 	add(&m->seg->lifecycle[provider][kind][outcome]);
+}
+
+void metrics_inbox(struct metrics *m, unsigned provider, bool unauthorized,
+		   enum metrics_inbox_result result)
+{
+	if (m == NULL || (unsigned)result >= METRICS_INBOX_RESULTS)
+		return;
+	if (provider > CONFIG_PROVIDER_COUNT)
+		provider = CONFIG_PROVIDER_COUNT;
+	add(&m->seg->inbox[provider][unauthorized ? 1 : 0][result]);
+}
+
+void metrics_inbox_replayed(struct metrics *m, unsigned provider)
+{
+	if (m == NULL)
+		return;
+	if (provider > CONFIG_PROVIDER_COUNT)
+		provider = CONFIG_PROVIDER_COUNT;
+	add(&m->seg->inbox_replayed[provider]);
+}
+
+void metrics_read_inbox(const struct metrics *m,
+			struct metrics_inbox_totals *out)
+{
+	memset(out, 0, sizeof(*out));
+	for (unsigned p = 0; p < PROVIDER_SLOTS; p++) {
+		for (unsigned u = 0; u < 2; u++) {
+			out->kept[u] += get(&m->seg->inbox[p][u][METRICS_INBOX_KEPT]);
+			out->failed +=
+				get(&m->seg->inbox[p][u][METRICS_INBOX_FAILED]);
+		}
+		out->replayed += get(&m->seg->inbox_replayed[p]);
+	}
 }
 
 void metrics_mysql_error(struct metrics *m, unsigned code)
@@ -1417,6 +1459,21 @@ long metrics_render_status(const struct metrics *m, char *buf, size_t cap)
 	return o.full ? -1 : (long)o.len;
 }
 
+/* The inbox's series name for result, once they happen. */
+static void put_inbox(struct textbuf *o, const struct segment *seg,
+		      enum metrics_inbox_result result, const char *name)
+{
+	for (unsigned p = 0; p < PROVIDER_SLOTS; p++)
+		for (unsigned u = 0; u < 2; u++) {
+			unsigned long long n = get(&seg->inbox[p][u][result]);
+
+			if (n > 0)
+				put(o, "%s{provider=\"%s\",outcome=\"%s\"} "
+					"%llu\n", name, provider_label(p),
+				    u ? "unauthorized" : "ignored", n);
+		}
+}
+
 long metrics_render(const struct metrics *m, const struct config *cfg,
 		    char *buf, size_t cap)
 {
@@ -1461,6 +1518,26 @@ long metrics_render(const struct metrics *m, const struct config *cfg,
 				    provider_label(p), lifecycle_kind_name(k),
 				    response_outcome_name(oc), n);
 			}
+	put(&o, "# HELP payhook_inbox_kept_total Deliveries answered 200 "
+		"ignored or 401 kept in the inbox, by provider and outcome.\n"
+		"# TYPE payhook_inbox_kept_total counter\n");
+	put_inbox(&o, seg, METRICS_INBOX_KEPT, "payhook_inbox_kept_total");
+	put(&o, "# HELP payhook_inbox_write_failures_total Deliveries the "
+		"inbox should have kept whose write failed (the answer was "
+		"the same).\n"
+		"# TYPE payhook_inbox_write_failures_total counter\n");
+	put_inbox(&o, seg, METRICS_INBOX_FAILED,
+		  "payhook_inbox_write_failures_total");
+	put(&o, "# HELP payhook_inbox_replayed_total Kept deliveries "
+		"payhook-reconcile --replay recorded, by provider.\n"
+		"# TYPE payhook_inbox_replayed_total counter\n");
+	for (unsigned p = 0; p < PROVIDER_SLOTS; p++) {
+		unsigned long long n = get(&seg->inbox_replayed[p]);
+
+		if (n > 0)
+			put(&o, "payhook_inbox_replayed_total{provider=\"%s\"} "
+				"%llu\n", provider_label(p), n);
+	}
 	put_histogram(&o, "payhook_request_duration_seconds",
 		      "Time from the request to its answer.",
 		      seg->duration_buckets, &seg->duration_count,

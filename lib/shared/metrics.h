@@ -89,6 +89,30 @@ void metrics_lost_lease(struct metrics *metrics);
  * payment's own amount. NULL metrics: nothing. Can't fail. */
 void metrics_suspicious_refund(struct metrics *metrics);
 
+/* What became of a delivery the inbox should keep (inbox_days). */
+enum metrics_inbox_result {
+	METRICS_INBOX_KEPT = 0,
+	METRICS_INBOX_FAILED,   /* the write failed; the answer was the same */
+	METRICS_INBOX_RESULTS
+};
+
+/* A delivery of provider answered 401 (unauthorized) or 200 ignored, kept
+ * in the inbox or not. NULL metrics: nothing. Can't fail. */
+void metrics_inbox(struct metrics *metrics, unsigned provider,
+		   bool unauthorized, enum metrics_inbox_result result);
+
+/* A kept delivery of provider that payhook-reconcile --replay recorded.
+ * NULL metrics: nothing. Can't fail. */
+void metrics_inbox_replayed(struct metrics *metrics, unsigned provider);
+
+/* The inbox's counts over every provider: kept[0] ignored, kept[1]
+ * unauthorized, write failures, replayed. Can't fail. */
+struct metrics_inbox_totals {
+	unsigned long long kept[2], failed, replayed;
+};
+void metrics_read_inbox(const struct metrics *metrics,
+			struct metrics_inbox_totals *out);
+
 /* The pool's own events: a worker started (it takes a slot, which this
  * process's view remembers for the request path; false when every slot is
  * taken), a worker gone, a worker restarted after an unplanned exit, a

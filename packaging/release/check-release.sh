@@ -61,26 +61,11 @@ apache_pid='' mysql_pid=''
 # Stops what this run started inside the root, by PID: Apache (which stops
 # its mod_fcgid and CGI children), MariaDB, and then whatever is left with
 # its root in the copy. The copy is removed only once /proc is unmounted.
+# shellcheck source=root-stop.sh
+. "$here/root-stop.sh"
 cleanup() {
-	local pid pids i
-	for pid in $apache_pid $mysql_pid; do
-		kill -TERM "$pid" 2>/dev/null
-	done
-	for i in $(seq 1 100); do
-		pids=$(for p in /proc/[0-9]*; do
-			[ "$(readlink "$p/root" 2>/dev/null)" = "$root" ] && echo "${p#/proc/}"
-		done)
-		[ -z "$pids" ] && break
-		# After 5 s, whatever is still there gets SIGKILL.
-		# shellcheck disable=SC2086 # a list of PIDs
-		[ "$i" -eq 50 ] && kill -KILL $pids 2>/dev/null
-		sleep 0.1
-	done
-	if mountpoint -q "$root/proc" && ! umount "$root/proc"; then
-		echo "check-release: $root/proc still mounted; $root left in place" >&2
-		return
-	fi
-	rm -rf "$root"
+	# shellcheck disable=SC2086 # the PIDs, none when not started
+	root_stop "$root" check-release $apache_pid $mysql_pid
 }
 tap_cleanup cleanup
 

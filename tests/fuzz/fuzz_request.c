@@ -13,7 +13,8 @@
  *      bits 5-7 path (see paths): the profile it routes to, standard or
  *      none (404); 5: REQUEST_URI is a field
  *   b1 bits 0-3 content-type (see content_types; 15: a field)
- *      bit 4 trim_transaction_id, bit 5 default_currency EUR,
+ *      bit 4 trim_transaction_id, bit 5 default_currency EUR and
+ *      inbox_days 1 (the stub checks each delivery kept),
  *      bit 6 in_progress_status 503, bit 7 redis_unavailable = fail
  *   b2 bits 0-2 content-length: right, shorter, longer (by 1 + bits 3-7),
  *      absent, empty, a field, 2^64 * 10, max_body_bytes + 1 + bits 3-7
@@ -225,6 +226,9 @@ static struct pipeline *pipeline_for(unsigned v)
 					 CONFIG_REDIS_UNAVAILABLE_DB_ONLY;
 	if ((v & 32u) != 0)
 		cfg->max_body_bytes = SMALL_MAX_BODY;
+	/* Half the variants keep what they ignore or refuse (inbox.h): the
+	 * stub checks each kept delivery. */
+	cfg->inbox_days = (v & 4u) != 0 ? 1 : 0;
 	pipelines[v] = pipeline_new(cfg, &err);
 	if (pipelines[v] == NULL)
 		FUZZ_FATAL("pipeline_new: %s", err.message);
@@ -787,6 +791,15 @@ static void run_request(const uint8_t *data, size_t size)
 	FUZZ_CHECK(r.success_body == NULL, "success body for the standard "
 		   "profile");
 	check_rendered(&r, cfg);
+	/* The inbox (the variants with inbox_days) keeps exactly the answers
+	 * 200 ignored and 401 on a path that names a profile, once each. */
+	FUZZ_CHECK(tr->inbox_kept ==
+			   (cfg->inbox_days > 0 && route != ROUTE_NONE &&
+					    (r.outcome == OUTCOME_IGNORED ||
+					     r.outcome == OUTCOME_UNAUTHORIZED) ?
+				    1 : 0),
+		   "inbox: %d kept for %s", tr->inbox_kept,
+		   response_outcome_name(r.outcome));
 	FUZZ_CHECK(tr->held == 0 && tr->bad_release == 0,
 		   "locks left held %d, bad releases %d", tr->held,
 		   tr->bad_release);

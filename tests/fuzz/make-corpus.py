@@ -317,6 +317,9 @@ def request():
         "field-id": req(sign=7, decorate=1, fields=[b"msg_from_input"]),
         "stale": req(sign=4),
         "unknown-key": req(sign=3),
+        # eur=1 is a variant with inbox_days too: a 401 kept in the inbox.
+        "inbox-forged-fields": req(sign=6, eur=1, fields=[b"msg_1", b"1614265330", b"v1,g0hM9SsE+OTPJTGt/tmIKtSyZlE3uFJELVlNIOLJ1OE="]),
+        "inbox-stale": req(sign=4, eur=1),
         "invalid-amount": req(body=b'{"transaction_id":"tx-1","amount":"1999","currency":"EUR"}'),
         "bytewise-read": req(read=1, release=1),
         "read-fails": req(read=3, release=2),

@@ -72,7 +72,7 @@ compile() { # source object
 # target pulls in only what it calls.
 LIB_MODULES="error log timing number endpoint encoding secret currency configuration
 	request route signature payload lifecycle response textbuf metrics provider_lifecycle provider
-	pipeline backend backend_stripe backends"
+	pipeline backend backend_stripe backend_razorpay backend_shopify backends"
 echo "run-fuzz.sh: building with $("$CLANG" --version | head -n 1)"
 lib_objs=
 for m in $LIB_MODULES; do

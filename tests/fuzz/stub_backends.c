@@ -1,5 +1,6 @@
 /* stub_backends.c - in-process stand-ins for every public function of
- * lib/receiver/lock.h, lib/receiver/store.h, lib/receiver/lifecycle_store.h and lib/receiver/early.h, linked into the
+ * lib/receiver/lock.h, lib/receiver/store.h, lib/receiver/lifecycle_store.h, lib/receiver/early.h and
+ * lib/shared/inbox_store.h (what the receiver calls of it), linked into the
  * fuzz_request target instead of lib/lock.o, lib/store.o and
  * lib/lifecycle_store.o (link-time substitution; production code is
  * unchanged). A lifecycle event's write plays the script's insert answer,
@@ -21,6 +22,7 @@
 #include "configuration.h"
 #include "early.h"
 #include "fuzz.h"
+#include "inbox_store.h"
 #include "lifecycle_store.h"
 #include "lock.h"
 #include "store.h"
@@ -489,4 +491,71 @@ const char *store_status_name(enum store_status status)
 		return "invalid";
 	}
 	return "?";
+}
+
+/* ---- inbox_store.h (the receiver's part): each kept delivery is checked
+ * against the contract (its outcome, its body within max_body_bytes, its
+ * headers a JSON object of the profile's signature headers only) ---- */
+
+#include <json-c/json.h>
+
+struct inbox_store {
+	const struct config *cfg;
+};
+
+struct inbox_store *inbox_store_new(const struct config *cfg,
+				    struct error *err)
+{
+	struct inbox_store *s = calloc(1, sizeof(*s));
+
+	if (s == NULL) {
+		error_set(err, "stub inbox: out of memory");
+		return NULL;
+	}
+	s->cfg = cfg;
+	return s;
+}
+
+void inbox_store_free(struct inbox_store *store)
+{
+	free(store);
+}
+
+int inbox_store_check(struct inbox_store *store, struct error *err)
+{
+	(void)store;
+	(void)err;
+	return 0;
+}
+
+int inbox_store_keep(struct inbox_store *store, const char *provider,
+		     int64_t received_us, const char *outcome,
+		     const char *reason, const char *headers,
+		     const char *body, size_t len, struct error *err)
+{
+	struct json_object *h = json_tokener_parse(headers);
+
+	FUZZ_CHECK(store != NULL && provider != NULL && reason != NULL &&
+			   body != NULL,
+		   "inbox_store_keep: NULL argument");
+	FUZZ_CHECK(strcmp(outcome, "ignored") == 0 ||
+			   strcmp(outcome, "unauthorized") == 0,
+		   "inbox: kept a delivery answered %s", outcome);
+	FUZZ_CHECK(len <= store->cfg->max_body_bytes,
+		   "inbox: a %zu-byte body past max_body_bytes", len);
+	FUZZ_CHECK(received_us > 0, "inbox: no receipt time");
+	FUZZ_CHECK(json_object_is_type(h, json_type_object),
+		   "inbox: headers are not a JSON object: %s", headers);
+	json_object_object_foreach(h, name, value) {
+		FUZZ_CHECK(strncmp(name, "HTTP_", 5) == 0 &&
+				   strcmp(name, "HTTP_COOKIE") != 0 &&
+				   strcmp(name, "HTTP_AUTHORIZATION") != 0,
+			   "inbox: kept header %s", name);
+		FUZZ_CHECK(json_object_is_type(value, json_type_string),
+			   "inbox: header %s is not a string", name);
+	}
+	json_object_put(h);
+	trace.inbox_kept++;
+	(void)err;
+	return 0;
 }

@@ -27,6 +27,7 @@ struct stub_script {
 /* What the pipeline did with them. */
 struct stub_trace {
 	int connects, acquires, releases, inserts, finds, pings;
+	int inbox_kept;        /* deliveries written to the inbox */
 	int held;              /* acquired and not yet released */
 	int bad_release;       /* a release of a lease we did not hand out */
 	int committed;         /* an answer said the row is committed:

@@ -1,10 +1,13 @@
 /* provider_api.c - test helper: a fake of a payment provider's list API on
- * a kernel-chosen loopback port, for the payhook-reconcile test. One mode
- * per provider (stripe, paddle, square, payjp, komoju); the events it serves are bodies in
+ * a kernel-chosen loopback port, for the payhook-reconcile tests. One mode
+ * per provider (stripe, paddle, square, payjp, komoju; the snapshots
+ * razorpay and shopify, described with their block below); the events it
+ * serves are bodies in
  * the shape the provider documents (the test builds them from
  * tests/fixtures/providers/, which are documented shapes, not captures).
  *
- *   provider_api --mode stripe --key KEY --events FILE --faults FILE
+ *   provider_api --mode stripe|razorpay|shopify --key KEY --events FILE
+ *                --faults FILE
  *                --log FILE
  *
  * prints its port on standard output, then serves one connection at a
@@ -1328,6 +1331,433 @@ static const char *header(const char *head, const char *name, char *out,
 	return NULL;
 }
 
+/* ---- the snapshot modes: razorpay, shopify -------------------------------
+ *
+ * Their events file holds one object per line as the provider's API lists
+ * it (a Razorpay payment or refund entity; a Shopify order with its
+ * refunds), read again at every request.
+ */
+
+static const char *mode;
+
+/* Writes in[0..len) as padded base64 into out (4 * ((len + 2) / 3) + 1). */
+static void base64(const unsigned char *in, size_t len, char *out)
+{
+	static const char abc[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+	size_t n = 0;
+
+	for (size_t i = 0; i < len; i += 3) {
+		unsigned v = (unsigned)in[i] << 16;
+
+		if (i + 1 < len)
+			v |= (unsigned)in[i + 1] << 8;
+		if (i + 2 < len)
+			v |= in[i + 2];
+		out[n++] = abc[(v >> 18) & 63];
+		out[n++] = abc[(v >> 12) & 63];
+		out[n++] = i + 1 < len ? abc[(v >> 6) & 63] : '=';
+		out[n++] = i + 2 < len ? abc[v & 63] : '=';
+	}
+	out[n] = '\0';
+}
+
+/* The value of query parameter name in q (after '?'), decoded. */
+static bool query_value(const char *q, const char *name, char *out, size_t cap)
+{
+	size_t nlen = strlen(name);
+
+	while (q != NULL && *q != '\0') {
+		const char *amp = strchr(q, '&');
+		size_t len = amp != NULL ? (size_t)(amp - q) : strlen(q);
+
+		if (len > nlen && strncmp(q, name, nlen) == 0 && q[nlen] == '=') {
+			decode(q + nlen + 1, len - nlen - 1, out, cap);
+			return true;
+		}
+		q = amp != NULL ? amp + 1 : NULL;
+	}
+	return false;
+}
+
+/* The objects of the events file, in its order (a new array). */
+static struct json_object *read_objects(void)
+{
+	FILE *f = fopen(events_path, "r");
+	struct json_object *all = json_object_new_array();
+	char *line = NULL;
+	size_t cap = 0;
+
+	if (f == NULL)
+		return all;
+	while (getline(&line, &cap, f) > 0) {
+		struct json_object *o = json_tokener_parse(line);
+
+		if (o != NULL)
+			json_object_array_add(all, o);
+	}
+	free(line);
+	fclose(f);
+	return all;
+}
+
+/* Answers a fault of page as stripe_list does; true when one was sent
+ * (*truncate set for a truncate fault, which the caller applies). */
+static bool snapshot_fault(int fd, long page, const char *target,
+			   bool *truncate)
+{
+	char what[32] = "";
+	long arg = -1;
+
+	*truncate = false;
+	if (!fault_for(page, what, sizeof(what), &arg))
+		return false;
+	if (strcmp(what, "slow") == 0) {
+		struct timespec ts = { arg / 1000, (arg % 1000) * 1000000L };
+
+		nanosleep(&ts, NULL);
+		return false;
+	}
+	if (strcmp(what, "truncate") == 0) {
+		*truncate = true;
+		return false;
+	}
+	log_request(atoi(what), page, "GET", target);
+	respond(fd, atoi(what), atoi(what) == 429 || atoi(what) == 503 ? arg : -1,
+		"{\"error\": \"Fault injected\"}", 26);
+	return true;
+}
+
+/* A 200 with page_obj (cut half-way when truncate), and a Link header
+ * when link is not NULL or empty, logged as page of target. */
+static void answer_page(int fd, struct json_object *page_obj, bool truncate,
+			long page, const char *target, const char *link)
+{
+	char head[8192], linkh[6144] = "";
+	size_t len = 0;
+	const char *text = json_object_to_json_string_length(
+		page_obj, JSON_C_TO_STRING_PLAIN, &len);
+	int n;
+
+	if (truncate)
+		len /= 2;
+	if (link != NULL && link[0] != '\0')
+		snprintf(linkh, sizeof(linkh), "Link: %s\r\n", link);
+	n = snprintf(head, sizeof(head),
+		     "HTTP/1.1 200 OK\r\nContent-Type: application/json; "
+		     "charset=utf-8\r\nContent-Length: %zu\r\n%s"
+		     "Connection: close\r\n\r\n", len, linkh);
+	log_request(200, page, "GET", target);
+	send_all(fd, head, (size_t)n);
+	send_all(fd, text, len);
+}
+
+/* razorpay: GET /v1/payments and GET /v1/refunds as razorpay.com/docs/api
+ * documents them: HTTP Basic key_id:key_secret (else 401 with Razorpay's
+ * error object), from and to (Unix seconds of created_at, inclusive),
+ * count (1-100, default 10; above 100: 400 BAD_REQUEST_ERROR as Razorpay
+ * answers), skip; newest first (by created_at, later lines newer);
+ * {"entity": "collection", "count": n, "items": [...]}. Pages of payments
+ * are pages 1, 2, ...; pages of refunds 101, 102, ... for the faults. */
+static void razorpay_error(int fd, int status, const char *description)
+{
+	char body[512];
+	int n = snprintf(body, sizeof(body),
+			 "{\"error\":{\"code\":\"BAD_REQUEST_ERROR\","
+			 "\"description\":\"%s\",\"source\":\"NA\","
+			 "\"step\":\"NA\",\"reason\":\"NA\",\"metadata\":{}}}",
+			 description);
+
+	respond(fd, status, -1, body, (size_t)n);
+}
+
+static void razorpay_list(int fd, const char *target, const char *auth,
+			  const char *kind)
+{
+	const char *q = strchr(target, '?');
+	char value[256], expected[1024], basic[700];
+	int64_t from = INT64_MIN, to = INT64_MAX, count = 10, skip = 0, v;
+	struct json_object *all = read_objects(), *items, *page_obj;
+	struct json_object *match = json_object_new_array();
+	long page;
+	bool truncate;
+
+	if (q != NULL)
+		q++;
+	if (query_value(q, "from", value, sizeof(value)) && number(value, &v))
+		from = v;
+	if (query_value(q, "to", value, sizeof(value)) && number(value, &v))
+		to = v;
+	if (query_value(q, "skip", value, sizeof(value)) && number(value, &v))
+		skip = v;
+	if (query_value(q, "count", value, sizeof(value)) &&
+	    (!number(value, &count) || count < 1 || count > 100)) {
+		log_request(400, 0, "GET", target);
+		razorpay_error(fd, 400, "The count may not be greater than 100.");
+		goto out;
+	}
+	page = (long)(skip / count) + 1 + (strcmp(kind, "refund") == 0 ? 100 : 0);
+	base64((const unsigned char *)key, strlen(key), basic);
+	snprintf(expected, sizeof(expected), "Basic %s", basic);
+	if (auth == NULL || strcmp(auth, expected) != 0) {
+		log_request(401, page, "GET", target);
+		razorpay_error(fd, 401, "The api key provided is invalid");
+		goto out;
+	}
+	if (snapshot_fault(fd, page, target, &truncate))
+		goto out;
+	/* Newest first: by created_at, later lines first at equal times
+	 * (walking the file from its end, a stable insertion). */
+	for (size_t i = json_object_array_length(all); i-- > 0;) {
+		struct json_object *o = json_object_array_get_idx(all, i), *e, *c;
+		int64_t created;
+		size_t n;
+
+		if (!json_object_object_get_ex(o, "entity", &e) ||
+		    strcmp(json_object_get_string(e), kind) != 0 ||
+		    !json_object_object_get_ex(o, "created_at", &c))
+			continue;
+		created = json_object_get_int64(c);
+		if (created < from || created > to)
+			continue;
+		json_object_array_add(match, json_object_get(o));
+		/* Move it down past the newer ones already there. */
+		for (n = json_object_array_length(match) - 1; n > 0; n--) {
+			struct json_object *prev =
+				json_object_array_get_idx(match, n - 1), *pc;
+
+			json_object_object_get_ex(prev, "created_at", &pc);
+			if (json_object_get_int64(pc) >= created)
+				break;
+			json_object_get(prev);
+			json_object_array_put_idx(match, n, prev);
+			json_object_array_put_idx(match, n - 1, json_object_get(o));
+		}
+	}
+	items = json_object_new_array();
+	for (int64_t i = skip; i < skip + count &&
+			       i < (int64_t)json_object_array_length(match); i++)
+		json_object_array_add(items, json_object_get(
+				json_object_array_get_idx(match, (size_t)i)));
+	page_obj = json_object_new_object();
+	json_object_object_add(page_obj, "entity",
+			       json_object_new_string("collection"));
+	json_object_object_add(page_obj, "count", json_object_new_int64(
+				       (int64_t)json_object_array_length(items)));
+	json_object_object_add(page_obj, "items", items);
+	answer_page(fd, page_obj, truncate, page, target, NULL);
+	json_object_put(page_obj);
+out:
+	json_object_put(match);
+	json_object_put(all);
+}
+
+/* shopify: GET /admin/api/2026-10/orders.json as shopify.dev documents it
+ * (the Order resource; pagination-rest): "X-Shopify-Access-Token: KEY"
+ * (else 401 with Shopify's errors object), another API version 404,
+ * status (default open: no closed_at nor cancelled_at; any: all),
+ * updated_at_min and updated_at_max (ISO 8601, inclusive), limit (1-250,
+ * default 50; above 250: 400), page_info (from the Link header; with any
+ * parameter but limit: 400, as Shopify refuses it); the file's order;
+ * {"orders": [...]}, and a Link header with rel="previous" and rel="next"
+ * as there are. A page's number for the faults: its offset / limit + 1. */
+#define SHOPIFY_VERSION_PATH "/admin/api/2026-10/orders.json"
+
+static void shopify_error(int fd, int status, const char *errors)
+{
+	char body[512];
+	int n = snprintf(body, sizeof(body), "{\"errors\":%s}", errors);
+
+	respond(fd, status, -1, body, (size_t)n);
+}
+
+/* ISO 8601 (2026-12-01T10:00:00Z or ...-05:00) as Unix seconds. */
+static bool iso_time(const char *text, int64_t *out)
+{
+	struct tm tm;
+	int y, mo, d, h, mi, sec, n = 0, zh = 0, zm = 0;
+	const char *zone;
+
+	memset(&tm, 0, sizeof(tm));
+	if (sscanf(text, "%d-%d-%dT%d:%d:%d%n", &y, &mo, &d, &h, &mi, &sec,
+		   &n) != 6)
+		return false;
+	zone = text + n;
+	if (*zone == '.')
+		zone += strspn(zone + 1, "0123456789") + 1;
+	if (strcmp(zone, "Z") != 0 &&
+	    !((zone[0] == '+' || zone[0] == '-') &&
+	      sscanf(zone + 1, "%d:%d", &zh, &zm) == 2))
+		return false;
+	tm.tm_year = y - 1900;
+	tm.tm_mon = mo - 1;
+	tm.tm_mday = d;
+	tm.tm_hour = h;
+	tm.tm_min = mi;
+	tm.tm_sec = sec;
+	*out = (int64_t)timegm(&tm) -
+	       (zone[0] == '-' ? -1 : zone[0] == '+' ? 1 : 0) *
+		       (int64_t)(zh * 3600 + zm * 60);
+	return true;
+}
+
+static void shopify_list(int fd, const char *head, const char *target)
+{
+	const char *q = strchr(target, '?');
+	char value[512], token[512], auth[1024], host[256] = "127.0.0.1";
+	char link[6144] = "", status[32] = "open";
+	int64_t min = INT64_MIN, max = INT64_MAX, limit = 50, offset = 0;
+	struct json_object *all = read_objects(), *orders, *page_obj;
+	struct json_object *match = json_object_new_array();
+	long page;
+	bool truncate, has_info;
+
+	if (q != NULL)
+		q++;
+	header(head, "Host", host, sizeof(host));
+	has_info = query_value(q, "page_info", token, sizeof(token));
+	if (query_value(q, "limit", value, sizeof(value)) &&
+	    (!number(value, &limit) || limit < 1 || limit > 250)) {
+		log_request(400, 0, "GET", target);
+		shopify_error(fd, 400, "{\"limit\":[\"must be less than or "
+			      "equal to 250\"]}");
+		goto out;
+	}
+	if (has_info) {
+		/* The token carries the filters: o<offset>_<min>_<max>_<status>. */
+		long long o, a, b;
+		char st[32];
+
+		for (const char *c = q; c != NULL && *c != '\0';) {
+			if (strncmp(c, "limit=", 6) != 0 &&
+			    strncmp(c, "page_info=", 10) != 0 &&
+			    strncmp(c, "fields=", 7) != 0) {
+				log_request(400, 0, "GET", target);
+				shopify_error(fd, 400, "{\"page_info\":[\"page_info "
+					      "takes no other parameter than "
+					      "limit and fields\"]}");
+				goto out;
+			}
+			c = strchr(c, '&');
+			c = c != NULL ? c + 1 : NULL;
+		}
+		if (sscanf(token, "o%lld_%lld_%lld_%31[a-z]", &o, &a, &b, st) != 4) {
+			log_request(400, 0, "GET", target);
+			shopify_error(fd, 400, "{\"page_info\":[\"Invalid "
+				      "value.\"]}");
+			goto out;
+		}
+		offset = o;
+		min = a;
+		max = b;
+		snprintf(status, sizeof(status), "%s", st);
+	} else {
+		if (query_value(q, "updated_at_min", value, sizeof(value)) &&
+		    !iso_time(value, &min)) {
+			log_request(400, 0, "GET", target);
+			shopify_error(fd, 400, "{\"updated_at_min\":[\"is not a "
+				      "date\"]}");
+			goto out;
+		}
+		if (query_value(q, "updated_at_max", value, sizeof(value)) &&
+		    !iso_time(value, &max)) {
+			log_request(400, 0, "GET", target);
+			shopify_error(fd, 400, "{\"updated_at_max\":[\"is not a "
+				      "date\"]}");
+			goto out;
+		}
+		if (query_value(q, "status", value, sizeof(value)))
+			snprintf(status, sizeof(status), "%.31s", value);
+	}
+	page = (long)(offset / limit) + 1;
+	if (header(head, "X-Shopify-Access-Token", auth, sizeof(auth)) == NULL ||
+	    strcmp(auth, key) != 0) {
+		log_request(401, page, "GET", target);
+		shopify_error(fd, 401, "\"[API] Invalid API key or access token "
+			      "(unrecognized login or wrong password)\"");
+		goto out;
+	}
+	if (snapshot_fault(fd, page, target, &truncate))
+		goto out;
+	for (size_t i = 0; i < json_object_array_length(all); i++) {
+		struct json_object *o = json_object_array_get_idx(all, i), *v;
+		int64_t updated;
+
+		if (!json_object_object_get_ex(o, "updated_at", &v) ||
+		    !iso_time(json_object_get_string(v), &updated) ||
+		    updated < min || updated > max)
+			continue;
+		if (strcmp(status, "any") != 0 &&
+		    ((json_object_object_get_ex(o, "closed_at", &v) && v != NULL) ||
+		     (json_object_object_get_ex(o, "cancelled_at", &v) && v != NULL)))
+			continue;
+		json_object_array_add(match, json_object_get(o));
+	}
+	orders = json_object_new_array();
+	for (int64_t i = offset; i < offset + limit &&
+			       i < (int64_t)json_object_array_length(match); i++)
+		json_object_array_add(orders, json_object_get(
+				json_object_array_get_idx(match, (size_t)i)));
+	{
+		char prev[2048] = "", next[2048] = "";
+
+		if (offset > 0)
+			snprintf(prev, sizeof(prev), "<http://%s%s?limit=%lld&"
+				 "page_info=o%lld_%lld_%lld_%s>; rel=\"previous\"",
+				 host, SHOPIFY_VERSION_PATH, (long long)limit,
+				 (long long)(offset > limit ? offset - limit : 0),
+				 (long long)min, (long long)max, status);
+		if (offset + limit < (int64_t)json_object_array_length(match))
+			snprintf(next, sizeof(next), "<http://%s%s?limit=%lld&"
+				 "page_info=o%lld_%lld_%lld_%s>; rel=\"next\"",
+				 host, SHOPIFY_VERSION_PATH, (long long)limit,
+				 (long long)(offset + limit), (long long)min,
+				 (long long)max, status);
+		snprintf(link, sizeof(link), "%s%s%s", prev,
+			 prev[0] != '\0' && next[0] != '\0' ? ", " : "", next);
+	}
+	page_obj = json_object_new_object();
+	json_object_object_add(page_obj, "orders", orders);
+	answer_page(fd, page_obj, truncate, page, target, link);
+	json_object_put(page_obj);
+out:
+	json_object_put(match);
+	json_object_put(all);
+}
+
+/* Serves a request of a snapshot mode; false when it is not one of its
+ * paths. */
+static bool snapshot_serve(int fd, const char *head, const char *method,
+			   const char *target)
+{
+	char auth[1024];
+
+	if (strcmp(mode, "razorpay") == 0 && strcmp(method, "GET") == 0) {
+		const char *auth_value = header(head, "Authorization", auth,
+						sizeof(auth));
+
+		if (strncmp(target, "/v1/payments?", 13) == 0 ||
+		    strcmp(target, "/v1/payments") == 0) {
+			razorpay_list(fd, target, auth_value, "payment");
+			return true;
+		}
+		if (strncmp(target, "/v1/refunds?", 12) == 0 ||
+		    strcmp(target, "/v1/refunds") == 0) {
+			razorpay_list(fd, target, auth_value, "refund");
+			return true;
+		}
+	}
+	if (strcmp(mode, "shopify") == 0 && strcmp(method, "GET") == 0 &&
+	    (strncmp(target, SHOPIFY_VERSION_PATH "?",
+		     sizeof(SHOPIFY_VERSION_PATH)) == 0 ||
+	     strcmp(target, SHOPIFY_VERSION_PATH) == 0)) {
+		shopify_list(fd, head, target);
+		return true;
+	}
+	return false;
+}
+
+/* ---- end of the snapshot modes ---- */
+
 static void serve(int fd)
 {
 	static char head[HEAD_MAX + 1];
@@ -1376,7 +1806,14 @@ static void serve(int fd)
 					       sizeof(auth)));
 		return;
 	}
-	if (strcmp(mode, "stripe") == 0 && strcmp(method, "GET") == 0 &&
+	if (strcmp(mode, "stripe") != 0) {
+		if (!snapshot_serve(fd, head, method, target)) {
+			log_request(404, 0, method, target);
+			respond(fd, 404, -1, "{\"error\": \"Not Found\"}", 22);
+		}
+		return;
+	}
+	if (strcmp(method, "GET") == 0 &&
 	    (strncmp(target, "/v1/events?", 11) == 0 ||
 	     strcmp(target, "/v1/events") == 0)) {
 		stripe_list(fd, target, header(head, "Authorization", auth,
@@ -1390,7 +1827,8 @@ static void serve(int fd)
 
 static void usage(FILE *out)
 {
-	fputs("usage: provider_api --mode stripe|paddle|square|payjp|komoju --key KEY --events FILE "
+	fputs("usage: provider_api --mode "
+	      "stripe|paddle|square|payjp|komoju|razorpay|shopify --key KEY --events FILE "
 	      "--faults FILE --log FILE\n", out);
 }
 
@@ -1422,7 +1860,8 @@ int main(int argc, char **argv)
 	if (mode == NULL ||
 	    (strcmp(mode, "stripe") != 0 && strcmp(mode, "paddle") != 0 &&
 	     strcmp(mode, "square") != 0 && strcmp(mode, "payjp") != 0 &&
-	     strcmp(mode, "komoju") != 0) ||
+	     strcmp(mode, "komoju") != 0 && strcmp(mode, "razorpay") != 0 &&
+	     strcmp(mode, "shopify") != 0) ||
 	    key == NULL ||
 	    events_path == NULL || log_path == NULL) {
 		usage(stderr);

@@ -1,0 +1,94 @@
+/* inbox_store.h - the inbox table (prefix inbox_store_) over the one MySQL
+ * core (sqlconn): the deliveries payhook answered 200 ignored or 401 on an
+ * enabled profile's path, kept while inbox_days is above 0 for
+ * payhook-reconcile --replay (lib/reconcile/replay.c). Written by the
+ * receiver after the answer went out (lib/receiver/inbox.c), read and
+ * cleared by the replay, aged out by payhook-dispatch's retention step.
+ *
+ * Every statement commits by itself (autocommit): nothing here holds a lock
+ * past one statement.
+ */
+#ifndef PAYHOOK_INBOX_STORE_H
+#define PAYHOOK_INBOX_STORE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "configuration.h"
+#include "error.h"
+
+struct inbox_store; /* a MySQL connection of its own; opaque */
+
+/* One kept delivery as the replay reads it. headers and body are owned by
+ * the store: valid until the next inbox_store_next or inbox_store_free. */
+struct inbox_entry {
+	unsigned long long id;
+	char provider[33];
+	int64_t received_s;       /* when it came, Unix seconds */
+	char outcome[16];         /* "ignored" or "unauthorized" */
+	const char *headers;      /* the JSON object of signature headers */
+	const char *body;
+	size_t len;
+};
+
+/* What the replay asks for: NULL or 0 for no filter. */
+struct inbox_filter {
+	const char *provider;
+	int64_t since_s;          /* received at or after */
+	const char *outcome;
+};
+
+/* Returns a store for cfg (which must outlive it), not yet connected, or
+ * NULL with err set. */
+struct inbox_store *inbox_store_new(const struct config *cfg,
+				    struct error *err);
+
+/* Frees it; NULL is fine. */
+void inbox_store_free(struct inbox_store *store);
+
+/* Whether the table is there: 0, or -1 with err naming the migration that
+ * adds it (db/migrate-11-inbox.sql) or what failed. */
+int inbox_store_check(struct inbox_store *store, struct error *err);
+
+/* Keeps one delivery (provider's name, received at received_us, outcome
+ * "ignored" or "unauthorized", reason, the headers' JSON object,
+ * body[0..len)), then, with inbox_max_bytes above 0, drops the oldest
+ * deliveries until the bodies fit (inbox_store_trim) when this store's
+ * count says they may not: at its first write, every 100th, and whenever
+ * the last sum plus its own writes since pass the cap (so the other
+ * workers' writes may pass it by that much until then, or until
+ * payhook-dispatch's retention step). Returns 0, or -1 with err set. */
+int inbox_store_keep(struct inbox_store *store, const char *provider,
+		     int64_t received_us, const char *outcome,
+		     const char *reason, const char *headers,
+		     const char *body, size_t len, struct error *err);
+
+/* Drops the oldest deliveries until the bodies of the others add up to at
+ * most max_bytes. Returns how many it dropped, or -1 with err set. */
+long inbox_store_trim(struct inbox_store *store, size_t max_bytes,
+		      struct error *err);
+
+/* Drops at most limit deliveries received more than days days ago, oldest
+ * first. Returns how many, or -1 with err set. */
+long inbox_store_expire(struct inbox_store *store, long days, long limit,
+			struct error *err);
+
+/* The next delivery after id *after (oldest first) that filter allows:
+ * 1 with *entry filled and *after moved to it, 0 when there is none, -1
+ * with err set. */
+int inbox_store_next(struct inbox_store *store,
+		     const struct inbox_filter *filter,
+		     unsigned long long *after, struct inbox_entry *entry,
+		     struct error *err);
+
+/* Removes delivery id (replayed and recorded). Returns 0, or -1. */
+int inbox_store_remove(struct inbox_store *store, unsigned long long id,
+		       struct error *err);
+
+/* Gives delivery id the outcome ("ignored", "unauthorized", or NULL to
+ * keep it) and reason its last replay found. Returns 0, or -1. */
+int inbox_store_note(struct inbox_store *store, unsigned long long id,
+		     const char *outcome, const char *reason,
+		     struct error *err);
+
+#endif
