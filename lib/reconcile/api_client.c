@@ -31,6 +31,9 @@ struct api_client {
 	char *auth_header;
 	CURL *curl;
 	struct curl_slist *headers;
+	/* The headers of a POST: the key's and Content-Type JSON. */
+	struct curl_slist *post_headers;
+	long last_status;      /* of the last answer; 0: none */
 	char curl_error[CURL_ERROR_SIZE];
 	char *body;
 	size_t body_len, body_cap;
@@ -165,9 +168,18 @@ struct api_client *api_client_new(const struct api_client_options *options,
 	c->options = *options;
 	c->auth_header = strdup(options->auth_header);
 	c->curl = curl_easy_init();
-	if (c->auth_header != NULL)
+	if (c->auth_header != NULL) {
 		c->headers = curl_slist_append(NULL, c->auth_header);
-	if (c->auth_header == NULL || c->curl == NULL || c->headers == NULL) {
+		c->post_headers = curl_slist_append(NULL, c->auth_header);
+	}
+	if (c->post_headers != NULL &&
+	    curl_slist_append(c->post_headers,
+			      "Content-Type: application/json") == NULL) {
+		error_set(err, "reconcile: out of memory");
+		goto fail;
+	}
+	if (c->auth_header == NULL || c->curl == NULL || c->headers == NULL ||
+	    c->post_headers == NULL) {
 		error_set(err, "reconcile: out of memory");
 		goto fail;
 	}
@@ -200,6 +212,9 @@ void api_client_free(struct api_client *c)
 	for (struct curl_slist *l = c->headers; l != NULL; l = l->next)
 		wipe(l->data);
 	curl_slist_free_all(c->headers);
+	for (struct curl_slist *l = c->post_headers; l != NULL; l = l->next)
+		wipe(l->data);
+	curl_slist_free_all(c->post_headers);
 	wipe(c->auth_header);
 	free(c->auth_header);
 	free(c->body);
@@ -231,8 +246,25 @@ static int sleep_until(const struct api_client *c, int64_t until_us)
 	}
 }
 
+/* Makes the next request a GET (json NULL) or a POST of json. Returns 0,
+ * or -1 when libcurl refuses. */
+static int set_method(struct api_client *c, const char *json)
+{
+	if (json == NULL)
+		return curl_easy_setopt(c->curl, CURLOPT_HTTPGET, 1L) == CURLE_OK &&
+			       curl_easy_setopt(c->curl, CURLOPT_HTTPHEADER,
+						c->headers) == CURLE_OK ?
+		       0 : -1;
+	return curl_easy_setopt(c->curl, CURLOPT_POSTFIELDS, json) == CURLE_OK &&
+		       curl_easy_setopt(c->curl, CURLOPT_POSTFIELDSIZE,
+					(long)strlen(json)) == CURLE_OK &&
+		       curl_easy_setopt(c->curl, CURLOPT_HTTPHEADER,
+					c->post_headers) == CURLE_OK ?
+	       0 : -1;
+}
+
 /* One request, paced: its HTTP status, or 0 when no answer came. */
-static long send_once(struct api_client *c, const char *url)
+static long send_once(struct api_client *c, const char *url, const char *json)
 {
 	int64_t gap_us = 1000000 / c->options.rate_per_s;
 	long status = 0;
@@ -250,23 +282,27 @@ static long send_once(struct api_client *c, const char *url)
 	c->retry_after_s = -1;
 	c->link[0] = '\0';
 	c->curl_error[0] = '\0';
-	if (curl_easy_setopt(c->curl, CURLOPT_URL, url) != CURLE_OK)
+	c->last_status = 0;
+	if (curl_easy_setopt(c->curl, CURLOPT_URL, url) != CURLE_OK ||
+	    set_method(c, json) != 0)
 		return 0;
 	rc = curl_easy_perform(c->curl);
 	if (rc != CURLE_OK)
 		return 0;
 	curl_easy_getinfo(c->curl, CURLINFO_RESPONSE_CODE, &status);
+	c->last_status = status;
 	return status;
 }
 
-int api_client_get(struct api_client *c, const char *url, const char **body,
-		   size_t *len, struct error *err)
+/* api_client_get, or with json a POST of it (api_client_post). */
+static int request(struct api_client *c, const char *url, const char *json,
+		   const char **body, size_t *len, struct error *err)
 {
 	long backoff_ms = BACKOFF_FIRST_MS;
 	int tries = 0, waits = 0;
 
 	for (;;) {
-		long status = send_once(c, url);
+		long status = send_once(c, url, json);
 
 		if (status < 0)
 			return error_set(err, "stopped");
@@ -318,6 +354,26 @@ int api_client_get(struct api_client *c, const char *url, const char **body,
 		backoff_ms = backoff_ms * 2 > BACKOFF_MAX_MS ? BACKOFF_MAX_MS
 							     : backoff_ms * 2;
 	}
+}
+
+int api_client_get(struct api_client *c, const char *url, const char **body,
+		   size_t *len, struct error *err)
+{
+	return request(c, url, NULL, body, len, err);
+}
+
+int api_client_post(struct api_client *c, const char *url, const char *json,
+		    const char **body, size_t *len, struct error *err)
+{
+	return request(c, url, json, body, len, err);
+}
+
+long api_client_last_answer(const struct api_client *c, const char **body,
+			    size_t *len)
+{
+	*body = c->body != NULL ? c->body : "";
+	*len = c->body != NULL ? c->body_len : 0;
+	return c->last_status;
 }
 
 const char *api_client_link(const struct api_client *client)

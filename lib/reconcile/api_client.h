@@ -50,6 +50,18 @@ void api_client_free(struct api_client *client);
 int api_client_get(struct api_client *client, const char *url,
 		   const char **body, size_t *len, struct error *err);
 
+/* api_client_get's POST: json (NUL-terminated) as the body, with
+ * "Content-Type: application/json" (Square's SearchEvents). The same
+ * pacing, retries and answers. */
+int api_client_post(struct api_client *client, const char *url,
+		    const char *json, const char **body, size_t *len,
+		    struct error *err);
+
+/* The status of the last answer (0: none came) with its body in
+ * *body[0..*len) (the client's until the next call): after a page failed,
+ * what the provider said. */
+long api_client_last_answer(const struct api_client *client,
+			    const char **body, size_t *len);
 /* The Link header of the last answer (Shopify's page_info paging), or
  * NULL when it had none (or one longer than API_CLIENT_LINK_MAX). */
 const char *api_client_link(const struct api_client *client);

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "backend.h"
+#include "encoding.h"
 
 void backend_page_cleanup(struct backend_page *page)
 {
@@ -17,6 +18,7 @@ void backend_page_cleanup(struct backend_page *page)
 	}
 	free(page->events);
 	memset(page, 0, sizeof(*page));
+	page->total = -1;
 }
 
 int backend_page_add(struct backend_page *page, const char *body, size_t len)
@@ -47,6 +49,36 @@ int backend_page_add_with(struct backend_page *page, const char *body,
 	page->events = grown;
 	page->events[page->count++] = (struct backend_event){ copy, len, head };
 	return 0;
+}
+
+int backend_basic_auth(const char *key, const char *key_name, char *out,
+		       struct error *err)
+{
+	char user[BACKEND_HEADER_MAX];
+	char basic[ENCODING_BASE64_LEN(BACKEND_HEADER_MAX) + 1];
+	size_t len = strlen(key);
+	int rc;
+
+	if (len + 1 >= sizeof(user)) {
+		memset(out, 0, BACKEND_HEADER_MAX);
+		return error_set(err, "%s is too long", key_name);
+	}
+	memcpy(user, key, len);
+	user[len] = ':';
+	encoding_base64_encode((const unsigned char *)user, len + 1, basic);
+	rc = backend_key_header("Authorization: Basic ", basic, key_name, out,
+				err);
+	/* The copies of the key are wiped before the stack is reused. */
+	{
+		volatile char *p = user;
+
+		for (size_t i = 0; i <= len; i++)
+			p[i] = '\0';
+		p = basic;
+		for (size_t i = 0; i < sizeof(basic); i++)
+			p[i] = '\0';
+	}
+	return rc;
 }
 
 struct json_object *backend_parse_json(const char *body, size_t len)

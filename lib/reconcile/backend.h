@@ -27,6 +27,7 @@ struct json_object;
 #define BACKEND_CURSOR_MAX 1023
 #define BACKEND_URL_MAX 2048
 #define BACKEND_HEADER_MAX 1024
+#define BACKEND_JSON_MAX 4096
 
 /* One closed window of creation times, Unix seconds: [from, to). */
 struct backend_window {
@@ -56,7 +57,23 @@ struct backend_page {
 	struct backend_event *events; /* events[0..count) */
 	size_t count;
 	bool has_more;                /* another page of this window follows */
-	char next[BACKEND_CURSOR_MAX + 1]; /* where it starts (has_more) */
+	char next[BACKEND_CURSOR_MAX + 1]; /* where it starts (has_more;
+					    * BACKEND_PAGING_CURSOR) */
+	/* How many events the provider says the whole list holds (PAY.JP
+	 * count, KOMOJU total); -1 when the page does not say. */
+	long long total;
+};
+
+/* How a window's next page is named. */
+enum backend_paging {
+	/* page_url's cursor is the page's next (Stripe, Paddle, Square). */
+	BACKEND_PAGING_CURSOR,
+	/* The cursor is the decimal count of the window's events listed
+	 * before the page (PAY.JP's offset). */
+	BACKEND_PAGING_OFFSET,
+	/* The cursor is the decimal number of the page, 1 the first
+	 * (KOMOJU's page). */
+	BACKEND_PAGING_NUMBER,
 };
 
 struct backend {
@@ -79,6 +96,22 @@ struct backend {
 	 * is set. */
 	int (*parse_page)(const char *body, size_t len,
 			  struct backend_page *page, struct error *err);
+	/* Optional (NULL: the page is a GET of page_url). Writes the JSON
+	 * body of a POST to page_url that asks for the page of window w
+	 * after cursor (NULL for the first) into json (BACKEND_JSON_MAX
+	 * bytes, NUL-terminated). Returns 0, or -1 with err set. */
+	int (*page_json)(const struct backend_window *w, const char *cursor,
+			 char *json, struct error *err);
+	/* Optional. Called when a page failed with the provider's answer
+	 * (status 0: none came; body[0..len)): rewrites err with what the
+	 * operator must do when it recognises the answer (Square: events
+	 * not enabled), else leaves it. */
+	void (*explain_failure)(long status, const char *body, size_t len,
+				struct error *err);
+	/* Offset or page-number paging walks a list that moves while it is
+	 * read: a page whose total differs from the window's first page's
+	 * makes the walk list the window again from its start. */
+	enum backend_paging paging;
 	/* Optional, for snapshot backends (Razorpay, Shopify) that list
 	 * objects rather than events: reads a page knowing the cursor it was
 	 * asked with and the answer's Link header, and maps each object to
@@ -127,5 +160,12 @@ int backend_key_header(const char *prefix, const char *key,
 
 /* The string member name of obj, or NULL when obj has none. */
 const char *backend_string(struct json_object *obj, const char *name);
+
+/* Writes "Authorization: Basic <base64 of key:>" (the key as the user,
+ * an empty password: PAY.JP, KOMOJU) into out (BACKEND_HEADER_MAX bytes).
+ * Returns 0, or -1 with err saying that the key named key_name is too long
+ * (never quoting it). */
+int backend_basic_auth(const char *key, const char *key_name, char *out,
+		       struct error *err);
 
 #endif

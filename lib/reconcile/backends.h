@@ -7,8 +7,8 @@
 #include "configuration.h"
 
 /* The backend of profile, or NULL when this version cannot reconcile it
- * (Paddle, Square, PAY.JP and KOMOJU are still to come; Adyen has no such
- * API). Razorpay and Shopify are snapshots: objects listed and mapped to
+ * (Adyen has no such API). Stripe, Paddle, Square, PAY.JP and KOMOJU list
+ * events; Razorpay and Shopify are snapshots: objects listed and mapped to
  * the bodies their webhooks give. */
 const struct backend *backends_for(enum config_provider profile);
 

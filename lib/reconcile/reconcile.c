@@ -307,6 +307,49 @@ static int record_event(struct reconcile *r, enum config_provider profile,
 	}
 }
 
+/* How often one walk lists a window again because it moved (offset or
+ * page-number paging) before the pass fails. */
+#define WINDOW_RESTARTS_MAX 10
+
+/* After a page of an offset or page-number list: the next page's cursor
+ * (the events or pages of the window listed so far), or a restart of the
+ * window when its total moved since its first page. Returns 0, or -1 with
+ * err set when it keeps moving. */
+static int next_of_numbered(const struct backend *b,
+			    const struct backend_page *page,
+			    unsigned long *listed, unsigned long *pages,
+			    long long *total, int *restarts, char *after,
+			    size_t cap, struct error *err)
+{
+	const char *name = config_provider_name(b->profile);
+
+	*listed += page->count;
+	*pages += 1;
+	if (*total < 0)
+		*total = page->total;
+	else if (page->total >= 0 && page->total != *total) {
+		/* Events came (or went) while the window was read: offsets
+		 * shifted, and one may have moved to a page already read. */
+		if (++*restarts > WINDOW_RESTARTS_MAX)
+			return error_set(err, "%s: the list kept changing while "
+					 "it was read (%d times)", name,
+					 WINDOW_RESTARTS_MAX);
+		log_info("%s: the list holds %lld events, not %lld: listing "
+			 "the window again from its start", name, page->total,
+			 *total);
+		*listed = 0;
+		*pages = 0;
+		*total = -1;
+		after[0] = '\0';
+		return 0;
+	}
+	if (page->has_more)
+		snprintf(after, cap, "%lu",
+			 b->paging == BACKEND_PAGING_OFFSET ? *listed
+							    : *pages + 1);
+	return 0;
+}
+
 /* Lists and records window w, page by page. Returns 0 once every page of
  * it is recorded, or -1 with err set. */
 static int walk_window(struct reconcile *r, const struct backend *b,
@@ -317,8 +360,14 @@ static int walk_window(struct reconcile *r, const struct backend *b,
 {
 	const char *name = config_provider_name(b->profile);
 	char url[BACKEND_URL_MAX], after[BACKEND_CURSOR_MAX + 1] = "";
+	char json[BACKEND_JSON_MAX];
 	struct backend_page page = { 0 };
 	struct error why;
+	/* Offset and page-number paging: the window's events and pages
+	 * listed so far, its first page's total, the restarts. */
+	unsigned long in_window = 0, pages_in_window = 0;
+	long long total = -1;
+	int restarts = 0;
 
 	for (;;) {
 		const char *body;
@@ -336,9 +385,23 @@ static int walk_window(struct reconcile *r, const struct backend *b,
 		if (b->page_url(base, w, after[0] != '\0' ? after : NULL, url,
 				err) != 0)
 			return -1;
-		if (api_client_get(client, url, &body, &len, &why) != 0)
+		if (b->page_json != NULL &&
+		    b->page_json(w, after[0] != '\0' ? after : NULL, json,
+				 err) != 0)
+			return -1;
+		if ((b->page_json != NULL ?
+			     api_client_post(client, url, json, &body, &len,
+					     &why) :
+			     api_client_get(client, url, &body, &len, &why)) != 0) {
+			if (b->explain_failure != NULL) {
+				long status = api_client_last_answer(client,
+								     &body, &len);
+
+				b->explain_failure(status, body, len, &why);
+			}
 			return error_set(err, "page %lu: %s", t->pages + 1,
 					 why.message);
+		}
 		{
 			struct backend_answer a = {
 				body, len, after[0] != '\0' ? after : NULL,
@@ -360,8 +423,22 @@ static int walk_window(struct reconcile *r, const struct backend *b,
 		}
 		t->pages++;
 		show_progress(name, w, t);
-		snprintf(after, sizeof(after), "%s", page.next);
 		rc = page.has_more;
+		if (b->paging == BACKEND_PAGING_CURSOR) {
+			snprintf(after, sizeof(after), "%s", page.next);
+		} else {
+			bool restarted;
+
+			if (next_of_numbered(b, &page, &in_window,
+					     &pages_in_window, &total,
+					     &restarts, after, sizeof(after),
+					     err) != 0) {
+				backend_page_cleanup(&page);
+				return -1;
+			}
+			restarted = in_window == 0 && pages_in_window == 0;
+			rc = rc || restarted;
+		}
 		backend_page_cleanup(&page);
 		if (!rc)
 			return 0;

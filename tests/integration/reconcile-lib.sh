@@ -1,8 +1,9 @@
 #!/bin/bash
 # shellcheck disable=SC2154,SC2034 # W, RECONCILE...: the sourcing test's; API_PORT, RC, OUT, DB: for it
 # reconcile-lib.sh - what the payhook-reconcile tests share (sourced by
-# reconcile.test and reconcile-snapshots.test after tests/lib/harness.sh
-# has started redis-server and mariadbd): the fake provider API, one
+# reconcile.test, reconcile-lists.test and reconcile-snapshots.test after
+# tests/lib/harness.sh has started redis-server and mariadbd): the fake
+# provider API (one per provider in reconcile-lists.test), one
 # database per scenario, a run of payhook-reconcile with its line's fields,
 # a webhook through the real payhook as plain CGI, and the cursor row.
 # The test sets W (its folder), RECONCILE, API, PAYHOOK and SIGN first.
@@ -15,6 +16,9 @@ start_api() {
 	: >"$W/events"
 	: >"$W/faults"
 	: >"$W/api.log"
+	# A test may start one fake per provider: the last one's port must
+	# not be read as this one's.
+	rm -f "$W/api.port"
 	"$API" --mode "$1" --key "$2" --events "$W/events" \
 		--faults "$W/faults" --log "$W/api.log" >"$W/api.port" \
 		2>"$W/api.err" &
@@ -63,8 +67,9 @@ between() {
 	if [ "$4" -ge "$2" ] && [ "$4" -le "$3" ]; then ok "$1 ($4)"; else not_ok "$1: $4 not in $2..$3"; fi
 }
 # signed_webhook PROVIDER SECRET BODYFILE [SIGN ARGS...]: the real payhook
-# as plain CGI, the body signed as PROVIDER signs (payhook-sign, with its
-# headers: Shopify's topic too); prints the status.
+# as plain CGI, the body signed as PROVIDER signs (payhook-sign with SIGN
+# ARGS, e.g. --url for Square; with its headers: Shopify's topic too);
+# prints the status.
 signed_webhook() {
 	local provider=$1 secret=$2 body=$3 line name value
 	shift 3

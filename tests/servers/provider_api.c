@@ -1,7 +1,8 @@
 /* provider_api.c - test helper: a fake of a payment provider's list API on
  * a kernel-chosen loopback port, for the payhook-reconcile tests. One mode
- * per provider (stripe; the snapshots razorpay and shopify, described with
- * their block below); the events it serves are bodies in
+ * per provider (stripe, paddle, square, payjp, komoju; the snapshots
+ * razorpay and shopify, described with their block below); the events it
+ * serves are bodies in
  * the shape the provider documents (the test builds them from
  * tests/fixtures/providers/, which are documented shapes, not captures).
  *
@@ -44,6 +45,7 @@
 
 #include <arpa/inet.h>
 #include <errno.h>
+#include <inttypes.h>
 #include <json-c/json.h>
 #include <netinet/in.h>
 #include <signal.h>
@@ -62,7 +64,9 @@
 #define LINE_MAX_LEN 256
 #define TYPES_MAX 32
 
-static const char *key, *events_path, *faults_path;
+static const char *key, *events_path, *faults_path, *mode;
+/* The port served: the base of the pages' "next" links. */
+static unsigned listen_port;
 static FILE *log_file;
 /* When the request in hand arrived (its head read): the log's time. */
 static int64_t request_ms;
@@ -433,6 +437,870 @@ static void stripe_list(int fd, const char *target, const char *auth)
 		respond(fd, 200, -1, text, len);
 	}
 	json_object_put(page_obj);
+out:
+	json_object_put(all);
+}
+
+/* ---- paddle: GET /events ------------------------------------------------------
+ *
+ * As developer.paddle.com/api-reference/events/list-events and the
+ * paddle-node-sdk (ListEventsQueryParameters, ResponsePaginated) document
+ * it: "Authorization: Bearer KEY" (none: 401 authentication_missing;
+ * another: 403 invalid_token, Paddle's error object), event_type (a
+ * comma-separated list), order_by (id[ASC], the default, or id[DESC]),
+ * per_page (1-200, default 50; anything else 400 invalid_field, as Paddle
+ * answers), after (a Paddle ID: the events whose event_id sorts after it).
+ * The events file holds webhook bodies; the list serves each as the event
+ * entity Paddle lists: without its notification_id. {"data": [...],
+ * "meta": {"request_id", "pagination": {"per_page", "next", "has_more",
+ * "estimated_total"}}}, next the same list after the page's last event.
+ */
+
+struct paddle_query {
+	char types[512];
+	bool desc, bad_per_page, bad_order;
+	long per_page;
+	char after[512];
+};
+
+static void paddle_parse_query(const char *q, struct paddle_query *out)
+{
+	memset(out, 0, sizeof(*out));
+	out->per_page = 50;
+	while (q != NULL && *q != '\0') {
+		const char *amp = strchr(q, '&');
+		size_t len = amp != NULL ? (size_t)(amp - q) : strlen(q);
+		const char *eq = memchr(q, '=', len);
+		char name[128], value[512];
+		int64_t v;
+
+		if (eq != NULL) {
+			decode(q, (size_t)(eq - q), name, sizeof(name));
+			decode(eq + 1, len - (size_t)(eq - q) - 1, value,
+			       sizeof(value));
+			if (strcmp(name, "event_type") == 0) {
+				snprintf(out->types, sizeof(out->types), "%s",
+					 value);
+			} else if (strcmp(name, "order_by") == 0) {
+				out->desc = strcmp(value, "id[DESC]") == 0;
+				out->bad_order = !out->desc &&
+						 strcmp(value, "id[ASC]") != 0;
+			} else if (strcmp(name, "per_page") == 0) {
+				if (!number(value, &v) || v < 1 || v > 200)
+					out->bad_per_page = true;
+				else
+					out->per_page = (long)v;
+			} else if (strcmp(name, "after") == 0) {
+				snprintf(out->after, sizeof(out->after), "%s",
+					 value);
+			}
+		}
+		q = amp != NULL ? amp + 1 : NULL;
+	}
+}
+
+static void paddle_error(int fd, int status, long retry_after,
+			 const char *code, const char *detail)
+{
+	char body[768];
+	int n = snprintf(body, sizeof(body),
+			 "{\"error\":{\"type\":\"request_error\",\"code\":\"%s\","
+			 "\"detail\":\"%s\",\"documentation_url\":"
+			 "\"https://developer.paddle.com/v1/errors/shared/%s\"},"
+			 "\"meta\":{\"request_id\":\"fake\"}}",
+			 code, detail, code);
+
+	respond(fd, status, retry_after, body, (size_t)n);
+}
+
+/* Whether type is one of the comma-separated list (empty: any). */
+static bool paddle_type_listed(const char *list, const char *type)
+{
+	size_t len = type != NULL ? strlen(type) : 0;
+
+	if (list[0] == '\0')
+		return true;
+	for (const char *p = list; type != NULL && *p != '\0';) {
+		size_t n = strcspn(p, ",");
+
+		if (n == len && strncmp(p, type, n) == 0)
+			return true;
+		p += n + (p[n] == ',');
+	}
+	return false;
+}
+
+static int paddle_by_id(const void *a, const void *b)
+{
+	struct json_object *x = *(struct json_object *const *)a;
+	struct json_object *y = *(struct json_object *const *)b;
+	struct json_object *vx, *vy;
+
+	json_object_object_get_ex(x, "event_id", &vx);
+	json_object_object_get_ex(y, "event_id", &vy);
+	return strcmp(json_object_get_string(vx), json_object_get_string(vy));
+}
+
+/* The events of the file whose type is listed, as entities, by event_id
+ * (ascending). Returns how many are in *out (malloc'd array of json-c
+ * objects, each the caller's). */
+static size_t paddle_matching(const struct paddle_query *q,
+			      struct json_object ***out)
+{
+	FILE *f = fopen(events_path, "r");
+	struct json_object **all = NULL;
+	size_t n = 0;
+	char *line = NULL;
+	size_t cap = 0;
+
+	*out = NULL;
+	if (f == NULL)
+		return 0;
+	while (getline(&line, &cap, f) > 0) {
+		struct json_object *event = json_tokener_parse(line), *v;
+		struct json_object **grown;
+
+		if (event == NULL)
+			continue;
+		if (!json_object_object_get_ex(event, "event_id", &v) ||
+		    !json_object_object_get_ex(event, "event_type", &v) ||
+		    !paddle_type_listed(q->types, json_object_get_string(v)) ||
+		    (grown = realloc(all, (n + 1) * sizeof(*all))) == NULL) {
+			json_object_put(event);
+			continue;
+		}
+		json_object_object_del(event, "notification_id");
+		all = grown;
+		all[n++] = event;
+	}
+	free(line);
+	fclose(f);
+	if (n > 0)
+		qsort(all, n, sizeof(*all), paddle_by_id);
+	*out = all;
+	return n;
+}
+
+static void paddle_list(int fd, const char *target, const char *auth)
+{
+	const char *q = strchr(target, '?');
+	struct paddle_query query;
+	struct json_object **all, *data, *page_obj, *meta, *pagination;
+	size_t n, start, end, count = 0;
+	long page, fault_arg = -1;
+	char what[32] = "", expected[512], next[1024];
+	bool more;
+
+	paddle_parse_query(q != NULL ? q + 1 : NULL, &query);
+	n = paddle_matching(&query, &all);
+	/* The events after query.after, in the order asked for: start is
+	 * the first of them in all, counted from the order's own end. */
+	for (start = 0; start < n; start++) {
+		struct json_object *v;
+		size_t i = query.desc ? n - 1 - start : start;
+		int c;
+
+		json_object_object_get_ex(all[i], "event_id", &v);
+		c = strcmp(json_object_get_string(v), query.after);
+		if (query.after[0] == '\0' || (query.desc ? c < 0 : c > 0))
+			break;
+	}
+	page = (long)(start / (size_t)query.per_page) + 1;
+	snprintf(expected, sizeof(expected), "Bearer %s", key);
+	if (auth == NULL) {
+		log_request(401, page, "GET", target);
+		paddle_error(fd, 401, -1, "authentication_missing",
+			     "Authentication header not included");
+		goto out;
+	}
+	if (strcmp(auth, expected) != 0) {
+		log_request(403, page, "GET", target);
+		paddle_error(fd, 403, -1, "invalid_token",
+			     "Authentication token is invalid");
+		goto out;
+	}
+	if (query.bad_per_page || query.bad_order) {
+		log_request(400, page, "GET", target);
+		paddle_error(fd, 400, -1, "invalid_field",
+			     query.bad_per_page ?
+				     "per_page must be between 1 and 200" :
+				     "order_by must be id[ASC] or id[DESC]");
+		goto out;
+	}
+	if (fault_for(page, what, sizeof(what), &fault_arg)) {
+		if (strcmp(what, "slow") == 0) {
+			struct timespec ts = { fault_arg / 1000,
+					       (fault_arg % 1000) * 1000000L };
+
+			nanosleep(&ts, NULL);
+		} else if (strcmp(what, "truncate") != 0) {
+			int status = atoi(what);
+
+			log_request(status, page, "GET", target);
+			paddle_error(fd, status,
+				     status == 429 || status == 503 ? fault_arg
+								    : -1,
+				     status == 429 ? "too_many_requests" :
+						     "internal_error",
+				     status == 429 ? "Too many requests" :
+						     "Fault injected");
+			goto out;
+		}
+	}
+	data = json_object_new_array();
+	end = start + (size_t)query.per_page < n ? start + (size_t)query.per_page
+						 : n;
+	for (size_t k = start; k < end; k++, count++)
+		json_object_array_add(data, json_object_get(
+					      all[query.desc ? n - 1 - k : k]));
+	more = end < n;
+	next[0] = '\0';
+	if (count > 0) {
+		struct json_object *v;
+
+		json_object_object_get_ex(
+			all[query.desc ? n - 1 - (end - 1) : end - 1],
+			"event_id", &v);
+		snprintf(next, sizeof(next),
+			 "http://127.0.0.1:%u/events?after=%s&per_page=%ld%s%s",
+			 listen_port, json_object_get_string(v), query.per_page,
+			 query.desc ? "&order_by=id%5BDESC%5D" : "",
+			 query.types[0] != '\0' ? "&event_type=" : "");
+		if (query.types[0] != '\0')
+			strncat(next, query.types,
+				sizeof(next) - strlen(next) - 1);
+	}
+	pagination = json_object_new_object();
+	json_object_object_add(pagination, "per_page",
+			       json_object_new_int64(query.per_page));
+	json_object_object_add(pagination, "next", json_object_new_string(next));
+	json_object_object_add(pagination, "has_more",
+			       json_object_new_boolean(more));
+	json_object_object_add(pagination, "estimated_total",
+			       json_object_new_int64((int64_t)n));
+	meta = json_object_new_object();
+	json_object_object_add(meta, "request_id",
+			       json_object_new_string("fake"));
+	json_object_object_add(meta, "pagination", pagination);
+	page_obj = json_object_new_object();
+	json_object_object_add(page_obj, "data", data);
+	json_object_object_add(page_obj, "meta", meta);
+	{
+		size_t len = 0;
+		const char *text = json_object_to_json_string_length(
+			page_obj, JSON_C_TO_STRING_PLAIN, &len);
+
+		if (strcmp(what, "truncate") == 0)
+			len /= 2;
+		log_request(200, page, "GET", target);
+		respond(fd, 200, -1, text, len);
+	}
+	json_object_put(page_obj);
+out:
+	for (size_t i = 0; i < n; i++)
+		json_object_put(all[i]);
+	free(all);
+}
+
+/* ---- offset and page lists: events inserted between pages -------------------
+ *
+ * The fault line "insert PAGE COUNT" appends the lines of the file
+ * EVENTS.insert (the events file's name and ".insert") to the events file
+ * before page PAGE is answered, then empties it: events that show up in
+ * the list while it is read, shifting the offsets of those after them.
+ */
+static void insert_pending(void)
+{
+	char path[4096], *line = NULL;
+	size_t cap = 0;
+	FILE *in, *out;
+
+	snprintf(path, sizeof(path), "%s.insert", events_path);
+	in = fopen(path, "r");
+	if (in == NULL)
+		return;
+	out = fopen(events_path, "a");
+	while (out != NULL && getline(&line, &cap, in) > 0)
+		fputs(line, out);
+	free(line);
+	if (out != NULL)
+		fclose(out);
+	fclose(in);
+	in = fopen(path, "w");
+	if (in != NULL)
+		fclose(in);
+}
+
+/* Basic authentication with KEY as the user and no password. */
+static bool basic_auth_ok(const char *auth)
+{
+	static const char digits[] =
+		"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+	char user[1024], expected[1500] = "Basic ";
+	size_t len, n = strlen(expected);
+
+	snprintf(user, sizeof(user), "%s:", key);
+	len = strlen(user);
+	for (size_t i = 0; i < len; i += 3) {
+		unsigned v = (unsigned char)user[i] << 16;
+
+		if (i + 1 < len)
+			v |= (unsigned char)user[i + 1] << 8;
+		if (i + 2 < len)
+			v |= (unsigned char)user[i + 2];
+		expected[n++] = digits[(v >> 18) & 63];
+		expected[n++] = digits[(v >> 12) & 63];
+		expected[n++] = i + 1 < len ? digits[(v >> 6) & 63] : '=';
+		expected[n++] = i + 2 < len ? digits[v & 63] : '=';
+	}
+	expected[n] = '\0';
+	return auth != NULL && strcmp(auth, expected) == 0;
+}
+
+/* ---- payjp: GET /v1/events -----------------------------------------------------
+ *
+ * As pay.jp/docs/api (event list) and payjp/payjp-go v1/event.go document
+ * it: HTTP Basic with KEY as the user and no password (else 401 with
+ * PAY.JP's {"error": {"code", "message", "status", "type"}}), since
+ * (created at or after), until (at or before), limit (1-100, default 10;
+ * anything else 400 invalid_param, as PAY.JP answers), offset; newest
+ * first; {"count": <all that match>, "data": [...], "has_more": ...,
+ * "object": "list", "url": "/v1/events"}.
+ */
+
+static void payjp_error(int fd, int status, long retry_after, const char *code,
+			const char *type, const char *message)
+{
+	char body[512];
+	int n = snprintf(body, sizeof(body),
+			 "{\"error\": {\"code\": \"%s\", \"message\": \"%s\", "
+			 "\"status\": %d, \"type\": \"%s\"}}",
+			 code, message, status, type);
+
+	respond(fd, status, retry_after, body, (size_t)n);
+}
+
+static void payjp_list(int fd, const char *target, const char *auth)
+{
+	const char *q = strchr(target, '?');
+	struct query query;
+	struct json_object *all, *data, *page_obj;
+	int64_t offset = 0, limit = 10, v;
+	bool bad = false;
+	long page, fault_arg = -1;
+	char what[32] = "";
+	size_t n;
+
+	memset(&query, 0, sizeof(query));
+	while (q != NULL && *++q != '\0') {
+		const char *amp = strchr(q, '&');
+		size_t len = amp != NULL ? (size_t)(amp - q) : strlen(q);
+		const char *eq = memchr(q, '=', len);
+		char name[64], value[128];
+
+		if (eq != NULL) {
+			decode(q, (size_t)(eq - q), name, sizeof(name));
+			decode(eq + 1, len - (size_t)(eq - q) - 1, value,
+			       sizeof(value));
+			if (strcmp(name, "since") == 0 && number(value, &v)) {
+				query.has_gte = true;
+				query.gte = v;
+			} else if (strcmp(name, "until") == 0 && number(value, &v)) {
+				query.has_lte = true;
+				query.lte = v;
+			} else if (strcmp(name, "limit") == 0) {
+				bad = !number(value, &limit) || limit < 1 ||
+				      limit > 100;
+			} else if (strcmp(name, "offset") == 0) {
+				bad = bad || !number(value, &offset) || offset < 0;
+			}
+		}
+		q = amp;
+	}
+	page = limit > 0 ? (long)(offset / limit) + 1 : 1;
+	if (!basic_auth_ok(auth)) {
+		log_request(401, page, "GET", target);
+		payjp_error(fd, 401, -1, "invalid_api_key", "auth_error",
+			    "Invalid API Key.");
+		return;
+	}
+	if (bad) {
+		log_request(400, page, "GET", target);
+		payjp_error(fd, 400, -1, "invalid_param", "client_error",
+			    "limit must be between 1 and 100.");
+		return;
+	}
+	if (fault_for(page, what, sizeof(what), &fault_arg)) {
+		if (strcmp(what, "insert") == 0) {
+			insert_pending();
+		} else if (strcmp(what, "slow") == 0) {
+			struct timespec ts = { fault_arg / 1000,
+					       (fault_arg % 1000) * 1000000L };
+
+			nanosleep(&ts, NULL);
+		} else if (strcmp(what, "truncate") != 0) {
+			int status = atoi(what);
+
+			log_request(status, page, "GET", target);
+			payjp_error(fd, status,
+				    status == 429 || status == 503 ? fault_arg
+								   : -1,
+				    status == 429 ? "over_capacity" :
+						    "server_error",
+				    status == 429 ? "client_error" :
+						    "server_error",
+				    "Fault injected.");
+			return;
+		}
+	}
+	all = stripe_matching(&query);
+	n = json_object_array_length(all);
+	data = json_object_new_array();
+	for (size_t i = (size_t)offset; i < n && i < (size_t)(offset + limit); i++)
+		json_object_array_add(data, json_object_get(
+					      json_object_array_get_idx(all, i)));
+	page_obj = json_object_new_object();
+	json_object_object_add(page_obj, "count", json_object_new_int64((int64_t)n));
+	json_object_object_add(page_obj, "data", data);
+	json_object_object_add(page_obj, "has_more",
+			       json_object_new_boolean((size_t)(offset + limit) < n));
+	json_object_object_add(page_obj, "object", json_object_new_string("list"));
+	json_object_object_add(page_obj, "url", json_object_new_string("/v1/events"));
+	{
+		size_t len = 0;
+		const char *text = json_object_to_json_string_length(
+			page_obj, JSON_C_TO_STRING_PRETTY, &len);
+
+		if (strcmp(what, "truncate") == 0)
+			len /= 2;
+		log_request(200, page, "GET", target);
+		respond(fd, 200, -1, text, len);
+	}
+	json_object_put(page_obj);
+	json_object_put(all);
+}
+
+static const char *header(const char *head, const char *name, char *out,
+			  size_t cap);
+
+/* ---- square: POST /v2/events (SearchEvents) ---------------------------------
+ *
+ * As developer.squareup.com/reference/square/events-api/search-events
+ * documents it: "Authorization: Bearer KEY" (else 401 with Square's
+ * {"errors": [{"category", "code", "detail"}]}); a JSON body with limit
+ * (1-100, default 100; anything else 400 INVALID_VALUE, as Square
+ * answers), cursor (one this fake gave; else 400 INVALID_CURSOR) and
+ * query.filter.event_types, query.filter.created_at.start_at (inclusive)
+ * and .end_at (exclusive), RFC 3339; query.sort.order ASC (the default)
+ * or DESC, by created_at, at equal times in the file's order. Answers
+ * {"events": [...], "metadata": [{"event_id", "api_version"}], "cursor":
+ * ...}, the cursor absent on the last page. The events file holds webhook
+ * bodies, the shape a SearchEvents event has.
+ *
+ * The fault line "disabled 0 0" answers as for an application whose
+ * events were never enabled (PUT /v2/events/enable): 400 with an error
+ * whose detail says so. Square documents that events must be enabled but
+ * not this answer's code and wording: the fake's are an assumption.
+ */
+
+/* Unix seconds of an RFC 3339 time ("...Z", fraction ignored), or -1. */
+static int64_t square_time(const char *text)
+{
+	struct tm tm;
+	const char *end;
+
+	memset(&tm, 0, sizeof(tm));
+	if (text == NULL ||
+	    (end = strptime(text, "%Y-%m-%dT%H:%M:%S", &tm)) == NULL)
+		return -1;
+	return (int64_t)timegm(&tm);
+}
+
+static void square_error(int fd, int status, long retry_after,
+			 const char *category, const char *code,
+			 const char *detail)
+{
+	char body[768];
+	int n = snprintf(body, sizeof(body),
+			 "{\"errors\":[{\"category\":\"%s\",\"code\":\"%s\","
+			 "\"detail\":\"%s\"}]}", category, code, detail);
+
+	respond(fd, status, retry_after, body, (size_t)n);
+}
+
+/* The request's body after head[0..len) (the head and what followed it),
+ * reading the rest of Content-Length. Returns a malloc'd NUL-terminated
+ * string, or NULL. */
+static char *square_body(int fd, const char *head, size_t len)
+{
+	const char *start = strstr(head, "\r\n\r\n");
+	char value[32];
+	size_t want, have;
+	char *body;
+
+	if (start == NULL ||
+	    header(head, "Content-Length", value, sizeof(value)) == NULL)
+		return NULL;
+	start += 4;
+	want = (size_t)strtoul(value, NULL, 10);
+	have = len - (size_t)(start - head);
+	if (want > HEAD_MAX || have > want)
+		return NULL;
+	body = malloc(want + 1);
+	if (body == NULL)
+		return NULL;
+	memcpy(body, start, have);
+	while (have < want) {
+		ssize_t n = read(fd, body + have, want - have);
+
+		if (n <= 0) {
+			free(body);
+			return NULL;
+		}
+		have += (size_t)n;
+	}
+	body[want] = '\0';
+	return body;
+}
+
+static const char *square_string(struct json_object *obj, const char *a,
+				 const char *b, const char *c)
+{
+	struct json_object *v = obj;
+
+	if (a != NULL && !json_object_object_get_ex(v, a, &v))
+		return NULL;
+	if (b != NULL && !json_object_object_get_ex(v, b, &v))
+		return NULL;
+	if (c != NULL && !json_object_object_get_ex(v, c, &v))
+		return NULL;
+	return json_object_is_type(v, json_type_string) ?
+		       json_object_get_string(v) : NULL;
+}
+
+static void square_search(int fd, const char *head, size_t head_len,
+			  const char *target, const char *auth)
+{
+	char *text = square_body(fd, head, head_len);
+	struct json_object *req = text != NULL ? json_tokener_parse(text) : NULL;
+	struct json_object *types = NULL, *v, *all, *events, *metadata, *answer;
+	const char *cursor = NULL;
+	int64_t from = -1, to = -1, limit = 100, offset = 0;
+	bool desc = false;
+	long page, fault_arg = -1;
+	char what[32] = "", expected[512];
+	FILE *f;
+	char *line = NULL;
+	size_t cap = 0, n;
+
+	free(text);
+	snprintf(expected, sizeof(expected), "Bearer %s", key);
+	if (auth == NULL || strcmp(auth, expected) != 0) {
+		log_request(401, 0, "POST", target);
+		square_error(fd, 401, -1, "AUTHENTICATION_ERROR", "UNAUTHORIZED",
+			     "This request could not be authorized.");
+		json_object_put(req);
+		return;
+	}
+	if (req == NULL || !json_object_is_type(req, json_type_object)) {
+		log_request(400, 0, "POST", target);
+		square_error(fd, 400, -1, "INVALID_REQUEST_ERROR", "BAD_REQUEST",
+			     "The body is not a JSON object.");
+		json_object_put(req);
+		return;
+	}
+	if (json_object_object_get_ex(req, "limit", &v))
+		limit = json_object_get_int64(v);
+	cursor = square_string(req, "cursor", NULL, NULL);
+	if (cursor != NULL &&
+	    (sscanf(cursor, "fakecursor%" SCNd64, &offset) != 1 || offset < 0)) {
+		log_request(400, 0, "POST", target);
+		square_error(fd, 400, -1, "INVALID_REQUEST_ERROR",
+			     "INVALID_CURSOR", "The cursor is not valid.");
+		json_object_put(req);
+		return;
+	}
+	page = limit > 0 ? (long)(offset / limit) + 1 : 1;
+	if (limit < 1 || limit > 100) {
+		log_request(400, page, "POST", target);
+		square_error(fd, 400, -1, "INVALID_REQUEST_ERROR",
+			     "INVALID_VALUE",
+			     "limit must be between 1 and 100.");
+		json_object_put(req);
+		return;
+	}
+	if (json_object_object_get_ex(req, "query", &v) &&
+	    json_object_object_get_ex(v, "filter", &v)) {
+		json_object_object_get_ex(v, "event_types", &types);
+		from = square_time(square_string(v, "created_at", "start_at",
+						 NULL));
+		to = square_time(square_string(v, "created_at", "end_at", NULL));
+	}
+	desc = square_string(req, "query", "sort", "order") != NULL &&
+	       strcmp(square_string(req, "query", "sort", "order"), "DESC") == 0;
+	if (fault_for(page, what, sizeof(what), &fault_arg)) {
+		if (strcmp(what, "disabled") == 0) {
+			log_request(400, page, "POST", target);
+			square_error(fd, 400, -1, "INVALID_REQUEST_ERROR",
+				     "BAD_REQUEST",
+				     "Events are not enabled for this "
+				     "application. Enable them with "
+				     "PUT /v2/events/enable.");
+			json_object_put(req);
+			return;
+		}
+		if (strcmp(what, "slow") == 0) {
+			struct timespec ts = { fault_arg / 1000,
+					       (fault_arg % 1000) * 1000000L };
+
+			nanosleep(&ts, NULL);
+		} else if (strcmp(what, "truncate") != 0) {
+			int status = atoi(what);
+
+			log_request(status, page, "POST", target);
+			square_error(fd, status,
+				     status == 429 || status == 503 ? fault_arg
+								    : -1,
+				     status == 429 ? "RATE_LIMIT_ERROR" :
+						     "API_ERROR",
+				     status == 429 ? "RATE_LIMITED" :
+						     "INTERNAL_SERVER_ERROR",
+				     "Fault injected.");
+			json_object_put(req);
+			return;
+		}
+	}
+	/* The matching events, oldest first (stable), then the page. */
+	all = json_object_new_array();
+	f = fopen(events_path, "r");
+	while (f != NULL && getline(&line, &cap, f) > 0) {
+		struct json_object *event = json_tokener_parse(line);
+		const char *type = event != NULL ?
+			square_string(event, "type", NULL, NULL) : NULL;
+		int64_t at = event != NULL ?
+			square_time(square_string(event, "created_at", NULL,
+						  NULL)) : -1;
+		bool match = type != NULL;
+
+		if (match && types != NULL &&
+		    json_object_is_type(types, json_type_array)) {
+			match = false;
+			for (size_t i = 0; i < json_object_array_length(types); i++)
+				if (strcmp(json_object_get_string(
+						   json_object_array_get_idx(types, i)),
+					   type) == 0)
+					match = true;
+		}
+		if ((from >= 0 && at < from) || (to >= 0 && at >= to))
+			match = false;
+		if (match)
+			json_object_array_add(all, event);
+		else
+			json_object_put(event);
+	}
+	free(line);
+	if (f != NULL)
+		fclose(f);
+	n = json_object_array_length(all);
+	/* Insertion sort by created_at, stable. */
+	for (size_t i = 1; i < n; i++)
+		for (size_t j = i; j > 0; j--) {
+			struct json_object *a = json_object_array_get_idx(all, j - 1);
+			struct json_object *b = json_object_array_get_idx(all, j);
+
+			if (square_time(square_string(a, "created_at", NULL, NULL)) <=
+			    square_time(square_string(b, "created_at", NULL, NULL)))
+				break;
+			json_object_get(a);
+			json_object_get(b);
+			json_object_array_put_idx(all, j - 1, b);
+			json_object_array_put_idx(all, j, a);
+		}
+	events = json_object_new_array();
+	metadata = json_object_new_array();
+	for (int64_t k = offset; k < offset + limit && (size_t)k < n; k++) {
+		struct json_object *e = json_object_array_get_idx(
+			all, desc ? n - 1 - (size_t)k : (size_t)k);
+		struct json_object *m = json_object_new_object();
+
+		json_object_array_add(events, json_object_get(e));
+		json_object_object_add(m, "event_id", json_object_new_string(
+			square_string(e, "event_id", NULL, NULL) != NULL ?
+				square_string(e, "event_id", NULL, NULL) : ""));
+		json_object_object_add(m, "api_version",
+				       json_object_new_string("2025-10-16"));
+		json_object_array_add(metadata, m);
+	}
+	answer = json_object_new_object();
+	json_object_object_add(answer, "events", events);
+	json_object_object_add(answer, "metadata", metadata);
+	if ((size_t)(offset + limit) < n) {
+		char next[64];
+
+		snprintf(next, sizeof(next), "fakecursor%" PRId64, offset + limit);
+		json_object_object_add(answer, "cursor",
+				       json_object_new_string(next));
+	}
+	{
+		size_t len = 0;
+		const char *body = json_object_to_json_string_length(
+			answer, JSON_C_TO_STRING_PLAIN, &len);
+
+		if (strcmp(what, "truncate") == 0)
+			len /= 2;
+		log_request(200, page, "POST", target);
+		respond(fd, 200, -1, body, len);
+	}
+	json_object_put(answer);
+	json_object_put(all);
+	json_object_put(req);
+}
+
+/* ---- komoju: GET /api/v1/events ------------------------------------------------
+ *
+ * KOMOJU's event list: HTTP Basic with KEY as the user and no password
+ * (else 401 with KOMOJU's {"error": {"code", "message"}}), start_time and
+ * end_time (ISO 8601, both inclusive), per_page (1-100, default 10;
+ * anything else 400 bad_request: an assumption, KOMOJU publishes no
+ * largest page), page (1 the first); newest first; {"resource": "list",
+ * "total", "page", "per_page", "last_page", "data": [...]}. The events
+ * file holds webhook bodies (created_at RFC 3339).
+ */
+
+static void komoju_error(int fd, int status, long retry_after, const char *code,
+			 const char *message)
+{
+	char body[512];
+	int n = snprintf(body, sizeof(body),
+			 "{\"error\":{\"code\":\"%s\",\"message\":\"%s\"}}",
+			 code, message);
+
+	respond(fd, status, retry_after, body, (size_t)n);
+}
+
+static void komoju_list(int fd, const char *target, const char *auth)
+{
+	const char *q = strchr(target, '?');
+	int64_t from = -1, to = -1, per_page = 10, page_no = 1;
+	bool bad = false;
+	long fault_arg = -1;
+	char what[32] = "";
+	struct json_object *all = json_object_new_array(), *data, *answer;
+	FILE *f;
+	char *line = NULL;
+	size_t cap = 0, n;
+
+	while (q != NULL && *++q != '\0') {
+		const char *amp = strchr(q, '&');
+		size_t len = amp != NULL ? (size_t)(amp - q) : strlen(q);
+		const char *eq = memchr(q, '=', len);
+		char name[64], value[128];
+
+		if (eq != NULL) {
+			decode(q, (size_t)(eq - q), name, sizeof(name));
+			decode(eq + 1, len - (size_t)(eq - q) - 1, value,
+			       sizeof(value));
+			if (strcmp(name, "start_time") == 0)
+				from = square_time(value);
+			else if (strcmp(name, "end_time") == 0)
+				to = square_time(value);
+			else if (strcmp(name, "per_page") == 0)
+				bad = !number(value, &per_page) || per_page < 1 ||
+				      per_page > 100;
+			else if (strcmp(name, "page") == 0)
+				bad = bad || !number(value, &page_no) ||
+				      page_no < 1;
+		}
+		q = amp;
+	}
+	if (!basic_auth_ok(auth)) {
+		log_request(401, page_no, "GET", target);
+		komoju_error(fd, 401, -1, "unauthorized",
+			     "The secret key is not valid.");
+		goto out;
+	}
+	if (bad) {
+		log_request(400, page_no, "GET", target);
+		komoju_error(fd, 400, -1, "bad_request",
+			     "per_page must be between 1 and 100.");
+		goto out;
+	}
+	if (fault_for(page_no, what, sizeof(what), &fault_arg)) {
+		if (strcmp(what, "insert") == 0) {
+			insert_pending();
+		} else if (strcmp(what, "slow") == 0) {
+			struct timespec ts = { fault_arg / 1000,
+					       (fault_arg % 1000) * 1000000L };
+
+			nanosleep(&ts, NULL);
+		} else if (strcmp(what, "truncate") != 0) {
+			int status = atoi(what);
+
+			log_request(status, page_no, "GET", target);
+			komoju_error(fd, status,
+				     status == 429 || status == 503 ? fault_arg
+								    : -1,
+				     status == 429 ? "too_many_requests" :
+						     "internal_server_error",
+				     "Fault injected.");
+			goto out;
+		}
+	}
+	/* The matching events, newest first (later lines first at ties). */
+	f = fopen(events_path, "r");
+	while (f != NULL && getline(&line, &cap, f) > 0) {
+		struct json_object *event = json_tokener_parse(line);
+		int64_t at = event != NULL ?
+			square_time(square_string(event, "created_at", NULL,
+						  NULL)) : -1;
+
+		if (event != NULL && at >= 0 && (from < 0 || at >= from) &&
+		    (to < 0 || at <= to))
+			json_object_array_add(all, event);
+		else
+			json_object_put(event);
+	}
+	free(line);
+	if (f != NULL)
+		fclose(f);
+	n = json_object_array_length(all);
+	for (size_t i = 1; i < n; i++)
+		for (size_t j = i; j > 0; j--) {
+			struct json_object *a = json_object_array_get_idx(all, j - 1);
+			struct json_object *b = json_object_array_get_idx(all, j);
+
+			if (square_time(square_string(a, "created_at", NULL, NULL)) >
+			    square_time(square_string(b, "created_at", NULL, NULL)))
+				break;
+			json_object_get(a);
+			json_object_get(b);
+			json_object_array_put_idx(all, j - 1, b);
+			json_object_array_put_idx(all, j, a);
+		}
+	data = json_object_new_array();
+	for (size_t i = (size_t)((page_no - 1) * per_page);
+	     i < n && i < (size_t)(page_no * per_page); i++)
+		json_object_array_add(data, json_object_get(
+					      json_object_array_get_idx(all, i)));
+	answer = json_object_new_object();
+	json_object_object_add(answer, "resource", json_object_new_string("list"));
+	json_object_object_add(answer, "total", json_object_new_int64((int64_t)n));
+	json_object_object_add(answer, "page", json_object_new_int64(page_no));
+	json_object_object_add(answer, "per_page", json_object_new_int64(per_page));
+	json_object_object_add(answer, "last_page", json_object_new_int64(
+		n == 0 ? 1 : (int64_t)((n + (size_t)per_page - 1) / (size_t)per_page)));
+	json_object_object_add(answer, "data", data);
+	{
+		size_t len = 0;
+		const char *body = json_object_to_json_string_length(
+			answer, JSON_C_TO_STRING_PLAIN, &len);
+
+		if (strcmp(what, "truncate") == 0)
+			len /= 2;
+		log_request(200, page_no, "GET", target);
+		respond(fd, 200, -1, body, len);
+	}
+	json_object_put(answer);
 out:
 	json_object_put(all);
 }
@@ -911,6 +1779,33 @@ static void serve(int fd)
 	request_ms = now_ms();
 	if (sscanf(head, "%15s %4095s", method, target) != 2)
 		return;
+	if (strcmp(mode, "paddle") == 0 && strcmp(method, "GET") == 0 &&
+	    (strncmp(target, "/events?", 8) == 0 ||
+	     strcmp(target, "/events") == 0)) {
+		paddle_list(fd, target, header(head, "Authorization", auth,
+					       sizeof(auth)));
+		return;
+	}
+	if (strcmp(mode, "square") == 0 && strcmp(method, "POST") == 0 &&
+	    strcmp(target, "/v2/events") == 0) {
+		square_search(fd, head, len, target,
+			      header(head, "Authorization", auth, sizeof(auth)));
+		return;
+	}
+	if (strcmp(mode, "payjp") == 0 && strcmp(method, "GET") == 0 &&
+	    (strncmp(target, "/v1/events?", 11) == 0 ||
+	     strcmp(target, "/v1/events") == 0)) {
+		payjp_list(fd, target, header(head, "Authorization", auth,
+					      sizeof(auth)));
+		return;
+	}
+	if (strcmp(mode, "komoju") == 0 && strcmp(method, "GET") == 0 &&
+	    (strncmp(target, "/api/v1/events?", 15) == 0 ||
+	     strcmp(target, "/api/v1/events") == 0)) {
+		komoju_list(fd, target, header(head, "Authorization", auth,
+					       sizeof(auth)));
+		return;
+	}
 	if (strcmp(mode, "stripe") != 0) {
 		if (!snapshot_serve(fd, head, method, target)) {
 			log_request(404, 0, method, target);
@@ -932,7 +1827,8 @@ static void serve(int fd)
 
 static void usage(FILE *out)
 {
-	fputs("usage: provider_api --mode stripe|razorpay|shopify --key KEY --events FILE "
+	fputs("usage: provider_api --mode "
+	      "stripe|paddle|square|payjp|komoju|razorpay|shopify --key KEY --events FILE "
 	      "--faults FILE --log FILE\n", out);
 }
 
@@ -962,8 +1858,11 @@ int main(int argc, char **argv)
 		}
 	}
 	if (mode == NULL ||
-	    (strcmp(mode, "stripe") != 0 && strcmp(mode, "razorpay") != 0 &&
-	     strcmp(mode, "shopify") != 0) || key == NULL ||
+	    (strcmp(mode, "stripe") != 0 && strcmp(mode, "paddle") != 0 &&
+	     strcmp(mode, "square") != 0 && strcmp(mode, "payjp") != 0 &&
+	     strcmp(mode, "komoju") != 0 && strcmp(mode, "razorpay") != 0 &&
+	     strcmp(mode, "shopify") != 0) ||
+	    key == NULL ||
 	    events_path == NULL || log_path == NULL) {
 		usage(stderr);
 		return 2;
@@ -983,7 +1882,8 @@ int main(int argc, char **argv)
 	    listen(fd, SOMAXCONN) != 0 ||
 	    getsockname(fd, (struct sockaddr *)&addr, &alen) != 0)
 		fail("bind/listen on 127.0.0.1");
-	if (printf("%u\n", (unsigned)ntohs(addr.sin_port)) < 0 ||
+	listen_port = (unsigned)ntohs(addr.sin_port);
+	if (printf("%u\n", listen_port) < 0 ||
 	    fflush(stdout) != 0)
 		fail("stdout");
 	for (;;) {
