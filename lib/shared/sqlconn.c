@@ -27,6 +27,11 @@ struct sqlconn {
 	struct endpoint nodes[ENDPOINT_LIST_MAX];
 	size_t node_count;
 	size_t node;            /* index of the node in use or tried next */
+	/* The node of the last connection, so that a move is logged however
+	 * it came about: the connect loop passing a node that refused, or
+	 * sqlconn_failed stepping past one that failed mid-query. */
+	size_t last_node;
+	bool connected_once;
 	bool galera;            /* the connected server runs wsrep */
 	MYSQL *mysql;           /* NULL while not connected */
 	unsigned connect_error; /* see sqlconn_connect_error */
@@ -397,13 +402,17 @@ int sqlconn_connect(struct sqlconn *c, struct error *err)
 	for (size_t tried = 0; tried < c->node_count; tried++) {
 		c->connect_error = 0;
 		if (connect_node(c, err) == 0) {
-			if (c->node != first)
+			size_t before = c->connected_once ? c->last_node : first;
+
+			if (c->node != before)
 				log_warn("mysql: now writing to node %s:%d "
 					 "(%s:%d does not take writes)",
 					 c->nodes[c->node].host,
 					 c->nodes[c->node].port,
-					 c->nodes[first].host,
-					 c->nodes[first].port);
+					 c->nodes[before].host,
+					 c->nodes[before].port);
+			c->last_node = c->node;
+			c->connected_once = true;
 			return 0;
 		}
 		next_node(c);
