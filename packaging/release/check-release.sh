@@ -21,7 +21,10 @@
 # payments on to a merchant's CGI program on her site, and hands one on
 # again over HTTPS (the certificate checked against SSL_CERT_FILE, then the
 # host's CA store); sends an alert as the pool does (payhook-dispatch
-# --send-alert); and measures requests per second of each way with wrk,
+# --send-alert); runs the crontab line through an outage of the merchant's
+# site (none dead, each run mailed); runs INSTALL's payhook-reconcile line
+# against a fake of Stripe's API on this machine (tests/servers/
+# provider_api); and measures requests per second of each way with wrk,
 # when wrk is installed.
 #
 # Apache and MariaDB listen on 127.0.0.1, on ports chosen at run time, and are
@@ -56,7 +59,7 @@ root_tar=$(bash "$here/debian-root.sh" bookworm "apache2 libapache2-mod-fcgid
 root=$(mktemp -d "${TMPDIR:-/var/tmp}/payhook-bare.XXXXXX")
 # Everyone must be able to enter the root's /, www-data included.
 chmod 755 "$root"
-apache_pid='' mysql_pid=''
+apache_pid='' mysql_pid='' api_pid=''
 
 # Stops what this run started inside the root, by PID: Apache (which stops
 # its mod_fcgid and CGI children), MariaDB, and then whatever is left with
@@ -65,7 +68,7 @@ apache_pid='' mysql_pid=''
 . "$here/root-stop.sh"
 cleanup() {
 	# shellcheck disable=SC2086 # the PIDs, none when not started
-	root_stop "$root" check-release $apache_pid $mysql_pid
+	root_stop "$root" check-release $apache_pid $mysql_pid $api_pid
 }
 tap_cleanup cleanup
 
@@ -294,6 +297,12 @@ mkdir -p "$home/merchant" "$home/public_html/merchant"
 printf 'AddHandler cgi-script .cgi\nOptions +ExecCGI\n' >"$home/public_html/merchant/.htaccess"
 cat >"$home/public_html/$fulfil" <<'EOF'
 #!/bin/sh
+# Down for maintenance while the file "down" exists (the outage below).
+if [ -e KEPT/down ]; then
+	head -c "${CONTENT_LENGTH:-0}" >/dev/null
+	printf 'Status: 503 Service Unavailable\r\nContent-Type: text/plain\r\n\r\ndown\n'
+	exit 0
+fi
 printf '%s %s\n' "${HTTPS:-off}" "$HTTP_IDEMPOTENCY_KEY" >>KEPT/keys
 head -c "${CONTENT_LENGTH:-0}" >>KEPT/bodies
 echo >>KEPT/bodies
@@ -398,6 +407,131 @@ expect "--send-alert: exit status" 0 "$?"
 expect "alert_command: the alert, as the pool sends it" \
 	'"event":"release_check" "program":"payhook"' \
 	"$(grep -oE '"(event|program)": *"[a-z_-]*"' "$home/alerts.json" 2>&1 | tr -d ' ' | paste -sd ' ')"
+
+# ---- the hand-off through an outage, from cron ---------------------------
+# The merchant's site answers 503 for a while. INSTALL's crontab line runs
+# every minute meanwhile (here: a second apart, with a short back-off so
+# that each payment comes due again): the target's state is shared by the
+# runs, so none of them makes a payment dead, and each run exits 3, which
+# the line's "|| tail" turns into the output cron mails. Then the site is
+# back: the runs deliver everything and say nothing. A run of the line
+# keeps trying for up to 50 s; here each is cut to 3 s (--once=3), with
+# attempts of 1 s at most (a run starts none that could outlast it).
+for i in 1 2 3; do
+	as_user "payhook/payhook-sign --provider stripe --sample payment_intent.succeeded \
+		--transaction-id pi_release_outage_$i --amount 2500 --currency usd >outage-$i.json"
+	expect_answer "outage: payment $i" "200 processed" \
+		"$(post "$base/webhook/stripe" "outage-$i.json" stripe.secret)"
+done
+touch "$home/merchant/down"
+cron_once=${cron/--once=50/--once=3}
+[ "$cron_once" != "$cron" ] || not_ok "outage: INSTALL's line has no --once=50 to cut to 3 s"
+outage_env="PAYHOOK_DISPATCH_MAX_ATTEMPTS=3 PAYHOOK_DISPATCH_CIRCUIT_FAILURES=2 \
+PAYHOOK_DISPATCH_BACKOFF_MS=200 PAYHOOK_DISPATCH_BACKOFF_MAX_MS=500 PAYHOOK_DISPATCH_TIMEOUT_MS=1000"
+mailed=0
+for i in 1 2 3 4 5 6; do
+	[ "$i" -gt 1 ] && sleep 1
+	out=$(as_user "$outage_env $cron_once" 2>&1)
+	grep -q '^payhook-dispatch --once: delivered 0, .*dead 0' <<<"$out" &&
+		mailed=$((mailed + 1))
+done
+expect "outage: each of 6 cron runs mailed its last line (delivered 0, dead 0)" 6 "$mailed"
+as_user "$outage_env ${cron_once%% || *}"
+expect "outage: payhook-dispatch --once exits 3 while the target fails" 3 "$?"
+expect "outage: no payment dead, the three still pending" "0 3" \
+	"$(sql "SELECT CONCAT(SUM(dispatch_state = 'dead'), ' ',
+		SUM(dispatch_state = 'pending')) FROM payments")"
+expect "outage: the merchant got none of them" 0 \
+	"$(grep -c 'pi_release_outage' "$home/merchant/keys")"
+rm -f "$home/merchant/down"
+mail=''
+for i in 1 2 3 4 5 6 7 8 9 10; do
+	mail=$mail$(as_user "$outage_env $cron_once" 2>&1)
+	[ "$(sql "SELECT COUNT(*) FROM payments WHERE dispatch_state = 'delivered'
+		AND transaction_id LIKE 'pi_release_outage_%'")" = 3 ] && break
+	sleep 1
+done
+expect "outage: the site back, the cron runs delivered the three" 3 \
+	"$(sql "SELECT COUNT(*) FROM payments WHERE dispatch_state = 'delivered'
+		AND transaction_id LIKE 'pi_release_outage_%'")"
+expect "outage: and mailed nothing" "" "$mail"
+expect "outage: each handed on once" 3 \
+	"$(grep -c 'payhook:stripe:pi_release_outage_' "$home/merchant/keys")"
+expect "outage: one circuit_open and one circuit_closed alert" "circuit_closed circuit_open" \
+	"$(grep -oE '"event": *"circuit_[a-z]*"' "$home/alerts.json" |
+		sed 's/.*"\(circuit_[a-z]*\)"/\1/' | sort | paste -sd ' ')"
+
+# ---- payhook-reconcile from cron, against a fake of Stripe's API --------
+# The fake (tests/servers/provider_api, built beside this script's tree)
+# runs on this machine on loopback, which the root shares; it lists
+# Stripe's events as the API does, built from the fixture (a documented
+# shape): three payments payhook never received, and one it holds.
+api=${BUILD_DIR:-.}/tests/servers/provider_api
+fixture=${SRC_DIR:-$here/../..}/tests/fixtures/providers/stripe/payment.json
+api_key=rk_release_$$
+now=$(date +%s)
+stripe_event() {
+	jq -c --arg pi "$1" --argjson amount "$2" --argjson created "$3" \
+		'.id = "evt_" + $pi | .data.object.id = $pi |
+		.data.object.amount = $amount | .data.object.amount_received = $amount |
+		.data.object.currency = "usd" | .created = $created' "$fixture"
+}
+{
+	stripe_event pi_release_fcgid 1999 $((now - 900))
+	for i in 1 2 3; do
+		stripe_event "pi_release_lost_$i" $((3000 + i)) $((now - 600 + i))
+	done
+} >"$root/tmp/api-events" || die "jq: the fake API's events"
+"$api" --mode stripe --key "$api_key" --events "$root/tmp/api-events" \
+	--faults "$root/tmp/api-faults" --log "$root/tmp/api.log" >"$root/tmp/api.port" &
+api_pid=$!
+for _ in $(seq 1 50); do
+	read -r api_port <"$root/tmp/api.port" 2>/dev/null && break
+	sleep 0.1
+done
+[ -n "${api_port:-}" ] || die "the fake provider API did not start"
+# She adds the key (and here, the fake's address) and INSTALL's line.
+as_user "printf 'stripe_api_key = $api_key\nstripe_api_base = http://127.0.0.1:$api_port\n' \
+	>>payhook/payhook.conf" || die "user: could not set stripe_api_key"
+recon=$(sed -n 's/^ *\*\/15 \* \* \* \* //p' "$home/payhook/INSTALL")
+expect "INSTALL: one crontab line for payhook-reconcile" 1 "$(grep -c . <<<"$recon")"
+echo "# cron: $recon"
+expect "reconcile: the first run mails nothing" "" "$(as_user "$recon" 2>&1)"
+line=$(tail -n 1 "$home/payhook/payhook-reconcile.log")
+if grep -qE '^provider=stripe status=complete listed=4 processed=3 duplicate=1 .*discrepancy=0' <<<"$line"; then
+	ok "reconcile: one pass recorded the three, found the one held ($line)"
+else
+	not_ok "reconcile: expected provider=stripe status=complete listed=4 processed=3 duplicate=1, got: $line"
+fi
+expect "reconcile: the three rows, source reconcile" \
+	"pi_release_lost_1 3001 reconcile|pi_release_lost_2 3002 reconcile|pi_release_lost_3 3003 reconcile" \
+	"$(sql "SELECT CONCAT_WS(' ', transaction_id, amount, source) FROM payments
+		WHERE transaction_id LIKE 'pi_release_lost_%' ORDER BY transaction_id" | paste -sd '|')"
+expect "reconcile: a second run records nothing" "" "$(as_user "$recon" 2>&1)"
+has_line=$(tail -n 1 "$home/payhook/payhook-reconcile.log")
+if grep -qE '^provider=stripe status=complete .*processed=0 ' <<<"$has_line"; then
+	ok "reconcile: the second pass: processed=0"
+else
+	not_ok "reconcile: the second pass: $has_line"
+fi
+expect "reconcile: still one row each" 3 \
+	"$(sql "SELECT COUNT(*) FROM payments WHERE transaction_id LIKE 'pi_release_lost_%'")"
+# A key revoked at Stripe: the pass fails, cron mails its line.
+echo "401 0 0" >"$root/tmp/api-faults"
+out=$(as_user "$recon" 2>&1)
+if grep -qE '^provider=stripe status=failed' <<<"$out"; then
+	ok "reconcile: a refused key: the run mails the failed pass"
+else
+	not_ok "reconcile: a refused key: expected a mailed status=failed line, got: $out"
+fi
+as_user "${recon%% || *}"
+expect "reconcile: payhook-reconcile --once exits 1 then" 1 "$?"
+rm -f "$root/tmp/api-faults"
+if grep -q "$api_key" "$home/payhook/payhook-reconcile.log" "$home/payhook/payhook.log"; then
+	not_ok "reconcile: the API key is in a log"
+else
+	ok "reconcile: the API key is in no log"
+fi
 
 # ---- requests per second: mod_fcgid against plain CGI --------------------
 # A signed redelivery, again and again: each request checks the signature,

@@ -2,6 +2,10 @@
  * payhook-reconcile reads (lib/reconcile/backend_*.c): the input is one
  * page body, read by every backend of backends_for, twice.
  *
+ * Built with -DFUZZ_LIST_PROVIDER='"stripe"' (run-fuzz.sh's list_<profile>
+ * targets), only that profile's backend reads the input: one target per
+ * provider, each with the whole run's time to itself.
+ *
  * Asserted: a page read is all or nothing (a refused page holds no event);
  * every event of a read page is a non-empty JSON object, NUL-terminated at
  * its length; has_more comes with a cursor to continue after (with an
@@ -11,11 +15,25 @@
 #include "config.h"
 
 #include <json-c/json.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "backends.h"
+#include "configuration.h"
 #include "fuzz.h"
+
+/* Whether provider P is fuzzed by this build. */
+static bool fuzzed(unsigned p)
+{
+#ifdef FUZZ_LIST_PROVIDER
+	return strcmp(config_provider_name((enum config_provider)p),
+		      FUZZ_LIST_PROVIDER) == 0;
+#else
+	(void)p;
+	return true;
+#endif
+}
 
 /* The snapshot backends' parse_answer, the input as the answer's Link
  * header (Shopify's page_info) beside an empty page: all or nothing, and
@@ -35,7 +53,7 @@ static void fuzz_answers(const uint8_t *data, size_t size)
 		struct backend_page page;
 		struct error err;
 
-		if (b == NULL || b->parse_answer == NULL)
+		if (b == NULL || b->parse_answer == NULL || !fuzzed(p))
 			continue;
 		if (b->parse_answer(&a, &page, &err) != 0) {
 			FUZZ_CHECK(page.count == 0 && page.events == NULL,
@@ -56,6 +74,15 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
 	(void)argc;
 	(void)argv;
+#ifdef FUZZ_LIST_PROVIDER
+	unsigned n = 0;
+
+	for (unsigned p = 0; p < CONFIG_PROVIDER_COUNT; p++)
+		n += fuzzed(p) && backends_for(p) != NULL;
+	/* A misspelt name would fuzz nothing and find nothing. */
+	FUZZ_CHECK(n == 1, "FUZZ_LIST_PROVIDER %s has no backend",
+		   FUZZ_LIST_PROVIDER);
+#endif
 	return 0;
 }
 
@@ -69,7 +96,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		struct error err, err2;
 		int rc, rc2;
 
-		if (b == NULL)
+		if (b == NULL || !fuzzed(p))
 			continue;
 		rc = backend_read_page(b, &whole, &page, &err);
 		rc2 = backend_read_page(b, &whole, &again, &err2);

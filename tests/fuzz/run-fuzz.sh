@@ -8,7 +8,10 @@
 #                  files go to BUILD_DIR/tests/fuzz/.
 #   FUZZ_SECONDS   seconds per target (default 60)
 #   FUZZ_TARGETS   which targets (default "payload signature config request
-#                  provider list")
+#                  provider list"); list_<profile> (list_stripe, list_paddle,
+#                  list_square, list_payjp, list_komoju, list_razorpay,
+#                  list_shopify) is fuzz_list for that provider's backend
+#                  alone, on list's corpus
 #   FUZZ_MERGE=1   merge the new inputs that add coverage into
 #                  tests/fuzz/corpus/<target>/ (otherwise the source tree is
 #                  never written)
@@ -72,7 +75,8 @@ compile() { # source object
 # target pulls in only what it calls.
 LIB_MODULES="error log timing number endpoint encoding secret currency configuration
 	request route signature payload lifecycle response textbuf metrics provider_lifecycle provider
-	pipeline backend backend_stripe backend_razorpay backend_shopify backends"
+	pipeline backend backend_stripe backend_paddle backend_square backend_payjp backend_komoju
+	backend_razorpay backend_shopify backends"
 echo "run-fuzz.sh: building with $("$CLANG" --version | head -n 1)"
 lib_objs=
 for m in $LIB_MODULES; do
@@ -85,8 +89,18 @@ ar rcs "$obj/libpayhook-fuzz.a" $lib_objs || die "ar failed"
 compile "$fuzzdir/stub_backends.c" "$obj/stub_backends.o"
 
 for t in $FUZZ_TARGETS; do
-	[ -f "$fuzzdir/fuzz_$t.c" ] || die "no target $t"
-	compile "$fuzzdir/fuzz_$t.c" "$obj/fuzz_$t.o"
+	case $t in
+	list_*)
+		echo "  CC       tests/fuzz/fuzz_list.c (${t#list_})"
+		"$CLANG" $CFLAGS $CPPFLAGS "-DFUZZ_LIST_PROVIDER=\"${t#list_}\"" \
+			-c -o "$obj/fuzz_$t.o" "$fuzzdir/fuzz_list.c" ||
+			die "compiling fuzz_list.c for ${t#list_} failed"
+		;;
+	*)
+		[ -f "$fuzzdir/fuzz_$t.c" ] || die "no target $t"
+		compile "$fuzzdir/fuzz_$t.c" "$obj/fuzz_$t.o"
+		;;
+	esac
 	extra=
 	[ "$t" = request ] && extra=$obj/stub_backends.o
 	echo "  CCLD     tests/fuzz/fuzz_$t"
@@ -108,7 +122,7 @@ for t in $FUZZ_TARGETS; do
 	payload) dict=$fuzzdir/json.dict max_len=4096 ;;
 	signature) dict=$fuzzdir/headers.dict max_len=8192 ;;
 	config) dict=$fuzzdir/config.dict max_len=1024 ;;
-	list) dict=$fuzzdir/json.dict max_len=65536 ;;
+	list | list_*) dict=$fuzzdir/json.dict max_len=65536 ;;
 	request | provider)
 		dict=$scratch/request.dict max_len=8192
 		cat "$fuzzdir/json.dict" "$fuzzdir/headers.dict" >"$dict"
@@ -118,7 +132,9 @@ for t in $FUZZ_TARGETS; do
 	esac
 	corpus=$scratch/corpus-$t
 	mkdir -p "$corpus"
-	[ -d "$fuzzdir/corpus/$t" ] && cp "$fuzzdir/corpus/$t"/* "$corpus"/ 2>/dev/null
+	seed_dir=$fuzzdir/corpus/$t
+	case $t in list_*) seed_dir=$fuzzdir/corpus/list ;; esac
+	[ -d "$seed_dir" ] && cp "$seed_dir"/* "$corpus"/ 2>/dev/null
 	seeds=$(find "$corpus" -type f | wc -l)
 	log=$out/fuzz_$t.log
 	echo "run-fuzz.sh: fuzz_$t for ${FUZZ_SECONDS}s ($seeds seeds, log $log)"
@@ -145,20 +161,20 @@ for t in $FUZZ_TARGETS; do
 		grep -E 'invariant broken|ERROR: (Address|Leak|libFuzzer)|runtime error|SUMMARY' "$log" | head -n 5
 		echo "  reproduce: $out/fuzz_$t ${artifact:-<file>}"
 	elif [ "$FUZZ_MERGE" = 1 ]; then
-		mkdir -p "$fuzzdir/corpus/$t"
-		before=$(find "$fuzzdir/corpus/$t" -type f | wc -l)
+		mkdir -p "$seed_dir"
+		before=$(find "$seed_dir" -type f | wc -l)
 		"$out/fuzz_$t" -merge=1 -max_len="$max_len" \
-			"$fuzzdir/corpus/$t" "$corpus" >>"$log" 2>&1
-		after=$(find "$fuzzdir/corpus/$t" -type f | wc -l)
-		echo "run-fuzz.sh: merged $((after - before)) new inputs into tests/fuzz/corpus/$t"
+			"$seed_dir" "$corpus" >>"$log" 2>&1
+		after=$(find "$seed_dir" -type f | wc -l)
+		echo "run-fuzz.sh: merged $((after - before)) new inputs into ${seed_dir#"$srcdir"/}"
 	fi
-	summary="$summary$(printf '%-10s %-13s %10s %8s %6s %7s %7s %6s' \
+	summary="$summary$(printf '%-13s %-13s %10s %8s %6s %7s %7s %6s' \
 		"$t" "$result" "${execs:--}" "${eps:--}" "${cov:--}" \
 		"${ft:--}" "${corp:--}" "${new:--}")"$'\n'
 done
 
 echo
-printf '%-10s %-13s %10s %8s %6s %7s %7s %6s\n' target result execs \
+printf '%-13s %-13s %10s %8s %6s %7s %7s %6s\n' target result execs \
 	exec/s cov ft corpus new
 printf '%s' "$summary"
 [ $failed -eq 0 ] || echo "run-fuzz.sh: crash files are in $out/artifacts/"
