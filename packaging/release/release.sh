@@ -3,8 +3,8 @@
 # user downloads: payhook, payhook-sign, payhook-dispatch and
 # payhook-reconcile linked so that
 # they need only the C library, the wrappers for mod_fcgid and plain CGI,
-# the .htaccess files, the schema, the example configurations, INSTALL and
-# SHA256SUMS.
+# the .htaccess files, the schema, the example configurations, INSTALL,
+# README.md, doc/ and SHA256SUMS.
 #
 #   release.sh bullseye   "make release": built from "make dist" in a Debian
 #                         11 root (as root; static-deps.sh says why), so the
@@ -112,7 +112,7 @@ for prog in $names; do
 done
 
 stage=$work/$name
-mkdir -p "$stage/conf" "$stage/db"
+mkdir -p "$stage/conf" "$stage/db" "$stage/doc"
 for prog in $names; do
 	strip -o "$stage/$prog" "$bin/$prog"
 	chmod 0755 "$stage/$prog"
@@ -121,6 +121,7 @@ install -m 0755 "$SRC_DIR/conf/payhook.fcgi" "$SRC_DIR/conf/payhook.cgi" "$stage
 sed -e "s/payhook-VERSION-linux-x86_64/$name/g" -e "s/@GLIBC@/$floor/g" \
 	"$here/INSTALL-shared-hosting.txt" >"$stage/INSTALL"
 install -m 0644 "$SRC_DIR/README.md" "$stage/"
+install -m 0644 "$SRC_DIR"/doc/*.md "$stage/doc/"
 install -m 0644 "$SRC_DIR/conf/payhook.conf.example" \
 	"$SRC_DIR/conf/shared-hosting.conf.example" \
 	"$SRC_DIR/conf/htaccess.example" "$SRC_DIR/conf/htaccess-cgi.example" \

@@ -91,7 +91,7 @@ e2e_body() {
 	printf '{"transaction_id":"%s","amount":%s,"currency":"%s"}' "$1" "$2" "$3"
 }
 
-# The operator paths as the README's examples set them, one segment below
+# The operator paths as doc/deploy.md's examples (nginx) set them, one segment below
 # /webhook: e2e_operator_env exports them (and their token) for the workers
 # a test starts next; e2e_operator_paths URL TAG asks each through the web
 # server in front (URL is its /webhook) and expects payhook's own answer,

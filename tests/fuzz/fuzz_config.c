@@ -335,7 +335,7 @@ static void check_providers(const struct config *cfg)
 	provider_set_free(set);
 }
 
-/* What every configuration that loads must satisfy (the README's Configuration, configuration.h). */
+/* What every configuration that loads must satisfy (doc/configuration.md, configuration.h). */
 static void check_loaded(const struct config *cfg)
 {
 	check_string("redis_host", cfg->redis_host, true);

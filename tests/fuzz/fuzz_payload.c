@@ -246,7 +246,7 @@ static void check_id_text(const char *id, size_t len, const char *what)
 			   (unsigned char)id[i]);
 }
 
-/* The field rules (README, The body) for a payment payload_parse accepted. */
+/* The field rules (doc/providers.md, The standard profile's body) for a payment payload_parse accepted. */
 static void check_payment(const struct payment *pay)
 {
 	check_id_text(pay->transaction_id, pay->transaction_id_len, "valid");

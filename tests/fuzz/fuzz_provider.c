@@ -22,7 +22,7 @@
  * that names no secret; a body signed by provider_sign is never refused as
  * unsigned (the two sides follow one profile table), and an unsigned one is
  * never accepted (no profile but PAY.JP's token can be guessed); every
- * payment and lifecycle event read holds what the README promises (ids of
+ * payment and lifecycle event read holds what doc/providers.md promises (ids of
  * 1..128 / 1..255 visible ASCII bytes, amounts >= 1 (lifecycle: >= 0),
  * currencies of three upper-case letters, the profile's name, a known kind
  * and a state of that kind).

@@ -1,5 +1,5 @@
 /* test_payload.c - unit tests of lib/receiver/payload.c: the body and field rules of
- * the README's body rules, and what json-c 0.16 STRICT lets through on its own.
+ * the body rules of doc/providers.md, and what json-c 0.16 STRICT lets through on its own.
  */
 #include "config.h"
 

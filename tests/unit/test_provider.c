@@ -1510,7 +1510,7 @@ START_TEST(test_lifecycle_adyen)
 	assert_event(1, LIFECYCLE_DISPUTE, LIFECYCLE_OPEN, "9915555555555555",
 		     "9913333333333333", 1000, "EUR", NULL, 1561795200, 0);
 	/* modification.action is outside Adyen's HMAC: the same signatures
-	 * pass with it changed (see the README). */
+	 * pass with it changed (see doc/refunds-and-disputes.md). */
 	cancel = replaced(mixed, "\"modification.action\": \"refund\"",
 			  "\"modification.action\": \"cancel\"");
 	start("adyen", cancel);

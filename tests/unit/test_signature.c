@@ -330,7 +330,7 @@ END_TEST
 
 /* HMAC zero-pads keys up to its block size, so a secret that is key A plus
  * trailing zero bytes is key A (found by the fuzzer's "no other key
- * verifies" check; a property of HMAC, documented in the README). A key that
+ * verifies" check; a property of HMAC, documented in doc/providers.md). A key that
  * differs anywhere else is another key. */
 START_TEST(test_verify_zero_padded_key_is_the_same_key)
 {

@@ -15,7 +15,7 @@ export top_srcdir top_builddir
 . "$SRC_DIR/tests/lib/harness.sh"
 
 # bench_early_marks_wait CMD...: a fresh (or restarted) Redis holds no
-# early marks (README, "Early marks"), so payhook probes MySQL in every
+# early marks (doc/refunds-and-disputes.md, "Early marks"), so payhook probes MySQL in every
 # payment's INSERT until a worker has rebuilt them, lock_ttl_ms and a second
 # after the first request that noticed. Runs CMD (a second of warm-up load)
 # until they are rebuilt, 60 s at most; returns at once when no rebuild is

@@ -8,7 +8,7 @@
 #
 # The stack of make bench (tests/lib/harness.sh: mariadbd, redis-server, lighttpd
 # and spawn-fcgi pools of 8 payhook workers on 127.0.0.1), with MariaDB as the
-# README recommends it: innodb_flush_log_at_trx_commit = 1,
+# doc/database.md recommends it: innodb_flush_log_at_trx_commit = 1,
 # innodb_buffer_pool_size = SCALE_BUFFER_POOL (1G), innodb_log_file_size 256M,
 # max_allowed_packet 64M (set at run time).
 #
@@ -293,7 +293,7 @@ fail_check() {
 	printf '%s\n' "$*" >>"$W/failures"
 }
 
-# The recommended settings (README, "Database"), at run time.
+# The recommended settings (doc/database.md, "MariaDB settings and sizing"), at run time.
 harness_sql "SET GLOBAL innodb_flush_log_at_trx_commit = 1;
 	SET GLOBAL innodb_buffer_pool_size = $(numfmt --from=iec "$BUFFER_POOL");
 	SET GLOBAL innodb_log_file_size = 268435456;
