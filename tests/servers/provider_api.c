@@ -888,19 +888,28 @@ static const char *header(const char *head, const char *name, char *out,
  * As developer.squareup.com/reference/square/events-api/search-events
  * documents it: "Authorization: Bearer KEY" (else 401 with Square's
  * {"errors": [{"category", "code", "detail"}]}); a JSON body with limit
- * (1-100, default 100; anything else 400 INVALID_VALUE, as Square
- * answers), cursor (one this fake gave; else 400 INVALID_CURSOR) and
+ * (1-100, default 100; below 400 VALUE_TOO_LOW, above 400 VALUE_TOO_HIGH),
+ * cursor (one this fake gave; else 400 INVALID_CURSOR) and
  * query.filter.event_types, query.filter.created_at.start_at (inclusive)
  * and .end_at (exclusive), RFC 3339; query.sort.order ASC (the default)
  * or DESC, by created_at, at equal times in the file's order. Answers
  * {"events": [...], "metadata": [{"event_id", "api_version"}], "cursor":
  * ...}, the cursor absent on the last page. The events file holds webhook
- * bodies, the shape a SearchEvents event has.
+ * bodies, the shape a SearchEvents event has, but for created_at, which
+ * the list writes without a zone (square_list_time). Checked against
+ * square/connect-api-specification api.json (SearchEvents,
+ * SearchEventsRequest/Response, Event, ErrorCode). Whether created_at's
+ * bounds are inclusive is not published (TimeRange: "refer to the
+ * endpoint"): the overlap of the pass covers either.
  *
  * The fault line "disabled 0 0" answers as for an application whose
  * events were never enabled (PUT /v2/events/enable): 400 with an error
- * whose detail says so. Square documents that events must be enabled but
- * not this answer's code and wording: the fake's are an assumption.
+ * whose detail says so. Square documents that events must be enabled
+ * ("All events are disabled by default. You must enable events to make
+ * them searchable", api.json DisableEvents) but not what SearchEvents
+ * answers then, nor any error code for it (ErrorCode has none): the
+ * fake's code and wording are an assumption. Square may as well answer
+ * an empty list.
  */
 
 /* Unix seconds of an RFC 3339 time ("...Z", fraction ignored), or -1. */
@@ -978,6 +987,35 @@ static const char *square_string(struct json_object *obj, const char *a,
 		       json_object_get_string(v) : NULL;
 }
 
+/* Rewrites event's created_at ("2026-12-01T10:08:40.454Z", the webhook's)
+ * as SearchEvents lists it: square/connect-api-specification api.json,
+ * SearchEventsResponse's example, writes an event's created_at with
+ * microseconds and no zone ("2022-04-26T10:08:40.454726"), where the
+ * webhook body of the same event has "...Z". */
+static void square_list_time(struct json_object *event)
+{
+	const char *at = square_string(event, "created_at", NULL, NULL);
+	char text[40];
+	int64_t t = square_time(at);
+	long micros = 0;
+	struct tm tm;
+	time_t tt = (time_t)t;
+
+	if (t < 0)
+		return;
+	if (at[19] == '.') {
+		long scale = 100000;
+
+		for (const char *d = at + 20; *d >= '0' && *d <= '9' && scale > 0;
+		     d++, scale /= 10)
+			micros += (*d - '0') * scale;
+	}
+	gmtime_r(&tt, &tm);
+	strftime(text, 20 + 1, "%Y-%m-%dT%H:%M:%S", &tm);
+	snprintf(text + 19, sizeof(text) - 19, ".%06ld", micros);
+	json_object_object_add(event, "created_at", json_object_new_string(text));
+}
+
 static void square_search(int fd, const char *head, size_t head_len,
 			  const char *target, const char *auth)
 {
@@ -1021,10 +1059,14 @@ static void square_search(int fd, const char *head, size_t head_len,
 		return;
 	}
 	page = limit > 0 ? (long)(offset / limit) + 1 : 1;
+	/* api.json gives SearchEventsRequest.limit minimum 1, maximum 100,
+	 * and Square's list endpoints that say what they answer outside
+	 * their range answer 400 VALUE_TOO_LOW or VALUE_TOO_HIGH (ListCustomers,
+	 * SearchCustomers): the same codes here. */
 	if (limit < 1 || limit > 100) {
 		log_request(400, page, "POST", target);
 		square_error(fd, 400, -1, "INVALID_REQUEST_ERROR",
-			     "INVALID_VALUE",
+			     limit < 1 ? "VALUE_TOO_LOW" : "VALUE_TOO_HIGH",
 			     "limit must be between 1 and 100.");
 		json_object_put(req);
 		return;
@@ -1123,6 +1165,7 @@ static void square_search(int fd, const char *head, size_t head_len,
 			all, desc ? n - 1 - (size_t)k : (size_t)k);
 		struct json_object *m = json_object_new_object();
 
+		square_list_time(e);
 		json_object_array_add(events, json_object_get(e));
 		json_object_object_add(m, "event_id", json_object_new_string(
 			square_string(e, "event_id", NULL, NULL) != NULL ?
