@@ -448,12 +448,19 @@ out:
  * it: "Authorization: Bearer KEY" (none: 401 authentication_missing;
  * another: 403 invalid_token, Paddle's error object), event_type (a
  * comma-separated list), order_by (id[ASC], the default, or id[DESC]),
- * per_page (1-200, default 50; anything else 400 invalid_field, as Paddle
- * answers), after (a Paddle ID: the events whose event_id sorts after it).
- * The events file holds webhook bodies; the list serves each as the event
- * entity Paddle lists: without its notification_id. {"data": [...],
- * "meta": {"request_id", "pagination": {"per_page", "next", "has_more",
- * "estimated_total"}}}, next the same list after the page's last event.
+ * per_page (default 50, at most 200: "If you request more than the
+ * maximum, Paddle returns the maximum. Check meta.pagination.per_page",
+ * developer.paddle.com/api-reference/about/pagination; below 1 or not a
+ * number 400 invalid_field, an assumption), after (a Paddle ID: the events
+ * whose event_id sorts after it). The events file holds webhook bodies; the
+ * list serves each as the event entity Paddle lists: event_id, event_type,
+ * occurred_at, notification_id (string or null) and data, as
+ * PaddleHQ/paddle-node-sdk src/types/events/events-response.ts
+ * (IEventsResponse) and its mock src/__tests__/mocks/resources/
+ * events.mock.ts (a listed event with notification_id "ntf_1234") have it.
+ * {"data": [...], "meta": {"request_id", "pagination": {"per_page",
+ * "next", "has_more", "estimated_total"}}}, next the same list after the
+ * page's last event.
  */
 
 struct paddle_query {
@@ -486,10 +493,12 @@ static void paddle_parse_query(const char *q, struct paddle_query *out)
 				out->bad_order = !out->desc &&
 						 strcmp(value, "id[ASC]") != 0;
 			} else if (strcmp(name, "per_page") == 0) {
-				if (!number(value, &v) || v < 1 || v > 200)
+				/* Above the maximum Paddle answers the
+				 * maximum (see the block's comment). */
+				if (!number(value, &v) || v < 1)
 					out->bad_per_page = true;
 				else
-					out->per_page = (long)v;
+					out->per_page = v > 200 ? 200 : (long)v;
 			} else if (strcmp(name, "after") == 0) {
 				snprintf(out->after, sizeof(out->after), "%s",
 					 value);
@@ -569,7 +578,6 @@ static size_t paddle_matching(const struct paddle_query *q,
 			json_object_put(event);
 			continue;
 		}
-		json_object_object_del(event, "notification_id");
 		all = grown;
 		all[n++] = event;
 	}
