@@ -1209,13 +1209,19 @@ static void square_search(int fd, const char *head, size_t head_len,
 
 /* ---- komoju: GET /api/v1/events ------------------------------------------------
  *
- * KOMOJU's event list: HTTP Basic with KEY as the user and no password
- * (else 401 with KOMOJU's {"error": {"code", "message"}}), start_time and
- * end_time (ISO 8601, both inclusive), per_page (1-100, default 10;
- * anything else 400 bad_request: an assumption, KOMOJU publishes no
- * largest page), page (1 the first); newest first; {"resource": "list",
- * "total", "page", "per_page", "last_page", "data": [...]}. The events
- * file holds webhook bodies (created_at RFC 3339).
+ * KOMOJU's event list as komoju/komoju-ruby-sdk documents it
+ * (docs/EventsApi.md "Event: List", docs/EventList.md, docs/Event.md,
+ * docs/APIErrorError.md; the older degica/komoju-ruby lib/komoju/client.rb
+ * schema agrees): HTTP Basic with KEY as the user and no password (else
+ * 401 with KOMOJU's {"error": {"code", "message", "param", "details"}}),
+ * start_time and end_time (date-time; whether inclusive is not published:
+ * both inclusive here, the pass's overlap covers either), per_page
+ * (default 10 here; KOMOJU publishes neither a default nor a largest page:
+ * above 100 400 bad_request, an assumption), page (1 the first); "from
+ * most-recent to least-recent"; {"resource": "list", "start_time",
+ * "end_time", "total", "page", "per_page", "last_page", "data": [...]},
+ * each item an event {id, type, resource "event", created_at, reason,
+ * data}. The events file holds webhook bodies (created_at RFC 3339).
  */
 
 static void komoju_error(int fd, int status, long retry_after, const char *code,
@@ -1235,7 +1241,7 @@ static void komoju_list(int fd, const char *target, const char *auth)
 	int64_t from = -1, to = -1, per_page = 10, page_no = 1;
 	bool bad = false;
 	long fault_arg = -1;
-	char what[32] = "";
+	char what[32] = "", start_text[128] = "", end_text[128] = "";
 	struct json_object *all = json_object_new_array(), *data, *answer;
 	FILE *f;
 	char *line = NULL;
@@ -1251,10 +1257,14 @@ static void komoju_list(int fd, const char *target, const char *auth)
 			decode(q, (size_t)(eq - q), name, sizeof(name));
 			decode(eq + 1, len - (size_t)(eq - q) - 1, value,
 			       sizeof(value));
-			if (strcmp(name, "start_time") == 0)
+			if (strcmp(name, "start_time") == 0) {
 				from = square_time(value);
-			else if (strcmp(name, "end_time") == 0)
+				snprintf(start_text, sizeof(start_text), "%s",
+					 value);
+			} else if (strcmp(name, "end_time") == 0) {
 				to = square_time(value);
+				snprintf(end_text, sizeof(end_text), "%s", value);
+			}
 			else if (strcmp(name, "per_page") == 0)
 				bad = !number(value, &per_page) || per_page < 1 ||
 				      per_page > 100;
@@ -1335,6 +1345,10 @@ static void komoju_list(int fd, const char *target, const char *auth)
 					      json_object_array_get_idx(all, i)));
 	answer = json_object_new_object();
 	json_object_object_add(answer, "resource", json_object_new_string("list"));
+	json_object_object_add(answer, "start_time", start_text[0] != '\0' ?
+			       json_object_new_string(start_text) : NULL);
+	json_object_object_add(answer, "end_time", end_text[0] != '\0' ?
+			       json_object_new_string(end_text) : NULL);
 	json_object_object_add(answer, "total", json_object_new_int64((int64_t)n));
 	json_object_object_add(answer, "page", json_object_new_int64(page_no));
 	json_object_object_add(answer, "per_page", json_object_new_int64(per_page));
@@ -1492,7 +1506,7 @@ static void answer_page(int fd, struct json_object *page_obj, bool truncate,
 	if (truncate)
 		len /= 2;
 	if (link != NULL && link[0] != '\0')
-		snprintf(linkh, sizeof(linkh), "Link: %s\r\n", link);
+		snprintf(linkh, sizeof(linkh), "link: %s\r\n", link);
 	n = snprintf(head, sizeof(head),
 		     "HTTP/1.1 200 OK\r\nContent-Type: application/json; "
 		     "charset=utf-8\r\nContent-Length: %zu\r\n%s"
@@ -1607,10 +1621,16 @@ out:
  * (else 401 with Shopify's errors object), another API version 404,
  * status (default open: no closed_at nor cancelled_at; any: all),
  * updated_at_min and updated_at_max (ISO 8601, inclusive), limit (1-250,
- * default 50; above 250: 400), page_info (from the Link header; with any
- * parameter but limit: 400, as Shopify refuses it); the file's order;
- * {"orders": [...]}, and a Link header with rel="previous" and rel="next"
- * as there are. A page's number for the faults: its offset / limit + 1. */
+ * default 50: shopify.dev/docs/api/usage/pagination-rest; above 250: 400,
+ * an assumption: Shopify does not publish what it answers then, and
+ * third-party accounts say it returns 250), page_info (from the Link
+ * header; with any parameter but limit: 400, as Shopify refuses it:
+ * "A request that includes the page_info parameter can't include any
+ * other parameters except for limit"); the file's order; {"orders":
+ * [...]}, and a link header with rel="previous" and rel="next" as there
+ * are, its name in lower case as Shopify has sent it since 2023
+ * (community.shopify.com/t/pagination-link-header-is-now-lower-case/
+ * 283881). A page's number for the faults: its offset / limit + 1. */
 #define SHOPIFY_VERSION_PATH "/admin/api/2026-10/orders.json"
 
 static void shopify_error(int fd, int status, const char *errors)
