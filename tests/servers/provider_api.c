@@ -17,9 +17,9 @@
  *
  * stripe: GET /v1/events as docs.stripe.com/api/events/list documents it:
  * "Authorization: Bearer KEY" (else 401 with Stripe's error object),
- * types[] (repeatable), created[gte], created[gt], created[lte],
- * created[lt], limit (1-100, default 10; anything else 400 as Stripe
- * answers), starting_after (an event id of the list; unknown: 400
+ * types[] (repeatable, at most 20; more: 400), created[gte], created[gt],
+ * created[lte], created[lt], limit (1-100, default 10; anything else 400
+ * as Stripe answers), starting_after (an event id of the list; unknown: 400
  * resource_missing); newest first (by created, then by the file's order,
  * later lines newer); {"object": "list", "url": "/v1/events", "has_more":
  * ..., "data": [...]}.
@@ -94,7 +94,7 @@ static void fail(const char *what)
 /* The query of one list request. */
 struct query {
 	const char *types[TYPES_MAX];
-	size_t type_count;
+	size_t type_count, type_asked; /* kept; asked for */
 	char type_buf[TYPES_MAX][256];
 	bool has_gte, has_gt, has_lte, has_lt;
 	int64_t gte, gt, lte, lt;
@@ -156,7 +156,7 @@ static void parse_query(const char *q, struct query *out)
 			decode(eq + 1, len - (size_t)(eq - q) - 1, value,
 			       sizeof(value));
 			if (strcmp(name, "types[]") == 0 &&
-			    out->type_count < TYPES_MAX) {
+			    ++out->type_asked <= TYPES_MAX) {
 				snprintf(out->type_buf[out->type_count], 256, "%s",
 					 value);
 				out->types[out->type_count] =
@@ -387,6 +387,14 @@ static void stripe_list(int fd, const char *target, const char *auth)
 		log_request(400, page, "GET", target);
 		stripe_error(fd, 400, -1, "invalid_request_error",
 			     "Invalid integer: limit must be between 1 and 100");
+		goto out;
+	}
+	/* types: "An array of up to 20 strings" (stripe/stripe-node
+	 * src/resources/Events.ts, EventListParams). */
+	if (query.type_asked > 20) {
+		log_request(400, page, "GET", target);
+		stripe_error(fd, 400, -1, "invalid_request_error",
+			     "Invalid array: types must have at most 20 items");
 		goto out;
 	}
 	if (start == SIZE_MAX) {
