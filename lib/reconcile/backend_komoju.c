@@ -6,7 +6,11 @@
  * "page": ..., "per_page": ..., "last_page": ..., "data": [...]}, each
  * item the event object a webhook delivers (id, type, resource "event",
  * data, created_at). Every type is listed; the profile ignores what it
- * does not record.
+ * does not record. Checked against komoju/komoju-ruby-sdk docs/EventsApi.md
+ * ("Lists out past webhook events from most-recent to least-recent";
+ * start_time, end_time, per_page, page), docs/EventList.md and
+ * docs/Event.md. KOMOJU publishes no largest per_page: a smaller page
+ * than asked is read the same way, by page and last_page.
  *
  * Page-number paging over a list that moves: the window is closed, and an
  * event that shows up in it while it is read changes total, which makes

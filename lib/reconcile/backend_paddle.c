@@ -7,10 +7,14 @@
  * largest page) and after=<a Paddle ID>; the API key as a Bearer token.
  * The answer is {"data": [...], "meta": {"request_id": ..., "pagination":
  * {"per_page", "next", "has_more", "estimated_total"}}}, each item an
- * event entity: event_id, event_type, occurred_at and data, the webhook's
- * body without its notification_id. It is recorded as if delivered, and
+ * event entity: event_id, event_type, occurred_at, notification_id (a
+ * string or null: paddle-node-sdk src/types/events/events-response.ts)
+ * and data, the webhook's body. It is recorded as if delivered, and
  * deduplicated on event_id as every webhook is (a notification_id names
- * one delivery, not the event). Paddle keeps events 90 days.
+ * one delivery, not the event). Paddle keeps events 90 days. A page may
+ * hold fewer than per_page: Paddle answers its maximum when asked for
+ * more (developer.paddle.com/api-reference/about/pagination); only
+ * has_more and next are read.
  *
  * Paddle's list has no time filter: it is ordered by ID, and a Paddle ID
  * is a ULID, its first ten characters the creation time in milliseconds

@@ -9,6 +9,9 @@
  * ..., "data": [...], "url": "/v1/events"}, newest first, each event the
  * object a webhook delivers. PAY.JP filters by one type only, so every
  * type is listed and the profile ignores what it does not record.
+ * Checked against payjp/payjp-go v1/event.go (limit 1-100, offset, since
+ * "at or after", until "at or before", type; newest first) and
+ * payjp/payjp-python payjp/api_requestor.py (Basic "<key>:").
  *
  * Offset paging over a list that moves: the window is closed (nothing
  * created later enters it), and an event that shows up in it while it is

@@ -14,9 +14,13 @@
  * whose status is captured becomes the payment.captured event
  * {"entity": "event", "event": "payment.captured", "contains":
  * ["payment"], "payload": {"payment": {"entity": <the payment>}},
- * "created_at": <its created_at>}, a refund whose status is processed the
- * refund.processed event around the refund entity; any other status is
- * left to its webhook (or to a later pass). The cursor of a page says
+ * "created_at": <its created_at>}, and so does one whose status is
+ * refunded with captured true (a payment's status is created, authorized,
+ * captured, refunded or failed: razorpay.com/docs/api/payments, the
+ * payment entity; refunded in full, it was captured first), its status
+ * written as captured, as payment.captured said it; a refund whose status
+ * is processed the refund.processed event around the refund entity; any
+ * other status is left to its webhook (or to a later pass). The cursor of a page says
  * which list and how many were skipped: "payments:<skip>" or
  * "refunds:<skip>". Paging by skip over a list that grows newest first
  * can list an object twice (recorded once: duplicate), never miss one.
@@ -146,6 +150,35 @@ out:
 	return rc;
 }
 
+/* Whether payment (an entity) is one refunded in full after its capture:
+ * status refunded, captured true. */
+static bool refunded_after_capture(struct json_object *payment)
+{
+	const char *status = backend_string(payment, "status");
+	struct json_object *captured;
+
+	return status != NULL && strcmp(status, "refunded") == 0 &&
+	       json_object_object_get_ex(payment, "captured", &captured) &&
+	       json_object_is_type(captured, json_type_boolean) &&
+	       json_object_get_boolean(captured);
+}
+
+/* Adds the payment.captured body of payment, refunded since: the payment
+ * as it was captured (status captured). Returns 0, or -1 when out of
+ * memory. */
+static int add_captured(struct backend_page *page, struct json_object *payment)
+{
+	struct json_object *copy = NULL;
+	int rc = -1;
+
+	if (json_object_deep_copy(payment, &copy, NULL) == 0 && copy != NULL &&
+	    json_object_object_add(copy, "status",
+				   json_object_new_string("captured")) == 0)
+		rc = add_event(page, "payment.captured", "payment", copy);
+	json_object_put(copy);
+	return rc;
+}
+
 static int razorpay_parse_answer(const struct backend_answer *a,
 				 struct backend_page *page, struct error *err)
 {
@@ -192,6 +225,13 @@ static int razorpay_parse_answer(const struct backend_answer *a,
 			error_set(err, "razorpay: item %zu of %s is not a %s "
 				  "with an id and a status", i, list, kind);
 			goto out;
+		}
+		if (list == payments_list && refunded_after_capture(item)) {
+			if (add_captured(page, item) != 0) {
+				error_set(err, "razorpay: out of memory");
+				goto out;
+			}
+			continue;
 		}
 		if (strcmp(status, wanted) != 0)
 			continue; /* its own webhook, or a later pass */

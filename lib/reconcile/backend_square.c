@@ -11,7 +11,10 @@
  * is {"events": [...], "metadata": [...], "cursor": ...} (no cursor or an
  * empty one: the last page); each event has the webhook body's shape
  * (merchant_id, type, event_id, created_at and data {type, id, object})
- * and is recorded as if delivered. Square keeps events 28 days, and only
+ * and is recorded as if delivered, its created_at given the "Z" the list
+ * leaves out (zone_less). Checked against square/connect-api-specification
+ * api.json (SearchEventsRequest limit maximum 100, SearchEventsQuery,
+ * SearchEventsSortField DEFAULT, SortOrder, SearchEventsResponse, Event). Square keeps events 28 days, and only
  * those that occurred while events were enabled for the application (PUT
  * /v2/events/enable): an answer that says they are not enabled is made an
  * error that says to enable them. */
@@ -105,6 +108,22 @@ static int square_auth_header(const char *key, char *out, struct error *err)
 				  "square: square_api_key", out, err);
 }
 
+/* Whether text is an RFC 3339 date-time without its zone
+ * ("2022-04-26T10:08:40.454726"): SearchEvents writes an event's created_at
+ * so (square/connect-api-specification api.json, SearchEventsResponse's
+ * example), where the webhook body of the same event has "...Z". */
+static bool zone_less(const char *text)
+{
+	size_t i = 19;
+
+	if (text == NULL || strlen(text) < 19 || text[10] != 'T')
+		return false;
+	if (text[i] == '.')
+		for (i++; text[i] >= '0' && text[i] <= '9'; i++)
+			;
+	return text[i] == '\0';
+}
+
 static int square_parse_page(const char *body, size_t len,
 			     struct backend_page *page, struct error *err)
 {
@@ -132,6 +151,7 @@ static int square_parse_page(const char *body, size_t len,
 	for (size_t i = 0; events != NULL && i < json_object_array_length(events);
 	     i++) {
 		struct json_object *event = json_object_array_get_idx(events, i);
+		const char *at;
 
 		if (backend_string(event, "event_id") == NULL ||
 		    backend_string(event, "type") == NULL ||
@@ -140,6 +160,17 @@ static int square_parse_page(const char *body, size_t len,
 			error_set(err, "square: item %zu of events is not an "
 				  "event with an event_id, a type and data", i);
 			goto out;
+		}
+		/* Square's times are UTC: the zone the webhook writes is
+		 * given back, so that the event reads as its webhook would
+		 * (the lifecycle takes created_at only with a zone). */
+		at = backend_string(event, "created_at");
+		if (zone_less(at)) {
+			char zoned[64];
+
+			snprintf(zoned, sizeof(zoned), "%.62sZ", at);
+			json_object_object_add(event, "created_at",
+					       json_object_new_string(zoned));
 		}
 		if (backend_page_add_json(page, event, NULL) != 0) {
 			error_set(err, "square: out of memory");

@@ -7,7 +7,10 @@
  * restricted key (Events read) as a Bearer token. The answer is a list
  * object {"object": "list", "data": [...], "has_more": ...}, newest event
  * first, and each event in data is the object a webhook delivers. Stripe
- * keeps events 30 days. */
+ * keeps events 30 days. Checked against stripe/stripe-node
+ * src/resources/Events.ts (EventListParams: created, types "up to 20",
+ * "going back up to 30 days") and src/shared.ts (PaginationParams: limit
+ * "between 1 and 100", starting_after; RangeQueryParam gte/lt). */
 #include "config.h"
 
 #include <inttypes.h>

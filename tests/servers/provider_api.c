@@ -17,9 +17,9 @@
  *
  * stripe: GET /v1/events as docs.stripe.com/api/events/list documents it:
  * "Authorization: Bearer KEY" (else 401 with Stripe's error object),
- * types[] (repeatable), created[gte], created[gt], created[lte],
- * created[lt], limit (1-100, default 10; anything else 400 as Stripe
- * answers), starting_after (an event id of the list; unknown: 400
+ * types[] (repeatable, at most 20; more: 400), created[gte], created[gt],
+ * created[lte], created[lt], limit (1-100, default 10; anything else 400
+ * as Stripe answers), starting_after (an event id of the list; unknown: 400
  * resource_missing); newest first (by created, then by the file's order,
  * later lines newer); {"object": "list", "url": "/v1/events", "has_more":
  * ..., "data": [...]}.
@@ -94,7 +94,7 @@ static void fail(const char *what)
 /* The query of one list request. */
 struct query {
 	const char *types[TYPES_MAX];
-	size_t type_count;
+	size_t type_count, type_asked; /* kept; asked for */
 	char type_buf[TYPES_MAX][256];
 	bool has_gte, has_gt, has_lte, has_lt;
 	int64_t gte, gt, lte, lt;
@@ -156,7 +156,7 @@ static void parse_query(const char *q, struct query *out)
 			decode(eq + 1, len - (size_t)(eq - q) - 1, value,
 			       sizeof(value));
 			if (strcmp(name, "types[]") == 0 &&
-			    out->type_count < TYPES_MAX) {
+			    ++out->type_asked <= TYPES_MAX) {
 				snprintf(out->type_buf[out->type_count], 256, "%s",
 					 value);
 				out->types[out->type_count] =
@@ -389,6 +389,14 @@ static void stripe_list(int fd, const char *target, const char *auth)
 			     "Invalid integer: limit must be between 1 and 100");
 		goto out;
 	}
+	/* types: "An array of up to 20 strings" (stripe/stripe-node
+	 * src/resources/Events.ts, EventListParams). */
+	if (query.type_asked > 20) {
+		log_request(400, page, "GET", target);
+		stripe_error(fd, 400, -1, "invalid_request_error",
+			     "Invalid array: types must have at most 20 items");
+		goto out;
+	}
 	if (start == SIZE_MAX) {
 		log_request(400, page, "GET", target);
 		stripe_error(fd, 400, -1, "invalid_request_error",
@@ -448,12 +456,19 @@ out:
  * it: "Authorization: Bearer KEY" (none: 401 authentication_missing;
  * another: 403 invalid_token, Paddle's error object), event_type (a
  * comma-separated list), order_by (id[ASC], the default, or id[DESC]),
- * per_page (1-200, default 50; anything else 400 invalid_field, as Paddle
- * answers), after (a Paddle ID: the events whose event_id sorts after it).
- * The events file holds webhook bodies; the list serves each as the event
- * entity Paddle lists: without its notification_id. {"data": [...],
- * "meta": {"request_id", "pagination": {"per_page", "next", "has_more",
- * "estimated_total"}}}, next the same list after the page's last event.
+ * per_page (default 50, at most 200: "If you request more than the
+ * maximum, Paddle returns the maximum. Check meta.pagination.per_page",
+ * developer.paddle.com/api-reference/about/pagination; below 1 or not a
+ * number 400 invalid_field, an assumption), after (a Paddle ID: the events
+ * whose event_id sorts after it). The events file holds webhook bodies; the
+ * list serves each as the event entity Paddle lists: event_id, event_type,
+ * occurred_at, notification_id (string or null) and data, as
+ * PaddleHQ/paddle-node-sdk src/types/events/events-response.ts
+ * (IEventsResponse) and its mock src/__tests__/mocks/resources/
+ * events.mock.ts (a listed event with notification_id "ntf_1234") have it.
+ * {"data": [...], "meta": {"request_id", "pagination": {"per_page",
+ * "next", "has_more", "estimated_total"}}}, next the same list after the
+ * page's last event.
  */
 
 struct paddle_query {
@@ -486,10 +501,12 @@ static void paddle_parse_query(const char *q, struct paddle_query *out)
 				out->bad_order = !out->desc &&
 						 strcmp(value, "id[ASC]") != 0;
 			} else if (strcmp(name, "per_page") == 0) {
-				if (!number(value, &v) || v < 1 || v > 200)
+				/* Above the maximum Paddle answers the
+				 * maximum (see the block's comment). */
+				if (!number(value, &v) || v < 1)
 					out->bad_per_page = true;
 				else
-					out->per_page = (long)v;
+					out->per_page = v > 200 ? 200 : (long)v;
 			} else if (strcmp(name, "after") == 0) {
 				snprintf(out->after, sizeof(out->after), "%s",
 					 value);
@@ -569,7 +586,6 @@ static size_t paddle_matching(const struct paddle_query *q,
 			json_object_put(event);
 			continue;
 		}
-		json_object_object_del(event, "notification_id");
 		all = grown;
 		all[n++] = event;
 	}
@@ -888,19 +904,28 @@ static const char *header(const char *head, const char *name, char *out,
  * As developer.squareup.com/reference/square/events-api/search-events
  * documents it: "Authorization: Bearer KEY" (else 401 with Square's
  * {"errors": [{"category", "code", "detail"}]}); a JSON body with limit
- * (1-100, default 100; anything else 400 INVALID_VALUE, as Square
- * answers), cursor (one this fake gave; else 400 INVALID_CURSOR) and
+ * (1-100, default 100; below 400 VALUE_TOO_LOW, above 400 VALUE_TOO_HIGH),
+ * cursor (one this fake gave; else 400 INVALID_CURSOR) and
  * query.filter.event_types, query.filter.created_at.start_at (inclusive)
  * and .end_at (exclusive), RFC 3339; query.sort.order ASC (the default)
  * or DESC, by created_at, at equal times in the file's order. Answers
  * {"events": [...], "metadata": [{"event_id", "api_version"}], "cursor":
  * ...}, the cursor absent on the last page. The events file holds webhook
- * bodies, the shape a SearchEvents event has.
+ * bodies, the shape a SearchEvents event has, but for created_at, which
+ * the list writes without a zone (square_list_time). Checked against
+ * square/connect-api-specification api.json (SearchEvents,
+ * SearchEventsRequest/Response, Event, ErrorCode). Whether created_at's
+ * bounds are inclusive is not published (TimeRange: "refer to the
+ * endpoint"): the overlap of the pass covers either.
  *
  * The fault line "disabled 0 0" answers as for an application whose
  * events were never enabled (PUT /v2/events/enable): 400 with an error
- * whose detail says so. Square documents that events must be enabled but
- * not this answer's code and wording: the fake's are an assumption.
+ * whose detail says so. Square documents that events must be enabled
+ * ("All events are disabled by default. You must enable events to make
+ * them searchable", api.json DisableEvents) but not what SearchEvents
+ * answers then, nor any error code for it (ErrorCode has none): the
+ * fake's code and wording are an assumption. Square may as well answer
+ * an empty list.
  */
 
 /* Unix seconds of an RFC 3339 time ("...Z", fraction ignored), or -1. */
@@ -978,6 +1003,35 @@ static const char *square_string(struct json_object *obj, const char *a,
 		       json_object_get_string(v) : NULL;
 }
 
+/* Rewrites event's created_at ("2026-12-01T10:08:40.454Z", the webhook's)
+ * as SearchEvents lists it: square/connect-api-specification api.json,
+ * SearchEventsResponse's example, writes an event's created_at with
+ * microseconds and no zone ("2022-04-26T10:08:40.454726"), where the
+ * webhook body of the same event has "...Z". */
+static void square_list_time(struct json_object *event)
+{
+	const char *at = square_string(event, "created_at", NULL, NULL);
+	char text[40];
+	int64_t t = square_time(at);
+	long micros = 0;
+	struct tm tm;
+	time_t tt = (time_t)t;
+
+	if (t < 0)
+		return;
+	if (at[19] == '.') {
+		long scale = 100000;
+
+		for (const char *d = at + 20; *d >= '0' && *d <= '9' && scale > 0;
+		     d++, scale /= 10)
+			micros += (*d - '0') * scale;
+	}
+	gmtime_r(&tt, &tm);
+	strftime(text, 20 + 1, "%Y-%m-%dT%H:%M:%S", &tm);
+	snprintf(text + 19, sizeof(text) - 19, ".%06ld", micros);
+	json_object_object_add(event, "created_at", json_object_new_string(text));
+}
+
 static void square_search(int fd, const char *head, size_t head_len,
 			  const char *target, const char *auth)
 {
@@ -1021,10 +1075,14 @@ static void square_search(int fd, const char *head, size_t head_len,
 		return;
 	}
 	page = limit > 0 ? (long)(offset / limit) + 1 : 1;
+	/* api.json gives SearchEventsRequest.limit minimum 1, maximum 100,
+	 * and Square's list endpoints that say what they answer outside
+	 * their range answer 400 VALUE_TOO_LOW or VALUE_TOO_HIGH (ListCustomers,
+	 * SearchCustomers): the same codes here. */
 	if (limit < 1 || limit > 100) {
 		log_request(400, page, "POST", target);
 		square_error(fd, 400, -1, "INVALID_REQUEST_ERROR",
-			     "INVALID_VALUE",
+			     limit < 1 ? "VALUE_TOO_LOW" : "VALUE_TOO_HIGH",
 			     "limit must be between 1 and 100.");
 		json_object_put(req);
 		return;
@@ -1123,6 +1181,7 @@ static void square_search(int fd, const char *head, size_t head_len,
 			all, desc ? n - 1 - (size_t)k : (size_t)k);
 		struct json_object *m = json_object_new_object();
 
+		square_list_time(e);
 		json_object_array_add(events, json_object_get(e));
 		json_object_object_add(m, "event_id", json_object_new_string(
 			square_string(e, "event_id", NULL, NULL) != NULL ?
@@ -1158,13 +1217,19 @@ static void square_search(int fd, const char *head, size_t head_len,
 
 /* ---- komoju: GET /api/v1/events ------------------------------------------------
  *
- * KOMOJU's event list: HTTP Basic with KEY as the user and no password
- * (else 401 with KOMOJU's {"error": {"code", "message"}}), start_time and
- * end_time (ISO 8601, both inclusive), per_page (1-100, default 10;
- * anything else 400 bad_request: an assumption, KOMOJU publishes no
- * largest page), page (1 the first); newest first; {"resource": "list",
- * "total", "page", "per_page", "last_page", "data": [...]}. The events
- * file holds webhook bodies (created_at RFC 3339).
+ * KOMOJU's event list as komoju/komoju-ruby-sdk documents it
+ * (docs/EventsApi.md "Event: List", docs/EventList.md, docs/Event.md,
+ * docs/APIErrorError.md; the older degica/komoju-ruby lib/komoju/client.rb
+ * schema agrees): HTTP Basic with KEY as the user and no password (else
+ * 401 with KOMOJU's {"error": {"code", "message", "param", "details"}}),
+ * start_time and end_time (date-time; whether inclusive is not published:
+ * both inclusive here, the pass's overlap covers either), per_page
+ * (default 10 here; KOMOJU publishes neither a default nor a largest page:
+ * above 100 400 bad_request, an assumption), page (1 the first); "from
+ * most-recent to least-recent"; {"resource": "list", "start_time",
+ * "end_time", "total", "page", "per_page", "last_page", "data": [...]},
+ * each item an event {id, type, resource "event", created_at, reason,
+ * data}. The events file holds webhook bodies (created_at RFC 3339).
  */
 
 static void komoju_error(int fd, int status, long retry_after, const char *code,
@@ -1184,7 +1249,7 @@ static void komoju_list(int fd, const char *target, const char *auth)
 	int64_t from = -1, to = -1, per_page = 10, page_no = 1;
 	bool bad = false;
 	long fault_arg = -1;
-	char what[32] = "";
+	char what[32] = "", start_text[128] = "", end_text[128] = "";
 	struct json_object *all = json_object_new_array(), *data, *answer;
 	FILE *f;
 	char *line = NULL;
@@ -1200,10 +1265,14 @@ static void komoju_list(int fd, const char *target, const char *auth)
 			decode(q, (size_t)(eq - q), name, sizeof(name));
 			decode(eq + 1, len - (size_t)(eq - q) - 1, value,
 			       sizeof(value));
-			if (strcmp(name, "start_time") == 0)
+			if (strcmp(name, "start_time") == 0) {
 				from = square_time(value);
-			else if (strcmp(name, "end_time") == 0)
+				snprintf(start_text, sizeof(start_text), "%s",
+					 value);
+			} else if (strcmp(name, "end_time") == 0) {
 				to = square_time(value);
+				snprintf(end_text, sizeof(end_text), "%s", value);
+			}
 			else if (strcmp(name, "per_page") == 0)
 				bad = !number(value, &per_page) || per_page < 1 ||
 				      per_page > 100;
@@ -1284,6 +1353,10 @@ static void komoju_list(int fd, const char *target, const char *auth)
 					      json_object_array_get_idx(all, i)));
 	answer = json_object_new_object();
 	json_object_object_add(answer, "resource", json_object_new_string("list"));
+	json_object_object_add(answer, "start_time", start_text[0] != '\0' ?
+			       json_object_new_string(start_text) : NULL);
+	json_object_object_add(answer, "end_time", end_text[0] != '\0' ?
+			       json_object_new_string(end_text) : NULL);
 	json_object_object_add(answer, "total", json_object_new_int64((int64_t)n));
 	json_object_object_add(answer, "page", json_object_new_int64(page_no));
 	json_object_object_add(answer, "per_page", json_object_new_int64(per_page));
@@ -1441,7 +1514,7 @@ static void answer_page(int fd, struct json_object *page_obj, bool truncate,
 	if (truncate)
 		len /= 2;
 	if (link != NULL && link[0] != '\0')
-		snprintf(linkh, sizeof(linkh), "Link: %s\r\n", link);
+		snprintf(linkh, sizeof(linkh), "link: %s\r\n", link);
 	n = snprintf(head, sizeof(head),
 		     "HTTP/1.1 200 OK\r\nContent-Type: application/json; "
 		     "charset=utf-8\r\nContent-Length: %zu\r\n%s"
@@ -1556,10 +1629,16 @@ out:
  * (else 401 with Shopify's errors object), another API version 404,
  * status (default open: no closed_at nor cancelled_at; any: all),
  * updated_at_min and updated_at_max (ISO 8601, inclusive), limit (1-250,
- * default 50; above 250: 400), page_info (from the Link header; with any
- * parameter but limit: 400, as Shopify refuses it); the file's order;
- * {"orders": [...]}, and a Link header with rel="previous" and rel="next"
- * as there are. A page's number for the faults: its offset / limit + 1. */
+ * default 50: shopify.dev/docs/api/usage/pagination-rest; above 250: 400,
+ * an assumption: Shopify does not publish what it answers then, and
+ * third-party accounts say it returns 250), page_info (from the Link
+ * header; with any parameter but limit: 400, as Shopify refuses it:
+ * "A request that includes the page_info parameter can't include any
+ * other parameters except for limit"); the file's order; {"orders":
+ * [...]}, and a link header with rel="previous" and rel="next" as there
+ * are, its name in lower case as Shopify has sent it since 2023
+ * (community.shopify.com/t/pagination-link-header-is-now-lower-case/
+ * 283881). A page's number for the faults: its offset / limit + 1. */
 #define SHOPIFY_VERSION_PATH "/admin/api/2026-10/orders.json"
 
 static void shopify_error(int fd, int status, const char *errors)
