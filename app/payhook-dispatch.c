@@ -44,6 +44,7 @@
 #include "lifecycle.h"
 #include "log.h"
 #include "metrics.h"
+#include "metrics_dispatch.h"
 #include "number.h"
 #include "pool.h"
 #include "retention.h"

@@ -13,6 +13,7 @@
 #include <time.h>
 
 #include "page.h"
+#include "metrics_dispatch.h"
 #include "response.h"
 #include "textbuf.h"
 
@@ -222,7 +223,7 @@ static void target_table(struct textbuf *o, const struct metrics *m)
 	char since[32], probe[32], pause[32], at[32];
 
 	textbuf_printf(o, "<h3>Target</h3>\n");
-	if (!metrics_read_target(m, &t)) {
+	if (!metrics_dispatch_read_target(m, &t)) {
 		textbuf_printf(o, "<p>Not known yet: a payhook-dispatch shows "
 				  "the target's state here once it has read "
 				  "it.</p>\n");
@@ -256,7 +257,7 @@ static void circuit_table(struct textbuf *o, const struct metrics *m)
 		"closed", "open", "half-open (probing)",
 	};
 	struct metrics_circuit *c = calloc(METRICS_DISPATCHERS, sizeof(*c));
-	size_t n = c != NULL ? metrics_read_circuits(m, c, METRICS_DISPATCHERS)
+	size_t n = c != NULL ? metrics_dispatch_read_circuits(m, c, METRICS_DISPATCHERS)
 			     : 0;
 	int64_t now = (int64_t)time(NULL);
 
@@ -302,7 +303,7 @@ static void handoff_section(struct textbuf *o, const struct metrics *m)
 	int64_t at_s, age_s;
 
 	textbuf_printf(o, "<section id=\"handoff\">\n<h2>Hand-off</h2>\n");
-	if (!metrics_read_dispatch(m, &g, &at_s, &opened)) {
+	if (!metrics_dispatch_read(m, &g, &at_s, &opened)) {
 		textbuf_printf(o, "<p>Not known: no payhook-dispatch counts into "
 				  "this pool's counters (run it with the same "
 				  "metrics_file).</p>\n</section>\n");

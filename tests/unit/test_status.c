@@ -16,7 +16,8 @@
 #include <unistd.h>
 
 #include "listen_queue.h"
-#include "metrics.h"
+#include "metrics_dispatch.h"
+#include "status.h"
 
 #define WAITING 3
 #define BACKLOG 7
@@ -204,7 +205,7 @@ START_TEST(dispatcher_circuits)
 		.state = METRICS_CIRCUIT_OPEN, .since_ms = 1764600000123LL,
 		.failures = 5, .next_probe_ms = 1764600060000LL,
 	}, out[4];
-	char *text = malloc(METRICS_RENDER_MAX);
+	char *text = malloc(STATUS_RENDER_MAX);
 	char series[96];
 	struct config cfg;
 	pid_t child;
@@ -213,7 +214,7 @@ START_TEST(dispatcher_circuits)
 	ck_assert_ptr_nonnull(m);
 	ck_assert_ptr_nonnull(text);
 	memset(&cfg, 0, sizeof(cfg));
-	ck_assert_uint_eq(metrics_read_circuits(m, out, 4), 0);
+	ck_assert_uint_eq(metrics_dispatch_read_circuits(m, out, 4), 0);
 	/* A dispatcher that publishes and dies without giving it back. */
 	child = fork();
 	if (child == 0) {
@@ -221,10 +222,10 @@ START_TEST(dispatcher_circuits)
 		_exit(0);
 	}
 	ck_assert_int_eq(waitpid(child, &status, 0), child);
-	ck_assert_uint_eq(metrics_read_circuits(m, out, 4), 0);
+	ck_assert_uint_eq(metrics_dispatch_read_circuits(m, out, 4), 0);
 	c.state = METRICS_CIRCUIT_HALF_OPEN;
 	metrics_dispatch_circuit(m, &c);
-	ck_assert_uint_eq(metrics_read_circuits(m, out, 4), 1);
+	ck_assert_uint_eq(metrics_dispatch_read_circuits(m, out, 4), 1);
 	ck_assert_int_eq(out[0].pid, getpid());
 	ck_assert_int_eq(out[0].state, METRICS_CIRCUIT_HALF_OPEN);
 	ck_assert_int_eq(out[0].since_ms, c.since_ms);
@@ -233,18 +234,18 @@ START_TEST(dispatcher_circuits)
 	/* The text: a state set, and the figures by pid. */
 	snprintf(series, sizeof(series), "payhook_dispatch_circuit_state"
 		 "{pid=\"%ld\",state=\"half_open\"}", (long)getpid());
-	ck_assert_int_eq(metrics_value(m, &cfg, series), 1);
+	ck_assert_int_eq(status_value(m, &cfg, series), 1);
 	snprintf(series, sizeof(series), "payhook_dispatch_circuit_state"
 		 "{pid=\"%ld\",state=\"open\"}", (long)getpid());
-	ck_assert_int_eq(metrics_value(m, &cfg, series), 0);
+	ck_assert_int_eq(status_value(m, &cfg, series), 0);
 	snprintf(series, sizeof(series), "payhook_dispatch_circuit_failures"
 		 "{pid=\"%ld\"}", (long)getpid());
-	ck_assert_int_eq(metrics_value(m, &cfg, series), 5);
-	ck_assert_int_ge(metrics_render(m, &cfg, text, METRICS_RENDER_MAX), 0);
+	ck_assert_int_eq(status_value(m, &cfg, series), 5);
+	ck_assert_int_ge(status_render(m, &cfg, text, STATUS_RENDER_MAX), 0);
 	ck_assert_msg(strstr(text, "payhook_dispatch_circuit_since_seconds{pid=")
 		      != NULL, "%s", text);
 	metrics_dispatch_circuit_gone(m);
-	ck_assert_uint_eq(metrics_read_circuits(m, out, 4), 0);
+	ck_assert_uint_eq(metrics_dispatch_read_circuits(m, out, 4), 0);
 	free(text);
 	metrics_free(m);
 }
