@@ -11,6 +11,7 @@
 #include "response.h"
 #include "status.h"
 #include "status_dispatch.h"
+#include "status_reconcile.h"
 #include "textbuf.h"
 
 /* The exposition is written into a textbuf; put is its short name here. */
@@ -234,6 +235,7 @@ long status_render(const struct metrics *m, const struct config *cfg,
 	    c->reloads, c->reloads_refused);
 	put_status(&o, m);
 	status_dispatch_put(&o, m);
+	status_reconcile_put(&o, m);
 	free(c);
 	return o.full ? -1 : (long)o.len;
 }

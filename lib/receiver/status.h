@@ -1,6 +1,7 @@
 /* status.h - the pool's counters (metrics.h) rendered for scrapers and
  * people: the Prometheus text of metrics_path and payhook --stats (with
- * payhook-dispatch's part, status_dispatch.h), the pool's status of
+ * payhook-dispatch's part, status_dispatch.h, and payhook-reconcile's,
+ * status_reconcile.h), the pool's status of
  * status_path, and one series read back by name. php-fpm's fpm_status.c
  * beside its fpm_scoreboard.c: the segment counts, this module speaks.
  */

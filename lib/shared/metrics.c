@@ -53,18 +53,19 @@ _Static_assert(SCOREBOARD_REASON_WORDS * 8 <=
 /* The sizes of the versions before, whose segments grow in place:
  * without the lifecycle counters, without the pool's status, without the
  * circuits, without the suspicious refunds, the refusals and the target,
- * without the inbox. */
+ * without the inbox, without the reconciliation. */
 #define PREVIOUS_SIZE offsetof(struct scoreboard, lifecycle)
 #define BEFORE_STATUS_SIZE offsetof(struct scoreboard, start_time)
 #define BEFORE_CIRCUITS_SIZE offsetof(struct scoreboard, circuits)
 #define BEFORE_SUSPICIOUS_SIZE offsetof(struct scoreboard, suspicious_refunds)
 #define BEFORE_INBOX_SIZE offsetof(struct scoreboard, inbox)
+#define BEFORE_RECONCILE_SIZE offsetof(struct scoreboard, reconcile_at_s)
 
 static bool older_size(size_t size)
 {
 	return size == PREVIOUS_SIZE || size == BEFORE_STATUS_SIZE ||
 	       size == BEFORE_CIRCUITS_SIZE || size == BEFORE_SUSPICIOUS_SIZE ||
-	       size == BEFORE_INBOX_SIZE;
+	       size == BEFORE_INBOX_SIZE || size == BEFORE_RECONCILE_SIZE;
 }
 
 /* The status fields that do not start at zero. */

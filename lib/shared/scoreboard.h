@@ -1,12 +1,13 @@
 /* scoreboard.h - the layout of the shared-memory segment that metrics.c
- * (the pool's counters and slots) and metrics_dispatch.c (payhook-dispatch's
- * counters, circuits and target) write and read, and the atomics both use:
- * relaxed counters, sequence locks, text in atomic words. php-fpm's
- * fpm_scoreboard.h is the model: the ground floor counts, it renders
- * nothing (lib/receiver/status.c does).
+ * (the pool's counters and slots), metrics_dispatch.c (payhook-dispatch's
+ * counters, circuits and target) and metrics_reconcile.c (reconciliation's
+ * figures, as payhook-dispatch reads them) write and read, and the atomics
+ * they use: relaxed counters, sequence locks, text in atomic words.
+ * php-fpm's fpm_scoreboard.h is the model: the ground floor counts, it
+ * renders nothing (lib/receiver/status.c does).
  *
- * Only metrics.c and metrics_dispatch.c include this header; everyone else
- * sees struct metrics as opaque through metrics.h. The layout only ever
+ * Only those three include this header; everyone else sees struct metrics
+ * as opaque through metrics.h. The layout only ever
  * grows at its end, so that a segment of the version before grows in
  * place (metrics.c).
  */
@@ -42,6 +43,7 @@
 #define SCOREBOARD_TXID_WORDS 17
 #define SCOREBOARD_REASON_WORDS 16
 #define SCOREBOARD_TARGET_ERROR_WORDS 26
+#define SCOREBOARD_RECONCILE_ERROR_WORDS 16
 
 /* One worker's slot: written by that worker only (and pid by whoever starts
  * and reaps it); read by anyone. */
@@ -98,6 +100,22 @@ struct scoreboard_target {
 	atomic_llong updated_ms;
 	atomic_ullong error[SCOREBOARD_TARGET_ERROR_WORDS];
 };
+
+/* One profile's reconciliation as payhook-dispatch last read it from
+ * reconcile_cursors, under its sequence lock. */
+struct scoreboard_reconcile {
+	atomic_uint seq;
+	atomic_uint flags;           /* SCOREBOARD_RECONCILE_* */
+	atomic_uint failed_passes;
+	atomic_ullong recovered;
+	atomic_ullong discrepancies;
+	atomic_llong last_success_s; /* Unix time; 0: none */
+	atomic_llong last_error_s;
+	atomic_ullong error[SCOREBOARD_RECONCILE_ERROR_WORDS];
+};
+#define SCOREBOARD_RECONCILE_KNOWN 1u   /* the profile has a row */
+#define SCOREBOARD_RECONCILE_FAILING 2u /* its alert episodes */
+#define SCOREBOARD_RECONCILE_STALE 4u
 
 struct scoreboard {
 	uint32_t magic;
@@ -166,6 +184,11 @@ struct scoreboard {
 	 * the same reason. */
 	atomic_ullong inbox[SCOREBOARD_PROVIDERS][2][SCOREBOARD_INBOX_RESULTS];
 	atomic_ullong inbox_replayed[SCOREBOARD_PROVIDERS];
+	/* payhook-reconcile's figures per profile, as payhook-dispatch last
+	 * read them (reconcile_at_s; 0: never). Added after the inbox, for
+	 * the same reason. */
+	atomic_ullong reconcile_at_s;
+	struct scoreboard_reconcile reconcile[CONFIG_PROVIDER_COUNT];
 };
 
 /* A process's view of a segment (metrics.h's opaque struct metrics). */

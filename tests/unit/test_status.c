@@ -1,7 +1,8 @@
 /* test_status.c - unit tests of status and status_dispatch: the
  * Prometheus text of a real shared segment, read back by series (what
  * metrics_path and payhook --stats show), the pool's status alone, and
- * payhook-dispatch's part once a dispatcher counts.
+ * payhook-dispatch's part once a dispatcher counts, payhook-reconcile's
+ * once a dispatcher published it.
  */
 #include "config.h"
 
@@ -12,6 +13,7 @@
 #include <unistd.h>
 
 #include "metrics_dispatch.h"
+#include "metrics_reconcile.h"
 #include "status.h"
 
 /* A profile's requests by outcome and status, the histogram cumulative in
@@ -105,6 +107,51 @@ START_TEST(dispatcher)
 }
 END_TEST
 
+/* payhook-reconcile's part: none before a dispatcher published it, then
+ * each profile with a row, its alerts as a pair of 0/1. */
+START_TEST(reconcile)
+{
+	struct error err;
+	struct metrics *m = metrics_new_shared(&err);
+	struct metrics_reconcile rows[CONFIG_PROVIDER_COUNT];
+	char *text = malloc(STATUS_RENDER_MAX);
+	struct config cfg;
+
+	ck_assert_ptr_nonnull(m);
+	ck_assert_ptr_nonnull(text);
+	memset(&cfg, 0, sizeof(cfg));
+	ck_assert_int_ge(status_render(m, &cfg, text, STATUS_RENDER_MAX), 0);
+	ck_assert_ptr_null(strstr(text, "payhook_reconcile_"));
+	memset(rows, 0, sizeof(rows));
+	rows[CONFIG_PROVIDER_STRIPE] = (struct metrics_reconcile){
+		.known = true, .recovered = 5, .discrepancies = 2,
+		.failed_passes = 0, .last_success_s = 1764600000, .stale = true,
+	};
+	metrics_reconcile_publish(m, rows);
+	ck_assert_int_eq(status_value(m, &cfg, "payhook_reconcile_recovered_"
+				      "total{provider=\"stripe\"}"), 5);
+	ck_assert_int_eq(status_value(m, &cfg, "payhook_reconcile_"
+				      "discrepancies_total{provider="
+				      "\"stripe\"}"), 2);
+	ck_assert_int_eq(status_value(m, &cfg, "payhook_reconcile_last_success_"
+				      "timestamp_seconds{provider="
+				      "\"stripe\"}"), 1764600000);
+	ck_assert_int_eq(status_value(m, &cfg, "payhook_reconcile_alert{"
+				      "provider=\"stripe\",kind=\"stale\"}"),
+			 1);
+	ck_assert_int_eq(status_value(m, &cfg, "payhook_reconcile_alert{"
+				      "provider=\"stripe\",kind=\"failing\"}"),
+			 0);
+	/* A profile without a row shows nothing. */
+	ck_assert_int_eq(status_value(m, &cfg, "payhook_reconcile_recovered_"
+				      "total{provider=\"paddle\"}"), -1);
+	ck_assert_int_gt(status_value(m, &cfg, "payhook_reconcile_timestamp_"
+				      "seconds"), 0);
+	free(text);
+	metrics_free(m);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("status");
@@ -114,6 +161,7 @@ int main(void)
 
 	tcase_add_test(tc, requests);
 	tcase_add_test(tc, dispatcher);
+	tcase_add_test(tc, reconcile);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
