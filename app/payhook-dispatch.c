@@ -44,6 +44,8 @@
 #include "lifecycle.h"
 #include "log.h"
 #include "metrics.h"
+#include "metrics_dispatch.h"
+#include "metrics_reconcile.h"
 #include "number.h"
 #include "pool.h"
 #include "retention.h"
@@ -219,6 +221,15 @@ static void env_gauges(void *ctx, const struct handoff_store_gauges *g)
 	metrics_dispatch_gauges(world->metrics, &mg);
 }
 
+/* payhook-reconcile's figures in metrics_file, for payhook's metrics_path,
+ * --stats and the operator's page (payhook-reconcile itself runs apart). */
+static void env_reconcile(void *ctx, const struct metrics_reconcile *rows)
+{
+	const struct world *world = ctx;
+
+	metrics_reconcile_publish(world->metrics, rows);
+}
+
 /* The circuit in metrics_file, its times on the wall clock (the page and
  * the scraper show them). */
 static void env_circuit(void *ctx, const struct dispatcher_circuit *c)
@@ -383,6 +394,7 @@ static int run_dispatcher(const struct config *cfg, int ready_fd, bool once,
 		.on_gauges = env_gauges,
 		.on_circuit = env_circuit,
 		.on_tick = env_tick,
+		.on_reconcile = env_reconcile,
 		.ctx = &world,
 	};
 	struct dispatcher_run_options options = {

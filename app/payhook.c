@@ -24,6 +24,7 @@
 #include "pipeline.h"
 #include "pool.h"
 #include "sqlconn.h"
+#include "status.h"
 #include "timing.h"
 #include "worker.h"
 
@@ -218,8 +219,8 @@ static int print_stats(const struct config *cfg)
 		fprintf(stderr, "payhook: %s\n", err.message);
 		return 1;
 	}
-	text = malloc(METRICS_RENDER_MAX);
-	len = text != NULL ? metrics_render(m, cfg, text, METRICS_RENDER_MAX) : -1;
+	text = malloc(STATUS_RENDER_MAX);
+	len = text != NULL ? status_render(m, cfg, text, STATUS_RENDER_MAX) : -1;
 	if (len >= 0)
 		fwrite(text, 1, (size_t)len, stdout);
 	free(text);

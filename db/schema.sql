@@ -253,6 +253,13 @@ CREATE TABLE IF NOT EXISTS dispatch_alerts (
 -- at a time across hosts: a pass takes the row's lease (until lease_until,
 -- by the database's clock) and renews it after every page; another host
 -- finds it held and leaves the profile alone until it runs out.
+-- recovered_total and discrepancies_total count, over every pass, the rows
+-- payhook-reconcile recorded and the discrepancies it found; failed_passes
+-- is the failed passes in a row (0 after a complete one). failing_episode
+-- and stale_episode are payhook-dispatch's: set in the transaction that
+-- queues the alert (3 failed passes in a row; no complete pass for a day),
+-- cleared with the alert that a pass completed again, so each is sent once
+-- whichever dispatcher sees it (db/migrate-12-reconcile-status.sql).
 CREATE TABLE IF NOT EXISTS reconcile_cursors (
     provider       VARCHAR(32) CHARACTER SET ascii COLLATE ascii_bin NOT NULL
                    PRIMARY KEY,
@@ -262,7 +269,12 @@ CREATE TABLE IF NOT EXISTS reconcile_cursors (
     last_error_at  DATETIME(6) NULL,
     lease_owner    VARCHAR(128) NULL,
     lease_until    DATETIME(6) NULL,
-    updated_at     DATETIME(6) NOT NULL DEFAULT CURRENT_TIMESTAMP(6)
+    updated_at     DATETIME(6) NOT NULL DEFAULT CURRENT_TIMESTAMP(6),
+    recovered_total BIGINT UNSIGNED NOT NULL DEFAULT 0,
+    discrepancies_total BIGINT UNSIGNED NOT NULL DEFAULT 0,
+    failed_passes  INT UNSIGNED NOT NULL DEFAULT 0,
+    failing_episode TINYINT(1) NOT NULL DEFAULT 0,
+    stale_episode  TINYINT(1) NOT NULL DEFAULT 0
 ) ENGINE=InnoDB;
 
 -- inbox: deliveries payhook answered without recording anything, kept while

@@ -124,6 +124,11 @@ static char *body_new(const struct alert *a, const struct alert_message *m,
 	    add(obj, "action", m->action) != 0 ||
 	    add(obj, "detail", m->detail) != 0)
 		goto out;
+	/* An alert about a profile, not a payment (payhook-reconcile's):
+	 * the profile on its own. */
+	if (m->id == 0 && m->provider != NULL &&
+	    add(obj, "provider", m->provider) != 0)
+		goto out;
 	if (m->id != 0) {
 		json_object *id;
 

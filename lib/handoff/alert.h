@@ -29,7 +29,8 @@ struct alert_message {
 	const char *summary;        /* what happened, one sentence */
 	const char *action;         /* what to do about it */
 	const char *detail;         /* the last error seen; may be NULL */
-	/* The payment concerned; id 0 when none. */
+	/* The payment concerned; id 0 when none (then provider, when set,
+	 * is the profile the alert is about: payhook-reconcile's). */
 	unsigned long long id;
 	const char *provider;
 	const char *transaction_id;

@@ -10,6 +10,7 @@
 
 #include "dispatcher.h"
 #include "log.h"
+#include "reconcile_watch.h"
 
 /* Waits after a failed claim: doubling from the first to the last, so a
  * database that is back is used again within DB_RETRY_MAX_MS. */
@@ -55,6 +56,7 @@ struct dispatcher {
 	struct dispatcher_event pending[DISPATCHER_PENDING_MAX];
 	size_t pending_count;
 	int64_t gauges_at_us;      /* when the gauges were last read */
+	bool reconcile_missing;    /* no reconcile_cursors (or its counts) */
 	struct dispatcher_stats stats;
 };
 
@@ -194,6 +196,42 @@ void dispatcher_alert_init(struct dispatcher_alert *a,
 			 "check that the target (dispatch_url or "
 			 "dispatch_command) is up and answers 2xx; a "
 			 "circuit_closed alert follows when it does");
+	} else if (e->kind == DISPATCHER_EVENT_RECONCILE_FAILING) {
+		a->message.event = "reconcile_failing";
+		a->message.provider = e->provider;
+		snprintf(a->summary, sizeof(a->summary),
+			 "payhook-reconcile's passes for %s failed %u times in "
+			 "a row: webhooks that never came are not recovered "
+			 "for it", e->provider, e->failures);
+		snprintf(a->action, sizeof(a->action),
+			 "fix what its error says (see detail: the API key, "
+			 "%s_api_base, the provider), then run "
+			 "payhook-reconcile --once --provider %s; a "
+			 "reconcile_recovered alert follows when a pass "
+			 "completes", e->provider, e->provider);
+	} else if (e->kind == DISPATCHER_EVENT_RECONCILE_STALE) {
+		a->message.event = "reconcile_stale";
+		a->message.provider = e->provider;
+		snprintf(a->summary, sizeof(a->summary),
+			 "no pass of payhook-reconcile for %s has completed "
+			 "for a day or more: webhooks that never came are not "
+			 "recovered for it", e->provider);
+		snprintf(a->action, sizeof(a->action),
+			 "check that payhook-reconcile runs (its crontab line "
+			 "or service) with %s_api_key set, and run "
+			 "payhook-reconcile --once --provider %s; a "
+			 "reconcile_recovered alert follows when a pass "
+			 "completes", e->provider, e->provider);
+	} else if (e->kind == DISPATCHER_EVENT_RECONCILE_RECOVERED) {
+		a->message.event = "reconcile_recovered";
+		a->message.provider = e->provider;
+		snprintf(a->summary, sizeof(a->summary),
+			 "a pass of payhook-reconcile for %s completed again",
+			 e->provider);
+		snprintf(a->action, sizeof(a->action),
+			 "nothing; the pass listed again what the provider "
+			 "holds since its cursor and recorded what was "
+			 "missing");
 	} else if (e->kind == DISPATCHER_EVENT_TARGET_WAITING) {
 		a->message.event = "target_waiting";
 		snprintf(a->summary, sizeof(a->summary),
@@ -586,6 +624,9 @@ static void event_to_alert(const struct dispatcher_event *e,
 		[DISPATCHER_EVENT_CIRCUIT_OPEN] = "circuit_open",
 		[DISPATCHER_EVENT_CIRCUIT_CLOSED] = "circuit_closed",
 		[DISPATCHER_EVENT_TARGET_WAITING] = "target_waiting",
+		[DISPATCHER_EVENT_RECONCILE_FAILING] = "reconcile_failing",
+		[DISPATCHER_EVENT_RECONCILE_STALE] = "reconcile_stale",
+		[DISPATCHER_EVENT_RECONCILE_RECOVERED] = "reconcile_recovered",
 	};
 
 	memset(a, 0, sizeof(*a));
@@ -624,6 +665,12 @@ static void alert_to_event(const struct target_alert *a,
 		e->kind = DISPATCHER_EVENT_CIRCUIT_CLOSED;
 	else if (strcmp(a->event, "target_waiting") == 0)
 		e->kind = DISPATCHER_EVENT_TARGET_WAITING;
+	else if (strcmp(a->event, "reconcile_failing") == 0)
+		e->kind = DISPATCHER_EVENT_RECONCILE_FAILING;
+	else if (strcmp(a->event, "reconcile_stale") == 0)
+		e->kind = DISPATCHER_EVENT_RECONCILE_STALE;
+	else if (strcmp(a->event, "reconcile_recovered") == 0)
+		e->kind = DISPATCHER_EVENT_RECONCILE_RECOVERED;
 	else
 		e->kind = DISPATCHER_EVENT_DEAD;
 	e->row_kind = a->row_kind == HANDOFF_ROW_CHANGE ? HANDOFF_ROW_CHANGE
@@ -750,6 +797,37 @@ static void send_alerts(struct dispatcher *d)
 				      &sent, &err);
 	if (st != TARGET_STORE_OK)
 		shared_failed(d, st, &err);
+}
+
+/* payhook-reconcile's figures and alert episodes (reconcile_watch.h),
+ * when the target's table is shared (its alerts go to dispatch_alerts).
+ * A database without reconcile_cursors' counts is said once. */
+static void watch_reconcile(struct dispatcher *d, struct handoff_store *store)
+{
+	struct metrics_reconcile rows[CONFIG_PROVIDER_COUNT];
+	struct error err = { "" };
+	enum reconcile_watch_status st;
+	unsigned queued;
+
+	if (!d->shared || d->reconcile_missing)
+		return;
+	st = reconcile_watch_run(store, d->cfg, target_store_key(d->ts), rows,
+				 &queued, &err);
+	if (st == RECONCILE_WATCH_MISSING) {
+		log_info("payhook-reconcile not watched: %s (its figures and "
+			 "alerts need db/migrate-10-reconcile.sql and "
+			 "db/migrate-12-reconcile-status.sql)", err.message);
+		d->reconcile_missing = true;
+		return;
+	}
+	if (st != RECONCILE_WATCH_OK) {
+		log_debug("reading reconcile_cursors failed: %s", err.message);
+		return;
+	}
+	if (queued > 0)
+		d->alerts_due = true;
+	if (d->env.on_reconcile != NULL)
+		d->env.on_reconcile(d->env.ctx, rows);
 }
 
 /* Writes the UTC wall-clock time ms from now as RFC 3339 into buf. */
@@ -1164,6 +1242,7 @@ int dispatcher_run(struct dispatcher *d, struct handoff_store *store,
 					  claim_err.message);
 			if (d->env.on_tick != NULL)
 				d->env.on_tick(d->env.ctx);
+			watch_reconcile(d, store);
 			send_alerts(d);
 		}
 		rc = handoff_store_paused(store, &paused, &claim_err);

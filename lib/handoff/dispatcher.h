@@ -31,6 +31,7 @@
 #include "handoff.h"
 #include "handoff_row.h"
 #include "handoff_store.h"
+#include "metrics_reconcile.h"
 #include "target_store.h"
 
 enum dispatcher_event_kind {
@@ -40,6 +41,12 @@ enum dispatcher_event_kind {
 	DISPATCHER_EVENT_CIRCUIT_CLOSED, /* it answered 2xx again */
 	DISPATCHER_EVENT_TARGET_WAITING, /* it asked to wait (Retry-After)
 					  * dispatch_alert_after_s or longer */
+	/* payhook-reconcile's, as reconcile_watch.h decides them: a
+	 * profile's passes keep failing, its last complete pass is older
+	 * than a day, a pass completed again after either. */
+	DISPATCHER_EVENT_RECONCILE_FAILING,
+	DISPATCHER_EVENT_RECONCILE_STALE,
+	DISPATCHER_EVENT_RECONCILE_RECOVERED,
 };
 
 struct dispatcher_event {
@@ -116,6 +123,10 @@ struct dispatcher_env {
 	/* Housekeeping between claims, as often as the gauges (the payloads'
 	 * retention); may be NULL. Must return within a few hundred ms. */
 	void (*on_tick)(void *ctx);
+	/* Told, as often as the gauges, of payhook-reconcile's figures per
+	 * profile (CONFIG_PROVIDER_COUNT entries) as reconcile_cursors holds
+	 * them (reconcile_watch.h); may be NULL. */
+	void (*on_reconcile)(void *ctx, const struct metrics_reconcile *rows);
 	void *ctx;
 };
 

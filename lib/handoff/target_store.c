@@ -115,6 +115,11 @@ const char *target_store_label(const struct target_store *t)
 	return t->label;
 }
 
+const char *target_store_key(const struct target_store *t)
+{
+	return t->key;
+}
+
 /* Escapes text (at most max bytes of it, as printable ASCII) into a new
  * string. */
 static char *escaped_new(MYSQL *mysql, const char *text, size_t max,

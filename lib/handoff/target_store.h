@@ -90,6 +90,11 @@ void target_store_free(struct target_store *t);
 /* The target's label ("http://host:port/path", or "dispatch_command"). */
 const char *target_store_label(const struct target_store *t);
 
+/* The target's key in dispatch_target and dispatch_alerts (64 hex digits:
+ * the SHA-256 of its URL or command), for the modules that queue alerts of
+ * their own (reconcile_watch.h). */
+const char *target_store_key(const struct target_store *t);
+
 /* Reads the row (made when missing) into *s, and the database's clock into
  * *now_us, in a transaction of its own. Can fail. */
 enum target_store_status target_store_read(struct target_store *t,

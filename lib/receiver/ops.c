@@ -14,6 +14,7 @@
 #include "ops.h"
 #include "page.h"
 #include "signature.h"
+#include "status.h"
 #include "timing.h"
 
 #define BEARER "Bearer "
@@ -29,7 +30,7 @@ struct ops {
 	const struct metrics *metrics;
 	struct signature_keyring *token; /* metrics_token, NULL: none */
 	struct signature_keyring *page_token; /* the page's, NULL: token */
-	char *buf;                       /* METRICS_RENDER_MAX + headers */
+	char *buf;                       /* STATUS_RENDER_MAX + headers */
 	/* The page's figures from MySQL, asked at most every SUMMARY_MS. */
 	struct store_summary summary;
 	bool summary_ok;
@@ -73,9 +74,9 @@ struct ops *ops_new(const struct config *cfg, struct pipeline *pipeline,
 			  &ops->page_token, err) != 0)
 		goto fail;
 	/* Only a worker that serves metrics or pages needs a big buffer. */
-	ops->cap = cfg->status_page_path != NULL ? 2 * METRICS_RENDER_MAX + 512 :
+	ops->cap = cfg->status_page_path != NULL ? 2 * STATUS_RENDER_MAX + 512 :
 		   cfg->metrics_path != NULL || cfg->status_path != NULL ?
-			   METRICS_RENDER_MAX + 512 : 1024;
+			   STATUS_RENDER_MAX + 512 : 1024;
 	ops->buf = malloc(ops->cap);
 	if (ops->buf == NULL) {
 		error_set(err, "ops: out of memory");
@@ -253,7 +254,7 @@ static const char *answer_rendered(struct ops *ops, const char *header,
 
 static long render_metrics(const struct ops *ops, char *buf, size_t cap)
 {
-	return metrics_render(ops->metrics, ops->cfg, buf, cap);
+	return status_render(ops->metrics, ops->cfg, buf, cap);
 }
 
 static const char *metrics(struct ops *ops, const struct request *req,
@@ -342,7 +343,7 @@ static json_object *status_json(const struct metrics *m)
 
 static long render_status(const struct ops *ops, char *buf, size_t cap)
 {
-	return metrics_render_status(ops->metrics, buf, cap);
+	return status_render_pool(ops->metrics, buf, cap);
 }
 
 /* status_path: the pool's status, Prometheus text or JSON (the same

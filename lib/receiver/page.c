@@ -13,6 +13,8 @@
 #include <time.h>
 
 #include "page.h"
+#include "metrics_dispatch.h"
+#include "metrics_reconcile.h"
 #include "response.h"
 #include "textbuf.h"
 
@@ -30,7 +32,7 @@ static const char style[] =
 	"h3{font-size:1rem;margin:.75rem 0 .25rem}"
 	"main{display:grid;grid-template-columns:1fr 1fr;gap:0 2rem}"
 	"@media (max-width:600px){main{grid-template-columns:1fr}}"
-	"section{min-width:0}#failures,#refusals{grid-column:1/-1}"
+	"section{min-width:0}#failures,#refusals,#reconcile{grid-column:1/-1}"
 	".scroll{overflow-x:auto}"
 	"table{border-collapse:collapse;font-size:.9rem}"
 	"th,td{text-align:left;padding:.15rem .5rem .15rem 0;"
@@ -222,7 +224,7 @@ static void target_table(struct textbuf *o, const struct metrics *m)
 	char since[32], probe[32], pause[32], at[32];
 
 	textbuf_printf(o, "<h3>Target</h3>\n");
-	if (!metrics_read_target(m, &t)) {
+	if (!metrics_dispatch_read_target(m, &t)) {
 		textbuf_printf(o, "<p>Not known yet: a payhook-dispatch shows "
 				  "the target's state here once it has read "
 				  "it.</p>\n");
@@ -256,7 +258,7 @@ static void circuit_table(struct textbuf *o, const struct metrics *m)
 		"closed", "open", "half-open (probing)",
 	};
 	struct metrics_circuit *c = calloc(METRICS_DISPATCHERS, sizeof(*c));
-	size_t n = c != NULL ? metrics_read_circuits(m, c, METRICS_DISPATCHERS)
+	size_t n = c != NULL ? metrics_dispatch_read_circuits(m, c, METRICS_DISPATCHERS)
 			     : 0;
 	int64_t now = (int64_t)time(NULL);
 
@@ -302,7 +304,7 @@ static void handoff_section(struct textbuf *o, const struct metrics *m)
 	int64_t at_s, age_s;
 
 	textbuf_printf(o, "<section id=\"handoff\">\n<h2>Hand-off</h2>\n");
-	if (!metrics_read_dispatch(m, &g, &at_s, &opened)) {
+	if (!metrics_dispatch_read(m, &g, &at_s, &opened)) {
 		textbuf_printf(o, "<p>Not known: no payhook-dispatch counts into "
 				  "this pool's counters (run it with the same "
 				  "metrics_file).</p>\n</section>\n");
@@ -323,6 +325,71 @@ static void handoff_section(struct textbuf *o, const struct metrics *m)
 	target_table(o, m);
 	circuit_table(o, m);
 	textbuf_printf(o, "</section>\n");
+}
+
+/* payhook-reconcile's figures per profile, as payhook-dispatch last read
+ * them from reconcile_cursors (payhook-reconcile itself runs apart). */
+static void reconcile_section(struct textbuf *o, const struct metrics *m)
+{
+	struct metrics_reconcile r[CONFIG_PROVIDER_COUNT];
+	int64_t at_s, now = (int64_t)time(NULL);
+	unsigned known = 0;
+
+	textbuf_printf(o, "<section id=\"reconcile\">\n"
+			  "<h2>Reconciliation</h2>\n");
+	if (!metrics_reconcile_read(m, r, &at_s)) {
+		textbuf_printf(o, "<p>Not known: no payhook-dispatch reads "
+				  "reconcile_cursors into this pool's counters "
+				  "(run it with the same metrics_file).</p>\n"
+				  "</section>\n");
+		return;
+	}
+	for (unsigned p = 0; p < CONFIG_PROVIDER_COUNT; p++)
+		known += r[p].known;
+	if (known == 0) {
+		textbuf_printf(o, "<p>No profile is reconciled: "
+				  "reconcile_cursors has no row yet "
+				  "(payhook-reconcile makes one for each "
+				  "profile with an API key).</p>\n</section>\n");
+		return;
+	}
+	textbuf_printf(o, "<div class=\"scroll\"><table>\n<thead><tr>"
+			  "<th>profile</th><th>recovered</th>"
+			  "<th>discrepancies</th>"
+			  "<th>last complete pass (UTC)</th>"
+			  "<th>failed passes in a row</th><th>alert</th>"
+			  "<th>last error</th></tr></thead>\n<tbody>\n");
+	for (unsigned p = 0; p < CONFIG_PROVIDER_COUNT; p++) {
+		char when[32] = "none yet";
+
+		if (!r[p].known)
+			continue;
+		if (r[p].last_success_s != 0)
+			utc_text(r[p].last_success_s, when, sizeof(when));
+		textbuf_printf(o, "<tr><th scope=\"row\">%s</th>"
+				  "<td class=\"n\">%llu</td>"
+				  "<td class=\"n\">%llu</td><td>%s</td>"
+				  "<td class=\"n\">%u</td><td>%s</td><td>",
+			       config_provider_name(p), r[p].recovered,
+			       r[p].discrepancies, when, r[p].failed_passes,
+			       r[p].failing && r[p].stale ? "failing, stale"
+			       : r[p].failing		  ? "failing"
+			       : r[p].stale		  ? "stale"
+							  : "-");
+		textbuf_html(o, r[p].last_error[0] != '\0' ? r[p].last_error
+							    : "-");
+		textbuf_printf(o, "</td></tr>\n");
+	}
+	textbuf_printf(o, "</tbody>\n</table></div>\n<p>Recovered: rows "
+			  "payhook-reconcile recorded because their webhook "
+			  "never came. Discrepancies are logged, never "
+			  "applied. An alert goes out when a profile's "
+			  "passes fail %d times in a row or its last complete "
+			  "pass is %ld hours old. From reconcile_cursors, as "
+			  "payhook-dispatch read it %lld s ago.</p>\n"
+			  "</section>\n", METRICS_RECONCILE_ALERT_FAILED_PASSES,
+		       METRICS_RECONCILE_ALERT_STALE_S / 3600,
+		       (long long)(now - at_s));
 }
 
 static void lifecycle_section(struct textbuf *o, const struct page_backend *b)
@@ -399,6 +466,7 @@ long page_render(const struct metrics *m, const struct config *cfg,
 	hour_section(&o, cfg, hour);
 	handoff_section(&o, m);
 	lifecycle_section(&o, backend);
+	reconcile_section(&o, m);
 	inbox_section(&o, m, cfg);
 	failures_section(&o, cfg, "failures", failures, nf);
 	failures_section(&o, cfg, "refusals", refusals, nr);

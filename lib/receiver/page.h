@@ -1,8 +1,9 @@
 /* page.h - the operator's page (status_page_path): one read-only HTML5
  * page with the pool's status, each profile's answers over the last hour as
  * an inline SVG chart, the latest failures, the hand-off's gauges (from
- * payhook-dispatch's metrics, when it shares the segment) and the counts of
- * refunds and disputes. No script, no external asset;
+ * payhook-dispatch's metrics, when it shares the segment), the counts of
+ * refunds and disputes, and payhook-reconcile's figures per profile (as
+ * payhook-dispatch read them from reconcile_cursors). No script, no external asset;
  * readable on a phone (one column under 600 px).
  */
 #ifndef PAYHOOK_PAGE_H

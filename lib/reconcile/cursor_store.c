@@ -196,29 +196,46 @@ int cursor_store_advance(struct cursor_store *s, const char *profile,
 }
 
 int cursor_store_finish(struct cursor_store *s, const char *profile,
-			const char *error, struct error *err)
+			const char *error, unsigned long recovered,
+			unsigned long discrepancies, struct error *err)
 {
 	char p[2 * VALUE_MAX + 1], e[2 * VALUE_MAX + 1];
 	char cut[VALUE_MAX + 1];
+	struct error counted;
 
 	if (escape(s, profile, p, err) != 0)
 		return -1;
 	if (run(s, err, "INSERT IGNORE INTO reconcile_cursors (provider) "
 		"VALUES ('%s')", p) < 0)
 		return -1;
-	if (error == NULL)
-		return run(s, err,
-			   "UPDATE reconcile_cursors SET last_success_at = "
-			   "UTC_TIMESTAMP(6), last_error = NULL, "
-			   "updated_at = UTC_TIMESTAMP(6) WHERE provider = '%s'",
-			   p) < 0 ? -1 : 0;
-	snprintf(cut, sizeof(cut), "%s", error);
-	if (escape(s, cut, e, err) != 0)
-		return -1;
-	return run(s, err,
-		   "UPDATE reconcile_cursors SET last_error = '%s', "
-		   "last_error_at = UTC_TIMESTAMP(6), updated_at = "
-		   "UTC_TIMESTAMP(6) WHERE provider = '%s'", e, p) < 0 ? -1 : 0;
+	if (error == NULL) {
+		if (run(s, err,
+			"UPDATE reconcile_cursors SET last_success_at = "
+			"UTC_TIMESTAMP(6), last_error = NULL, "
+			"updated_at = UTC_TIMESTAMP(6) WHERE provider = '%s'",
+			p) < 0)
+			return -1;
+	} else {
+		snprintf(cut, sizeof(cut), "%s", error);
+		if (escape(s, cut, e, err) != 0 ||
+		    run(s, err,
+			"UPDATE reconcile_cursors SET last_error = '%s', "
+			"last_error_at = UTC_TIMESTAMP(6), updated_at = "
+			"UTC_TIMESTAMP(6) WHERE provider = '%s'", e, p) < 0)
+			return -1;
+	}
+	/* Apart: a database without db/migrate-12-reconcile-status.sql
+	 * still gets the cursor's times above. */
+	if (run(s, &counted,
+		"UPDATE reconcile_cursors SET recovered_total = "
+		"recovered_total + %lu, discrepancies_total = "
+		"discrepancies_total + %lu, failed_passes = %s WHERE "
+		"provider = '%s'", recovered, discrepancies,
+		error == NULL ? "0" : "failed_passes + 1", p) < 0)
+		return error_set(err, "reconcile_cursors' counts not written "
+				 "(db/migrate-12-reconcile-status.sql applied?): "
+				 "%s", counted.message);
+	return 0;
 }
 
 int cursor_store_held_payment(struct cursor_store *s, const char *profile,

@@ -52,10 +52,15 @@ int cursor_store_read(struct cursor_store *store, const char *profile,
 int cursor_store_advance(struct cursor_store *store, const char *profile,
 			 int64_t cursor_s, struct error *err);
 
-/* Records the end of a pass: last_success_at now and last_error cleared
- * (error NULL), or last_error = error. Returns 0, or -1. */
+/* Records the end of a pass: last_success_at now, last_error cleared and
+ * failed_passes 0 (error NULL), or last_error = error and failed_passes
+ * one more; either way the pass's recorded rows (recovered) and
+ * discrepancies are added to the profile's totals. Returns 0, or -1 (the
+ * times written, not the counts, when the counts' columns are missing:
+ * err names db/migrate-12-reconcile-status.sql). */
 int cursor_store_finish(struct cursor_store *store, const char *profile,
-			const char *error, struct error *err);
+			const char *error, unsigned long recovered,
+			unsigned long discrepancies, struct error *err);
 
 /* The amount and currency payhook holds for (profile, transaction_id):
  * 1 with them set, 0 when there is no such payment, -1 with err set. */

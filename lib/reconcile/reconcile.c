@@ -592,9 +592,9 @@ out:
 	if (!o->dry_run && strcmp(status, "busy") != 0 &&
 	    cursor_store_finish(r->cursors, name,
 				rc == RECONCILE_FAILED ? err.message : NULL,
-				&ignored) != 0)
-		log_warn("%s: last_success_at/last_error not written: %s", name,
-			 ignored.message);
+				t.processed, t.discrepancy, &ignored) != 0)
+		log_warn("%s: the pass's end not written to reconcile_cursors: "
+			 "%s", name, ignored.message);
 	if (leased)
 		cursor_store_release(r->cursors, name);
 	return rc;

@@ -3,7 +3,7 @@
  * errors by kind, lost leases, workers alive and restarted. Every worker adds
  * to them (and refunds, disputes and cancellations by kind and outcome)
  * with relaxed atomic increments (no lock, no system call); any
- * reader renders the sum in the Prometheus text format.
+ * reader reads the sum.
  *
  * Each worker also publishes its own slot (pid, stage, requests served, the
  * request in hand: since when, which profile and transaction id), with
@@ -14,7 +14,10 @@
  * The segment is a memfd shared by a master and the workers it forks (and
  * handed on across an upgrade's exec), or the file metrics_file names, which
  * independent workers (spawn-fcgi, mod_fcgid), payhook --stats and
- * payhook-dispatch (its attempts, and the hand-off table's gauges) share.
+ * payhook-dispatch (its attempts, and the hand-off table's gauges:
+ * metrics_dispatch.h) share. Its layout is in scoreboard.h; this module
+ * counts and reads back, and renders nothing: lib/receiver/status.c writes
+ * the Prometheus text and the status, page.c the operator's page.
  */
 #ifndef PAYHOOK_METRICS_H
 #define PAYHOOK_METRICS_H
@@ -199,116 +202,6 @@ bool metrics_slow_seen(struct metrics *metrics, pid_t pid,
 bool metrics_terminated_seen(struct metrics *metrics, pid_t pid,
 			     unsigned long long request);
 
-/* payhook-dispatch's attempts, by what became of them. */
-enum metrics_dispatch_result {
-	METRICS_DISPATCH_DELIVERED = 0,
-	METRICS_DISPATCH_RETRY,      /* failed, counted, due again */
-	METRICS_DISPATCH_DEFERRED,   /* failed or told to wait, not counted */
-	METRICS_DISPATCH_DEAD,
-	METRICS_DISPATCH_SUPERSEDED, /* a newer claim took the row meanwhile */
-	METRICS_DISPATCH_UNRECORDED, /* the database failed to take the result */
-	METRICS_DISPATCH_RESULTS
-};
-
-/* The hand-off's table, as payhook-dispatch last read it. */
-struct metrics_dispatch_gauges {
-	unsigned long long pending;     /* not yet delivered nor dead */
-	unsigned long long in_flight;   /* claimed under a lease now */
-	unsigned long long dead;
-	unsigned long long oldest_due_s; /* how long the most overdue pending
-					 * payment has been due */
-};
-
-/* Counts one attempt of payhook-dispatch; a delivered one's elapsed_us goes
- * into the delivery-latency histogram. Can't fail; metrics NULL is fine. */
-void metrics_dispatch_attempt(struct metrics *metrics,
-			      enum metrics_dispatch_result result,
-			      int64_t elapsed_us);
-
-/* Counts the target's circuit opening. */
-void metrics_dispatch_circuit_opened(struct metrics *metrics);
-
-/* Stores the table's gauges with the time they were read. */
-void metrics_dispatch_gauges(struct metrics *metrics,
-			     const struct metrics_dispatch_gauges *gauges);
-
-/* The gauges payhook-dispatch last stored, when it shares this segment:
- * returns true with *gauges, *at_s (Unix time they were read) and
- * *circuit_opened (times the circuit opened) filled; false when it never
- * stored any. Can't fail. */
-bool metrics_read_dispatch(const struct metrics *metrics,
-			   struct metrics_dispatch_gauges *gauges,
-			   int64_t *at_s, unsigned long long *circuit_opened);
-
-/* The target's circuit as one payhook-dispatch sees it (each process keeps
- * its own): closed (delivering), open (failed too often: waiting for its
- * next probe), half-open (a probe's attempt under way). */
-enum metrics_circuit_state {
-	METRICS_CIRCUIT_CLOSED = 0,
-	METRICS_CIRCUIT_OPEN,
-	METRICS_CIRCUIT_HALF_OPEN,
-	METRICS_CIRCUIT_STATES
-};
-
-/* The most payhook-dispatch processes whose circuits one segment shows. */
-#define METRICS_DISPATCHERS 256
-
-struct metrics_circuit {
-	pid_t pid;                   /* the dispatcher's (read side only) */
-	enum metrics_circuit_state state;
-	int64_t since_ms;            /* Unix time it entered the state (open:
-				      * when it opened, probes or not) */
-	unsigned long long failures; /* failed attempts in a row */
-	int64_t next_probe_ms;       /* open: Unix time of the next probe;
-				      * else 0 */
-};
-
-/* "closed", "open", "half_open" (static). */
-const char *metrics_circuit_state_name(enum metrics_circuit_state state);
-
-/* Publishes this process's circuit (its pid, not c->pid) in an entry of its
- * own, taken on the first call. Can't fail: with every entry held by a
- * running process nothing is shown. metrics NULL is fine. */
-void metrics_dispatch_circuit(struct metrics *metrics,
-			      const struct metrics_circuit *c);
-
-/* Gives this process's entry back (it stops dispatching). Can't fail. */
-void metrics_dispatch_circuit_gone(struct metrics *metrics);
-
-/* The circuits of the payhook-dispatch processes that run and share this
- * segment, up to cap, into out. Returns how many. Can't fail. */
-size_t metrics_read_circuits(const struct metrics *metrics,
-			     struct metrics_circuit *out, size_t cap);
-
-/* The hand-off target as every payhook-dispatch of the database shares it
- * (the table dispatch_target): one circuit whatever the number of
- * dispatchers, published by whichever read or changed it last. */
-#define METRICS_TARGET_ERROR_MAX 207
-struct metrics_target {
-	enum metrics_circuit_state state;
-	int64_t since_ms;             /* Unix time it entered the state */
-	unsigned long long failures;  /* outage-like failures in a row */
-	int64_t next_probe_ms;        /* open: its next probe; else 0 */
-	int64_t pause_until_ms;       /* a Retry-After: no attempt before; 0 */
-	long last_status;             /* the last answer's HTTP status; 0 */
-	char last_error[METRICS_TARGET_ERROR_MAX + 1]; /* "" after a 2xx */
-	int64_t updated_ms;           /* when it was published */
-};
-
-/* Publishes the target's shared state. Can't fail; metrics NULL is fine. */
-void metrics_dispatch_target(struct metrics *metrics,
-			     const struct metrics_target *t);
-
-/* The target's state last published: true with *out filled, false when no
- * dispatcher published one. Can't fail. */
-bool metrics_read_target(const struct metrics *metrics,
-			 struct metrics_target *out);
-
-/* Writes the Prometheus text exposition of everything counted into buf (cap
- * bytes, NUL-terminated). Returns its length, or -1 when it does not fit. */
-long metrics_render(const struct metrics *metrics, const struct config *cfg,
-		    char *buf, size_t cap);
-
 /* A non-2xx answer to a request whose signature was checked (or that
  * needs none), kept in a small ring of the latest (time, provider,
  * outcome, transaction id, reason: never a body or a secret) for the
@@ -356,20 +249,47 @@ size_t metrics_read_recent(const struct metrics *metrics,
 size_t metrics_read_refusals(const struct metrics *metrics,
 			     struct metrics_failure *refusals);
 
-/* Writes only the pool's status (the payhook_pool_* and payhook_worker_*
- * series, which metrics_render includes) into buf. Returns its length, or
- * -1 when it does not fit. */
-long metrics_render_status(const struct metrics *metrics, char *buf,
-			   size_t cap);
+/* The histograms' buckets: METRICS_BUCKETS upper bounds (in
+ * microseconds: metrics_bucket_us), counts not cumulative, and the count
+ * and sum of every observation. */
+#define METRICS_BUCKETS 13
+struct metrics_histogram {
+	unsigned long long buckets[METRICS_BUCKETS];
+	unsigned long long count, sum_us;
+};
 
-/* Enough for metrics_render's output. */
-#define METRICS_RENDER_MAX 262144
+/* The upper bound of bucket b (< METRICS_BUCKETS), in microseconds. */
+int64_t metrics_bucket_us(size_t b);
 
-/* Reads one counter by its rendered name and labels, e.g.
- * metrics_value(m, cfg, "payhook_requests_total{provider=\"stripe\","
- * "outcome=\"processed\",status=\"200\"}"); -1 when there is no such line.
- * For tests and payhook --stats. */
-long long metrics_value(const struct metrics *metrics, const struct config *cfg,
-			const char *series);
+/* The MySQL error numbers counted on their own: slot i (<
+ * METRICS_MYSQL_CODES) counts metrics_mysql_code(i); slot
+ * METRICS_MYSQL_CODES counts any other (metrics_mysql_code: 0). */
+#define METRICS_MYSQL_CODES 15
+unsigned metrics_mysql_code(size_t i);
+
+/* "connect", "io", "reply" (static). */
+const char *metrics_redis_fault_name(enum metrics_redis_fault fault);
+
+/* Every counter of the pool at one reading (index CONFIG_PROVIDER_COUNT:
+ * no profile named). */
+struct metrics_counters {
+	unsigned long long requests[CONFIG_PROVIDER_COUNT + 1][OUTCOME_COUNT];
+	unsigned long long lifecycle[CONFIG_PROVIDER_COUNT + 1]
+				    [LIFECYCLE_KINDS][OUTCOME_COUNT];
+	/* [provider][0 ignored, 1 unauthorized][enum metrics_inbox_result] */
+	unsigned long long inbox[CONFIG_PROVIDER_COUNT + 1][2]
+				[METRICS_INBOX_RESULTS];
+	unsigned long long inbox_replayed[CONFIG_PROVIDER_COUNT + 1];
+	struct metrics_histogram duration;  /* request to answer */
+	unsigned long long mysql_errors[METRICS_MYSQL_CODES + 1];
+	unsigned long long redis_errors[METRICS_REDIS_FAULTS];
+	unsigned long long lost_leases, suspicious_refunds;
+	long workers_alive;                 /* in the slots, running */
+	unsigned long long worker_restarts, reloads, reloads_refused;
+};
+
+/* Reads them into out. Can't fail. */
+void metrics_read_counters(const struct metrics *metrics,
+			   struct metrics_counters *out);
 
 #endif

@@ -74,7 +74,7 @@ compile() { # source object
 # samples). As an archive, each
 # target pulls in only what it calls.
 LIB_MODULES="error log timing number endpoint encoding secret currency configuration
-	request route signature payload lifecycle response textbuf metrics provider_lifecycle provider
+	request route signature payload lifecycle response textbuf scoreboard metrics provider_lifecycle provider
 	pipeline backend backend_stripe backend_paddle backend_square backend_payjp backend_komoju
 	backend_razorpay backend_shopify backends"
 echo "run-fuzz.sh: building with $("$CLANG" --version | head -n 1)"

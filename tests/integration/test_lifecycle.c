@@ -21,6 +21,7 @@
 #include "itest.h"
 #include "log.h"
 #include "metrics.h"
+#include "status.h"
 #include "pipeline.h"
 #include "provider.h"
 #include "response.h"
@@ -293,11 +294,11 @@ START_TEST(test_refunds_partial_and_full)
 	ck_assert_str_eq(changes_of(a), "succeeded:1");
 	ck_assert_str_eq(changes_of(b), "pending:1,succeeded:1");
 	ck_assert_str_eq(ctl("redis EXISTS 'lock:webhook:tx:%s'", tid), "0");
-	ck_assert_int_eq(metrics_value(m, &cfg,
+	ck_assert_int_eq(status_value(m, &cfg,
 				       "payhook_lifecycle_events_total{provider="
 				       "\"standard\",kind=\"refund\",outcome="
 				       "\"processed\"}"), 3);
-	ck_assert_int_eq(metrics_value(m, &cfg,
+	ck_assert_int_eq(status_value(m, &cfg,
 				       "payhook_lifecycle_events_total{provider="
 				       "\"standard\",kind=\"refund\",outcome="
 				       "\"duplicate\"}"), 2);
@@ -540,13 +541,13 @@ START_TEST(test_refund_past_payment_suspicious)
 	snprintf(b, sizeof(b), "re_b_%s", tid);
 	assert_outcome(payment(tid, 1000, "EUR"), OUTCOME_PROCESSED);
 	assert_outcome(refund(a, tid, 600, "succeeded", 1), OUTCOME_PROCESSED);
-	ck_assert_int_eq(metrics_value(m, &cfg,
+	ck_assert_int_eq(status_value(m, &cfg,
 				       "payhook_suspicious_refunds_total"), 0);
 	itest_capture_start(&cap);
 	assert_outcome(refund(b, tid, 5000, "succeeded", 2), OUTCOME_PROCESSED);
 	logged = itest_capture_end(&cap);
 	ck_assert_str_eq(totals(tid), "5600 - 0");
-	ck_assert_int_eq(metrics_value(m, &cfg,
+	ck_assert_int_eq(status_value(m, &cfg,
 				       "payhook_suspicious_refunds_total"), 1);
 	ck_assert_msg(strstr(logged, "outcome=processed") != NULL &&
 		      strstr(logged, "suspicious refund: the payment's "

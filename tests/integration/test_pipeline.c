@@ -21,6 +21,7 @@
 #include "itest.h"
 #include "lock.h"
 #include "metrics.h"
+#include "status.h"
 #include "page.h"
 #include "pipeline.h"
 #include "response.h"
@@ -688,9 +689,9 @@ START_TEST(test_lock_backend_none)
 	assert_outcome(post_with(nolock, body_of(id, 10, "EUR"), NULL),
 		       OUTCOME_CONFLICT);
 	ck_assert_int_eq(rows_for(id), 1);
-	ck_assert_int_eq(metrics_value(m, &cfg, "payhook_backend_errors_total"
+	ck_assert_int_eq(status_value(m, &cfg, "payhook_backend_errors_total"
 				       "{backend=\"redis\",code=\"connect\"}"), 0);
-	ck_assert_int_eq(metrics_value(m, &cfg, "payhook_requests_total"
+	ck_assert_int_eq(status_value(m, &cfg, "payhook_requests_total"
 				       "{provider=\"standard\",outcome=\"processed\","
 				       "status=\"200\"}"), 1);
 	pipeline_free(nolock);

@@ -24,6 +24,16 @@
 #   target_outage  the hand-off target (tests/servers/http_target) answers
 #                  500, closes the connection, hangs past the attempt's
 #                  timeout, or answers 503 with Retry-After, for 2-8 s
+#   api_outage     the provider's API that payhook-reconcile lists
+#                  answers 500, 429 without Retry-After, 503 with it, or
+#                  1.5 s late, for 2-8 s
+#
+# Meanwhile payhook-reconcile --once runs every 2 s (as cron would) against
+# a fake Stripe API whose payments appear one by one, half of them also
+# delivered as Stripe's webhooks (tests/perf/chaos/reconcile.sh): a complete
+# pass must have committed every payment of its span, a webhook's 200 its
+# row, and in the end every payment listed is one row, none lost, none
+# twice.
 #
 # Meanwhile the payments recorded are handed on by two payhook-dispatch
 # daemons and a payhook-dispatch --once run every 3 s (as cron would),
@@ -45,7 +55,8 @@
 # faults); CHAOS_FINAL_SECONDS (120, the final round's bound); CHAOS_FAULTS
 # (the kinds to draw from, default all); CHAOS_PAYHOOK (the payhook binary,
 # default BUILD_DIR/app/payhook); CHAOS_DISPATCH (1: the dispatchers and the
-# target_outage faults; 0: neither); CHAOS_KEEP (where the history, the fault log
+# target_outage faults; 0: neither); CHAOS_RECONCILE (1: payhook-reconcile's
+# passes and the api_outage faults; 0: neither); CHAOS_KEEP (where the history, the fault log
 # and the pool's log are copied at the end; default /tmp/payhook-chaos-SEED). Exit 0: no violation; 1: violations; 2: bad
 # settings; 99: the stack did not start.
 set -u
@@ -64,11 +75,13 @@ final_seconds=${CHAOS_FINAL_SECONDS:-120}
 payhook=${CHAOS_PAYHOOK:-$BUILD_DIR/app/payhook}
 client=$BUILD_DIR/tests/perf/chaos/chaos_client
 dispatch=${CHAOS_DISPATCH:-1}
+reconcile=${CHAOS_RECONCILE:-1}
 dispatcher=$BUILD_DIR/app/payhook-dispatch
 target_bin=$BUILD_DIR/tests/servers/http_target
 all_kinds="worker_kill worker_stop db_stop db_kill db_readonly db_tablelock
 redis_kill redis_pause proxy_delay proxy_stall proxy_drop web_restart"
 [ "$dispatch" = 1 ] && all_kinds="$all_kinds target_outage"
+[ "$reconcile" = 1 ] && all_kinds="$all_kinds api_outage"
 kinds=${CHAOS_FAULTS:-$all_kinds}
 for n in "$seconds" "$seed" "$workers" "$clients" "$ntx" "$final_seconds"; do
 	case $n in '' | *[!0-9]*)
@@ -107,6 +120,11 @@ mysql_read_timeout_s = 1
 mysql_write_timeout_s = 1
 log_level = warn
 EOF
+if [ "$reconcile" = 1 ]; then
+	# shellcheck source-path=SCRIPTDIR source=reconcile.sh
+	. "$SRC_DIR/tests/perf/chaos/reconcile.sh"
+	reconcile_setup
+fi
 # The workers reach both backends through the proxies (the environment wins
 # over the file); the checker reads MariaDB directly.
 export PAYHOOK_MYSQL_PORT=$PROXY_PORT_DB PAYHOOK_REDIS_PORT=$PROXY_PORT_REDIS
@@ -186,6 +204,7 @@ printf '# chaos: seed %s, %s s of faults, %s workers, %s clients, %s transaction
 	--mysql-user payhook --mysql-password payhook-test \
 	--mysql-database payhook > >(tee "$HARNESS_DIR/client.out") 2>&1 &
 client_pid=$!
+[ "$reconcile" = 1 ] && reconcile_start
 
 # ---- the faults ---------------------------------------------------------------
 
@@ -318,6 +337,7 @@ fault() {
 		harness_start_lighttpd web "$HARNESS_DIR/fastcgi-snippet.conf" >/dev/null
 		fault_log end "$id"
 		;;
+	api_outage) reconcile_fault "$id" "$a" "$b" ;;
 	target_outage)
 		fault_log begin "$id" target_outage "$b for $a ms"
 		echo "$b" >"$target_control"
@@ -394,6 +414,15 @@ while [ "$tick" -lt "$((seconds * 1000))" ]; do
 		3) b="503 retry-after 1" ;;
 		esac
 		;;
+	api_outage)
+		a=$((duration * 2)) span=$a res=api
+		case $((index % 4)) in
+		0) b="500 0 0" ;;
+		1) b="429 0 0" ;;
+		2) b="503 0 0 1" ;;
+		3) b="slow 0 0 1500" ;;
+		esac
+		;;
 	esac
 	now=$tick
 	tick=$((tick + 1500 + RANDOM % 2500))
@@ -436,6 +465,11 @@ kill -USR1 "$client_pid"
 wait "$client_pid"
 client_rc=$?
 scan_locks
+
+# The reconciliation: the API healed, one last complete pass, the verdict
+# (before the hand-off's, whose payments then include what it recorded).
+recon_violations=0
+[ "$reconcile" = 1 ] && reconcile_finish
 
 # The hand-off: the target answers 200 again; every payment recorded is
 # delivered within a minute, none dead.
@@ -499,6 +533,9 @@ if mkdir -p "$keep" && cp "$HARNESS_DIR/history.tsv" "$faults" "$HARNESS_DIR/cli
 	"$pool_log" "$dispatch_log" "$keep/"; then
 	printf '| kept | %s: history.tsv (every request), faults.log, client.out (this report), pool.log, dispatch.log |\n' "$keep"
 fi
+if [ "$reconcile" = 1 ] && cp -r "$recon_dir" "$keep/"; then
+	printf '| kept | %s/reconcile: listed (the API'"'"'s payments), passes (each --once: times, exit, checked, missing, its line), webhooks, reconcile.log |\n' "$keep"
+fi
 rc=0
 if [ "${#gone[@]}" -gt 0 ]; then
 	printf 'chaos: VIOLATION: worker(s) ended without being killed on purpose (seed %s): %s\n' "$seed" "${gone[*]}"
@@ -507,6 +544,7 @@ if [ "${#gone[@]}" -gt 0 ]; then
 fi
 [ "$ttl_violations" = 0 ] || rc=1
 [ "$dispatch_violations" = 0 ] || rc=1
+[ "$recon_violations" = 0 ] || rc=1
 [ "$client_rc" = 0 ] || rc=$((client_rc == 1 ? 1 : 99))
 if [ "$rc" = 0 ]; then
 	printf 'chaos: ok (seed %s, %s s)\n' "$seed" "$seconds"
