@@ -18,6 +18,7 @@
 #include "configuration.h"
 #include "error.h"
 #include "payment.h"
+#include "sqlconn.h"
 
 struct store; /* one connection and its prepared statements; opaque */
 
@@ -158,5 +159,10 @@ unsigned store_last_error(const struct store *store);
 
 /* A short name for a status, for logs. */
 const char *store_status_name(enum store_status status);
+
+/* What a failure sqlconn_fail classified means as a status (for store and
+ * lifecycle_store): lost or failed is unavailable, a retryable error
+ * retryable, a duplicate a duplicate, an unknown commit unknown. */
+enum store_status store_failure_status(enum sqlconn_failure failure);
 
 #endif

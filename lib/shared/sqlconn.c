@@ -35,6 +35,10 @@ struct sqlconn {
 	bool galera;            /* the connected server runs wsrep */
 	MYSQL *mysql;           /* NULL while not connected */
 	unsigned connect_error; /* see sqlconn_connect_error */
+	unsigned last_error;    /* see sqlconn_last_error */
+	bool in_transaction;    /* between sqlconn_begin and its end */
+	MYSQL_STMT **stmt;      /* the set, options.statement_count; NULL
+				 * entries while not connected */
 };
 
 struct sqlconn *sqlconn_new(const struct config *cfg,
@@ -49,12 +53,21 @@ struct sqlconn *sqlconn_new(const struct config *cfg,
 	}
 	c->cfg = cfg;
 	c->options = *options;
+	if (options->statement_count > 0) {
+		c->stmt = calloc(options->statement_count, sizeof(*c->stmt));
+		if (c->stmt == NULL) {
+			free(c);
+			error_set(err, "mysql: out of memory");
+			return NULL;
+		}
+	}
 	/* One server: nodes[0] is filled from the configuration at each
 	 * connect (connect_node). */
 	if (cfg->mysql_nodes == NULL) {
 		c->node_count = 1;
 	} else if (endpoint_list_parse(cfg->mysql_nodes, cfg->mysql_port,
 				       c->nodes, &c->node_count, err) != 0) {
+		free(c->stmt);
 		free(c);
 		return NULL;
 	}
@@ -67,6 +80,12 @@ void sqlconn_disconnect(struct sqlconn *c)
 		return;
 	if (c->options.on_disconnect != NULL)
 		c->options.on_disconnect(c->options.ctx);
+	for (size_t i = 0; i < c->options.statement_count; i++) {
+		if (c->stmt[i] != NULL)
+			mysql_stmt_close(c->stmt[i]);
+		c->stmt[i] = NULL;
+	}
+	c->in_transaction = false;
 	mysql_close(c->mysql);
 	c->mysql = NULL;
 }
@@ -76,6 +95,7 @@ void sqlconn_free(struct sqlconn *c)
 	if (c == NULL)
 		return;
 	sqlconn_disconnect(c);
+	free(c->stmt);
 	free(c);
 }
 
@@ -159,6 +179,214 @@ enum sqlconn_failure sqlconn_failed(struct sqlconn *c, unsigned int code,
 	if (is_node_failure(code))
 		next_node(c);
 	return failure;
+}
+
+enum sqlconn_failure sqlconn_fail(struct sqlconn *c, unsigned int code,
+				  bool committing)
+{
+	enum sqlconn_failure failure;
+	bool in_transaction = c->in_transaction;
+
+	c->last_error = code;
+	c->in_transaction = false;
+	if (code == SQLCONN_ER_DUP_ENTRY) {
+		/* The statement is rolled back; the transaction goes too, so
+		 * that the caller's look-up sees what is committed. */
+		if (c->mysql != NULL && in_transaction &&
+		    mysql_rollback(c->mysql) != 0)
+			sqlconn_disconnect(c);
+		return SQLCONN_DUPLICATE;
+	}
+	failure = sqlconn_failed(c, code, in_transaction);
+	if (failure == SQLCONN_LOST && committing)
+		return SQLCONN_UNKNOWN_OUTCOME;
+	return failure;
+}
+
+unsigned sqlconn_last_error(const struct sqlconn *c)
+{
+	return c->last_error != 0 ? c->last_error : c->connect_error;
+}
+
+const char *sqlconn_message(const struct sqlconn *c, size_t which)
+{
+	if (c->mysql == NULL)
+		return "not connected";
+	if (which == SQLCONN_SESSION || which >= c->options.statement_count ||
+	    c->stmt[which] == NULL)
+		return mysql_error(c->mysql);
+	return mysql_stmt_error(c->stmt[which]);
+}
+
+unsigned sqlconn_errno(const struct sqlconn *c)
+{
+	return c->mysql != NULL ? mysql_errno(c->mysql) : 0;
+}
+
+unsigned sqlconn_stmt_errno(const struct sqlconn *c, size_t which)
+{
+	if (c->mysql == NULL || which >= c->options.statement_count ||
+	    c->stmt[which] == NULL)
+		return 0;
+	return mysql_stmt_errno(c->stmt[which]);
+}
+
+unsigned long long sqlconn_insert_id(const struct sqlconn *c, size_t which)
+{
+	return c->stmt[which] != NULL ?
+		       (unsigned long long)mysql_stmt_insert_id(c->stmt[which]) :
+		       0;
+}
+
+unsigned sqlconn_ping(struct sqlconn *c)
+{
+	if (c->mysql == NULL)
+		return CR_SERVER_GONE_ERROR;
+	return mysql_ping(c->mysql) != 0 ? mysql_errno(c->mysql) : 0;
+}
+
+bool sqlconn_connected(const struct sqlconn *c)
+{
+	return c->mysql != NULL;
+}
+
+unsigned sqlconn_begin(struct sqlconn *c)
+{
+	static const char begin_sql[] = "START TRANSACTION";
+
+	if (c->mysql == NULL)
+		return CR_SERVER_GONE_ERROR;
+	if (mysql_real_query(c->mysql, begin_sql, sizeof(begin_sql) - 1) != 0)
+		return mysql_errno(c->mysql);
+	c->in_transaction = true;
+	return 0;
+}
+
+unsigned sqlconn_commit(struct sqlconn *c)
+{
+	c->in_transaction = false;
+	if (c->mysql == NULL)
+		return CR_SERVER_GONE_ERROR;
+	return mysql_commit(c->mysql) != 0 ? mysql_errno(c->mysql) : 0;
+}
+
+void sqlconn_rollback(struct sqlconn *c)
+{
+	if (c->mysql == NULL || !c->in_transaction)
+		return;
+	c->in_transaction = false;
+	if (mysql_rollback(c->mysql) != 0)
+		sqlconn_disconnect(c);
+}
+
+bool sqlconn_in_transaction(const struct sqlconn *c)
+{
+	return c->in_transaction;
+}
+
+int sqlconn_prepare_as(struct sqlconn *c, size_t which, const char *sql,
+		       struct error *err)
+{
+	if (which >= c->options.statement_count)
+		return error_set(err, "mysql: no statement %zu in the set",
+				 which);
+	if (c->stmt[which] != NULL) {
+		mysql_stmt_close(c->stmt[which]);
+		c->stmt[which] = NULL;
+	}
+	c->stmt[which] = sqlconn_prepare(c, sql, err);
+	return c->stmt[which] != NULL ? 0 : -1;
+}
+
+bool sqlconn_prepared(const struct sqlconn *c, size_t which)
+{
+	return which < c->options.statement_count && c->stmt[which] != NULL;
+}
+
+unsigned sqlconn_run(struct sqlconn *c, size_t which, MYSQL_BIND *params,
+		     MYSQL_BIND *results)
+{
+	MYSQL_STMT *stmt = c->stmt[which];
+
+	if (stmt == NULL)
+		return CR_SERVER_GONE_ERROR;
+	if ((params != NULL && mysql_stmt_bind_param(stmt, params) != 0) ||
+	    (results != NULL && mysql_stmt_bind_result(stmt, results) != 0) ||
+	    mysql_stmt_execute(stmt) != 0 ||
+	    (results != NULL && mysql_stmt_store_result(stmt) != 0))
+		return mysql_stmt_errno(stmt);
+	return 0;
+}
+
+unsigned long long sqlconn_affected(const struct sqlconn *c, size_t which)
+{
+	return c->stmt[which] != NULL ?
+		       (unsigned long long)mysql_stmt_affected_rows(c->stmt[which]) :
+		       0;
+}
+
+int sqlconn_fetch(struct sqlconn *c, size_t which, unsigned *code)
+{
+	int rc = mysql_stmt_fetch(c->stmt[which]);
+
+	if (rc == 0 || rc == MYSQL_DATA_TRUNCATED)
+		return 1;
+	if (rc == MYSQL_NO_DATA)
+		return 0;
+	*code = mysql_stmt_errno(c->stmt[which]);
+	return -1;
+}
+
+void sqlconn_done(struct sqlconn *c, size_t which)
+{
+	if (c->stmt[which] != NULL)
+		mysql_stmt_free_result(c->stmt[which]);
+}
+
+unsigned sqlconn_exec(struct sqlconn *c, const char *sql,
+		      unsigned long long *affected)
+{
+	MYSQL_RES *res;
+
+	if (c->mysql == NULL)
+		return CR_SERVER_GONE_ERROR;
+	if (mysql_real_query(c->mysql, sql, strlen(sql)) != 0)
+		return mysql_errno(c->mysql);
+	if (affected != NULL)
+		*affected = (unsigned long long)mysql_affected_rows(c->mysql);
+	/* A statement with rows: read and dropped. */
+	res = mysql_store_result(c->mysql);
+	if (res != NULL)
+		mysql_free_result(res);
+	else if (mysql_field_count(c->mysql) != 0)
+		return mysql_errno(c->mysql);
+	return 0;
+}
+
+unsigned sqlconn_query(struct sqlconn *c, const char *sql,
+		       int (*each)(void *ctx, const struct sqlconn_row *row),
+		       void *ctx)
+{
+	MYSQL_RES *res;
+	MYSQL_ROW fields;
+
+	if (c->mysql == NULL)
+		return CR_SERVER_GONE_ERROR;
+	if (mysql_real_query(c->mysql, sql, strlen(sql)) != 0 ||
+	    (res = mysql_store_result(c->mysql)) == NULL)
+		return mysql_errno(c->mysql);
+	while ((fields = mysql_fetch_row(res)) != NULL) {
+		struct sqlconn_row row = {
+			.fields = fields,
+			.lengths = mysql_fetch_lengths(res),
+			.count = mysql_num_fields(res),
+		};
+
+		if (each(ctx, &row) != 0)
+			break;
+	}
+	mysql_free_result(res);
+	return 0;
 }
 
 MYSQL_STMT *sqlconn_prepare(struct sqlconn *c, const char *sql,
@@ -381,6 +609,12 @@ static int connect_node(struct sqlconn *c, struct error *err)
 		error_set(err, "mysql SET wsrep_sync_wait: %u %s",
 			  mysql_errno(c->mysql), mysql_error(c->mysql));
 		goto fail;
+	}
+	for (size_t i = 0; i < c->options.statement_count; i++) {
+		if (c->options.statements != NULL &&
+		    c->options.statements[i] != NULL &&
+		    sqlconn_prepare_as(c, i, c->options.statements[i], err) != 0)
+			goto fail;
 	}
 	if (c->options.on_connect != NULL &&
 	    c->options.on_connect(c->options.ctx, err) != 0)
