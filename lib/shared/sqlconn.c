@@ -39,6 +39,8 @@ struct sqlconn {
 	bool in_transaction;    /* between sqlconn_begin and its end */
 	MYSQL_STMT **stmt;      /* the set, options.statement_count; NULL
 				 * entries while not connected */
+	/* The message of the last statement that failed to prepare on use. */
+	char prepare_message[ERROR_MESSAGE_MAX];
 };
 
 struct sqlconn *sqlconn_new(const struct config *cfg,
@@ -212,6 +214,9 @@ const char *sqlconn_message(const struct sqlconn *c, size_t which)
 {
 	if (c->mysql == NULL)
 		return "not connected";
+	if (which != SQLCONN_SESSION && which < c->options.statement_count &&
+	    c->stmt[which] == NULL && c->prepare_message[0] != '\0')
+		return c->prepare_message;
 	if (which == SQLCONN_SESSION || which >= c->options.statement_count ||
 	    c->stmt[which] == NULL)
 		return mysql_error(c->mysql);
@@ -308,6 +313,25 @@ unsigned sqlconn_run(struct sqlconn *c, size_t which, MYSQL_BIND *params,
 {
 	MYSQL_STMT *stmt = c->stmt[which];
 
+	if (stmt == NULL && c->mysql != NULL && c->options.prepare_on_use &&
+	    c->options.statements != NULL &&
+	    c->options.statements[which] != NULL) {
+		const char *sql = c->options.statements[which];
+		unsigned code;
+
+		stmt = mysql_stmt_init(c->mysql);
+		if (stmt == NULL)
+			return CR_OUT_OF_MEMORY;
+		if (mysql_stmt_prepare(stmt, sql, strlen(sql)) != 0) {
+			code = mysql_stmt_errno(stmt);
+			snprintf(c->prepare_message, sizeof(c->prepare_message),
+				 "%s", mysql_stmt_error(stmt));
+			mysql_stmt_close(stmt);
+			return code;
+		}
+		c->prepare_message[0] = '\0';
+		c->stmt[which] = stmt;
+	}
 	if (stmt == NULL)
 		return CR_SERVER_GONE_ERROR;
 	if ((params != NULL && mysql_stmt_bind_param(stmt, params) != 0) ||
@@ -323,6 +347,14 @@ unsigned long long sqlconn_affected(const struct sqlconn *c, size_t which)
 	return c->stmt[which] != NULL ?
 		       (unsigned long long)mysql_stmt_affected_rows(c->stmt[which]) :
 		       0;
+}
+
+unsigned sqlconn_fetch_column(struct sqlconn *c, size_t which,
+			      MYSQL_BIND *bind, unsigned column)
+{
+	if (mysql_stmt_fetch_column(c->stmt[which], bind, column, 0) != 0)
+		return mysql_stmt_errno(c->stmt[which]);
+	return 0;
 }
 
 int sqlconn_fetch(struct sqlconn *c, size_t which, unsigned *code)
@@ -387,6 +419,22 @@ unsigned sqlconn_query(struct sqlconn *c, const char *sql,
 	}
 	mysql_free_result(res);
 	return 0;
+}
+
+static int first_u64(void *ctx, const struct sqlconn_row *row)
+{
+	unsigned long long *out = ctx;
+
+	if (row->count > 0 && row->fields[0] != NULL)
+		*out = strtoull(row->fields[0], NULL, 10);
+	return 1;
+}
+
+unsigned sqlconn_query_u64(struct sqlconn *c, const char *sql,
+			   unsigned long long *out)
+{
+	*out = 0;
+	return sqlconn_query(c, sql, first_u64, out);
 }
 
 MYSQL_STMT *sqlconn_prepare(struct sqlconn *c, const char *sql,
@@ -610,7 +658,8 @@ static int connect_node(struct sqlconn *c, struct error *err)
 			  mysql_errno(c->mysql), mysql_error(c->mysql));
 		goto fail;
 	}
-	for (size_t i = 0; i < c->options.statement_count; i++) {
+	for (size_t i = 0; i < c->options.statement_count &&
+			   !c->options.prepare_on_use; i++) {
 		if (c->options.statements != NULL &&
 		    c->options.statements[i] != NULL &&
 		    sqlconn_prepare_as(c, i, c->options.statements[i], err) != 0)

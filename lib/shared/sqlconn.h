@@ -66,6 +66,11 @@ struct sqlconn_options {
 	 * the server. All are closed when the connection goes. */
 	const char *const *statements;
 	size_t statement_count;
+	/* The statements are prepared at their first sqlconn_run on each
+	 * connection rather than at connect: a store whose table may be
+	 * missing (a migration not run) still connects, and its statement's
+	 * failure (1146) says so. */
+	bool prepare_on_use;
 };
 
 /* What a failed statement means for the caller: the one classifier of
@@ -201,6 +206,12 @@ unsigned sqlconn_run(struct sqlconn *c, size_t which, MYSQL_BIND *params,
  * found_rows). */
 unsigned long long sqlconn_affected(const struct sqlconn *c, size_t which);
 
+/* Fetches column column of the current row of which into bind (after a
+ * truncated sqlconn_fetch, into a larger buffer). Returns 0, or the MySQL
+ * error. */
+unsigned sqlconn_fetch_column(struct sqlconn *c, size_t which,
+			      MYSQL_BIND *bind, unsigned column);
+
 /* The next stored row of which into its bound results. Returns 1 for a row
  * (a truncated column is the caller's to notice by its length), 0 when
  * there are no more, or -1 with *code set. */
@@ -229,6 +240,12 @@ struct sqlconn_row {
 unsigned sqlconn_query(struct sqlconn *c, const char *sql,
 		       int (*each)(void *ctx, const struct sqlconn_row *row),
 		       void *ctx);
+
+/* Runs sql and reads the first column of its first row as a number into
+ * *out (0 when there is no row or the value is NULL). Returns 0, or the
+ * MySQL error (the session's message has its text). */
+unsigned sqlconn_query_u64(struct sqlconn *c, const char *sql,
+			   unsigned long long *out);
 
 /* Whether code ends the session itself: a client error (2000-2999), MySQL's
  * idle timeout (4031) or MariaDB's KILL (1927). */
