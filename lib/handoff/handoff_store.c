@@ -13,6 +13,7 @@
 
 #include "handoff_store.h"
 #include "number.h"
+#include "schema.h"
 #include "sqlconn.h"
 #include "log.h"
 #include "timing.h"
@@ -216,13 +217,13 @@ void handoff_store_free(struct handoff_store *d)
 	free(d);
 }
 
-/* After a failed statement (sqlconn_failed): a lock wait timeout or
+/* After a failed statement (sqlconn_fail): a lock wait timeout or
  * deadlock rolls back and keeps the connection; anything else - a lost
  * connection, a read-only server after a failover, a missing column - drops
  * it (a failed node for the next one), and the next call reconnects. */
 static void after_failure(struct handoff_store *d, unsigned int code)
 {
-	sqlconn_failed(d->conn, code, true);
+	sqlconn_fail(d->conn, code, false);
 }
 
 /* Fills err with what failed on the connection, then cleans up. Returns -1. */
@@ -267,86 +268,9 @@ static int query_number(struct handoff_store *d, const char *sql,
 
 int handoff_store_check_schema(struct handoff_store *d, struct error *err)
 {
-	static const char table_sql[] =
-		"SELECT COUNT(*) FROM information_schema.columns "
-		"WHERE table_schema = DATABASE() AND table_name = 'payments' "
-		"AND column_name IN ('id', 'provider', 'transaction_id', "
-		"'event_id', 'amount', 'currency', 'payload', 'received_at')";
-	static const char columns_sql[] =
-		"SELECT COUNT(*) FROM information_schema.columns "
-		"WHERE table_schema = DATABASE() AND table_name = 'payments' "
-		"AND column_name IN ('dispatch_state', 'dispatch_due_at', "
-		"'dispatch_attempts', 'dispatch_token', 'dispatch_owner', "
-		"'dispatch_last_error', 'delivered_at')";
-	static const char state_sql[] =
-		"SELECT COUNT(*) FROM information_schema.columns "
-		"WHERE table_schema = DATABASE() AND table_name = 'payments' "
-		"AND column_name = 'dispatch_state' AND column_type = "
-		"'enum(''pending'',''delivered'',''dead'',''skipped'')'";
-	static const char index_sql[] =
-		"SELECT COUNT(*) FROM information_schema.statistics "
-		"WHERE table_schema = DATABASE() AND table_name = 'payments' "
-		"AND index_name = 'ix_payments_dispatch_due' "
-		"AND seq_in_index = 1 AND column_name = 'dispatch_due_at'";
-	static const char source_sql[] =
-		"SELECT COUNT(*) FROM information_schema.columns "
-		"WHERE table_schema = DATABASE() AND table_name = 'payments' "
-		"AND column_name = 'source'";
-	static const char skip_locked_sql[] =
-		"SELECT id FROM payments WHERE 1 = 0 FOR UPDATE SKIP LOCKED";
-	unsigned long long table = 0, columns = 0, state = 0, index = 0;
-	unsigned long long source = 0;
-	MYSQL_RES *res;
-	int rc = 0;
-
 	if (sqlconn_connect(d->conn, err) != 0)
 		return -1;
-	if (query_number(d, table_sql, &table, err) != 0 ||
-	    query_number(d, columns_sql, &columns, err) != 0 ||
-	    query_number(d, state_sql, &state, err) != 0 ||
-	    query_number(d, index_sql, &index, err) != 0 ||
-	    query_number(d, source_sql, &source, err) != 0)
-		return -1;
-	if (table == 0)
-		rc = error_set(err, "no table payments in this database: load "
-			       "db/schema.sql");
-	else if (table != 8)
-		rc = error_set(err, "table payments lacks provider or event_id: "
-			       "run db/migrate-2-providers.sql, then "
-			       "db/migrate-3-dispatch.sql");
-	else if (columns == 0)
-		rc = error_set(err, "table payments has no dispatch columns: run "
-			       "db/migrate-3-dispatch.sql");
-	else if (columns != 7 || state != 1)
-		rc = error_set(err, "table payments has %llu of the 7 dispatch "
-			       "columns, or dispatch_state is not "
-			       "ENUM('pending','delivered','dead','skipped'): "
-			       "compare with db/schema.sql", columns);
-	else if (index == 0)
-		rc = error_set(err, "index ix_payments_dispatch_due on "
-			       "(dispatch_due_at) is missing: finding due "
-			       "payments would read the whole table; add it as "
-			       "db/migrate-3-dispatch.sql does");
-	else if (source == 0)
-		rc = error_set(err, "table payments has no source column: run "
-			       "db/migrate-10-reconcile.sql");
-	if (rc != 0) {
-		mysql_rollback(sqlconn_mysql(d->conn));
-		return rc;
-	}
-	if (mysql_query(sqlconn_mysql(d->conn), skip_locked_sql) != 0) {
-		error_set(err, "the server refuses FOR UPDATE SKIP LOCKED "
-			  "(MariaDB 10.6+ or MySQL 8.0.1+ is needed): %u %s",
-			  mysql_errno(sqlconn_mysql(d->conn)), mysql_error(sqlconn_mysql(d->conn)));
-		after_failure(d, mysql_errno(sqlconn_mysql(d->conn)));
-		return -1;
-	}
-	res = mysql_store_result(sqlconn_mysql(d->conn));
-	if (res != NULL)
-		mysql_free_result(res);
-	if (mysql_rollback(sqlconn_mysql(d->conn)) != 0)
-		return connection_failed(d, "rollback", err);
-	return 0;
+	return schema_check_dispatch(d->conn, err);
 }
 
 /* Formats a statement into a new string the caller frees. Returns NULL with
@@ -1573,54 +1497,23 @@ int handoff_store_gauges(struct handoff_store *d,
 int handoff_store_check_control(struct handoff_store *d, bool *migrated,
 				bool *paused, struct error *err)
 {
-	static const char sql[] =
-		"SELECT (SELECT COUNT(*) FROM information_schema.tables "
-		"WHERE table_schema = DATABASE() AND "
-		"table_name = 'dispatch_control') + "
-		"(SELECT COUNT(*) FROM information_schema.statistics "
-		"WHERE table_schema = DATABASE() AND table_name = 'payments' "
-		"AND index_name = 'ix_payments_dispatch_state' "
-		"AND seq_in_index = 1)";
-	unsigned long long found = 0;
-
 	*migrated = false;
 	*paused = false;
 	if (sqlconn_connect(d->conn, err) != 0)
 		return -1;
-	if (query_number(d, sql, &found, err) != 0)
+	if (schema_dispatch_control(d->conn, migrated, err) != 0)
 		return -1;
-	if (mysql_rollback(sqlconn_mysql(d->conn)) != 0)
-		return connection_failed(d, "rollback", err);
-	*migrated = found == 2;
 	return handoff_store_paused(d, paused, err);
 }
 
 int handoff_store_check_changes(struct handoff_store *d, bool *table,
 				bool *indexed, struct error *err)
 {
-	static const char table_sql[] =
-		"SELECT COUNT(*) FROM information_schema.tables "
-		"WHERE table_schema = DATABASE() AND table_name = '" CHANGES "'";
-	static const char index_sql[] =
-		"SELECT COUNT(DISTINCT index_name) FROM "
-		"information_schema.statistics WHERE table_schema = DATABASE() "
-		"AND table_name = '" CHANGES "' AND seq_in_index = 1 AND "
-		"index_name IN ('ix_payment_event_changes_object_state', "
-		"'ix_payment_event_changes_state')";
-	unsigned long long tables = 0, indexes = 0;
-
 	*table = false;
 	*indexed = false;
 	if (sqlconn_connect(d->conn, err) != 0)
 		return -1;
-	if (query_number(d, table_sql, &tables, err) != 0 ||
-	    query_number(d, index_sql, &indexes, err) != 0)
-		return -1;
-	if (mysql_rollback(sqlconn_mysql(d->conn)) != 0)
-		return connection_failed(d, "rollback", err);
-	*table = tables == 1;
-	*indexed = indexes == 2;
-	return 0;
+	return schema_changes(d->conn, table, indexed, err);
 }
 
 int handoff_store_refresh_totals(struct handoff_store *d, struct handoff_row *p,

@@ -152,7 +152,7 @@ static enum target_store_status failed(struct target_store *t,
 	error_set(err, "mysql %s: %u %s", what, code, mysql_error(mysql));
 	if (code == NO_SUCH_TABLE || code == TABLE_ACCESS_DENIED) {
 		if (mysql_rollback(mysql) != 0)
-			sqlconn_failed(c, mysql_errno(mysql), true);
+			sqlconn_fail(c, mysql_errno(mysql), false);
 		if (!t->missing_noted)
 			log_warn("%s: each payhook-dispatch keeps its own view "
 				 "of the target, so a cron run or a second "
@@ -169,7 +169,7 @@ static enum target_store_status failed(struct target_store *t,
 		t->missing_noted = true;
 		return TARGET_STORE_MISSING;
 	}
-	sqlconn_failed(c, code, true);
+	sqlconn_fail(c, code, false);
 	if (sqlconn_mysql(c) != NULL && mysql_rollback(sqlconn_mysql(c)) != 0)
 		sqlconn_disconnect(c);
 	return TARGET_STORE_FAILED;

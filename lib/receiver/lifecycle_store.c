@@ -10,10 +10,11 @@
 
 #include "lifecycle_store.h"
 #include "log.h"
+#include "schema.h"
 #include "sqlconn.h"
 #include "timing.h"
 
-#define UNIQUE_KEY "uq_payment_events_object"
+#define UNIQUE_KEY SCHEMA_EVENTS_KEY
 /* What a body needs beside itself in the INSERT's packet. */
 #define PACKET_OVERHEAD 4096UL
 
@@ -875,75 +876,9 @@ enum store_status lifecycle_store_find(struct lifecycle_store *ls,
 
 int lifecycle_store_check_schema(struct lifecycle_store *ls, struct error *err)
 {
-	static const char totals_sql[] =
-		"SELECT COUNT(*) FROM information_schema.columns "
-		"WHERE table_schema = DATABASE() AND table_name = 'payments' "
-		"AND column_name IN ('refunded_amount', 'dispute_state', "
-		"'cancelled')";
-	static const char events_sql[] =
-		"SELECT COUNT(*) FROM information_schema.columns "
-		"WHERE table_schema = DATABASE() AND "
-		"table_name = 'payment_events' AND ("
-		"(column_name IN ('object_id', 'transaction_id', 'event_id') "
-		"AND data_type = 'varbinary') OR column_name IN ('provider', "
-		"'kind', 'state', 'amount', 'currency', 'occurred_at', "
-		"'payload', 'updated_at'))";
-	static const char key_sql[] =
-		"SELECT COALESCE(SUM(non_unique = 0 AND ("
-		"(seq_in_index = 1 AND column_name = 'provider') OR "
-		"(seq_in_index = 2 AND column_name = 'kind') OR "
-		"(seq_in_index = 3 AND column_name = 'object_id'))), 0) "
-		"* 10 + COUNT(*) FROM information_schema.statistics "
-		"WHERE table_schema = DATABASE() AND "
-		"table_name = 'payment_events' AND index_name = '" UNIQUE_KEY "'";
-	static const char changes_sql[] =
-		"SELECT COUNT(*) FROM information_schema.columns "
-		"WHERE table_schema = DATABASE() AND "
-		"table_name = 'payment_event_changes' AND column_name IN "
-		"('event_row_id', 'state', 'n', 'amount', 'currency', "
-		"'event_id', 'occurred_at', 'dispatch_state')";
-	static const char items_sql[] =
-		"SELECT COUNT(*) FROM information_schema.columns "
-		"WHERE table_schema = DATABASE() AND "
-		"table_name = 'payment_event_items' AND column_name IN "
-		"('provider', 'item_digest', 'event_row_id')";
-	unsigned long long totals = 0, events = 0, key = 0, changes = 0,
-			   items = 0;
-	int rc = 0;
-
 	if (lifecycle_store_connect(ls, err) != 0)
 		return -1;
-	if (sqlconn_query_number(ls->conn, totals_sql, &totals, err) != 0 ||
-	    sqlconn_query_number(ls->conn, events_sql, &events, err) != 0 ||
-	    sqlconn_query_number(ls->conn, key_sql, &key, err) != 0 ||
-	    sqlconn_query_number(ls->conn, changes_sql, &changes, err) != 0 ||
-	    sqlconn_query_number(ls->conn, items_sql, &items, err) != 0) {
-		sqlconn_disconnect(ls->conn);
-		return -1;
-	}
-	if (totals != 3 || events == 0)
-		rc = error_set(err, "table payment_events or the payments "
-			       "columns refunded_amount, dispute_state, "
-			       "cancelled are missing: run "
-			       "db/migrate-4-lifecycle.sql");
-	else if (events != 11)
-		rc = error_set(err, "table payment_events lacks a column "
-			       "payhook writes, or object_id, transaction_id "
-			       "or event_id is not VARBINARY (compared byte "
-			       "for byte): load db/schema.sql");
-	/* Three rows, all unique and in this order: 3 * 10 + 3. */
-	else if (key != 33)
-		rc = error_set(err, "unique key " UNIQUE_KEY " must cover "
-			       "exactly (provider, kind, object_id): another "
-			       "key lets one refund be recorded twice; load "
-			       "db/schema.sql");
-	else if (changes != 8)
-		rc = error_set(err, "table payment_event_changes is missing: "
-			       "run db/migrate-6-lifecycle-changes.sql");
-	else if (items != 3)
-		rc = error_set(err, "table payment_event_items is missing: "
-			       "run db/migrate-8-lifecycle-items.sql");
-	return rc;
+	return schema_check_lifecycle(ls->conn, err);
 }
 
 int lifecycle_store_repair_totals(struct lifecycle_store *ls,

@@ -8,11 +8,11 @@
 #include <time.h>
 
 #include "log.h"
+#include "schema.h"
 #include "sqlconn.h"
 #include "store.h"
 #include "timing.h"
 
-#define UNIQUE_KEY "uq_payments_provider_transaction_id"
 /* What a body needs beside itself in the INSERT's packet. */
 #define PACKET_OVERHEAD 4096UL
 
@@ -282,62 +282,15 @@ int store_summary(struct store *store, struct store_summary *summary,
 
 int store_check_schema(struct store *store, struct error *err)
 {
-	static const char key_sql[] =
-		"SELECT COALESCE(SUM(non_unique = 0 AND ("
-		"(seq_in_index = 1 AND column_name = 'provider') OR "
-		"(seq_in_index = 2 AND column_name = 'transaction_id'))), 0) "
-		"* 10 + COUNT(*) FROM information_schema.statistics "
-		"WHERE table_schema = DATABASE() AND table_name = 'payments' "
-		"AND index_name = '" UNIQUE_KEY "'";
-	static const char columns_sql[] =
-		"SELECT COUNT(*) FROM information_schema.columns "
-		"WHERE table_schema = DATABASE() AND table_name = 'payments' AND ("
-		"(column_name = 'transaction_id' AND data_type = 'varbinary') OR "
-		"(column_name = 'provider' AND data_type = 'varchar') OR "
-		"(column_name = 'event_id' AND data_type = 'varbinary') OR "
-		"column_name IN ('amount', 'currency', 'payload', 'received_at'))";
-	static const char old_key_sql[] =
-		"SELECT COUNT(*) FROM information_schema.statistics "
-		"WHERE table_schema = DATABASE() AND table_name = 'payments' "
-		"AND index_name = 'uq_payments_transaction_id'";
-	/* 1 when payments and payment_events (where it exists) have it. */
-	static const char source_sql[] =
-		"SELECT COUNT(*) = 1 + (SELECT COUNT(*) FROM "
-		"information_schema.tables WHERE table_schema = DATABASE() AND "
-		"table_name = 'payment_events') FROM information_schema.columns "
-		"WHERE table_schema = DATABASE() AND table_name IN ('payments', "
-		"'payment_events') AND column_name = 'source'";
-	unsigned long long key = 0, columns = 0, old_key = 0, source = 0;
-	int rc = 0;
+	int rc;
 
 	if (store_connect(store, err) != 0)
 		return -1;
-	if (sqlconn_query_number(store->conn, columns_sql, &columns, err) != 0 ||
-	    sqlconn_query_number(store->conn, key_sql, &key, err) != 0 ||
-	    sqlconn_query_number(store->conn, old_key_sql, &old_key, err) != 0 ||
-	    sqlconn_query_number(store->conn, source_sql, &source, err) != 0) {
-		store_disconnect(store);
-		return -1;
-	}
-	if (old_key > 0 && key == 0)
-		rc = error_set(err, "table payments is of an older payhook: run "
-			       "db/migrate-2-providers.sql");
-	else if (columns != 7)
-		rc = error_set(err, "table payments lacks a column payhook writes, "
-			       "or transaction_id is not VARBINARY (compared "
-			       "byte for byte): load db/schema.sql");
-	/* Two rows, both unique and in this order: 2 * 10 + 2. */
-	else if (key != 22)
-		rc = error_set(err, "unique key " UNIQUE_KEY " must cover exactly "
-			       "(provider, transaction_id): a key over more "
-			       "columns lets one transaction be recorded twice; "
-			       "load db/schema.sql");
-	else if (source != 1)
-		rc = error_set(err, "table payments or payment_events has no "
-			       "source column: run db/migrate-10-reconcile.sql");
-	else if (check_packet_size(store, err) != 0)
+	rc = schema_check_payments(store->conn, err);
+	if (rc == 0 && check_packet_size(store, err) != 0)
 		rc = -1;
-	sqlconn_exec(store->conn, "ROLLBACK", NULL);
+	if (sqlconn_connected(store->conn))
+		sqlconn_exec(store->conn, "ROLLBACK", NULL);
 	return rc;
 }
 

@@ -11,6 +11,7 @@
 #include <time.h>
 
 #include "inbox_store.h"
+#include "schema.h"
 #include "sqlconn.h"
 
 #define VALUE_MAX 255
@@ -112,7 +113,7 @@ static int failed(struct inbox_store *s, size_t which, unsigned code,
 {
 	if (code == SQLCONN_ER_NO_SUCH_TABLE)
 		error_set(err, "inbox: %s: table inbox missing (run "
-			  "db/migrate-11-inbox.sql)", what);
+			  SCHEMA_MIGRATE_INBOX ")", what);
 	else
 		error_set(err, "inbox: %s: mysql: %u %s", what, code,
 			  sqlconn_message(s->conn, which));

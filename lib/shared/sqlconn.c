@@ -29,7 +29,7 @@ struct sqlconn {
 	size_t node;            /* index of the node in use or tried next */
 	/* The node of the last connection, so that a move is logged however
 	 * it came about: the connect loop passing a node that refused, or
-	 * sqlconn_failed stepping past one that failed mid-query. */
+	 * sqlconn_fail stepping past one that failed mid-query. */
 	size_t last_node;
 	bool connected_once;
 	bool galera;            /* the connected server runs wsrep */
@@ -154,8 +154,9 @@ static void next_node(struct sqlconn *c)
 	c->node = (c->node + 1) % c->node_count;
 }
 
-enum sqlconn_failure sqlconn_failed(struct sqlconn *c, unsigned int code,
-				    bool in_transaction)
+/* The classes and what each does to the session (see sqlconn_fail). */
+static enum sqlconn_failure classify(struct sqlconn *c, unsigned int code,
+				     bool in_transaction)
 {
 	enum sqlconn_failure failure = SQLCONN_FAILED;
 
@@ -187,7 +188,8 @@ enum sqlconn_failure sqlconn_fail(struct sqlconn *c, unsigned int code,
 				  bool committing)
 {
 	enum sqlconn_failure failure;
-	bool in_transaction = c->in_transaction;
+	/* Without autocommit every statement is in a transaction. */
+	bool in_transaction = c->in_transaction || !c->options.autocommit;
 
 	c->last_error = code;
 	c->in_transaction = false;
@@ -199,7 +201,7 @@ enum sqlconn_failure sqlconn_fail(struct sqlconn *c, unsigned int code,
 			sqlconn_disconnect(c);
 		return SQLCONN_DUPLICATE;
 	}
-	failure = sqlconn_failed(c, code, in_transaction);
+	failure = classify(c, code, in_transaction);
 	if (failure == SQLCONN_LOST && committing)
 		return SQLCONN_UNKNOWN_OUTCOME;
 	return failure;

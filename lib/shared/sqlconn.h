@@ -116,7 +116,7 @@ int sqlconn_connect(struct sqlconn *c, struct error *err);
 void sqlconn_disconnect(struct sqlconn *c);
 
 /* The open connection, or NULL while not connected. Owned by c: valid until
- * the next sqlconn_disconnect, sqlconn_failed or sqlconn_free. */
+ * the next sqlconn_disconnect, sqlconn_fail or sqlconn_free. */
 MYSQL *sqlconn_mysql(const struct sqlconn *c);
 
 /* Whether the connected server runs Galera (wsrep_on). */
@@ -126,20 +126,17 @@ bool sqlconn_galera(const struct sqlconn *c);
  * that does not take writes counts as 1047. */
 unsigned sqlconn_connect_error(const struct sqlconn *c);
 
-/* After a statement failed with code: a lost session is dropped; otherwise
- * the transaction is rolled back when in_transaction, and the connection is
- * kept only for a retryable error. A node that failed (gone, shutting down,
- * read-only, not ready) sends the next connection to the next node. Returns
- * the class of code. Can't fail. */
-enum sqlconn_failure sqlconn_failed(struct sqlconn *c, unsigned int code,
-				    bool in_transaction);
 
 /* The one classifier, after a statement (of the set, the session's, or a
  * COMMIT) failed with code: records code (sqlconn_last_error); 1062 rolls
  * back an open transaction and keeps the connection (SQLCONN_DUPLICATE);
- * otherwise as sqlconn_failed with the core's own transaction state, and a
- * lost session during a COMMIT or a self-committing statement (committing)
- * is SQLCONN_UNKNOWN_OUTCOME. Can't fail. */
+ * otherwise a lost session is dropped (SQLCONN_LOST, or
+ * SQLCONN_UNKNOWN_OUTCOME during a COMMIT or a self-committing statement:
+ * committing); an open transaction (sqlconn_begin's, or any statement's
+ * without autocommit) is rolled back, and the connection is kept only for a
+ * retryable error (SQLCONN_RETRYABLE), else dropped (SQLCONN_FAILED). A node
+ * that failed (gone, shutting down, read-only, not ready) sends the next
+ * connection to the next node. Can't fail. */
 enum sqlconn_failure sqlconn_fail(struct sqlconn *c, unsigned int code,
 				  bool committing);
 
