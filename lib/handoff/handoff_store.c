@@ -1,6 +1,6 @@
 /* handoff_store.c - the hand-off's reads and writes of the payments table:
- * claims, fenced results and dead-letter tools of payhook-dispatch (see
- * handoff_store.h). */
+ * claims, fenced results, release, totals and back-off of payhook-dispatch
+ * (see handoff_store.h). */
 #include "config.h"
 
 #include <stdarg.h>
@@ -38,7 +38,7 @@ enum stmt_index {
 	STMT_COUNT
 };
 
-#define CHANGES "payment_event_changes"
+#define CHANGES HANDOFF_STORE_CHANGES
 
 /* The fenced writes of one table: payments and payment_event_changes
  * carry the same dispatch_ columns, so one text serves both. */
@@ -108,7 +108,7 @@ static const char *const stmt_names[STMT_COUNT] = {
 
 /* received_at as RFC 3339 UTC (the column holds UTC: payhook's sessions use
  * time_zone +00:00). Passed as an argument so no '%' reaches a printf. */
-static const char received_at_format[] = "%Y-%m-%dT%H:%i:%s.%fZ";
+static const char received_at_format[] = HANDOFF_STORE_TIME_FORMAT;
 
 struct handoff_store {
 	const struct config *cfg;
@@ -204,6 +204,11 @@ struct sqlconn *handoff_store_connection(struct handoff_store *d,
 	return sqlconn_connect(d->conn, err) == 0 ? d->conn : NULL;
 }
 
+struct sqlconn *handoff_store_core(struct handoff_store *d)
+{
+	return d->conn;
+}
+
 const char *handoff_store_owner(const struct handoff_store *d)
 {
 	return d->owner;
@@ -256,16 +261,6 @@ int handoff_store_check_config(const struct config *cfg, struct error *err)
 	return 0;
 }
 
-/* sqlconn_query_number, dropping the connection when it fails. */
-static int query_number(struct handoff_store *d, const char *sql,
-			unsigned long long *out, struct error *err)
-{
-	if (sqlconn_query_number(d->conn, sql, out, err) == 0)
-		return 0;
-	disconnect(d);
-	return -1;
-}
-
 int handoff_store_check_schema(struct handoff_store *d, struct error *err)
 {
 	if (sqlconn_connect(d->conn, err) != 0)
@@ -301,7 +296,7 @@ char *handoff_store_sql_new(struct error *err, const char *fmt, ...)
 
 /* Writes ids as "1,2,3" into a new string the caller frees. Returns NULL with
  * err set when out of memory. */
-static char *id_list_new(const unsigned long long *ids, size_t count,
+char *handoff_store_id_list_new(const unsigned long long *ids, size_t count,
 			 struct error *err)
 {
 	size_t cap, used = 0;
@@ -364,7 +359,7 @@ static char *dup_field(const char *field, unsigned long len)
 	return copy;
 }
 
-static unsigned long long parse_ull(const char *text)
+unsigned long long handoff_store_number(const char *text)
 {
 	uint64_t value = 0;
 
@@ -409,35 +404,35 @@ static int read_claimed(struct handoff_store *d,
 			break;
 		}
 		p->kind = kind;
-		p->id = parse_ull(row[0]);
+		p->id = handoff_store_number(row[0]);
 		copy_field(p->provider, sizeof(p->provider), row[1], len[1]);
 		p->transaction_id_len = copy_field(p->transaction_id,
 						   sizeof(p->transaction_id),
 						   row[2], len[2]);
-		p->amount = parse_ull(row[3]);
+		p->amount = handoff_store_number(row[3]);
 		copy_field(p->currency, sizeof(p->currency), row[4], len[4]);
 		copy_field(p->received_at, sizeof(p->received_at), row[6],
 			   len[6]);
-		p->token = parse_ull(row[8]);
-		p->attempts = (unsigned long)parse_ull(row[9]);
+		p->token = handoff_store_number(row[8]);
+		p->attempts = (unsigned long)handoff_store_number(row[9]);
 		/* source: the last column of both forms. */
 		copy_field(p->source, sizeof(p->source), row[columns - 1],
 			   len[columns - 1]);
 		if (kind == HANDOFF_ROW_CHANGE) {
 			struct handoff_row_change *c = &p->change;
 
-			c->object_row_id = parse_ull(row[10]);
+			c->object_row_id = handoff_store_number(row[10]);
 			copy_field(c->kind, sizeof(c->kind), row[11], len[11]);
 			copy_field(c->state, sizeof(c->state), row[12], len[12]);
 			c->object_id_len = copy_field(c->object_id,
 						      sizeof(c->object_id),
 						      row[13], len[13]);
-			c->n = (unsigned long)parse_ull(row[14]);
-			c->refunded_amount = parse_ull(row[15]);
+			c->n = (unsigned long)handoff_store_number(row[14]);
+			c->refunded_amount = handoff_store_number(row[15]);
 			copy_field(c->dispute_state, sizeof(c->dispute_state),
 				   row[16], len[16]);
-			c->cancelled = parse_ull(row[17]) != 0;
-			c->counted = parse_ull(row[18]) != 0;
+			c->cancelled = handoff_store_number(row[17]) != 0;
+			c->counted = handoff_store_number(row[18]) != 0;
 		}
 		/* Counted now, so cleanup frees what was copied so far. */
 		batch->count++;
@@ -497,7 +492,7 @@ static unsigned long long *query_ids(struct handoff_store *d, char *sql,
 		return NULL;
 	}
 	while ((row = mysql_fetch_row(res)) != NULL && *count < limit)
-		ids[(*count)++] = parse_ull(row[0]);
+		ids[(*count)++] = handoff_store_number(row[0]);
 	mysql_free_result(res);
 	return ids;
 }
@@ -581,7 +576,7 @@ static int claim_payments(struct handoff_store *d, size_t limit,
 		free(ids);
 		return 0;
 	}
-	list = id_list_new(ids, count, err);
+	list = handoff_store_id_list_new(ids, count, err);
 	free(ids);
 	if (list == NULL)
 		return -1;
@@ -643,9 +638,7 @@ static int changes_table(struct handoff_store *d, struct error *err)
 	"EXISTS (SELECT 1 FROM " CHANGES " o WHERE o.event_row_id = "          \
 	"c.event_row_id AND o.id < c.id AND o.dispatch_state IN ('pending', "  \
 	"'dead')))"
-#define CHANGE_JOINS                                                           \
-	" c JOIN payment_events e ON e.id = c.event_row_id LEFT JOIN payments " \
-	"p ON p.provider = e.provider AND p.transaction_id = e.transaction_id"
+#define CHANGE_JOINS HANDOFF_STORE_CHANGE_JOINS
 #define CHANGE_DUE                                                             \
 	"c.dispatch_due_at <= UTC_TIMESTAMP(6) AND c.dispatch_state = 'pending'"
 
@@ -744,7 +737,7 @@ static int claim_changes(struct handoff_store *d, size_t limit,
 	}
 	ids_append(all, &n_all, first, n_first);
 	ids_append(all, &n_all, more, n_more);
-	list = id_list_new(all, n_all, err);
+	list = handoff_store_id_list_new(all, n_all, err);
 	if (list == NULL)
 		goto out;
 	/* Locked by id: rows another claim holds are skipped, rows that
@@ -767,7 +760,7 @@ static int claim_changes(struct handoff_store *d, size_t limit,
 	}
 	ready = calloc(n_locked, sizeof(*ready));
 	waiting = calloc(n_locked, sizeof(*waiting));
-	list = id_list_new(locked, n_locked, err);
+	list = handoff_store_id_list_new(locked, n_locked, err);
 	if (ready == NULL || waiting == NULL || list == NULL) {
 		error_set(err, "dispatch: out of memory");
 		goto out;
@@ -789,17 +782,17 @@ static int claim_changes(struct handoff_store *d, size_t limit,
 	free(sql);
 	while ((row = mysql_fetch_row(res)) != NULL &&
 	       n_ready + n_waiting < n_locked) {
-		if (parse_ull(row[1]) == 0)
-			waiting[n_waiting++] = parse_ull(row[0]);
+		if (handoff_store_number(row[1]) == 0)
+			waiting[n_waiting++] = handoff_store_number(row[0]);
 		else if (n_ready < limit)
-			ready[n_ready++] = parse_ull(row[0]);
+			ready[n_ready++] = handoff_store_number(row[0]);
 		/* Else one that may go beyond the limit: the next claim's. */
 	}
 	mysql_free_result(res);
 	free(list);
 	list = NULL;
 	if (n_waiting > 0) {
-		list = id_list_new(waiting, n_waiting, err);
+		list = handoff_store_id_list_new(waiting, n_waiting, err);
 		if (list == NULL || push_back_waiting(d, list, err) != 0)
 			goto out;
 		batch->waiting += n_waiting;
@@ -810,7 +803,7 @@ static int claim_changes(struct handoff_store *d, size_t limit,
 		rc = 0;
 		goto out;
 	}
-	list = id_list_new(ready, n_ready, err);
+	list = handoff_store_id_list_new(ready, n_ready, err);
 	if (list == NULL || claim_update(d, CHANGES, list, err) != 0)
 		goto out;
 	rc = claim_read(
@@ -1107,263 +1100,6 @@ long handoff_store_backoff_ms(const struct config *cfg, unsigned long attempts,
 	return half + (long)(random % (uint64_t)(delay - half + 1));
 }
 
-int handoff_store_list_dead(struct handoff_store *d, bool changes,
-			    int (*each)(void *ctx,
-					const struct handoff_store_dead *row),
-			    void *ctx, struct error *err)
-{
-	static const char payments_sql[] =
-		"SELECT id, provider, transaction_id, dispatch_attempts, "
-		"COALESCE(dispatch_last_error, ''), '', '', '', 0 FROM payments "
-		"WHERE dispatch_state = 'dead' ORDER BY id";
-	static const char changes_sql[] =
-		"SELECT c.id, e.provider, e.transaction_id, c.dispatch_attempts, "
-		"COALESCE(c.dispatch_last_error, ''), e.kind, e.object_id, "
-		"c.state, c.n FROM " CHANGES " c JOIN payment_events e ON "
-		"e.id = c.event_row_id WHERE c.dispatch_state = 'dead' "
-		"ORDER BY c.id";
-	const char *sql = changes ? changes_sql : payments_sql;
-	MYSQL_RES *res;
-	MYSQL_ROW row;
-	int stop = 0;
-
-	if (sqlconn_connect(d->conn, err) != 0)
-		return -1;
-	if (mysql_query(sqlconn_mysql(d->conn), sql) != 0)
-		return connection_failed(d, "list dead", err);
-	/* Streamed: the list may be long. */
-	res = mysql_use_result(sqlconn_mysql(d->conn));
-	if (res == NULL)
-		return connection_failed(d, "list dead", err);
-	while (!stop && (row = mysql_fetch_row(res)) != NULL) {
-		struct handoff_store_dead dead = {
-			.id = parse_ull(row[0]),
-			.provider = row[1] != NULL ? row[1] : "",
-			.transaction_id = row[2] != NULL ? row[2] : "",
-			.attempts = (unsigned long)parse_ull(row[3]),
-			.last_error = row[4] != NULL ? row[4] : "",
-			.kind = row[5] != NULL ? row[5] : "",
-			.object_id = row[6] != NULL ? row[6] : "",
-			.state = row[7] != NULL ? row[7] : "",
-			.n = (unsigned long)parse_ull(row[8]),
-		};
-
-		stop = each(ctx, &dead);
-	}
-	/* mysql_fetch_row returns NULL at the end and on an error alike. */
-	if (!stop && mysql_errno(sqlconn_mysql(d->conn)) != 0) {
-		mysql_free_result(res);
-		return connection_failed(d, "list dead", err);
-	}
-	mysql_free_result(res);
-	if (mysql_rollback(sqlconn_mysql(d->conn)) != 0)
-		return connection_failed(d, "rollback", err);
-	return 0;
-}
-
-/* Copies a column (NULL: "") into buf of cap bytes, cut to fit. */
-static void copy_column(char *buf, size_t cap, const char *field)
-{
-	size_t n = field == NULL ? 0 : strnlen(field, cap - 1);
-
-	if (n > 0)
-		memcpy(buf, field, n);
-	buf[n] = '\0';
-}
-
-int handoff_store_show(struct handoff_store *d, bool changes,
-		       unsigned long long id, struct handoff_store_show *out,
-		       struct error *err)
-{
-	MYSQL *mysql;
-	MYSQL_RES *res;
-	MYSQL_ROW row;
-	char *sql;
-
-	memset(out, 0, sizeof(*out));
-	if (sqlconn_connect(d->conn, err) != 0)
-		return -1;
-	mysql = sqlconn_mysql(d->conn);
-	if (changes)
-		sql = handoff_store_sql_new(
-			err,
-			"SELECT e.provider, e.transaction_id, c.dispatch_state, "
-			"c.dispatch_attempts, c.dispatch_last_error, "
-			"DATE_FORMAT(c.dispatch_due_at, '%s'), "
-			"TIMESTAMPDIFF(MICROSECOND, UTC_TIMESTAMP(6), "
-			"c.dispatch_due_at) DIV 1000, c.dispatch_owner, "
-			"CONCAT(e.kind, ' ', e.object_id, ' ', c.state), "
-			"p.dispatch_state, (SELECT MIN(o.id) FROM " CHANGES " o "
-			"WHERE o.event_row_id = c.event_row_id AND o.id < c.id "
-			"AND o.dispatch_state IN ('pending', 'dead')), (SELECT "
-			"o.dispatch_state FROM " CHANGES " o WHERE "
-			"o.event_row_id = c.event_row_id AND o.id < c.id AND "
-			"o.dispatch_state IN ('pending', 'dead') ORDER BY o.id "
-			"LIMIT 1) FROM " CHANGES CHANGE_JOINS " WHERE c.id = %llu",
-			received_at_format, id);
-	else
-		sql = handoff_store_sql_new(
-			err,
-			"SELECT provider, transaction_id, dispatch_state, "
-			"dispatch_attempts, dispatch_last_error, "
-			"DATE_FORMAT(dispatch_due_at, '%s'), "
-			"TIMESTAMPDIFF(MICROSECOND, UTC_TIMESTAMP(6), "
-			"dispatch_due_at) DIV 1000, dispatch_owner, '', '', "
-			"NULL, NULL FROM payments WHERE id = %llu",
-			received_at_format, id);
-	if (sql == NULL)
-		return -1;
-	if (mysql_query(mysql, sql) != 0) {
-		free(sql);
-		return connection_failed(d, "show", err);
-	}
-	free(sql);
-	res = mysql_store_result(mysql);
-	if (res == NULL)
-		return connection_failed(d, "show", err);
-	row = mysql_fetch_row(res);
-	if (row != NULL) {
-		out->found = true;
-		copy_column(out->provider, sizeof(out->provider), row[0]);
-		copy_column(out->transaction_id, sizeof(out->transaction_id),
-			    row[1]);
-		copy_column(out->state, sizeof(out->state), row[2]);
-		out->attempts = (unsigned long)parse_ull(row[3]);
-		copy_column(out->last_error, sizeof(out->last_error), row[4]);
-		copy_column(out->due_at, sizeof(out->due_at), row[5]);
-		out->due_in_ms = row[6] != NULL ? strtoll(row[6], NULL, 10) : 0;
-		out->claimed = row[7] != NULL && out->due_in_ms > 0;
-		copy_column(out->owner, sizeof(out->owner), row[7]);
-		copy_column(out->change, sizeof(out->change), row[8]);
-		copy_column(out->payment_state, sizeof(out->payment_state),
-			    row[9]);
-		out->earlier_id = parse_ull(row[10]);
-		copy_column(out->earlier_state, sizeof(out->earlier_state),
-			    row[11]);
-	}
-	mysql_free_result(res);
-	if (mysql_rollback(mysql) != 0)
-		return connection_failed(d, "rollback", err);
-	return 0;
-}
-
-/* Appends " AND <head>'<value, escaped>'<tail>" to the WHERE clause in
- * *where (a new string; the old one is freed) when value is not NULL.
- * Returns 0, or -1 with err set (out of memory; *where is then NULL). */
-static int where_add(struct handoff_store *d, char **where, const char *head,
-		     const char *value, const char *tail, struct error *err)
-{
-	char *escaped, *grown;
-	size_t len;
-
-	if (value == NULL)
-		return 0;
-	len = strlen(value);
-	escaped = malloc(2 * len + 1);
-	if (escaped == NULL) {
-		grown = NULL;
-		error_set(err, "dispatch: out of memory");
-	} else {
-		mysql_real_escape_string(sqlconn_mysql(d->conn), escaped, value,
-					 (unsigned long)len);
-		grown = handoff_store_sql_new(err, "%s AND %s'%s'%s", *where, head, escaped,
-				tail);
-	}
-	free(escaped);
-	free(*where);
-	*where = grown;
-	return grown == NULL ? -1 : 0;
-}
-
-int handoff_store_requeue(struct handoff_store *d,
-			  enum handoff_store_change change,
-			  const struct handoff_store_selection *sel,
-			  bool dry_run, unsigned long long *count,
-			  struct error *err)
-{
-	MYSQL *mysql;
-	const char *table;
-	char *where = NULL, *sql = NULL, *list = NULL;
-	my_ulonglong rows;
-	int rc = -1;
-
-	*count = 0;
-	if (sqlconn_connect(d->conn, err) != 0)
-		return -1;
-	mysql = sqlconn_mysql(d->conn);
-	/* Requeue: dead rows, and skipped (never attempted: handled before
-	 * payhook) ones only when asked for; redeliver: delivered ones. The
-	 * idempotency key is the row's own, so it stays. */
-	table = sel->changes ? CHANGES : "payments";
-	where = handoff_store_sql_new(err, "%s", change == HANDOFF_STORE_REDELIVER
-					   ? "dispatch_state = 'delivered'"
-				   : sel->include_skipped
-					   ? "dispatch_state IN ('dead', 'skipped')"
-					   : "dispatch_state = 'dead'");
-	if (where == NULL)
-		return -1;
-	if (sel->id_count > 0) {
-		char *grown;
-
-		list = id_list_new(sel->ids, sel->id_count, err);
-		if (list == NULL)
-			goto out;
-		grown = handoff_store_sql_new(err, "%s AND id IN (%s)", where, list);
-		free(where);
-		where = grown;
-		if (where == NULL)
-			goto out;
-	}
-	/* A change's provider is its payment's, on its object's row. */
-	if (where_add(d, &where,
-		      sel->changes ? "event_row_id IN (SELECT id FROM "
-				     "payment_events WHERE provider = "
-				   : "provider = ",
-		      sel->provider, sel->changes ? ")" : "", err) != 0 ||
-	    where_add(d, &where, "received_at >= ", sel->since, "", err) != 0 ||
-	    where_add(d, &where, "received_at < ", sel->until, "", err) != 0 ||
-	    where_add(d, &where, "LOCATE(", sel->error,
-		      ", COALESCE(dispatch_last_error, '')) > 0", err) != 0)
-		goto out;
-	if (dry_run) {
-		sql = handoff_store_sql_new(err, "SELECT COUNT(*) FROM %s WHERE %s", table,
-			      where);
-		if (sql == NULL)
-			goto out;
-		if (query_number(d, sql, count, err) != 0)
-			goto out;
-		if (mysql_rollback(mysql) != 0) {
-			connection_failed(d, "rollback", err);
-			goto out;
-		}
-		rc = 0;
-		goto out;
-	}
-	sql = handoff_store_sql_new(err,
-		      "UPDATE %s SET dispatch_state = 'pending', "
-		      "dispatch_due_at = UTC_TIMESTAMP(6), dispatch_attempts = 0, "
-		      "dispatch_owner = NULL WHERE %s", table, where);
-	if (sql == NULL)
-		goto out;
-	if (mysql_query(mysql, sql) != 0) {
-		connection_failed(d, change == HANDOFF_STORE_REDELIVER
-					     ? "redeliver" : "requeue", err);
-		goto out;
-	}
-	rows = mysql_affected_rows(mysql);
-	if (mysql_commit(mysql) != 0) {
-		connection_failed(d, "requeue commit", err);
-		goto out;
-	}
-	*count = rows == (my_ulonglong)-1 ? 0 : (unsigned long long)rows;
-	rc = 0;
-out:
-	free(sql);
-	free(list);
-	free(where);
-	return rc;
-}
-
 int handoff_store_paused(struct handoff_store *d, bool *paused,
 			 struct error *err)
 {
@@ -1389,131 +1125,6 @@ int handoff_store_paused(struct handoff_store *d, bool *paused,
 		return connection_failed(d, "rollback", err);
 	*paused = value != 0;
 	return 0;
-}
-
-int handoff_store_set_paused(struct handoff_store *d, bool paused,
-			     struct error *err)
-{
-	char owner[2 * HANDOFF_STORE_OWNER_MAX + 1];
-	char *sql;
-	MYSQL *mysql;
-
-	if (sqlconn_connect(d->conn, err) != 0)
-		return -1;
-	mysql = sqlconn_mysql(d->conn);
-	mysql_real_escape_string(mysql, owner, d->owner,
-				 (unsigned long)strlen(d->owner));
-	sql = handoff_store_sql_new(err,
-		      "INSERT INTO dispatch_control (id, paused, changed_at, "
-		      "changed_by) VALUES (1, %d, UTC_TIMESTAMP(6), '%s') "
-		      "ON DUPLICATE KEY UPDATE paused = VALUES(paused), "
-		      "changed_at = VALUES(changed_at), "
-		      "changed_by = VALUES(changed_by)",
-		      paused ? 1 : 0, owner);
-	if (sql == NULL)
-		return -1;
-	if (mysql_query(mysql, sql) != 0) {
-		unsigned int code = mysql_errno(mysql);
-
-		free(sql);
-		if (code == NO_SUCH_TABLE) {
-			after_failure(d, code);
-			return error_set(err, "no table dispatch_control in this "
-					 "database: run "
-					 "db/migrate-5-dispatch-control.sql");
-		}
-		return connection_failed(d, "pause flag", err);
-	}
-	free(sql);
-	if (mysql_commit(mysql) != 0)
-		return connection_failed(d, "pause flag commit", err);
-	return 0;
-}
-
-/* The gauges' statement on one table: each part stays on an index (pending
- * rows are those with a due time, leased ones the future end of that range,
- * dead ones the index on dispatch_state). */
-#define GAUGES_SQL(table)                                                      \
-	"SELECT (SELECT COUNT(*) FROM " table                                   \
-	" WHERE dispatch_due_at IS NOT NULL), "                                 \
-	"(SELECT COUNT(*) FROM " table " WHERE dispatch_due_at > "              \
-	"UTC_TIMESTAMP(6) AND dispatch_owner IS NOT NULL), "                    \
-	"(SELECT COUNT(*) FROM " table " WHERE dispatch_state = 'dead'), "      \
-	"(SELECT GREATEST(0, COALESCE(TIMESTAMPDIFF(SECOND, "                  \
-	"MIN(dispatch_due_at), UTC_TIMESTAMP(6)), 0)) FROM " table             \
-	" WHERE dispatch_due_at IS NOT NULL)"
-
-/* Adds the gauges of one table (sql) to g. Returns 0, or -1 with err set
- * and the failure handled; a table that does not exist adds nothing when
- * optional. */
-static int add_gauges(struct handoff_store *d, const char *sql, bool optional,
-		      struct handoff_store_gauges *g, struct error *err)
-{
-	MYSQL *mysql = sqlconn_mysql(d->conn);
-	MYSQL_RES *res;
-	MYSQL_ROW row;
-	unsigned long long oldest;
-
-	if (mysql_query(mysql, sql) != 0) {
-		if (optional && mysql_errno(mysql) == NO_SUCH_TABLE)
-			return 0;
-		return connection_failed(d, "gauges", err);
-	}
-	res = mysql_store_result(mysql);
-	if (res == NULL)
-		return connection_failed(d, "gauges", err);
-	row = mysql_fetch_row(res);
-	if (row != NULL && mysql_num_fields(res) == 4) {
-		g->pending += parse_ull(row[0]);
-		g->in_flight += parse_ull(row[1]);
-		g->dead += parse_ull(row[2]);
-		oldest = parse_ull(row[3]);
-		if (oldest > g->oldest_due_s)
-			g->oldest_due_s = oldest;
-	}
-	mysql_free_result(res);
-	return 0;
-}
-
-int handoff_store_gauges(struct handoff_store *d,
-			 struct handoff_store_gauges *g, struct error *err)
-{
-	memset(g, 0, sizeof(*g));
-	if (sqlconn_connect(d->conn, err) != 0)
-		return -1;
-	/* Payments and lifecycle changes alike: both are handed on. */
-	if (add_gauges(d, GAUGES_SQL("payments"), false, g, err) != 0 ||
-	    add_gauges(d, GAUGES_SQL(CHANGES), true, g, err) != 0) {
-		memset(g, 0, sizeof(*g));
-		return -1;
-	}
-	if (mysql_rollback(sqlconn_mysql(d->conn)) != 0) {
-		memset(g, 0, sizeof(*g));
-		return connection_failed(d, "rollback", err);
-	}
-	return 0;
-}
-
-int handoff_store_check_control(struct handoff_store *d, bool *migrated,
-				bool *paused, struct error *err)
-{
-	*migrated = false;
-	*paused = false;
-	if (sqlconn_connect(d->conn, err) != 0)
-		return -1;
-	if (schema_dispatch_control(d->conn, migrated, err) != 0)
-		return -1;
-	return handoff_store_paused(d, paused, err);
-}
-
-int handoff_store_check_changes(struct handoff_store *d, bool *table,
-				bool *indexed, struct error *err)
-{
-	*table = false;
-	*indexed = false;
-	if (sqlconn_connect(d->conn, err) != 0)
-		return -1;
-	return schema_changes(d->conn, table, indexed, err);
 }
 
 int handoff_store_refresh_totals(struct handoff_store *d, struct handoff_row *p,
@@ -1553,10 +1164,10 @@ int handoff_store_refresh_totals(struct handoff_store *d, struct handoff_row *p,
 	len = mysql_fetch_lengths(res);
 	/* No row (the payment was deleted by hand): the claim's totals. */
 	if (row != NULL && len != NULL && mysql_num_fields(res) == 3) {
-		c->refunded_amount = parse_ull(row[0]);
+		c->refunded_amount = handoff_store_number(row[0]);
 		copy_field(c->dispute_state, sizeof(c->dispute_state), row[1],
 			   len[1]);
-		c->cancelled = parse_ull(row[2]) != 0;
+		c->cancelled = handoff_store_number(row[2]) != 0;
 	}
 	mysql_free_result(res);
 	/* End the read's transaction: no snapshot kept. */

@@ -18,6 +18,7 @@
 #include "configuration.h"
 #include "itest.h"
 #include "pipeline.h"
+#include "provider.h"
 #include "response.h"
 #include "testreq.h"
 
@@ -38,7 +39,7 @@ static void setup(void)
 {
 	struct error err;
 
-	ck_assert_msg(config_load(&cfg, NULL, &err) == 0, "config: %s",
+	ck_assert_msg(provider_load_config(&cfg, NULL, &err) == 0, "config: %s",
 		      err.message);
 	log_init("test_failover", LOG_LEVEL_WARN);
 }

@@ -23,6 +23,7 @@
 #include "metrics.h"
 #include "page.h"
 #include "pipeline.h"
+#include "provider.h"
 #include "response.h"
 #include "testreq.h"
 
@@ -58,7 +59,7 @@ static void load_config(void)
 {
 	struct error err;
 
-	ck_assert_msg(config_load(&cfg, NULL, &err) == 0, "config: %s",
+	ck_assert_msg(provider_load_config(&cfg, NULL, &err) == 0, "config: %s",
 		      err.message);
 	log_init("test_pipeline", LOG_LEVEL_WARN);
 }
