@@ -69,12 +69,7 @@ static const char *const statement_sql[STATEMENTS] = {
 		       "n, amount, currency, event_id, occurred_at) "
 		       "SELECT ?, ?, COUNT(*) + 1, ?, ?, ?, ? FROM "
 		       "payment_event_changes WHERE event_row_id = ? AND state = ?",
-	[UPD_TOTALS] = "UPDATE payments p, (SELECT " STORE_TOTALS_COLUMNS " "
-		       STORE_TOTALS_FROM ") t SET "
-		       "p.refunded_amount = t.refunded_amount, "
-		       "p.dispute_state = t.dispute_state, "
-		       "p.cancelled = t.cancelled "
-		       "WHERE p.provider = ? AND p.transaction_id = ?",
+	[UPD_TOTALS] = STORE_TOTALS_UPDATE_SQL,
 	[SEL_PAYMENT_PLAIN] = PAYMENT_COLUMNS,
 	[SEL_EVENT_PLAIN] = EVENT_COLUMNS,
 	/* A consistent read: an item another delivery commits meanwhile is
@@ -884,21 +879,7 @@ int lifecycle_store_check_schema(struct lifecycle_store *ls, struct error *err)
 int lifecycle_store_repair_totals(struct lifecycle_store *ls,
 				  unsigned long *repaired, struct error *err)
 {
-	/* Driven by payment_events (far fewer rows than payments); the
-	 * derived table is materialized before the UPDATE reads payments. */
-	static const char sql[] =
-		"UPDATE payments p JOIN (SELECT q.id, " STORE_TOTALS_COLUMNS " "
-		"FROM (SELECT DISTINCT provider, transaction_id FROM "
-		"payment_events) k JOIN payments q ON q.provider = k.provider "
-		"AND q.transaction_id = k.transaction_id LEFT JOIN "
-		"payment_events e ON e.provider = q.provider AND "
-		"e.transaction_id = q.transaction_id AND (e.currency IS NULL "
-		"OR e.currency = q.currency) GROUP BY q.id) t ON t.id = p.id "
-		"SET p.refunded_amount = t.refunded_amount, "
-		"p.dispute_state = t.dispute_state, p.cancelled = t.cancelled "
-		"WHERE NOT (p.refunded_amount <=> t.refunded_amount AND "
-		"p.dispute_state <=> t.dispute_state AND "
-		"p.cancelled <=> t.cancelled)";
+	static const char sql[] = STORE_TOTALS_REPAIR_SQL;
 	unsigned long long affected = 0;
 	unsigned code;
 
