@@ -6,8 +6,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <mysql.h>
-
 #include "handoff_admin.h"
 #include "schema.h"
 #include "sqlconn.h"
@@ -32,16 +30,49 @@ static int query_number(struct handoff_store *d, const char *sql,
 
 /* Fills err with what failed on the connection, then hands it to
  * sqlconn's classifier. Returns -1. */
-static int connection_failed(struct handoff_store *d, const char *what,
-			     struct error *err)
+static int failed_code(struct handoff_store *d, unsigned int code,
+		       const char *what, struct error *err)
 {
 	struct sqlconn *c = handoff_store_core(d);
-	unsigned int code = sqlconn_errno(c);
 
 	error_set(err, "mysql %s: %u %s", what, code,
 		  sqlconn_message(c, SQLCONN_SESSION));
 	sqlconn_fail(c, code, false);
 	return -1;
+}
+
+/* Ends the read's snapshot (autocommit is off). Returns 0, or -1 with err
+ * set and the failure handled. */
+static int end_read(struct handoff_store *d, struct error *err)
+{
+	unsigned code = sqlconn_exec(handoff_store_core(d), "ROLLBACK", NULL);
+
+	return code == 0 ? 0 : failed_code(d, code, "rollback", err);
+}
+
+/* The caller's callback of handoff_admin_list_dead, per row. */
+struct dead_walk {
+	int (*each)(void *ctx, const struct handoff_admin_dead *row);
+	void *ctx;
+};
+
+static int dead_row(void *ctx, const struct sqlconn_row *r)
+{
+	struct dead_walk *w = ctx;
+	char **row = r->fields;
+	struct handoff_admin_dead dead = {
+		.id = handoff_store_number(row[0]),
+		.provider = row[1] != NULL ? row[1] : "",
+		.transaction_id = row[2] != NULL ? row[2] : "",
+		.attempts = (unsigned long)handoff_store_number(row[3]),
+		.last_error = row[4] != NULL ? row[4] : "",
+		.kind = row[5] != NULL ? row[5] : "",
+		.object_id = row[6] != NULL ? row[6] : "",
+		.state = row[7] != NULL ? row[7] : "",
+		.n = (unsigned long)handoff_store_number(row[8]),
+	};
+
+	return w->each(w->ctx, &dead);
 }
 
 int handoff_admin_list_dead(struct handoff_store *d, bool changes,
@@ -59,44 +90,22 @@ int handoff_admin_list_dead(struct handoff_store *d, bool changes,
 		"c.state, c.n FROM " CHANGES " c JOIN payment_events e ON "
 		"e.id = c.event_row_id WHERE c.dispatch_state = 'dead' "
 		"ORDER BY c.id";
-	const char *sql = changes ? changes_sql : payments_sql;
-	MYSQL_RES *res;
-	MYSQL_ROW row;
-	int stop = 0;
+	struct dead_walk walk = { each, ctx };
+	unsigned code;
 
 	if (sqlconn_connect(handoff_store_core(d), err) != 0)
 		return -1;
-	if (mysql_query(sqlconn_mysql(handoff_store_core(d)), sql) != 0)
-		return connection_failed(d, "list dead", err);
 	/* Streamed: the list may be long. */
-	res = mysql_use_result(sqlconn_mysql(handoff_store_core(d)));
-	if (res == NULL)
-		return connection_failed(d, "list dead", err);
-	while (!stop && (row = mysql_fetch_row(res)) != NULL) {
-		struct handoff_admin_dead dead = {
-			.id = handoff_store_number(row[0]),
-			.provider = row[1] != NULL ? row[1] : "",
-			.transaction_id = row[2] != NULL ? row[2] : "",
-			.attempts = (unsigned long)handoff_store_number(row[3]),
-			.last_error = row[4] != NULL ? row[4] : "",
-			.kind = row[5] != NULL ? row[5] : "",
-			.object_id = row[6] != NULL ? row[6] : "",
-			.state = row[7] != NULL ? row[7] : "",
-			.n = (unsigned long)handoff_store_number(row[8]),
-		};
-
-		stop = each(ctx, &dead);
-	}
-	/* mysql_fetch_row returns NULL at the end and on an error alike. */
-	if (!stop && mysql_errno(sqlconn_mysql(handoff_store_core(d))) != 0) {
-		mysql_free_result(res);
-		return connection_failed(d, "list dead", err);
-	}
-	mysql_free_result(res);
-	if (mysql_rollback(sqlconn_mysql(handoff_store_core(d))) != 0)
-		return connection_failed(d, "rollback", err);
+	code = sqlconn_query(handoff_store_core(d),
+			     changes ? changes_sql : payments_sql, dead_row,
+			     &walk);
+	if (code != 0)
+		return failed_code(d, code, "list dead", err);
+	if (end_read(d, err) != 0)
+		return -1;
 	return 0;
 }
+
 
 /* Copies a column (NULL: "") into buf of cap bytes, cut to fit. */
 static void copy_column(char *buf, size_t cap, const char *field)
@@ -112,15 +121,14 @@ int handoff_admin_show(struct handoff_store *d, bool changes,
 		       unsigned long long id, struct handoff_admin_show *out,
 		       struct error *err)
 {
-	MYSQL *mysql;
-	MYSQL_RES *res;
-	MYSQL_ROW row;
+	struct sqlconn_result *res;
+	struct sqlconn_row r;
+	unsigned code;
 	char *sql;
 
 	memset(out, 0, sizeof(*out));
 	if (sqlconn_connect(handoff_store_core(d), err) != 0)
 		return -1;
-	mysql = sqlconn_mysql(handoff_store_core(d));
 	if (changes)
 		sql = handoff_store_sql_new(
 			err,
@@ -150,16 +158,13 @@ int handoff_admin_show(struct handoff_store *d, bool changes,
 			received_at_format, id);
 	if (sql == NULL)
 		return -1;
-	if (mysql_query(mysql, sql) != 0) {
-		free(sql);
-		return connection_failed(d, "show", err);
-	}
+	res = sqlconn_select(handoff_store_core(d), sql, &code);
 	free(sql);
-	res = mysql_store_result(mysql);
 	if (res == NULL)
-		return connection_failed(d, "show", err);
-	row = mysql_fetch_row(res);
-	if (row != NULL) {
+		return failed_code(d, code, "show", err);
+	if (sqlconn_next(res, &r)) {
+		char **row = r.fields;
+
 		out->found = true;
 		copy_column(out->provider, sizeof(out->provider), row[0]);
 		copy_column(out->transaction_id, sizeof(out->transaction_id),
@@ -178,10 +183,8 @@ int handoff_admin_show(struct handoff_store *d, bool changes,
 		copy_column(out->earlier_state, sizeof(out->earlier_state),
 			    row[11]);
 	}
-	mysql_free_result(res);
-	if (mysql_rollback(mysql) != 0)
-		return connection_failed(d, "rollback", err);
-	return 0;
+	sqlconn_result_free(res);
+	return end_read(d, err);
 }
 
 /* Appends " AND <head>'<value, escaped>'<tail>" to the WHERE clause in
@@ -201,8 +204,7 @@ static int where_add(struct handoff_store *d, char **where, const char *head,
 		grown = NULL;
 		error_set(err, "dispatch: out of memory");
 	} else {
-		mysql_real_escape_string(sqlconn_mysql(handoff_store_core(d)), escaped, value,
-					 (unsigned long)len);
+		sqlconn_escape(handoff_store_core(d), escaped, value, len);
 		grown = handoff_store_sql_new(err, "%s AND %s'%s'%s", *where, head, escaped,
 				tail);
 	}
@@ -218,16 +220,15 @@ int handoff_admin_requeue(struct handoff_store *d,
 			  bool dry_run, unsigned long long *count,
 			  struct error *err)
 {
-	MYSQL *mysql;
 	const char *table;
 	char *where = NULL, *sql = NULL, *list = NULL;
-	my_ulonglong rows;
+	unsigned long long rows = 0;
+	unsigned code;
 	int rc = -1;
 
 	*count = 0;
 	if (sqlconn_connect(handoff_store_core(d), err) != 0)
 		return -1;
-	mysql = sqlconn_mysql(handoff_store_core(d));
 	/* Requeue: dead rows, and skipped (never attempted: handled before
 	 * payhook) ones only when asked for; redeliver: delivered ones. The
 	 * idempotency key is the row's own, so it stays. */
@@ -267,12 +268,9 @@ int handoff_admin_requeue(struct handoff_store *d,
 			      where);
 		if (sql == NULL)
 			goto out;
-		if (query_number(d, sql, count, err) != 0)
+		if (query_number(d, sql, count, err) != 0 ||
+		    end_read(d, err) != 0)
 			goto out;
-		if (mysql_rollback(mysql) != 0) {
-			connection_failed(d, "rollback", err);
-			goto out;
-		}
 		rc = 0;
 		goto out;
 	}
@@ -282,17 +280,18 @@ int handoff_admin_requeue(struct handoff_store *d,
 		      "dispatch_owner = NULL WHERE %s", table, where);
 	if (sql == NULL)
 		goto out;
-	if (mysql_query(mysql, sql) != 0) {
-		connection_failed(d, change == HANDOFF_ADMIN_REDELIVER
+	code = sqlconn_exec(handoff_store_core(d), sql, &rows);
+	if (code != 0) {
+		failed_code(d, code, change == HANDOFF_ADMIN_REDELIVER
 					     ? "redeliver" : "requeue", err);
 		goto out;
 	}
-	rows = mysql_affected_rows(mysql);
-	if (mysql_commit(mysql) != 0) {
-		connection_failed(d, "requeue commit", err);
+	code = sqlconn_commit(handoff_store_core(d));
+	if (code != 0) {
+		failed_code(d, code, "requeue commit", err);
 		goto out;
 	}
-	*count = rows == (my_ulonglong)-1 ? 0 : (unsigned long long)rows;
+	*count = rows == (unsigned long long)-1 ? 0 : rows;
 	rc = 0;
 out:
 	free(sql);
@@ -306,13 +305,12 @@ int handoff_admin_set_paused(struct handoff_store *d, bool paused,
 {
 	char owner[2 * HANDOFF_STORE_OWNER_MAX + 1];
 	char *sql;
-	MYSQL *mysql;
+	unsigned int code;
 
 	if (sqlconn_connect(handoff_store_core(d), err) != 0)
 		return -1;
-	mysql = sqlconn_mysql(handoff_store_core(d));
-	mysql_real_escape_string(mysql, owner, handoff_store_owner(d),
-				 (unsigned long)strlen(handoff_store_owner(d)));
+	sqlconn_escape(handoff_store_core(d), owner, handoff_store_owner(d),
+		       strlen(handoff_store_owner(d)));
 	sql = handoff_store_sql_new(err,
 		      "INSERT INTO dispatch_control (id, paused, changed_at, "
 		      "changed_by) VALUES (1, %d, UTC_TIMESTAMP(6), '%s') "
@@ -322,9 +320,8 @@ int handoff_admin_set_paused(struct handoff_store *d, bool paused,
 		      paused ? 1 : 0, owner);
 	if (sql == NULL)
 		return -1;
-	if (mysql_query(mysql, sql) != 0) {
-		unsigned int code = mysql_errno(mysql);
-
+	code = sqlconn_exec(handoff_store_core(d), sql, NULL);
+	if (code != 0) {
 		free(sql);
 		if (code == NO_SUCH_TABLE) {
 			sqlconn_fail(handoff_store_core(d), code, false);
@@ -332,11 +329,12 @@ int handoff_admin_set_paused(struct handoff_store *d, bool paused,
 					 "database: run "
 					 "db/migrate-5-dispatch-control.sql");
 		}
-		return connection_failed(d, "pause flag", err);
+		return failed_code(d, code, "pause flag", err);
 	}
 	free(sql);
-	if (mysql_commit(mysql) != 0)
-		return connection_failed(d, "pause flag commit", err);
+	code = sqlconn_commit(handoff_store_core(d));
+	if (code != 0)
+		return failed_code(d, code, "pause flag commit", err);
 	return 0;
 }
 
@@ -359,21 +357,20 @@ int handoff_admin_set_paused(struct handoff_store *d, bool paused,
 static int add_gauges(struct handoff_store *d, const char *sql, bool optional,
 		      struct handoff_admin_gauges *g, struct error *err)
 {
-	MYSQL *mysql = sqlconn_mysql(handoff_store_core(d));
-	MYSQL_RES *res;
-	MYSQL_ROW row;
+	struct sqlconn_result *res;
+	struct sqlconn_row r;
 	unsigned long long oldest;
+	unsigned code;
 
-	if (mysql_query(mysql, sql) != 0) {
-		if (optional && mysql_errno(mysql) == NO_SUCH_TABLE)
+	res = sqlconn_select(handoff_store_core(d), sql, &code);
+	if (res == NULL) {
+		if (optional && code == NO_SUCH_TABLE)
 			return 0;
-		return connection_failed(d, "gauges", err);
+		return failed_code(d, code, "gauges", err);
 	}
-	res = mysql_store_result(mysql);
-	if (res == NULL)
-		return connection_failed(d, "gauges", err);
-	row = mysql_fetch_row(res);
-	if (row != NULL && mysql_num_fields(res) == 4) {
+	if (sqlconn_next(res, &r) && r.count == 4) {
+		char **row = r.fields;
+
 		g->pending += handoff_store_number(row[0]);
 		g->in_flight += handoff_store_number(row[1]);
 		g->dead += handoff_store_number(row[2]);
@@ -381,7 +378,7 @@ static int add_gauges(struct handoff_store *d, const char *sql, bool optional,
 		if (oldest > g->oldest_due_s)
 			g->oldest_due_s = oldest;
 	}
-	mysql_free_result(res);
+	sqlconn_result_free(res);
 	return 0;
 }
 
@@ -397,9 +394,9 @@ int handoff_admin_gauges(struct handoff_store *d,
 		memset(g, 0, sizeof(*g));
 		return -1;
 	}
-	if (mysql_rollback(sqlconn_mysql(handoff_store_core(d))) != 0) {
+	if (end_read(d, err) != 0) {
 		memset(g, 0, sizeof(*g));
-		return connection_failed(d, "rollback", err);
+		return -1;
 	}
 	return 0;
 }

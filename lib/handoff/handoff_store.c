@@ -9,8 +9,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#include <mysql.h>
-
 #include "handoff_store.h"
 #include "number.h"
 #include "schema.h"
@@ -42,30 +40,30 @@ enum stmt_index {
 
 /* The fenced writes of one table: payments and payment_event_changes
  * carry the same dispatch_ columns, so one text serves both. */
-#define FENCED_SQL(table)                                                     \
-	[STMT_DELIVERED] =                                                     \
+#define FENCED_SQL(table, at)                                                     \
+	[(at) + STMT_DELIVERED] =                                                     \
 		"UPDATE " table " SET dispatch_state = 'delivered', "          \
 		"dispatch_due_at = NULL, delivered_at = UTC_TIMESTAMP(6), "    \
 		"dispatch_owner = NULL, dispatch_last_error = NULL "           \
 		"WHERE id = ? AND dispatch_token = ?",                         \
-	[STMT_RETRY] =                                                         \
+	[(at) + STMT_RETRY] =                                                         \
 		"UPDATE " table " SET dispatch_due_at = UTC_TIMESTAMP(6) + "   \
 		"INTERVAL ? MICROSECOND, dispatch_owner = NULL, "              \
 		"dispatch_last_error = ? WHERE id = ? AND dispatch_token = ?", \
 	/* A failure that does not count (a Retry-After, an outage): the    \
 	 * claim's attempt is taken back, as a release does. */              \
-	[STMT_DEFER] =                                                         \
+	[(at) + STMT_DEFER] =                                                         \
 		"UPDATE " table " SET dispatch_due_at = UTC_TIMESTAMP(6) + "   \
 		"INTERVAL ? MICROSECOND, dispatch_owner = NULL, "              \
 		"dispatch_last_error = ?, dispatch_attempts = "                \
 		"IF(dispatch_attempts > 0, dispatch_attempts - 1, 0) "         \
 		"WHERE id = ? AND dispatch_token = ?",                         \
-	[STMT_DEAD] =                                                          \
+	[(at) + STMT_DEAD] =                                                          \
 		"UPDATE " table " SET dispatch_state = 'dead', "               \
 		"dispatch_due_at = NULL, dispatch_owner = NULL, "              \
 		"dispatch_last_error = ? WHERE id = ? AND dispatch_token = ?", \
 	/* The claim counted an attempt that never happened: take it back. */ \
-	[STMT_RELEASE] =                                                       \
+	[(at) + STMT_RELEASE] =                                                       \
 		"UPDATE " table " SET dispatch_due_at = UTC_TIMESTAMP(6), "    \
 		"dispatch_owner = NULL, dispatch_attempts = "                  \
 		"IF(dispatch_attempts > 0, dispatch_attempts - 1, 0) "         \
@@ -77,24 +75,25 @@ enum stmt_index {
 	"dispatch_state = 'pending' AND dispatch_owner IS NULL AND "           \
 	"dispatch_attempts = 0 AND dispatch_due_at > UTC_TIMESTAMP(6)"
 
-static const char *const stmt_sql[2][STMT_COUNT] = {
-	[HANDOFF_ROW_PAYMENT] = {
-		FENCED_SQL("payments"),
-		/* The payment's changes that waited for it. */
-		[STMT_WAKE] =
-			"UPDATE " CHANGES " SET dispatch_due_at = "
-			"UTC_TIMESTAMP(6) WHERE event_row_id IN (SELECT id "
-			"FROM payment_events WHERE provider = ? AND "
-			"transaction_id = ?) AND " WAITING,
-	},
-	[HANDOFF_ROW_CHANGE] = {
-		FENCED_SQL(CHANGES),
-		/* The object's later changes, which waited for this one. */
-		[STMT_WAKE] =
-			"UPDATE " CHANGES " SET dispatch_due_at = "
-			"UTC_TIMESTAMP(6) WHERE event_row_id = ? AND id > ? AND "
-			WAITING,
-	},
+/* The statement set (sqlconn, prepared at first use on each connection, so
+ * that --check-config can connect to a table that lacks its columns): the
+ * statements of a payment, then those of a change (STMT_AT). */
+#define STMT_AT(kind, which)                                                   \
+	((size_t)(kind) * STMT_COUNT + (size_t)(which))
+static const char *const stmt_sql[2 * STMT_COUNT] = {
+	FENCED_SQL("payments", STMT_AT(HANDOFF_ROW_PAYMENT, 0)),
+	/* The payment's changes that waited for it. */
+	[STMT_AT(HANDOFF_ROW_PAYMENT, STMT_WAKE)] =
+		"UPDATE " CHANGES " SET dispatch_due_at = "
+		"UTC_TIMESTAMP(6) WHERE event_row_id IN (SELECT id "
+		"FROM payment_events WHERE provider = ? AND "
+		"transaction_id = ?) AND " WAITING,
+	FENCED_SQL(CHANGES, STMT_AT(HANDOFF_ROW_CHANGE, 0)),
+	/* The object's later changes, which waited for this one. */
+	[STMT_AT(HANDOFF_ROW_CHANGE, STMT_WAKE)] =
+		"UPDATE " CHANGES " SET dispatch_due_at = "
+		"UTC_TIMESTAMP(6) WHERE event_row_id = ? AND id > ? AND "
+		WAITING,
 };
 
 static const char *const stmt_names[STMT_COUNT] = {
@@ -113,8 +112,7 @@ static const char received_at_format[] = HANDOFF_STORE_TIME_FORMAT;
 struct handoff_store {
 	const struct config *cfg;
 	/* The connection, on the node list with the receiver's failover. */
-	struct sqlconn *conn;
-	MYSQL_STMT *stmt[2][STMT_COUNT]; /* by row kind, prepared at first use */
+	struct sqlconn *conn;            /* with the statements, stmt_sql */
 	/* Whether payment_event_changes exists is known (changes_table);
 	 * without it (a database from before
 	 * db/migrate-6-lifecycle-changes.sql) payments only. Both are
@@ -137,18 +135,12 @@ const char *handoff_store_status_name(enum handoff_store_status status)
 	return status_names[status];
 }
 
-/* The statements go with their connection (sqlconn's on_disconnect). */
-static void close_statements(void *ctx)
+/* What the store knows of the tables goes with the connection (sqlconn's
+ * on_disconnect; the statements go by themselves). */
+static void forget_tables(void *ctx)
 {
 	struct handoff_store *d = ctx;
 
-	for (size_t k = 0; k < 2; k++) {
-		for (size_t i = 0; i < STMT_COUNT; i++) {
-			if (d->stmt[k][i] != NULL)
-				mysql_stmt_close(d->stmt[k][i]);
-			d->stmt[k][i] = NULL;
-		}
-	}
 	d->changes_known = false;
 	d->no_changes = false;
 }
@@ -169,8 +161,11 @@ struct handoff_store *handoff_store_new(const struct config *cfg,
 		/* An UPDATE reports the rows it matched, so a fenced write
 		 * that matched its row is never mistaken for superseded. */
 		.found_rows = true,
-		.on_disconnect = close_statements,
+		.on_disconnect = forget_tables,
 		.ctx = d,
+		.statements = stmt_sql,
+		.statement_count = 2 * STMT_COUNT,
+		.prepare_on_use = true,
 	};
 	char host[256];
 
@@ -231,16 +226,40 @@ static void after_failure(struct handoff_store *d, unsigned int code)
 	sqlconn_fail(d->conn, code, false);
 }
 
-/* Fills err with what failed on the connection, then cleans up. Returns -1. */
+/* Fills err with what failed with code on the connection, then cleans up.
+ * Returns -1. */
+static int failed_code(struct handoff_store *d, unsigned int code,
+		       const char *what, struct error *err)
+{
+	error_set(err, "mysql %s: %u %s", what, code,
+		  sqlconn_message(d->conn, SQLCONN_SESSION));
+	after_failure(d, code);
+	return -1;
+}
+
+/* The same, of the session's last error. */
 static int connection_failed(struct handoff_store *d, const char *what,
 			     struct error *err)
 {
-	MYSQL *mysql = sqlconn_mysql(d->conn);
-	unsigned int code = mysql_errno(mysql);
+	return failed_code(d, sqlconn_errno(d->conn), what, err);
+}
 
-	error_set(err, "mysql %s: %u %s", what, code, mysql_error(mysql));
-	after_failure(d, code);
-	return -1;
+/* Ends the open transaction without effect; a connection that can't is
+ * dropped. Can't fail. */
+static void roll_back(struct handoff_store *d)
+{
+	if (sqlconn_connected(d->conn) &&
+	    sqlconn_exec(d->conn, "ROLLBACK", NULL) != 0)
+		disconnect(d);
+}
+
+/* Ends a read's transaction (no snapshot or metadata lock kept). Returns
+ * 0, or -1 with err set and the failure handled. */
+static int end_read(struct handoff_store *d, struct error *err)
+{
+	unsigned code = sqlconn_exec(d->conn, "ROLLBACK", NULL);
+
+	return code == 0 ? 0 : failed_code(d, code, "rollback", err);
 }
 
 int handoff_store_check_config(const struct config *cfg, struct error *err)
@@ -375,25 +394,24 @@ unsigned long long handoff_store_number(const char *text)
  * the payment's currency (counted); both forms end with source. Returns
  * 0, or -1 with err set
  * (batch keeps what it read; the caller cleans it up). */
-static int read_claimed(struct handoff_store *d,
+static int read_claimed(struct sqlconn_result *res,
 			struct handoff_store_batch *batch, size_t cap,
 			enum handoff_row_kind kind, struct error *err)
 {
-	MYSQL_RES *res = mysql_store_result(sqlconn_mysql(d->conn));
 	unsigned int columns = kind == HANDOFF_ROW_CHANGE ? 20 : 11;
-	MYSQL_ROW row;
+	struct sqlconn_row r;
 	int rc = 0;
 
-	if (res == NULL)
-		return connection_failed(d, "claim read", err);
-	if (mysql_num_fields(res) != columns) {
-		mysql_free_result(res);
-		return error_set(err, "mysql claim read: %u columns, not %u",
-				 mysql_num_fields(res), columns);
-	}
-	while (batch->count < cap && (row = mysql_fetch_row(res)) != NULL) {
-		unsigned long *len = mysql_fetch_lengths(res);
+	while (batch->count < cap && sqlconn_next(res, &r)) {
+		char **row = r.fields;
+		unsigned long *len = r.lengths;
 		struct handoff_row *p = &batch->items[batch->count];
+
+		if (r.count != columns) {
+			rc = error_set(err, "mysql claim read: %u columns, "
+				       "not %u", r.count, columns);
+			break;
+		}
 
 		/* A change's payload is NULL unless it is its object's
 		 * newest. */
@@ -451,7 +469,7 @@ static int read_claimed(struct handoff_store *d,
 			break;
 		}
 	}
-	mysql_free_result(res);
+	sqlconn_result_free(res);
 	return rc;
 }
 
@@ -464,36 +482,34 @@ static unsigned long long *query_ids(struct handoff_store *d, char *sql,
 				     size_t *count, bool *missing,
 				     struct error *err)
 {
-	MYSQL *mysql = sqlconn_mysql(d->conn);
-	MYSQL_RES *res = NULL;
-	MYSQL_ROW row;
+	struct sqlconn_result *res;
+	struct sqlconn_row row;
 	unsigned long long *ids;
+	unsigned code;
 
 	*count = 0;
 	if (sql == NULL)
 		return NULL;
-	if (mysql_query(mysql, sql) != 0 && missing != NULL &&
-	    mysql_errno(mysql) == NO_SUCH_TABLE) {
+	res = sqlconn_select(d->conn, sql, &code);
+	free(sql);
+	if (res == NULL && missing != NULL && code == NO_SUCH_TABLE) {
 		/* A statement's error: the transaction goes on. */
-		free(sql);
 		*missing = true;
 		return calloc(1, sizeof(unsigned long long));
 	}
-	free(sql);
-	if (mysql_errno(mysql) != 0 ||
-	    (res = mysql_store_result(mysql)) == NULL) {
-		connection_failed(d, what, err);
+	if (res == NULL) {
+		failed_code(d, code, what, err);
 		return NULL;
 	}
-	ids = calloc(mysql_num_rows(res) + 1, sizeof(*ids));
+	ids = calloc(sqlconn_result_rows(res) + 1, sizeof(*ids));
 	if (ids == NULL) {
-		mysql_free_result(res);
+		sqlconn_result_free(res);
 		error_set(err, "dispatch: out of memory");
 		return NULL;
 	}
-	while ((row = mysql_fetch_row(res)) != NULL && *count < limit)
-		ids[(*count)++] = handoff_store_number(row[0]);
-	mysql_free_result(res);
+	while (*count < limit && sqlconn_next(res, &row))
+		ids[(*count)++] = handoff_store_number(row.fields[0]);
+	sqlconn_result_free(res);
 	return ids;
 }
 
@@ -506,8 +522,10 @@ static int run_update(struct handoff_store *d, char *sql, const char *what,
 
 	if (sql == NULL)
 		return -1;
-	if (mysql_query(sqlconn_mysql(d->conn), sql) != 0)
-		rc = connection_failed(d, what, err);
+	unsigned code = sqlconn_exec(d->conn, sql, NULL);
+
+	if (code != 0)
+		rc = failed_code(d, code, what, err);
 	free(sql);
 	return rc;
 }
@@ -519,8 +537,7 @@ static int claim_update(struct handoff_store *d, const char *table,
 {
 	char owner[2 * HANDOFF_STORE_OWNER_MAX + 1];
 
-	mysql_real_escape_string(sqlconn_mysql(d->conn), owner, d->owner,
-				 (unsigned long)strlen(d->owner));
+	sqlconn_escape(d->conn, owner, d->owner, strlen(d->owner));
 	return run_update(
 		d,
 		handoff_store_sql_new(err,
@@ -539,17 +556,16 @@ static int claim_read(struct handoff_store *d, char *sql,
 		      struct handoff_store_batch *batch, size_t cap,
 		      enum handoff_row_kind kind, struct error *err)
 {
-	int rc;
+	struct sqlconn_result *res;
+	unsigned code;
 
 	if (sql == NULL)
 		return -1;
-	if (mysql_query(sqlconn_mysql(d->conn), sql) != 0) {
-		free(sql);
-		return connection_failed(d, "claim read", err);
-	}
+	res = sqlconn_select(d->conn, sql, &code);
 	free(sql);
-	rc = read_claimed(d, batch, cap, kind, err);
-	return rc;
+	if (res == NULL)
+		return failed_code(d, code, "claim read", err);
+	return read_claimed(res, batch, cap, kind, err);
 }
 
 /* Claims up to limit due payments into batch, in the open transaction.
@@ -611,20 +627,17 @@ static void note_no_changes(struct handoff_store *d)
  * or -1 with err set and the failure handled. */
 static int changes_table(struct handoff_store *d, struct error *err)
 {
-	MYSQL *mysql = sqlconn_mysql(d->conn);
-	MYSQL_RES *res;
+	unsigned code;
 
 	if (d->changes_known)
 		return 0;
-	if (mysql_query(mysql, "SELECT 1 FROM " CHANGES " LIMIT 0") != 0) {
-		if (mysql_errno(mysql) != NO_SUCH_TABLE)
-			return connection_failed(d, "look for " CHANGES, err);
+	code = sqlconn_exec(d->conn, "SELECT 1 FROM " CHANGES " LIMIT 0", NULL);
+	if (code != 0) {
+		if (code != NO_SUCH_TABLE)
+			return failed_code(d, code, "look for " CHANGES, err);
 		note_no_changes(d);
 		return 0;
 	}
-	res = mysql_store_result(mysql);
-	if (res != NULL)
-		mysql_free_result(res);
 	d->changes_known = true;
 	return 0;
 }
@@ -694,8 +707,9 @@ static int claim_changes(struct handoff_store *d, size_t limit,
 	size_t n_first = 0, n_more = 0, n_all = 0, n_locked = 0, n_ready = 0,
 	       n_waiting = 0;
 	char *list = NULL, *sql;
-	MYSQL_RES *res = NULL;
-	MYSQL_ROW row;
+	struct sqlconn_result *res;
+	struct sqlconn_row row;
+	unsigned code;
 	bool missing = false;
 	int rc = -1;
 
@@ -773,22 +787,21 @@ static int claim_changes(struct handoff_store *d, size_t limit,
 		      list, list);
 	if (sql == NULL)
 		goto out;
-	if (mysql_query(sqlconn_mysql(d->conn), sql) != 0 ||
-	    (res = mysql_store_result(sqlconn_mysql(d->conn))) == NULL) {
-		free(sql);
-		connection_failed(d, "claim check changes", err);
+	res = sqlconn_select(d->conn, sql, &code);
+	free(sql);
+	if (res == NULL) {
+		failed_code(d, code, "claim check changes", err);
 		goto out;
 	}
-	free(sql);
-	while ((row = mysql_fetch_row(res)) != NULL &&
-	       n_ready + n_waiting < n_locked) {
-		if (handoff_store_number(row[1]) == 0)
-			waiting[n_waiting++] = handoff_store_number(row[0]);
+	while (n_ready + n_waiting < n_locked && sqlconn_next(res, &row)) {
+		if (handoff_store_number(row.fields[1]) == 0)
+			waiting[n_waiting++] =
+				handoff_store_number(row.fields[0]);
 		else if (n_ready < limit)
-			ready[n_ready++] = handoff_store_number(row[0]);
+			ready[n_ready++] = handoff_store_number(row.fields[0]);
 		/* Else one that may go beyond the limit: the next claim's. */
 	}
-	mysql_free_result(res);
+	sqlconn_result_free(res);
 	free(list);
 	list = NULL;
 	if (n_waiting > 0) {
@@ -863,7 +876,7 @@ int handoff_store_claim(struct handoff_store *d, size_t limit,
 		 * the count). */
 		size_t waiting = batch->waiting;
 
-		if (mysql_commit(sqlconn_mysql(d->conn)) != 0) {
+		if (sqlconn_commit(d->conn) != 0) {
 			connection_failed(d, "claim commit", err);
 			goto fail;
 		}
@@ -873,16 +886,14 @@ int handoff_store_claim(struct handoff_store *d, size_t limit,
 	}
 	/* A COMMIT that fails may or may not have claimed the rows: either
 	 * way they come due again when the server's lease ends. */
-	if (mysql_commit(sqlconn_mysql(d->conn)) != 0) {
+	if (sqlconn_commit(d->conn) != 0) {
 		connection_failed(d, "claim commit", err);
 		goto fail;
 	}
 	return 0;
 
 fail:
-	if (sqlconn_mysql(d->conn) != NULL &&
-	    mysql_rollback(sqlconn_mysql(d->conn)) != 0)
-		disconnect(d);
+	roll_back(d);
 	handoff_store_batch_cleanup(batch);
 	return -1;
 }
@@ -911,26 +922,6 @@ static void clean_error_text(const char *text, char *buf)
 	buf[n] = '\0';
 }
 
-/* The statement number which of a row kind, prepared on this connection
- * at first use (so that --check-config can connect to a table that lacks
- * its columns). Returns it, or NULL with err set and the connection
- * dropped. */
-static MYSQL_STMT *prepared(struct handoff_store *d, enum handoff_row_kind kind,
-			    enum stmt_index which, struct error *err)
-{
-	MYSQL_STMT *stmt = d->stmt[kind][which];
-
-	if (stmt != NULL)
-		return stmt;
-	stmt = sqlconn_prepare(d->conn, stmt_sql[kind][which], err);
-	if (stmt == NULL) {
-		disconnect(d);
-		return NULL;
-	}
-	d->stmt[kind][which] = stmt;
-	return stmt;
-}
-
 /* Runs the statement number which of p's kind with param bound (in the
  * open transaction). Returns the rows it matched, or -1 with err set and
  * the failure handled (after_failure). */
@@ -939,21 +930,17 @@ static long long run_statement(struct handoff_store *d,
 			       enum stmt_index which, MYSQL_BIND *param,
 			       struct error *err)
 {
-	MYSQL_STMT *stmt = prepared(d, p->kind, which, err);
-	unsigned int code;
+	size_t at = STMT_AT(p->kind, which);
+	unsigned int code = sqlconn_run(d->conn, at, param, NULL);
 
-	if (stmt == NULL)
-		return -1;
-	if (mysql_stmt_bind_param(stmt, param) != 0 ||
-	    mysql_stmt_execute(stmt) != 0) {
-		code = mysql_stmt_errno(stmt);
+	if (code != 0) {
 		error_set(err, "mysql %s: %u %s", stmt_names[which], code,
-			  mysql_stmt_error(stmt));
+			  sqlconn_message(d->conn, at));
 		after_failure(d, code);
 		return -1;
 	}
 	/* (my_ulonglong)-1 only follows a failed statement. */
-	return (long long)mysql_stmt_affected_rows(stmt);
+	return (long long)sqlconn_affected(d->conn, at);
 }
 
 /* After a delivery, in its transaction: the changes that waited for p (a
@@ -1006,12 +993,10 @@ static enum handoff_store_status fenced_write(struct handoff_store *d,
 		return HANDOFF_STORE_FAILED;
 	if (matched > 0 && which == STMT_DELIVERED &&
 	    wake_waiting(d, p, err) != 0) {
-		if (sqlconn_mysql(d->conn) != NULL &&
-		    mysql_rollback(sqlconn_mysql(d->conn)) != 0)
-			disconnect(d);
+		roll_back(d);
 		return HANDOFF_STORE_FAILED;
 	}
-	if (mysql_commit(sqlconn_mysql(d->conn)) != 0) {
+	if (sqlconn_commit(d->conn) != 0) {
 		connection_failed(d, "commit", err);
 		return HANDOFF_STORE_FAILED;
 	}
@@ -1105,15 +1090,13 @@ int handoff_store_paused(struct handoff_store *d, bool *paused,
 {
 	static const char sql[] =
 		"SELECT COALESCE(MAX(paused), 0) FROM dispatch_control";
-	MYSQL *mysql;
 	unsigned long long value = 0;
 
 	*paused = false;
 	if (sqlconn_connect(d->conn, err) != 0)
 		return -1;
-	mysql = sqlconn_mysql(d->conn);
 	if (sqlconn_query_number(d->conn, sql, &value, err) != 0) {
-		if (mysql_errno(mysql) != NO_SUCH_TABLE) {
+		if (sqlconn_errno(d->conn) != NO_SUCH_TABLE) {
 			disconnect(d);
 			return -1;
 		}
@@ -1121,8 +1104,8 @@ int handoff_store_paused(struct handoff_store *d, bool *paused,
 		value = 0;
 	}
 	/* End the read's transaction: no snapshot or metadata lock kept. */
-	if (mysql_rollback(mysql) != 0)
-		return connection_failed(d, "rollback", err);
+	if (end_read(d, err) != 0)
+		return -1;
 	*paused = value != 0;
 	return 0;
 }
@@ -1133,45 +1116,35 @@ int handoff_store_refresh_totals(struct handoff_store *d, struct handoff_row *p,
 	struct handoff_row_change *c = &p->change;
 	char provider[2 * HANDOFF_ROW_PROVIDER_MAX + 1];
 	char tid[2 * PAYMENT_TRANSACTION_ID_MAX + 1];
-	MYSQL *mysql;
-	MYSQL_RES *res;
-	MYSQL_ROW row;
-	unsigned long *len;
+	struct sqlconn_result *res;
+	struct sqlconn_row row;
+	unsigned code;
 	char *sql;
 
 	if (p->kind != HANDOFF_ROW_CHANGE)
 		return 0;
 	if (sqlconn_connect(d->conn, err) != 0)
 		return -1;
-	mysql = sqlconn_mysql(d->conn);
-	mysql_real_escape_string(mysql, provider, p->provider,
-				 (unsigned long)strlen(p->provider));
-	mysql_real_escape_string(mysql, tid, p->transaction_id,
-				 (unsigned long)p->transaction_id_len);
+	sqlconn_escape(d->conn, provider, p->provider, strlen(p->provider));
+	sqlconn_escape(d->conn, tid, p->transaction_id, p->transaction_id_len);
 	sql = handoff_store_sql_new(err,
 		      "SELECT refunded_amount, dispute_state, cancelled FROM "
 		      "payments WHERE provider = '%s' AND transaction_id = '%s'",
 		      provider, tid);
 	if (sql == NULL)
 		return -1;
-	if (mysql_query(mysql, sql) != 0 ||
-	    (res = mysql_store_result(mysql)) == NULL) {
-		free(sql);
-		return connection_failed(d, "payment totals", err);
-	}
+	res = sqlconn_select(d->conn, sql, &code);
 	free(sql);
-	row = mysql_fetch_row(res);
-	len = mysql_fetch_lengths(res);
+	if (res == NULL)
+		return failed_code(d, code, "payment totals", err);
 	/* No row (the payment was deleted by hand): the claim's totals. */
-	if (row != NULL && len != NULL && mysql_num_fields(res) == 3) {
-		c->refunded_amount = handoff_store_number(row[0]);
-		copy_field(c->dispute_state, sizeof(c->dispute_state), row[1],
-			   len[1]);
-		c->cancelled = handoff_store_number(row[2]) != 0;
+	if (sqlconn_next(res, &row) && row.count == 3) {
+		c->refunded_amount = handoff_store_number(row.fields[0]);
+		copy_field(c->dispute_state, sizeof(c->dispute_state),
+			   row.fields[1], row.lengths[1]);
+		c->cancelled = handoff_store_number(row.fields[2]) != 0;
 	}
-	mysql_free_result(res);
+	sqlconn_result_free(res);
 	/* End the read's transaction: no snapshot kept. */
-	if (mysql_rollback(mysql) != 0)
-		return connection_failed(d, "rollback", err);
-	return 0;
+	return end_read(d, err);
 }

@@ -101,11 +101,6 @@ void sqlconn_free(struct sqlconn *c)
 	free(c);
 }
 
-MYSQL *sqlconn_mysql(const struct sqlconn *c)
-{
-	return c->mysql;
-}
-
 bool sqlconn_galera(const struct sqlconn *c)
 {
 	return c->galera;
@@ -279,7 +274,8 @@ unsigned sqlconn_commit(struct sqlconn *c)
 
 void sqlconn_rollback(struct sqlconn *c)
 {
-	if (c->mysql == NULL || !c->in_transaction)
+	/* Without autocommit every statement opened one. */
+	if (c->mysql == NULL || (!c->in_transaction && c->options.autocommit))
 		return;
 	c->in_transaction = false;
 	if (mysql_rollback(c->mysql) != 0)
@@ -289,6 +285,26 @@ void sqlconn_rollback(struct sqlconn *c)
 bool sqlconn_in_transaction(const struct sqlconn *c)
 {
 	return c->in_transaction;
+}
+
+/* Prepares sql on the connection. Returns the statement (the caller closes
+ * it, before the connection goes), or NULL with err set. */
+static MYSQL_STMT *prepare(struct sqlconn *c, const char *sql,
+			   struct error *err)
+{
+	MYSQL_STMT *stmt = mysql_stmt_init(c->mysql);
+
+	if (stmt == NULL) {
+		error_set(err, "mysql: out of memory preparing a statement");
+		return NULL;
+	}
+	if (mysql_stmt_prepare(stmt, sql, strlen(sql)) != 0) {
+		error_set(err, "mysql prepare: %u %s", mysql_stmt_errno(stmt),
+			  mysql_stmt_error(stmt));
+		mysql_stmt_close(stmt);
+		return NULL;
+	}
+	return stmt;
 }
 
 int sqlconn_prepare_as(struct sqlconn *c, size_t which, const char *sql,
@@ -301,7 +317,7 @@ int sqlconn_prepare_as(struct sqlconn *c, size_t which, const char *sql,
 		mysql_stmt_close(c->stmt[which]);
 		c->stmt[which] = NULL;
 	}
-	c->stmt[which] = sqlconn_prepare(c, sql, err);
+	c->stmt[which] = prepare(c, sql, err);
 	return c->stmt[which] != NULL ? 0 : -1;
 }
 
@@ -404,23 +420,84 @@ unsigned sqlconn_query(struct sqlconn *c, const char *sql,
 	MYSQL_RES *res;
 	MYSQL_ROW fields;
 
+	bool stopped = false;
+	unsigned code;
+
 	if (c->mysql == NULL)
 		return CR_SERVER_GONE_ERROR;
+	/* The rows are read as they come (mysql_use_result), not stored:
+	 * a long list costs no memory. */
 	if (mysql_real_query(c->mysql, sql, strlen(sql)) != 0 ||
-	    (res = mysql_store_result(c->mysql)) == NULL)
+	    (res = mysql_use_result(c->mysql)) == NULL)
 		return mysql_errno(c->mysql);
-	while ((fields = mysql_fetch_row(res)) != NULL) {
+	while (!stopped && (fields = mysql_fetch_row(res)) != NULL) {
 		struct sqlconn_row row = {
 			.fields = fields,
 			.lengths = mysql_fetch_lengths(res),
 			.count = mysql_num_fields(res),
 		};
 
-		if (each(ctx, &row) != 0)
-			break;
+		stopped = each(ctx, &row) != 0;
 	}
-	mysql_free_result(res);
-	return 0;
+	/* mysql_fetch_row returns NULL at the end and on an error alike. */
+	code = stopped ? 0 : mysql_errno(c->mysql);
+	mysql_free_result(res); /* reads and drops the rest */
+	return code;
+}
+
+struct sqlconn_result *sqlconn_select(struct sqlconn *c, const char *sql,
+				      unsigned *code)
+{
+	MYSQL_RES *res;
+
+	*code = 0;
+	if (c->mysql == NULL) {
+		*code = CR_SERVER_GONE_ERROR;
+		return NULL;
+	}
+	if (mysql_real_query(c->mysql, sql, strlen(sql)) != 0 ||
+	    (res = mysql_store_result(c->mysql)) == NULL) {
+		*code = mysql_errno(c->mysql);
+		if (*code == 0)
+			*code = CR_UNKNOWN_ERROR; /* a statement with no rows */
+		return NULL;
+	}
+	return (struct sqlconn_result *)res;
+}
+
+bool sqlconn_next(struct sqlconn_result *r, struct sqlconn_row *row)
+{
+	MYSQL_RES *res = (MYSQL_RES *)r;
+	MYSQL_ROW fields = mysql_fetch_row(res);
+
+	if (fields == NULL)
+		return false;
+	row->fields = fields;
+	row->lengths = mysql_fetch_lengths(res);
+	row->count = mysql_num_fields(res);
+	return true;
+}
+
+unsigned long long sqlconn_result_rows(const struct sqlconn_result *r)
+{
+	return (unsigned long long)mysql_num_rows((MYSQL_RES *)r);
+}
+
+void sqlconn_result_free(struct sqlconn_result *r)
+{
+	if (r != NULL)
+		mysql_free_result((MYSQL_RES *)r);
+}
+
+size_t sqlconn_escape(struct sqlconn *c, char *out, const char *text,
+		      size_t len)
+{
+	if (c->mysql == NULL) {
+		out[0] = '\0';
+		return 0;
+	}
+	return (size_t)mysql_real_escape_string(c->mysql, out, text,
+						(unsigned long)len);
 }
 
 static int first_u64(void *ctx, const struct sqlconn_row *row)
@@ -439,23 +516,6 @@ unsigned sqlconn_query_u64(struct sqlconn *c, const char *sql,
 	return sqlconn_query(c, sql, first_u64, out);
 }
 
-MYSQL_STMT *sqlconn_prepare(struct sqlconn *c, const char *sql,
-			    struct error *err)
-{
-	MYSQL_STMT *stmt = mysql_stmt_init(c->mysql);
-
-	if (stmt == NULL) {
-		error_set(err, "mysql: out of memory preparing a statement");
-		return NULL;
-	}
-	if (mysql_stmt_prepare(stmt, sql, strlen(sql)) != 0) {
-		error_set(err, "mysql prepare: %u %s", mysql_stmt_errno(stmt),
-			  mysql_stmt_error(stmt));
-		mysql_stmt_close(stmt);
-		return NULL;
-	}
-	return stmt;
-}
 
 int sqlconn_query_number(struct sqlconn *c, const char *sql,
 			 unsigned long long *out, struct error *err)

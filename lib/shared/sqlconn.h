@@ -115,10 +115,6 @@ int sqlconn_connect(struct sqlconn *c, struct error *err);
 /* Closes the connection (on_disconnect first), if any. Can't fail. */
 void sqlconn_disconnect(struct sqlconn *c);
 
-/* The open connection, or NULL while not connected. Owned by c: valid until
- * the next sqlconn_disconnect, sqlconn_fail or sqlconn_free. */
-MYSQL *sqlconn_mysql(const struct sqlconn *c);
-
 /* Whether the connected server runs Galera (wsrep_on). */
 bool sqlconn_galera(const struct sqlconn *c);
 
@@ -231,12 +227,38 @@ struct sqlconn_row {
 	unsigned count;
 };
 
-/* Runs sql and calls each(ctx, row) for every row of its result, until
- * each returns non-zero. Returns 0, or the MySQL error (the session's
- * message has its text); a callback's stop is not an error. */
+/* Runs sql and calls each(ctx, row) for every row of its result as it
+ * comes from the server, until each returns non-zero (each must not use c
+ * meanwhile). Returns 0, or the MySQL error (the session's message has its
+ * text); a callback's stop is not an error. */
 unsigned sqlconn_query(struct sqlconn *c, const char *sql,
 		       int (*each)(void *ctx, const struct sqlconn_row *row),
 		       void *ctx);
+
+/* The stored rows of a text statement (sqlconn_select); opaque. */
+struct sqlconn_result;
+
+/* Runs sql and stores its rows on the client. Returns them (the caller
+ * frees them with sqlconn_result_free before the connection goes), or NULL
+ * with *code set to the MySQL error (the session's message has its text). */
+struct sqlconn_result *sqlconn_select(struct sqlconn *c, const char *sql,
+				      unsigned *code);
+
+/* The next row of r into *row (valid until the next call on r): true, or
+ * false when there are no more. */
+bool sqlconn_next(struct sqlconn_result *r, struct sqlconn_row *row);
+
+/* How many rows r holds. */
+unsigned long long sqlconn_result_rows(const struct sqlconn_result *r);
+
+/* Frees r; NULL is fine. */
+void sqlconn_result_free(struct sqlconn_result *r);
+
+/* Escapes text[0..len) into out (2 * len + 1 bytes) for a quoted SQL
+ * literal in the connection's character set (connected: else out is "").
+ * Returns the length written. */
+size_t sqlconn_escape(struct sqlconn *c, char *out, const char *text,
+		      size_t len);
 
 /* Runs sql and reads the first column of its first row as a number into
  * *out (0 when there is no row or the value is NULL). Returns 0, or the
@@ -247,11 +269,6 @@ unsigned sqlconn_query_u64(struct sqlconn *c, const char *sql,
 /* Whether code ends the session itself: a client error (2000-2999), MySQL's
  * idle timeout (4031) or MariaDB's KILL (1927). */
 bool sqlconn_is_lost(unsigned int code);
-
-/* Prepares sql on the connection. Returns the statement (the caller closes
- * it, before the connection goes), or NULL with err set. */
-MYSQL_STMT *sqlconn_prepare(struct sqlconn *c, const char *sql,
-			    struct error *err);
 
 /* Runs sql, whose first column of the first row is a number, into *out.
  * Returns 0, or -1 with err set (the connection is left to the caller). */
