@@ -28,7 +28,7 @@
 #include "metrics.h"
 #include "number.h"
 #include "pool.h"
-#include "provider.h"
+#include "pipeline.h"
 #include "timing.h"
 #include "worker.h"
 
@@ -477,7 +477,7 @@ static void reload(struct master *m)
 			 "its workers");
 		return;
 	}
-	if (provider_load_config(&m->next, m->opts->config_path, &err) != 0) {
+	if (pipeline_load_config(&m->next, m->opts->config_path, &err) != 0) {
 		refuse_reload(m, err.message);
 		return;
 	}

@@ -23,7 +23,6 @@
 #include "number.h"
 #include "pipeline.h"
 #include "pool.h"
-#include "provider.h"
 #include "sqlconn.h"
 #include "timing.h"
 #include "worker.h"
@@ -430,7 +429,7 @@ int main(int argc, char **argv)
 		 * standard error, whatever ends the process. */
 		setvbuf(stdout, NULL, _IOLBF, 0);
 	}
-	if (provider_load_config(&cfg, path, &err) != 0) {
+	if (pipeline_load_config(&cfg, path, &err) != 0) {
 		if (mode == 'C')
 			printf("config: FAILED: %s\n", err.message);
 		else

@@ -1379,16 +1379,3 @@ int provider_check_config(const struct config *cfg, struct error *err)
 		return -1;
 	return 0;
 }
-
-int provider_load_config(struct config *cfg, const char *path,
-			 struct error *err)
-{
-	if (config_load(cfg, path, err) != 0)
-		return -1;
-	if (provider_check_config(cfg, err) != 0 ||
-	    config_check_receiver(cfg, err) != 0) {
-		config_cleanup(cfg);
-		return -1;
-	}
-	return 0;
-}

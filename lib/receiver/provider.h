@@ -57,13 +57,6 @@ int provider_generic_template(const struct config_generic *generic,
  * set. */
 int provider_check_config(const struct config *cfg, struct error *err);
 
-/* config_load, then provider_check_config and config_check_receiver: the
- * configuration as the receiver's programs (payhook, payhook-sign,
- * payhook-reconcile) load it.
- * Returns 0, or -1 with err set and cfg cleaned up. */
-int provider_load_config(struct config *cfg, const char *path,
-			 struct error *err);
-
 /* The enabled profiles with their keys. Opaque. */
 struct provider_set;
 

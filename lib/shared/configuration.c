@@ -1079,28 +1079,12 @@ static int check_common(const struct config *cfg, struct error *err)
 	return 0;
 }
 
-/* The same, of the keys only the receiver (payhook) reads: Redis, the
- * lock's lease, health and metrics. (The providers' keys are checked by
- * their owner, provider_check_config.) */
+/* The same, of the operator's keys only the receiver (payhook) reads: its
+ * paths and tokens, request_terminate_timeout_ms against the lease. (The
+ * providers' keys are checked by provider_check_config, Redis's and the
+ * lease's by lock_check_config.) */
 int config_check_receiver(const struct config *cfg, struct error *err)
 {
-	long bound = config_write_bound_ms(cfg);
-	struct endpoint list[ENDPOINT_LIST_MAX];
-	struct error inner;
-	size_t n;
-
-	if (cfg->redis_sentinels != NULL &&
-	    endpoint_list_parse(cfg->redis_sentinels, 26379, list, &n,
-				&inner) != 0)
-		return error_set(err, "redis_sentinels: %s", inner.message);
-	if (cfg->redis_sentinels != NULL && cfg->redis_socket != NULL)
-		return error_set(err, "redis_sentinels and redis_socket are both "
-				 "set: choose one");
-	if (cfg->lock_backend == CONFIG_LOCK_NONE &&
-	    cfg->redis_unavailable == CONFIG_REDIS_UNAVAILABLE_FAIL)
-		return error_set(err, "lock_backend = none and redis_unavailable "
-				 "= fail contradict each other: without Redis "
-				 "every request would get 503");
 	if (!request_path_ok(cfg->health_path) ||
 	    !request_path_ok(cfg->metrics_path) ||
 	    !request_path_ok(cfg->status_path) ||
@@ -1143,16 +1127,6 @@ int config_check_receiver(const struct config *cfg, struct error *err)
 				 "token: metrics_path would be open to anyone; "
 				 "give a token, or unset the variable to serve "
 				 "it without one");
-	if (cfg->lock_ttl_ms <= bound + CONFIG_LEASE_MARGIN_MS)
-		return error_set(err,
-				 "lock_ttl_ms = %ld is too short: with "
-				 "mysql_read_timeout_s = %d and "
-				 "mysql_write_timeout_s = %d the write may take "
-				 "up to %ld ms; set lock_ttl_ms above %ld or "
-				 "lower the timeouts",
-				 cfg->lock_ttl_ms, cfg->mysql_read_timeout_s,
-				 cfg->mysql_write_timeout_s, bound,
-				 bound + CONFIG_LEASE_MARGIN_MS);
 	return 0;
 }
 

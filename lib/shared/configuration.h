@@ -209,9 +209,9 @@ struct config {
  * then every PAYHOOK_<KEY> environment variable, then the cross-key checks
  * common to every program (MySQL's nodes, logging). A program then runs the
  * cross-key checks of the keys it reads, each in the module that owns them:
- * the receiver's programs load through provider_load_config (the
- * providers' keys, then config_check_receiver), payhook-dispatch calls
- * handoff_check_config and its modules' own. The caller picks path: -c
+ * the receiver's programs load through pipeline_load_config (the
+ * providers', the operator's, Redis's and the lease's keys),
+ * payhook-dispatch calls handoff_check_config and its modules' own. The caller picks path: -c
  * FILE, else $PAYHOOK_CONFIG, else NULL (see config_default_path).
  *
  * Returns 0 with cfg filled, or -1 with err naming the file, line and key
@@ -224,11 +224,11 @@ struct config {
  * expected. */
 int config_load(struct config *cfg, const char *path, struct error *err);
 
-/* The cross-key checks of the receiver's keys that still live here: Redis
- * (redis_sentinels, lock_backend against redis_unavailable), the lock's
- * lease against the MySQL timeouts (config_write_bound_ms) and
- * request_terminate_timeout_ms, and the operator's paths and tokens.
- * Returns 0, or -1 with err saying what to change. */
+/* The cross-key checks of the receiver's operator's keys that still live
+ * here (their module, lib/receiver/ops.c, is being split): the health,
+ * metrics, status and page paths and their tokens, and
+ * request_terminate_timeout_ms against lock_ttl_ms. Returns 0, or -1 with
+ * err saying what to change. */
 int config_check_receiver(const struct config *cfg, struct error *err);
 
 /* Writes the index-th warning about a loaded configuration into out (cap

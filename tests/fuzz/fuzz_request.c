@@ -52,7 +52,6 @@
 #include "fuzz.h"
 #include "payload.h"
 #include "pipeline.h"
-#include "provider.h"
 #include "request.h"
 #include "response.h"
 #include "signature.h"
@@ -211,7 +210,7 @@ static struct pipeline *pipeline_for(unsigned v)
 
 	if (pipelines[v] != NULL)
 		return pipelines[v];
-	if (provider_load_config(cfg, NULL, &err) != 0)
+	if (pipeline_load_config(cfg, NULL, &err) != 0)
 		FUZZ_FATAL("config_load: %s", err.message);
 	if ((v & 1u) != 0)
 		cfg->signature_scheme = CONFIG_SIGNATURE_NONE;

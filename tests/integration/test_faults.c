@@ -30,7 +30,6 @@
 #include "itest.h"
 #include "lock.h"
 #include "pipeline.h"
-#include "provider.h"
 #include "response.h"
 
 /* The longest an answer may take when a backend stalls, for a fault whose
@@ -357,7 +356,7 @@ static void setup(void)
 {
 	struct error err;
 
-	ck_assert_msg(provider_load_config(&cfg, NULL, &err) == 0, "config: %s",
+	ck_assert_msg(pipeline_load_config(&cfg, NULL, &err) == 0, "config: %s",
 		      err.message);
 	log_init("test_faults", LOG_LEVEL_WARN);
 	admin = db_open(NULL, NULL);

@@ -23,7 +23,6 @@
 #include "metrics.h"
 #include "page.h"
 #include "pipeline.h"
-#include "provider.h"
 #include "response.h"
 #include "testreq.h"
 
@@ -59,7 +58,7 @@ static void load_config(void)
 {
 	struct error err;
 
-	ck_assert_msg(provider_load_config(&cfg, NULL, &err) == 0, "config: %s",
+	ck_assert_msg(pipeline_load_config(&cfg, NULL, &err) == 0, "config: %s",
 		      err.message);
 	log_init("test_pipeline", LOG_LEVEL_WARN);
 }

@@ -12,7 +12,7 @@
 
 #include "configuration.h"
 #include "endpoint.h"
-#include "provider.h"
+#include "pipeline.h"
 
 extern char **environ;
 
@@ -88,7 +88,7 @@ static void expect_failure(const char *path, const char *want,
 
 	memset(&zero, 0, sizeof(zero));
 	memset(&cfg, 0xAB, sizeof(cfg));
-	ck_assert_int_eq(provider_load_config(&cfg, path, err), -1);
+	ck_assert_int_eq(pipeline_load_config(&cfg, path, err), -1);
 	ck_assert_msg(strstr(err->message, want) != NULL,
 		      "message '%s' lacks '%s'", err->message, want);
 	ck_assert_int_eq(memcmp(&cfg, &zero, sizeof(cfg)), 0);
@@ -99,7 +99,7 @@ static void load_ok(struct config *cfg, const char *path)
 	struct error err;
 
 	error_clear(&err);
-	ck_assert_msg(provider_load_config(cfg, path, &err) == 0, "load failed: %s",
+	ck_assert_msg(pipeline_load_config(cfg, path, &err) == 0, "load failed: %s",
 		      err.message);
 }
 
