@@ -4,7 +4,8 @@
 # and ends at the first exit of function TO after it (-v FROM=, TO=).
 # Prints: the files visited, the stays (maximal runs of steps in one file),
 # the stays per file, and the climbs back up (a return into a file lower in
-# the call stack, from another file).
+# the call stack, from another file). With -v FUNCS=1 also the entries per
+# function within the walk.
 $1 == "M" { fn[$2] = $3; file[$2] = $4; next }
 $1 == "E" {
 	f = fn[$2]; fl = file[$2]
@@ -13,6 +14,7 @@ $1 == "E" {
 	stack[depth] = fl; names[depth] = f
 	if (on && !done) {
 		seen[fl] = 1
+		calls[fl " " f]++
 		if (fl != cur) { stays++; per[fl]++; cur = fl }
 	}
 	next
@@ -34,4 +36,8 @@ END {
 	printf "files %d, stays %d, climbs back up %d\n", n, stays, climbs
 	for (k in per) printf "  %3d stays  %s\n", per[k], k | "sort -rn"
 	close("sort -rn")
+	if (FUNCS == 1) {
+		for (k in calls) printf "    %4d calls  %s\n", calls[k], k | "sort -rn"
+		close("sort -rn")
+	}
 }

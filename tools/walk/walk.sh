@@ -26,7 +26,8 @@ set -u
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 src=$(cd "${1:-$here/../..}" && pwd)
 work=$(mktemp -d "${TMPDIR:-/tmp}/walk.XXXXXX")
-trap 'rm -rf "$work"' EXIT
+# WALK_KEEP=1 keeps the folder (the traces, the map) for a closer look.
+[ "${WALK_KEEP:-0}" = 1 ] || trap 'rm -rf "$work"' EXIT
 b=$work/src
 mkdir -p "$b"
 (cd "$src" && git ls-files -co --exclude-standard -z |
@@ -66,7 +67,8 @@ count() {
 		awk -v root="$b/" '{ f = $3; sub(/:.*/, "", f); sub(root, "", f);
 			sub(/^.*\/(lib|app)\//, "&", f); print "M", $1, $2, f }' \
 			>"$work/map"
-	cat "$work/map" "$3" | awk -v FROM="$4" -v TO="$5" -f "$here/walk.awk"
+	cat "$work/map" "$3" | awk -v FROM="$4" -v TO="$5" -v FUNCS="${WALK_FUNCS:-0}" \
+		-f "$here/walk.awk"
 }
 
 fx=$b/tests/fixtures/providers/standard
