@@ -482,35 +482,28 @@ static unsigned long long *query_ids(struct handoff_store *d, char *sql,
 				     size_t *count, bool *missing,
 				     struct error *err)
 {
-	struct sqlconn_result *res;
-	struct sqlconn_row row;
 	unsigned long long *ids;
 	unsigned code;
 
 	*count = 0;
 	if (sql == NULL)
 		return NULL;
-	res = sqlconn_select(d->conn, sql, &code);
+	if (sqlconn_query_ids(d->conn, sql, limit, &ids, count, &code) == 0) {
+		free(sql);
+		return ids;
+	}
 	free(sql);
-	if (res == NULL && missing != NULL && code == NO_SUCH_TABLE) {
+	if (code == 0) {
+		error_set(err, "dispatch: out of memory");
+		return NULL;
+	}
+	if (missing != NULL && code == NO_SUCH_TABLE) {
 		/* A statement's error: the transaction goes on. */
 		*missing = true;
 		return calloc(1, sizeof(unsigned long long));
 	}
-	if (res == NULL) {
-		failed_code(d, code, what, err);
-		return NULL;
-	}
-	ids = calloc(sqlconn_result_rows(res) + 1, sizeof(*ids));
-	if (ids == NULL) {
-		sqlconn_result_free(res);
-		error_set(err, "dispatch: out of memory");
-		return NULL;
-	}
-	while (*count < limit && sqlconn_next(res, &row))
-		ids[(*count)++] = handoff_store_number(row.fields[0]);
-	sqlconn_result_free(res);
-	return ids;
+	failed_code(d, code, what, err);
+	return NULL;
 }
 
 /* Runs an UPDATE (a new string, freed here). Returns 0, or -1 with err set

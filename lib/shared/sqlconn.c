@@ -2,6 +2,7 @@
  * error classes, failover (see sqlconn.h). */
 #include "config.h"
 
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,6 +11,7 @@
 
 #include "endpoint.h"
 #include "log.h"
+#include "number.h"
 #include "sqlconn.h"
 
 /* Server error codes that say what happened to the node or the session. */
@@ -498,6 +500,35 @@ size_t sqlconn_escape(struct sqlconn *c, char *out, const char *text,
 	}
 	return (size_t)mysql_real_escape_string(c->mysql, out, text,
 						(unsigned long)len);
+}
+
+int sqlconn_query_ids(struct sqlconn *c, const char *sql, size_t limit,
+		      unsigned long long **ids, size_t *count, unsigned *code)
+{
+	struct sqlconn_result *res = sqlconn_select(c, sql, code);
+	MYSQL_ROW row;
+
+	*ids = NULL;
+	*count = 0;
+	if (res == NULL)
+		return -1;
+	*ids = calloc(mysql_num_rows((MYSQL_RES *)res) + 1, sizeof(**ids));
+	if (*ids == NULL) {
+		sqlconn_result_free(res);
+		*code = 0;
+		return -1;
+	}
+	while (*count < limit &&
+	       (row = mysql_fetch_row((MYSQL_RES *)res)) != NULL) {
+		uint64_t value = 0;
+
+		if (row[0] != NULL &&
+		    number_parse(row[0], UINT64_MAX, &value) != NUMBER_OK)
+			value = 0;
+		(*ids)[(*count)++] = value;
+	}
+	sqlconn_result_free(res);
+	return 0;
 }
 
 static int first_u64(void *ctx, const struct sqlconn_row *row)

@@ -260,6 +260,13 @@ void sqlconn_result_free(struct sqlconn_result *r);
 size_t sqlconn_escape(struct sqlconn *c, char *out, const char *text,
 		      size_t len);
 
+/* Runs sql and reads the first column of at most limit of its rows as
+ * numbers (NULL or not a number: 0) into *ids, a new array of *count of
+ * them (at least one element) the caller frees. Returns 0, or -1 with *ids
+ * NULL and *code the MySQL error, or 0 when out of memory. */
+int sqlconn_query_ids(struct sqlconn *c, const char *sql, size_t limit,
+		      unsigned long long **ids, size_t *count, unsigned *code);
+
 /* Runs sql and reads the first column of its first row as a number into
  * *out (0 when there is no row or the value is NULL). Returns 0, or the
  * MySQL error (the session's message has its text). */
