@@ -28,6 +28,7 @@
 #include "metrics.h"
 #include "number.h"
 #include "pool.h"
+#include "pipeline.h"
 #include "timing.h"
 #include "worker.h"
 
@@ -476,7 +477,7 @@ static void reload(struct master *m)
 			 "its workers");
 		return;
 	}
-	if (config_load(&m->next, m->opts->config_path, &err) != 0) {
+	if (pipeline_load_config(&m->next, m->opts->config_path, &err) != 0) {
 		refuse_reload(m, err.message);
 		return;
 	}

@@ -17,6 +17,7 @@
 #include "configuration.h"
 #include "lifecycle.h"
 #include "log.h"
+#include "pipeline.h"
 #include "reconcile.h"
 #include "replay.h"
 
@@ -217,7 +218,7 @@ int main(int argc, char **argv)
 	}
 	if (path == NULL)
 		path = config_default_path();
-	if (config_load(&cfg, path, &err) != 0) {
+	if (pipeline_load_config(&cfg, path, &err) != 0) {
 		fprintf(stderr, PROGRAM ": %s\n", err.message);
 		return 1;
 	}

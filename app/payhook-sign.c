@@ -23,6 +23,7 @@
 
 #include "configuration.h"
 #include "number.h"
+#include "pipeline.h"
 #include "provider.h"
 #include "sample.h"
 #include "signature.h"
@@ -554,7 +555,7 @@ int main(int argc, char **argv)
 	if (provider == CONFIG_PROVIDER_GENERIC) {
 		if (config_path == NULL)
 			config_path = config_default_path();
-		if (config_load(&cfg, config_path, &err) != 0) {
+		if (pipeline_load_config(&cfg, config_path, &err) != 0) {
 			fprintf(stderr, PROGRAM ": %s\n", err.message);
 			return EXIT_USAGE;
 		}

@@ -430,7 +430,7 @@ int main(int argc, char **argv)
 		 * standard error, whatever ends the process. */
 		setvbuf(stdout, NULL, _IOLBF, 0);
 	}
-	if (config_load(&cfg, path, &err) != 0) {
+	if (pipeline_load_config(&cfg, path, &err) != 0) {
 		if (mode == 'C')
 			printf("config: FAILED: %s\n", err.message);
 		else

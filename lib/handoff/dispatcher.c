@@ -1200,7 +1200,7 @@ int dispatcher_run(struct dispatcher *d, struct handoff_store *store,
 	send_alerts(d);
 	while (!stopping(d)) {
 		struct handoff_store_batch batch;
-		struct handoff_store_gauges gauges;
+		struct handoff_admin_gauges gauges;
 		struct error claim_err = { "" };
 		long wait;
 		bool paused = false, probing = false;
@@ -1235,7 +1235,7 @@ int dispatcher_run(struct dispatcher *d, struct handoff_store *store,
 			    DISPATCHER_GAUGES_EVERY_MS * 1000) {
 			d->gauges_at_us = now_us(d);
 			if (d->env.on_gauges != NULL &&
-			    handoff_store_gauges(store, &gauges, &claim_err) == 0)
+			    handoff_admin_gauges(store, &gauges, &claim_err) == 0)
 				d->env.on_gauges(d->env.ctx, &gauges);
 			else if (d->env.on_gauges != NULL)
 				log_debug("reading the gauges failed: %s",

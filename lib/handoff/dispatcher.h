@@ -30,6 +30,7 @@
 #include "error.h"
 #include "handoff.h"
 #include "handoff_row.h"
+#include "handoff_admin.h"
 #include "handoff_store.h"
 #include "metrics_reconcile.h"
 #include "target_store.h"
@@ -95,7 +96,7 @@ struct dispatcher_circuit {
 				    * 2xx); lives as long as the dispatcher */
 };
 
-/* How often the loop reads the table's gauges (handoff_store_gauges). */
+/* How often the loop reads the table's gauges (handoff_admin_gauges). */
 #define DISPATCHER_GAUGES_EVERY_MS 5000L
 
 /* The world the loop runs in. now_us must be timing_now_us's clock in a
@@ -116,7 +117,7 @@ struct dispatcher_env {
 	 * DISPATCHER_GAUGES_EVERY_MS; either may be NULL. */
 	void (*on_attempt)(void *ctx, enum dispatcher_count what,
 			   int64_t elapsed_us);
-	void (*on_gauges)(void *ctx, const struct handoff_store_gauges *gauges);
+	void (*on_gauges)(void *ctx, const struct handoff_admin_gauges *gauges);
 	/* Told of the circuit as the loop starts and whenever it changes
 	 * (its state, the failures in a row, the next probe); may be NULL. */
 	void (*on_circuit)(void *ctx, const struct dispatcher_circuit *circuit);

@@ -1,6 +1,6 @@
 /* handoff_store.c - the hand-off's reads and writes of the payments table:
- * claims, fenced results and dead-letter tools of payhook-dispatch (see
- * handoff_store.h). */
+ * claims, fenced results, release, totals and back-off of payhook-dispatch
+ * (see handoff_store.h). */
 #include "config.h"
 
 #include <stdarg.h>
@@ -9,10 +9,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include <mysql.h>
-
 #include "handoff_store.h"
 #include "number.h"
+#include "schema.h"
 #include "sqlconn.h"
 #include "log.h"
 #include "timing.h"
@@ -37,34 +36,34 @@ enum stmt_index {
 	STMT_COUNT
 };
 
-#define CHANGES "payment_event_changes"
+#define CHANGES HANDOFF_STORE_CHANGES
 
 /* The fenced writes of one table: payments and payment_event_changes
  * carry the same dispatch_ columns, so one text serves both. */
-#define FENCED_SQL(table)                                                     \
-	[STMT_DELIVERED] =                                                     \
+#define FENCED_SQL(table, at)                                                     \
+	[(at) + STMT_DELIVERED] =                                                     \
 		"UPDATE " table " SET dispatch_state = 'delivered', "          \
 		"dispatch_due_at = NULL, delivered_at = UTC_TIMESTAMP(6), "    \
 		"dispatch_owner = NULL, dispatch_last_error = NULL "           \
 		"WHERE id = ? AND dispatch_token = ?",                         \
-	[STMT_RETRY] =                                                         \
+	[(at) + STMT_RETRY] =                                                         \
 		"UPDATE " table " SET dispatch_due_at = UTC_TIMESTAMP(6) + "   \
 		"INTERVAL ? MICROSECOND, dispatch_owner = NULL, "              \
 		"dispatch_last_error = ? WHERE id = ? AND dispatch_token = ?", \
 	/* A failure that does not count (a Retry-After, an outage): the    \
 	 * claim's attempt is taken back, as a release does. */              \
-	[STMT_DEFER] =                                                         \
+	[(at) + STMT_DEFER] =                                                         \
 		"UPDATE " table " SET dispatch_due_at = UTC_TIMESTAMP(6) + "   \
 		"INTERVAL ? MICROSECOND, dispatch_owner = NULL, "              \
 		"dispatch_last_error = ?, dispatch_attempts = "                \
 		"IF(dispatch_attempts > 0, dispatch_attempts - 1, 0) "         \
 		"WHERE id = ? AND dispatch_token = ?",                         \
-	[STMT_DEAD] =                                                          \
+	[(at) + STMT_DEAD] =                                                          \
 		"UPDATE " table " SET dispatch_state = 'dead', "               \
 		"dispatch_due_at = NULL, dispatch_owner = NULL, "              \
 		"dispatch_last_error = ? WHERE id = ? AND dispatch_token = ?", \
 	/* The claim counted an attempt that never happened: take it back. */ \
-	[STMT_RELEASE] =                                                       \
+	[(at) + STMT_RELEASE] =                                                       \
 		"UPDATE " table " SET dispatch_due_at = UTC_TIMESTAMP(6), "    \
 		"dispatch_owner = NULL, dispatch_attempts = "                  \
 		"IF(dispatch_attempts > 0, dispatch_attempts - 1, 0) "         \
@@ -76,24 +75,25 @@ enum stmt_index {
 	"dispatch_state = 'pending' AND dispatch_owner IS NULL AND "           \
 	"dispatch_attempts = 0 AND dispatch_due_at > UTC_TIMESTAMP(6)"
 
-static const char *const stmt_sql[2][STMT_COUNT] = {
-	[HANDOFF_ROW_PAYMENT] = {
-		FENCED_SQL("payments"),
-		/* The payment's changes that waited for it. */
-		[STMT_WAKE] =
-			"UPDATE " CHANGES " SET dispatch_due_at = "
-			"UTC_TIMESTAMP(6) WHERE event_row_id IN (SELECT id "
-			"FROM payment_events WHERE provider = ? AND "
-			"transaction_id = ?) AND " WAITING,
-	},
-	[HANDOFF_ROW_CHANGE] = {
-		FENCED_SQL(CHANGES),
-		/* The object's later changes, which waited for this one. */
-		[STMT_WAKE] =
-			"UPDATE " CHANGES " SET dispatch_due_at = "
-			"UTC_TIMESTAMP(6) WHERE event_row_id = ? AND id > ? AND "
-			WAITING,
-	},
+/* The statement set (sqlconn, prepared at first use on each connection, so
+ * that --check-config can connect to a table that lacks its columns): the
+ * statements of a payment, then those of a change (STMT_AT). */
+#define STMT_AT(kind, which)                                                   \
+	((size_t)(kind) * STMT_COUNT + (size_t)(which))
+static const char *const stmt_sql[2 * STMT_COUNT] = {
+	FENCED_SQL("payments", STMT_AT(HANDOFF_ROW_PAYMENT, 0)),
+	/* The payment's changes that waited for it. */
+	[STMT_AT(HANDOFF_ROW_PAYMENT, STMT_WAKE)] =
+		"UPDATE " CHANGES " SET dispatch_due_at = "
+		"UTC_TIMESTAMP(6) WHERE event_row_id IN (SELECT id "
+		"FROM payment_events WHERE provider = ? AND "
+		"transaction_id = ?) AND " WAITING,
+	FENCED_SQL(CHANGES, STMT_AT(HANDOFF_ROW_CHANGE, 0)),
+	/* The object's later changes, which waited for this one. */
+	[STMT_AT(HANDOFF_ROW_CHANGE, STMT_WAKE)] =
+		"UPDATE " CHANGES " SET dispatch_due_at = "
+		"UTC_TIMESTAMP(6) WHERE event_row_id = ? AND id > ? AND "
+		WAITING,
 };
 
 static const char *const stmt_names[STMT_COUNT] = {
@@ -107,13 +107,12 @@ static const char *const stmt_names[STMT_COUNT] = {
 
 /* received_at as RFC 3339 UTC (the column holds UTC: payhook's sessions use
  * time_zone +00:00). Passed as an argument so no '%' reaches a printf. */
-static const char received_at_format[] = "%Y-%m-%dT%H:%i:%s.%fZ";
+static const char received_at_format[] = HANDOFF_STORE_TIME_FORMAT;
 
 struct handoff_store {
 	const struct config *cfg;
 	/* The connection, on the node list with the receiver's failover. */
-	struct sqlconn *conn;
-	MYSQL_STMT *stmt[2][STMT_COUNT]; /* by row kind, prepared at first use */
+	struct sqlconn *conn;            /* with the statements, stmt_sql */
 	/* Whether payment_event_changes exists is known (changes_table);
 	 * without it (a database from before
 	 * db/migrate-6-lifecycle-changes.sql) payments only. Both are
@@ -136,18 +135,12 @@ const char *handoff_store_status_name(enum handoff_store_status status)
 	return status_names[status];
 }
 
-/* The statements go with their connection (sqlconn's on_disconnect). */
-static void close_statements(void *ctx)
+/* What the store knows of the tables goes with the connection (sqlconn's
+ * on_disconnect; the statements go by themselves). */
+static void forget_tables(void *ctx)
 {
 	struct handoff_store *d = ctx;
 
-	for (size_t k = 0; k < 2; k++) {
-		for (size_t i = 0; i < STMT_COUNT; i++) {
-			if (d->stmt[k][i] != NULL)
-				mysql_stmt_close(d->stmt[k][i]);
-			d->stmt[k][i] = NULL;
-		}
-	}
 	d->changes_known = false;
 	d->no_changes = false;
 }
@@ -168,8 +161,11 @@ struct handoff_store *handoff_store_new(const struct config *cfg,
 		/* An UPDATE reports the rows it matched, so a fenced write
 		 * that matched its row is never mistaken for superseded. */
 		.found_rows = true,
-		.on_disconnect = close_statements,
+		.on_disconnect = forget_tables,
 		.ctx = d,
+		.statements = stmt_sql,
+		.statement_count = 2 * STMT_COUNT,
+		.prepare_on_use = true,
 	};
 	char host[256];
 
@@ -203,6 +199,11 @@ struct sqlconn *handoff_store_connection(struct handoff_store *d,
 	return sqlconn_connect(d->conn, err) == 0 ? d->conn : NULL;
 }
 
+struct sqlconn *handoff_store_core(struct handoff_store *d)
+{
+	return d->conn;
+}
+
 const char *handoff_store_owner(const struct handoff_store *d)
 {
 	return d->owner;
@@ -216,25 +217,49 @@ void handoff_store_free(struct handoff_store *d)
 	free(d);
 }
 
-/* After a failed statement (sqlconn_failed): a lock wait timeout or
+/* After a failed statement (sqlconn_fail): a lock wait timeout or
  * deadlock rolls back and keeps the connection; anything else - a lost
  * connection, a read-only server after a failover, a missing column - drops
  * it (a failed node for the next one), and the next call reconnects. */
 static void after_failure(struct handoff_store *d, unsigned int code)
 {
-	sqlconn_failed(d->conn, code, true);
+	sqlconn_fail(d->conn, code, false);
 }
 
-/* Fills err with what failed on the connection, then cleans up. Returns -1. */
+/* Fills err with what failed with code on the connection, then cleans up.
+ * Returns -1. */
+static int failed_code(struct handoff_store *d, unsigned int code,
+		       const char *what, struct error *err)
+{
+	error_set(err, "mysql %s: %u %s", what, code,
+		  sqlconn_message(d->conn, SQLCONN_SESSION));
+	after_failure(d, code);
+	return -1;
+}
+
+/* The same, of the session's last error. */
 static int connection_failed(struct handoff_store *d, const char *what,
 			     struct error *err)
 {
-	MYSQL *mysql = sqlconn_mysql(d->conn);
-	unsigned int code = mysql_errno(mysql);
+	return failed_code(d, sqlconn_errno(d->conn), what, err);
+}
 
-	error_set(err, "mysql %s: %u %s", what, code, mysql_error(mysql));
-	after_failure(d, code);
-	return -1;
+/* Ends the open transaction without effect; a connection that can't is
+ * dropped. Can't fail. */
+static void roll_back(struct handoff_store *d)
+{
+	if (sqlconn_connected(d->conn) &&
+	    sqlconn_exec(d->conn, "ROLLBACK", NULL) != 0)
+		disconnect(d);
+}
+
+/* Ends a read's transaction (no snapshot or metadata lock kept). Returns
+ * 0, or -1 with err set and the failure handled. */
+static int end_read(struct handoff_store *d, struct error *err)
+{
+	unsigned code = sqlconn_exec(d->conn, "ROLLBACK", NULL);
+
+	return code == 0 ? 0 : failed_code(d, code, "rollback", err);
 }
 
 int handoff_store_check_config(const struct config *cfg, struct error *err)
@@ -255,98 +280,11 @@ int handoff_store_check_config(const struct config *cfg, struct error *err)
 	return 0;
 }
 
-/* sqlconn_query_number, dropping the connection when it fails. */
-static int query_number(struct handoff_store *d, const char *sql,
-			unsigned long long *out, struct error *err)
-{
-	if (sqlconn_query_number(d->conn, sql, out, err) == 0)
-		return 0;
-	disconnect(d);
-	return -1;
-}
-
 int handoff_store_check_schema(struct handoff_store *d, struct error *err)
 {
-	static const char table_sql[] =
-		"SELECT COUNT(*) FROM information_schema.columns "
-		"WHERE table_schema = DATABASE() AND table_name = 'payments' "
-		"AND column_name IN ('id', 'provider', 'transaction_id', "
-		"'event_id', 'amount', 'currency', 'payload', 'received_at')";
-	static const char columns_sql[] =
-		"SELECT COUNT(*) FROM information_schema.columns "
-		"WHERE table_schema = DATABASE() AND table_name = 'payments' "
-		"AND column_name IN ('dispatch_state', 'dispatch_due_at', "
-		"'dispatch_attempts', 'dispatch_token', 'dispatch_owner', "
-		"'dispatch_last_error', 'delivered_at')";
-	static const char state_sql[] =
-		"SELECT COUNT(*) FROM information_schema.columns "
-		"WHERE table_schema = DATABASE() AND table_name = 'payments' "
-		"AND column_name = 'dispatch_state' AND column_type = "
-		"'enum(''pending'',''delivered'',''dead'',''skipped'')'";
-	static const char index_sql[] =
-		"SELECT COUNT(*) FROM information_schema.statistics "
-		"WHERE table_schema = DATABASE() AND table_name = 'payments' "
-		"AND index_name = 'ix_payments_dispatch_due' "
-		"AND seq_in_index = 1 AND column_name = 'dispatch_due_at'";
-	static const char source_sql[] =
-		"SELECT COUNT(*) FROM information_schema.columns "
-		"WHERE table_schema = DATABASE() AND table_name = 'payments' "
-		"AND column_name = 'source'";
-	static const char skip_locked_sql[] =
-		"SELECT id FROM payments WHERE 1 = 0 FOR UPDATE SKIP LOCKED";
-	unsigned long long table = 0, columns = 0, state = 0, index = 0;
-	unsigned long long source = 0;
-	MYSQL_RES *res;
-	int rc = 0;
-
 	if (sqlconn_connect(d->conn, err) != 0)
 		return -1;
-	if (query_number(d, table_sql, &table, err) != 0 ||
-	    query_number(d, columns_sql, &columns, err) != 0 ||
-	    query_number(d, state_sql, &state, err) != 0 ||
-	    query_number(d, index_sql, &index, err) != 0 ||
-	    query_number(d, source_sql, &source, err) != 0)
-		return -1;
-	if (table == 0)
-		rc = error_set(err, "no table payments in this database: load "
-			       "db/schema.sql");
-	else if (table != 8)
-		rc = error_set(err, "table payments lacks provider or event_id: "
-			       "run db/migrate-2-providers.sql, then "
-			       "db/migrate-3-dispatch.sql");
-	else if (columns == 0)
-		rc = error_set(err, "table payments has no dispatch columns: run "
-			       "db/migrate-3-dispatch.sql");
-	else if (columns != 7 || state != 1)
-		rc = error_set(err, "table payments has %llu of the 7 dispatch "
-			       "columns, or dispatch_state is not "
-			       "ENUM('pending','delivered','dead','skipped'): "
-			       "compare with db/schema.sql", columns);
-	else if (index == 0)
-		rc = error_set(err, "index ix_payments_dispatch_due on "
-			       "(dispatch_due_at) is missing: finding due "
-			       "payments would read the whole table; add it as "
-			       "db/migrate-3-dispatch.sql does");
-	else if (source == 0)
-		rc = error_set(err, "table payments has no source column: run "
-			       "db/migrate-10-reconcile.sql");
-	if (rc != 0) {
-		mysql_rollback(sqlconn_mysql(d->conn));
-		return rc;
-	}
-	if (mysql_query(sqlconn_mysql(d->conn), skip_locked_sql) != 0) {
-		error_set(err, "the server refuses FOR UPDATE SKIP LOCKED "
-			  "(MariaDB 10.6+ or MySQL 8.0.1+ is needed): %u %s",
-			  mysql_errno(sqlconn_mysql(d->conn)), mysql_error(sqlconn_mysql(d->conn)));
-		after_failure(d, mysql_errno(sqlconn_mysql(d->conn)));
-		return -1;
-	}
-	res = mysql_store_result(sqlconn_mysql(d->conn));
-	if (res != NULL)
-		mysql_free_result(res);
-	if (mysql_rollback(sqlconn_mysql(d->conn)) != 0)
-		return connection_failed(d, "rollback", err);
-	return 0;
+	return schema_check_dispatch(d->conn, err);
 }
 
 /* Formats a statement into a new string the caller frees. Returns NULL with
@@ -377,7 +315,7 @@ char *handoff_store_sql_new(struct error *err, const char *fmt, ...)
 
 /* Writes ids as "1,2,3" into a new string the caller frees. Returns NULL with
  * err set when out of memory. */
-static char *id_list_new(const unsigned long long *ids, size_t count,
+char *handoff_store_id_list_new(const unsigned long long *ids, size_t count,
 			 struct error *err)
 {
 	size_t cap, used = 0;
@@ -440,7 +378,7 @@ static char *dup_field(const char *field, unsigned long len)
 	return copy;
 }
 
-static unsigned long long parse_ull(const char *text)
+unsigned long long handoff_store_number(const char *text)
 {
 	uint64_t value = 0;
 
@@ -456,25 +394,24 @@ static unsigned long long parse_ull(const char *text)
  * the payment's currency (counted); both forms end with source. Returns
  * 0, or -1 with err set
  * (batch keeps what it read; the caller cleans it up). */
-static int read_claimed(struct handoff_store *d,
+static int read_claimed(struct sqlconn_result *res,
 			struct handoff_store_batch *batch, size_t cap,
 			enum handoff_row_kind kind, struct error *err)
 {
-	MYSQL_RES *res = mysql_store_result(sqlconn_mysql(d->conn));
 	unsigned int columns = kind == HANDOFF_ROW_CHANGE ? 20 : 11;
-	MYSQL_ROW row;
+	struct sqlconn_row r;
 	int rc = 0;
 
-	if (res == NULL)
-		return connection_failed(d, "claim read", err);
-	if (mysql_num_fields(res) != columns) {
-		mysql_free_result(res);
-		return error_set(err, "mysql claim read: %u columns, not %u",
-				 mysql_num_fields(res), columns);
-	}
-	while (batch->count < cap && (row = mysql_fetch_row(res)) != NULL) {
-		unsigned long *len = mysql_fetch_lengths(res);
+	while (batch->count < cap && sqlconn_next(res, &r)) {
+		char **row = r.fields;
+		unsigned long *len = r.lengths;
 		struct handoff_row *p = &batch->items[batch->count];
+
+		if (r.count != columns) {
+			rc = error_set(err, "mysql claim read: %u columns, "
+				       "not %u", r.count, columns);
+			break;
+		}
 
 		/* A change's payload is NULL unless it is its object's
 		 * newest. */
@@ -485,35 +422,35 @@ static int read_claimed(struct handoff_store *d,
 			break;
 		}
 		p->kind = kind;
-		p->id = parse_ull(row[0]);
+		p->id = handoff_store_number(row[0]);
 		copy_field(p->provider, sizeof(p->provider), row[1], len[1]);
 		p->transaction_id_len = copy_field(p->transaction_id,
 						   sizeof(p->transaction_id),
 						   row[2], len[2]);
-		p->amount = parse_ull(row[3]);
+		p->amount = handoff_store_number(row[3]);
 		copy_field(p->currency, sizeof(p->currency), row[4], len[4]);
 		copy_field(p->received_at, sizeof(p->received_at), row[6],
 			   len[6]);
-		p->token = parse_ull(row[8]);
-		p->attempts = (unsigned long)parse_ull(row[9]);
+		p->token = handoff_store_number(row[8]);
+		p->attempts = (unsigned long)handoff_store_number(row[9]);
 		/* source: the last column of both forms. */
 		copy_field(p->source, sizeof(p->source), row[columns - 1],
 			   len[columns - 1]);
 		if (kind == HANDOFF_ROW_CHANGE) {
 			struct handoff_row_change *c = &p->change;
 
-			c->object_row_id = parse_ull(row[10]);
+			c->object_row_id = handoff_store_number(row[10]);
 			copy_field(c->kind, sizeof(c->kind), row[11], len[11]);
 			copy_field(c->state, sizeof(c->state), row[12], len[12]);
 			c->object_id_len = copy_field(c->object_id,
 						      sizeof(c->object_id),
 						      row[13], len[13]);
-			c->n = (unsigned long)parse_ull(row[14]);
-			c->refunded_amount = parse_ull(row[15]);
+			c->n = (unsigned long)handoff_store_number(row[14]);
+			c->refunded_amount = handoff_store_number(row[15]);
 			copy_field(c->dispute_state, sizeof(c->dispute_state),
 				   row[16], len[16]);
-			c->cancelled = parse_ull(row[17]) != 0;
-			c->counted = parse_ull(row[18]) != 0;
+			c->cancelled = handoff_store_number(row[17]) != 0;
+			c->counted = handoff_store_number(row[18]) != 0;
 		}
 		/* Counted now, so cleanup frees what was copied so far. */
 		batch->count++;
@@ -532,7 +469,7 @@ static int read_claimed(struct handoff_store *d,
 			break;
 		}
 	}
-	mysql_free_result(res);
+	sqlconn_result_free(res);
 	return rc;
 }
 
@@ -545,37 +482,28 @@ static unsigned long long *query_ids(struct handoff_store *d, char *sql,
 				     size_t *count, bool *missing,
 				     struct error *err)
 {
-	MYSQL *mysql = sqlconn_mysql(d->conn);
-	MYSQL_RES *res = NULL;
-	MYSQL_ROW row;
 	unsigned long long *ids;
+	unsigned code;
 
 	*count = 0;
 	if (sql == NULL)
 		return NULL;
-	if (mysql_query(mysql, sql) != 0 && missing != NULL &&
-	    mysql_errno(mysql) == NO_SUCH_TABLE) {
-		/* A statement's error: the transaction goes on. */
+	if (sqlconn_query_ids(d->conn, sql, limit, &ids, count, &code) == 0) {
 		free(sql);
-		*missing = true;
-		return calloc(1, sizeof(unsigned long long));
+		return ids;
 	}
 	free(sql);
-	if (mysql_errno(mysql) != 0 ||
-	    (res = mysql_store_result(mysql)) == NULL) {
-		connection_failed(d, what, err);
-		return NULL;
-	}
-	ids = calloc(mysql_num_rows(res) + 1, sizeof(*ids));
-	if (ids == NULL) {
-		mysql_free_result(res);
+	if (code == 0) {
 		error_set(err, "dispatch: out of memory");
 		return NULL;
 	}
-	while ((row = mysql_fetch_row(res)) != NULL && *count < limit)
-		ids[(*count)++] = parse_ull(row[0]);
-	mysql_free_result(res);
-	return ids;
+	if (missing != NULL && code == NO_SUCH_TABLE) {
+		/* A statement's error: the transaction goes on. */
+		*missing = true;
+		return calloc(1, sizeof(unsigned long long));
+	}
+	failed_code(d, code, what, err);
+	return NULL;
 }
 
 /* Runs an UPDATE (a new string, freed here). Returns 0, or -1 with err set
@@ -587,8 +515,10 @@ static int run_update(struct handoff_store *d, char *sql, const char *what,
 
 	if (sql == NULL)
 		return -1;
-	if (mysql_query(sqlconn_mysql(d->conn), sql) != 0)
-		rc = connection_failed(d, what, err);
+	unsigned code = sqlconn_exec(d->conn, sql, NULL);
+
+	if (code != 0)
+		rc = failed_code(d, code, what, err);
 	free(sql);
 	return rc;
 }
@@ -600,8 +530,7 @@ static int claim_update(struct handoff_store *d, const char *table,
 {
 	char owner[2 * HANDOFF_STORE_OWNER_MAX + 1];
 
-	mysql_real_escape_string(sqlconn_mysql(d->conn), owner, d->owner,
-				 (unsigned long)strlen(d->owner));
+	sqlconn_escape(d->conn, owner, d->owner, strlen(d->owner));
 	return run_update(
 		d,
 		handoff_store_sql_new(err,
@@ -620,17 +549,16 @@ static int claim_read(struct handoff_store *d, char *sql,
 		      struct handoff_store_batch *batch, size_t cap,
 		      enum handoff_row_kind kind, struct error *err)
 {
-	int rc;
+	struct sqlconn_result *res;
+	unsigned code;
 
 	if (sql == NULL)
 		return -1;
-	if (mysql_query(sqlconn_mysql(d->conn), sql) != 0) {
-		free(sql);
-		return connection_failed(d, "claim read", err);
-	}
+	res = sqlconn_select(d->conn, sql, &code);
 	free(sql);
-	rc = read_claimed(d, batch, cap, kind, err);
-	return rc;
+	if (res == NULL)
+		return failed_code(d, code, "claim read", err);
+	return read_claimed(res, batch, cap, kind, err);
 }
 
 /* Claims up to limit due payments into batch, in the open transaction.
@@ -657,7 +585,7 @@ static int claim_payments(struct handoff_store *d, size_t limit,
 		free(ids);
 		return 0;
 	}
-	list = id_list_new(ids, count, err);
+	list = handoff_store_id_list_new(ids, count, err);
 	free(ids);
 	if (list == NULL)
 		return -1;
@@ -692,20 +620,17 @@ static void note_no_changes(struct handoff_store *d)
  * or -1 with err set and the failure handled. */
 static int changes_table(struct handoff_store *d, struct error *err)
 {
-	MYSQL *mysql = sqlconn_mysql(d->conn);
-	MYSQL_RES *res;
+	unsigned code;
 
 	if (d->changes_known)
 		return 0;
-	if (mysql_query(mysql, "SELECT 1 FROM " CHANGES " LIMIT 0") != 0) {
-		if (mysql_errno(mysql) != NO_SUCH_TABLE)
-			return connection_failed(d, "look for " CHANGES, err);
+	code = sqlconn_exec(d->conn, "SELECT 1 FROM " CHANGES " LIMIT 0", NULL);
+	if (code != 0) {
+		if (code != NO_SUCH_TABLE)
+			return failed_code(d, code, "look for " CHANGES, err);
 		note_no_changes(d);
 		return 0;
 	}
-	res = mysql_store_result(mysql);
-	if (res != NULL)
-		mysql_free_result(res);
 	d->changes_known = true;
 	return 0;
 }
@@ -719,9 +644,7 @@ static int changes_table(struct handoff_store *d, struct error *err)
 	"EXISTS (SELECT 1 FROM " CHANGES " o WHERE o.event_row_id = "          \
 	"c.event_row_id AND o.id < c.id AND o.dispatch_state IN ('pending', "  \
 	"'dead')))"
-#define CHANGE_JOINS                                                           \
-	" c JOIN payment_events e ON e.id = c.event_row_id LEFT JOIN payments " \
-	"p ON p.provider = e.provider AND p.transaction_id = e.transaction_id"
+#define CHANGE_JOINS HANDOFF_STORE_CHANGE_JOINS
 #define CHANGE_DUE                                                             \
 	"c.dispatch_due_at <= UTC_TIMESTAMP(6) AND c.dispatch_state = 'pending'"
 
@@ -777,8 +700,9 @@ static int claim_changes(struct handoff_store *d, size_t limit,
 	size_t n_first = 0, n_more = 0, n_all = 0, n_locked = 0, n_ready = 0,
 	       n_waiting = 0;
 	char *list = NULL, *sql;
-	MYSQL_RES *res = NULL;
-	MYSQL_ROW row;
+	struct sqlconn_result *res;
+	struct sqlconn_row row;
+	unsigned code;
 	bool missing = false;
 	int rc = -1;
 
@@ -820,7 +744,7 @@ static int claim_changes(struct handoff_store *d, size_t limit,
 	}
 	ids_append(all, &n_all, first, n_first);
 	ids_append(all, &n_all, more, n_more);
-	list = id_list_new(all, n_all, err);
+	list = handoff_store_id_list_new(all, n_all, err);
 	if (list == NULL)
 		goto out;
 	/* Locked by id: rows another claim holds are skipped, rows that
@@ -843,7 +767,7 @@ static int claim_changes(struct handoff_store *d, size_t limit,
 	}
 	ready = calloc(n_locked, sizeof(*ready));
 	waiting = calloc(n_locked, sizeof(*waiting));
-	list = id_list_new(locked, n_locked, err);
+	list = handoff_store_id_list_new(locked, n_locked, err);
 	if (ready == NULL || waiting == NULL || list == NULL) {
 		error_set(err, "dispatch: out of memory");
 		goto out;
@@ -856,26 +780,25 @@ static int claim_changes(struct handoff_store *d, size_t limit,
 		      list, list);
 	if (sql == NULL)
 		goto out;
-	if (mysql_query(sqlconn_mysql(d->conn), sql) != 0 ||
-	    (res = mysql_store_result(sqlconn_mysql(d->conn))) == NULL) {
-		free(sql);
-		connection_failed(d, "claim check changes", err);
+	res = sqlconn_select(d->conn, sql, &code);
+	free(sql);
+	if (res == NULL) {
+		failed_code(d, code, "claim check changes", err);
 		goto out;
 	}
-	free(sql);
-	while ((row = mysql_fetch_row(res)) != NULL &&
-	       n_ready + n_waiting < n_locked) {
-		if (parse_ull(row[1]) == 0)
-			waiting[n_waiting++] = parse_ull(row[0]);
+	while (n_ready + n_waiting < n_locked && sqlconn_next(res, &row)) {
+		if (handoff_store_number(row.fields[1]) == 0)
+			waiting[n_waiting++] =
+				handoff_store_number(row.fields[0]);
 		else if (n_ready < limit)
-			ready[n_ready++] = parse_ull(row[0]);
+			ready[n_ready++] = handoff_store_number(row.fields[0]);
 		/* Else one that may go beyond the limit: the next claim's. */
 	}
-	mysql_free_result(res);
+	sqlconn_result_free(res);
 	free(list);
 	list = NULL;
 	if (n_waiting > 0) {
-		list = id_list_new(waiting, n_waiting, err);
+		list = handoff_store_id_list_new(waiting, n_waiting, err);
 		if (list == NULL || push_back_waiting(d, list, err) != 0)
 			goto out;
 		batch->waiting += n_waiting;
@@ -886,7 +809,7 @@ static int claim_changes(struct handoff_store *d, size_t limit,
 		rc = 0;
 		goto out;
 	}
-	list = id_list_new(ready, n_ready, err);
+	list = handoff_store_id_list_new(ready, n_ready, err);
 	if (list == NULL || claim_update(d, CHANGES, list, err) != 0)
 		goto out;
 	rc = claim_read(
@@ -946,7 +869,7 @@ int handoff_store_claim(struct handoff_store *d, size_t limit,
 		 * the count). */
 		size_t waiting = batch->waiting;
 
-		if (mysql_commit(sqlconn_mysql(d->conn)) != 0) {
+		if (sqlconn_commit(d->conn) != 0) {
 			connection_failed(d, "claim commit", err);
 			goto fail;
 		}
@@ -956,16 +879,14 @@ int handoff_store_claim(struct handoff_store *d, size_t limit,
 	}
 	/* A COMMIT that fails may or may not have claimed the rows: either
 	 * way they come due again when the server's lease ends. */
-	if (mysql_commit(sqlconn_mysql(d->conn)) != 0) {
+	if (sqlconn_commit(d->conn) != 0) {
 		connection_failed(d, "claim commit", err);
 		goto fail;
 	}
 	return 0;
 
 fail:
-	if (sqlconn_mysql(d->conn) != NULL &&
-	    mysql_rollback(sqlconn_mysql(d->conn)) != 0)
-		disconnect(d);
+	roll_back(d);
 	handoff_store_batch_cleanup(batch);
 	return -1;
 }
@@ -994,26 +915,6 @@ static void clean_error_text(const char *text, char *buf)
 	buf[n] = '\0';
 }
 
-/* The statement number which of a row kind, prepared on this connection
- * at first use (so that --check-config can connect to a table that lacks
- * its columns). Returns it, or NULL with err set and the connection
- * dropped. */
-static MYSQL_STMT *prepared(struct handoff_store *d, enum handoff_row_kind kind,
-			    enum stmt_index which, struct error *err)
-{
-	MYSQL_STMT *stmt = d->stmt[kind][which];
-
-	if (stmt != NULL)
-		return stmt;
-	stmt = sqlconn_prepare(d->conn, stmt_sql[kind][which], err);
-	if (stmt == NULL) {
-		disconnect(d);
-		return NULL;
-	}
-	d->stmt[kind][which] = stmt;
-	return stmt;
-}
-
 /* Runs the statement number which of p's kind with param bound (in the
  * open transaction). Returns the rows it matched, or -1 with err set and
  * the failure handled (after_failure). */
@@ -1022,21 +923,17 @@ static long long run_statement(struct handoff_store *d,
 			       enum stmt_index which, MYSQL_BIND *param,
 			       struct error *err)
 {
-	MYSQL_STMT *stmt = prepared(d, p->kind, which, err);
-	unsigned int code;
+	size_t at = STMT_AT(p->kind, which);
+	unsigned int code = sqlconn_run(d->conn, at, param, NULL);
 
-	if (stmt == NULL)
-		return -1;
-	if (mysql_stmt_bind_param(stmt, param) != 0 ||
-	    mysql_stmt_execute(stmt) != 0) {
-		code = mysql_stmt_errno(stmt);
+	if (code != 0) {
 		error_set(err, "mysql %s: %u %s", stmt_names[which], code,
-			  mysql_stmt_error(stmt));
+			  sqlconn_message(d->conn, at));
 		after_failure(d, code);
 		return -1;
 	}
 	/* (my_ulonglong)-1 only follows a failed statement. */
-	return (long long)mysql_stmt_affected_rows(stmt);
+	return (long long)sqlconn_affected(d->conn, at);
 }
 
 /* After a delivery, in its transaction: the changes that waited for p (a
@@ -1089,12 +986,10 @@ static enum handoff_store_status fenced_write(struct handoff_store *d,
 		return HANDOFF_STORE_FAILED;
 	if (matched > 0 && which == STMT_DELIVERED &&
 	    wake_waiting(d, p, err) != 0) {
-		if (sqlconn_mysql(d->conn) != NULL &&
-		    mysql_rollback(sqlconn_mysql(d->conn)) != 0)
-			disconnect(d);
+		roll_back(d);
 		return HANDOFF_STORE_FAILED;
 	}
-	if (mysql_commit(sqlconn_mysql(d->conn)) != 0) {
+	if (sqlconn_commit(d->conn) != 0) {
 		connection_failed(d, "commit", err);
 		return HANDOFF_STORE_FAILED;
 	}
@@ -1183,277 +1078,18 @@ long handoff_store_backoff_ms(const struct config *cfg, unsigned long attempts,
 	return half + (long)(random % (uint64_t)(delay - half + 1));
 }
 
-int handoff_store_list_dead(struct handoff_store *d, bool changes,
-			    int (*each)(void *ctx,
-					const struct handoff_store_dead *row),
-			    void *ctx, struct error *err)
-{
-	static const char payments_sql[] =
-		"SELECT id, provider, transaction_id, dispatch_attempts, "
-		"COALESCE(dispatch_last_error, ''), '', '', '', 0 FROM payments "
-		"WHERE dispatch_state = 'dead' ORDER BY id";
-	static const char changes_sql[] =
-		"SELECT c.id, e.provider, e.transaction_id, c.dispatch_attempts, "
-		"COALESCE(c.dispatch_last_error, ''), e.kind, e.object_id, "
-		"c.state, c.n FROM " CHANGES " c JOIN payment_events e ON "
-		"e.id = c.event_row_id WHERE c.dispatch_state = 'dead' "
-		"ORDER BY c.id";
-	const char *sql = changes ? changes_sql : payments_sql;
-	MYSQL_RES *res;
-	MYSQL_ROW row;
-	int stop = 0;
-
-	if (sqlconn_connect(d->conn, err) != 0)
-		return -1;
-	if (mysql_query(sqlconn_mysql(d->conn), sql) != 0)
-		return connection_failed(d, "list dead", err);
-	/* Streamed: the list may be long. */
-	res = mysql_use_result(sqlconn_mysql(d->conn));
-	if (res == NULL)
-		return connection_failed(d, "list dead", err);
-	while (!stop && (row = mysql_fetch_row(res)) != NULL) {
-		struct handoff_store_dead dead = {
-			.id = parse_ull(row[0]),
-			.provider = row[1] != NULL ? row[1] : "",
-			.transaction_id = row[2] != NULL ? row[2] : "",
-			.attempts = (unsigned long)parse_ull(row[3]),
-			.last_error = row[4] != NULL ? row[4] : "",
-			.kind = row[5] != NULL ? row[5] : "",
-			.object_id = row[6] != NULL ? row[6] : "",
-			.state = row[7] != NULL ? row[7] : "",
-			.n = (unsigned long)parse_ull(row[8]),
-		};
-
-		stop = each(ctx, &dead);
-	}
-	/* mysql_fetch_row returns NULL at the end and on an error alike. */
-	if (!stop && mysql_errno(sqlconn_mysql(d->conn)) != 0) {
-		mysql_free_result(res);
-		return connection_failed(d, "list dead", err);
-	}
-	mysql_free_result(res);
-	if (mysql_rollback(sqlconn_mysql(d->conn)) != 0)
-		return connection_failed(d, "rollback", err);
-	return 0;
-}
-
-/* Copies a column (NULL: "") into buf of cap bytes, cut to fit. */
-static void copy_column(char *buf, size_t cap, const char *field)
-{
-	size_t n = field == NULL ? 0 : strnlen(field, cap - 1);
-
-	if (n > 0)
-		memcpy(buf, field, n);
-	buf[n] = '\0';
-}
-
-int handoff_store_show(struct handoff_store *d, bool changes,
-		       unsigned long long id, struct handoff_store_show *out,
-		       struct error *err)
-{
-	MYSQL *mysql;
-	MYSQL_RES *res;
-	MYSQL_ROW row;
-	char *sql;
-
-	memset(out, 0, sizeof(*out));
-	if (sqlconn_connect(d->conn, err) != 0)
-		return -1;
-	mysql = sqlconn_mysql(d->conn);
-	if (changes)
-		sql = handoff_store_sql_new(
-			err,
-			"SELECT e.provider, e.transaction_id, c.dispatch_state, "
-			"c.dispatch_attempts, c.dispatch_last_error, "
-			"DATE_FORMAT(c.dispatch_due_at, '%s'), "
-			"TIMESTAMPDIFF(MICROSECOND, UTC_TIMESTAMP(6), "
-			"c.dispatch_due_at) DIV 1000, c.dispatch_owner, "
-			"CONCAT(e.kind, ' ', e.object_id, ' ', c.state), "
-			"p.dispatch_state, (SELECT MIN(o.id) FROM " CHANGES " o "
-			"WHERE o.event_row_id = c.event_row_id AND o.id < c.id "
-			"AND o.dispatch_state IN ('pending', 'dead')), (SELECT "
-			"o.dispatch_state FROM " CHANGES " o WHERE "
-			"o.event_row_id = c.event_row_id AND o.id < c.id AND "
-			"o.dispatch_state IN ('pending', 'dead') ORDER BY o.id "
-			"LIMIT 1) FROM " CHANGES CHANGE_JOINS " WHERE c.id = %llu",
-			received_at_format, id);
-	else
-		sql = handoff_store_sql_new(
-			err,
-			"SELECT provider, transaction_id, dispatch_state, "
-			"dispatch_attempts, dispatch_last_error, "
-			"DATE_FORMAT(dispatch_due_at, '%s'), "
-			"TIMESTAMPDIFF(MICROSECOND, UTC_TIMESTAMP(6), "
-			"dispatch_due_at) DIV 1000, dispatch_owner, '', '', "
-			"NULL, NULL FROM payments WHERE id = %llu",
-			received_at_format, id);
-	if (sql == NULL)
-		return -1;
-	if (mysql_query(mysql, sql) != 0) {
-		free(sql);
-		return connection_failed(d, "show", err);
-	}
-	free(sql);
-	res = mysql_store_result(mysql);
-	if (res == NULL)
-		return connection_failed(d, "show", err);
-	row = mysql_fetch_row(res);
-	if (row != NULL) {
-		out->found = true;
-		copy_column(out->provider, sizeof(out->provider), row[0]);
-		copy_column(out->transaction_id, sizeof(out->transaction_id),
-			    row[1]);
-		copy_column(out->state, sizeof(out->state), row[2]);
-		out->attempts = (unsigned long)parse_ull(row[3]);
-		copy_column(out->last_error, sizeof(out->last_error), row[4]);
-		copy_column(out->due_at, sizeof(out->due_at), row[5]);
-		out->due_in_ms = row[6] != NULL ? strtoll(row[6], NULL, 10) : 0;
-		out->claimed = row[7] != NULL && out->due_in_ms > 0;
-		copy_column(out->owner, sizeof(out->owner), row[7]);
-		copy_column(out->change, sizeof(out->change), row[8]);
-		copy_column(out->payment_state, sizeof(out->payment_state),
-			    row[9]);
-		out->earlier_id = parse_ull(row[10]);
-		copy_column(out->earlier_state, sizeof(out->earlier_state),
-			    row[11]);
-	}
-	mysql_free_result(res);
-	if (mysql_rollback(mysql) != 0)
-		return connection_failed(d, "rollback", err);
-	return 0;
-}
-
-/* Appends " AND <head>'<value, escaped>'<tail>" to the WHERE clause in
- * *where (a new string; the old one is freed) when value is not NULL.
- * Returns 0, or -1 with err set (out of memory; *where is then NULL). */
-static int where_add(struct handoff_store *d, char **where, const char *head,
-		     const char *value, const char *tail, struct error *err)
-{
-	char *escaped, *grown;
-	size_t len;
-
-	if (value == NULL)
-		return 0;
-	len = strlen(value);
-	escaped = malloc(2 * len + 1);
-	if (escaped == NULL) {
-		grown = NULL;
-		error_set(err, "dispatch: out of memory");
-	} else {
-		mysql_real_escape_string(sqlconn_mysql(d->conn), escaped, value,
-					 (unsigned long)len);
-		grown = handoff_store_sql_new(err, "%s AND %s'%s'%s", *where, head, escaped,
-				tail);
-	}
-	free(escaped);
-	free(*where);
-	*where = grown;
-	return grown == NULL ? -1 : 0;
-}
-
-int handoff_store_requeue(struct handoff_store *d,
-			  enum handoff_store_change change,
-			  const struct handoff_store_selection *sel,
-			  bool dry_run, unsigned long long *count,
-			  struct error *err)
-{
-	MYSQL *mysql;
-	const char *table;
-	char *where = NULL, *sql = NULL, *list = NULL;
-	my_ulonglong rows;
-	int rc = -1;
-
-	*count = 0;
-	if (sqlconn_connect(d->conn, err) != 0)
-		return -1;
-	mysql = sqlconn_mysql(d->conn);
-	/* Requeue: dead rows, and skipped (never attempted: handled before
-	 * payhook) ones only when asked for; redeliver: delivered ones. The
-	 * idempotency key is the row's own, so it stays. */
-	table = sel->changes ? CHANGES : "payments";
-	where = handoff_store_sql_new(err, "%s", change == HANDOFF_STORE_REDELIVER
-					   ? "dispatch_state = 'delivered'"
-				   : sel->include_skipped
-					   ? "dispatch_state IN ('dead', 'skipped')"
-					   : "dispatch_state = 'dead'");
-	if (where == NULL)
-		return -1;
-	if (sel->id_count > 0) {
-		char *grown;
-
-		list = id_list_new(sel->ids, sel->id_count, err);
-		if (list == NULL)
-			goto out;
-		grown = handoff_store_sql_new(err, "%s AND id IN (%s)", where, list);
-		free(where);
-		where = grown;
-		if (where == NULL)
-			goto out;
-	}
-	/* A change's provider is its payment's, on its object's row. */
-	if (where_add(d, &where,
-		      sel->changes ? "event_row_id IN (SELECT id FROM "
-				     "payment_events WHERE provider = "
-				   : "provider = ",
-		      sel->provider, sel->changes ? ")" : "", err) != 0 ||
-	    where_add(d, &where, "received_at >= ", sel->since, "", err) != 0 ||
-	    where_add(d, &where, "received_at < ", sel->until, "", err) != 0 ||
-	    where_add(d, &where, "LOCATE(", sel->error,
-		      ", COALESCE(dispatch_last_error, '')) > 0", err) != 0)
-		goto out;
-	if (dry_run) {
-		sql = handoff_store_sql_new(err, "SELECT COUNT(*) FROM %s WHERE %s", table,
-			      where);
-		if (sql == NULL)
-			goto out;
-		if (query_number(d, sql, count, err) != 0)
-			goto out;
-		if (mysql_rollback(mysql) != 0) {
-			connection_failed(d, "rollback", err);
-			goto out;
-		}
-		rc = 0;
-		goto out;
-	}
-	sql = handoff_store_sql_new(err,
-		      "UPDATE %s SET dispatch_state = 'pending', "
-		      "dispatch_due_at = UTC_TIMESTAMP(6), dispatch_attempts = 0, "
-		      "dispatch_owner = NULL WHERE %s", table, where);
-	if (sql == NULL)
-		goto out;
-	if (mysql_query(mysql, sql) != 0) {
-		connection_failed(d, change == HANDOFF_STORE_REDELIVER
-					     ? "redeliver" : "requeue", err);
-		goto out;
-	}
-	rows = mysql_affected_rows(mysql);
-	if (mysql_commit(mysql) != 0) {
-		connection_failed(d, "requeue commit", err);
-		goto out;
-	}
-	*count = rows == (my_ulonglong)-1 ? 0 : (unsigned long long)rows;
-	rc = 0;
-out:
-	free(sql);
-	free(list);
-	free(where);
-	return rc;
-}
-
 int handoff_store_paused(struct handoff_store *d, bool *paused,
 			 struct error *err)
 {
 	static const char sql[] =
 		"SELECT COALESCE(MAX(paused), 0) FROM dispatch_control";
-	MYSQL *mysql;
 	unsigned long long value = 0;
 
 	*paused = false;
 	if (sqlconn_connect(d->conn, err) != 0)
 		return -1;
-	mysql = sqlconn_mysql(d->conn);
 	if (sqlconn_query_number(d->conn, sql, &value, err) != 0) {
-		if (mysql_errno(mysql) != NO_SUCH_TABLE) {
+		if (sqlconn_errno(d->conn) != NO_SUCH_TABLE) {
 			disconnect(d);
 			return -1;
 		}
@@ -1461,165 +1097,9 @@ int handoff_store_paused(struct handoff_store *d, bool *paused,
 		value = 0;
 	}
 	/* End the read's transaction: no snapshot or metadata lock kept. */
-	if (mysql_rollback(mysql) != 0)
-		return connection_failed(d, "rollback", err);
+	if (end_read(d, err) != 0)
+		return -1;
 	*paused = value != 0;
-	return 0;
-}
-
-int handoff_store_set_paused(struct handoff_store *d, bool paused,
-			     struct error *err)
-{
-	char owner[2 * HANDOFF_STORE_OWNER_MAX + 1];
-	char *sql;
-	MYSQL *mysql;
-
-	if (sqlconn_connect(d->conn, err) != 0)
-		return -1;
-	mysql = sqlconn_mysql(d->conn);
-	mysql_real_escape_string(mysql, owner, d->owner,
-				 (unsigned long)strlen(d->owner));
-	sql = handoff_store_sql_new(err,
-		      "INSERT INTO dispatch_control (id, paused, changed_at, "
-		      "changed_by) VALUES (1, %d, UTC_TIMESTAMP(6), '%s') "
-		      "ON DUPLICATE KEY UPDATE paused = VALUES(paused), "
-		      "changed_at = VALUES(changed_at), "
-		      "changed_by = VALUES(changed_by)",
-		      paused ? 1 : 0, owner);
-	if (sql == NULL)
-		return -1;
-	if (mysql_query(mysql, sql) != 0) {
-		unsigned int code = mysql_errno(mysql);
-
-		free(sql);
-		if (code == NO_SUCH_TABLE) {
-			after_failure(d, code);
-			return error_set(err, "no table dispatch_control in this "
-					 "database: run "
-					 "db/migrate-5-dispatch-control.sql");
-		}
-		return connection_failed(d, "pause flag", err);
-	}
-	free(sql);
-	if (mysql_commit(mysql) != 0)
-		return connection_failed(d, "pause flag commit", err);
-	return 0;
-}
-
-/* The gauges' statement on one table: each part stays on an index (pending
- * rows are those with a due time, leased ones the future end of that range,
- * dead ones the index on dispatch_state). */
-#define GAUGES_SQL(table)                                                      \
-	"SELECT (SELECT COUNT(*) FROM " table                                   \
-	" WHERE dispatch_due_at IS NOT NULL), "                                 \
-	"(SELECT COUNT(*) FROM " table " WHERE dispatch_due_at > "              \
-	"UTC_TIMESTAMP(6) AND dispatch_owner IS NOT NULL), "                    \
-	"(SELECT COUNT(*) FROM " table " WHERE dispatch_state = 'dead'), "      \
-	"(SELECT GREATEST(0, COALESCE(TIMESTAMPDIFF(SECOND, "                  \
-	"MIN(dispatch_due_at), UTC_TIMESTAMP(6)), 0)) FROM " table             \
-	" WHERE dispatch_due_at IS NOT NULL)"
-
-/* Adds the gauges of one table (sql) to g. Returns 0, or -1 with err set
- * and the failure handled; a table that does not exist adds nothing when
- * optional. */
-static int add_gauges(struct handoff_store *d, const char *sql, bool optional,
-		      struct handoff_store_gauges *g, struct error *err)
-{
-	MYSQL *mysql = sqlconn_mysql(d->conn);
-	MYSQL_RES *res;
-	MYSQL_ROW row;
-	unsigned long long oldest;
-
-	if (mysql_query(mysql, sql) != 0) {
-		if (optional && mysql_errno(mysql) == NO_SUCH_TABLE)
-			return 0;
-		return connection_failed(d, "gauges", err);
-	}
-	res = mysql_store_result(mysql);
-	if (res == NULL)
-		return connection_failed(d, "gauges", err);
-	row = mysql_fetch_row(res);
-	if (row != NULL && mysql_num_fields(res) == 4) {
-		g->pending += parse_ull(row[0]);
-		g->in_flight += parse_ull(row[1]);
-		g->dead += parse_ull(row[2]);
-		oldest = parse_ull(row[3]);
-		if (oldest > g->oldest_due_s)
-			g->oldest_due_s = oldest;
-	}
-	mysql_free_result(res);
-	return 0;
-}
-
-int handoff_store_gauges(struct handoff_store *d,
-			 struct handoff_store_gauges *g, struct error *err)
-{
-	memset(g, 0, sizeof(*g));
-	if (sqlconn_connect(d->conn, err) != 0)
-		return -1;
-	/* Payments and lifecycle changes alike: both are handed on. */
-	if (add_gauges(d, GAUGES_SQL("payments"), false, g, err) != 0 ||
-	    add_gauges(d, GAUGES_SQL(CHANGES), true, g, err) != 0) {
-		memset(g, 0, sizeof(*g));
-		return -1;
-	}
-	if (mysql_rollback(sqlconn_mysql(d->conn)) != 0) {
-		memset(g, 0, sizeof(*g));
-		return connection_failed(d, "rollback", err);
-	}
-	return 0;
-}
-
-int handoff_store_check_control(struct handoff_store *d, bool *migrated,
-				bool *paused, struct error *err)
-{
-	static const char sql[] =
-		"SELECT (SELECT COUNT(*) FROM information_schema.tables "
-		"WHERE table_schema = DATABASE() AND "
-		"table_name = 'dispatch_control') + "
-		"(SELECT COUNT(*) FROM information_schema.statistics "
-		"WHERE table_schema = DATABASE() AND table_name = 'payments' "
-		"AND index_name = 'ix_payments_dispatch_state' "
-		"AND seq_in_index = 1)";
-	unsigned long long found = 0;
-
-	*migrated = false;
-	*paused = false;
-	if (sqlconn_connect(d->conn, err) != 0)
-		return -1;
-	if (query_number(d, sql, &found, err) != 0)
-		return -1;
-	if (mysql_rollback(sqlconn_mysql(d->conn)) != 0)
-		return connection_failed(d, "rollback", err);
-	*migrated = found == 2;
-	return handoff_store_paused(d, paused, err);
-}
-
-int handoff_store_check_changes(struct handoff_store *d, bool *table,
-				bool *indexed, struct error *err)
-{
-	static const char table_sql[] =
-		"SELECT COUNT(*) FROM information_schema.tables "
-		"WHERE table_schema = DATABASE() AND table_name = '" CHANGES "'";
-	static const char index_sql[] =
-		"SELECT COUNT(DISTINCT index_name) FROM "
-		"information_schema.statistics WHERE table_schema = DATABASE() "
-		"AND table_name = '" CHANGES "' AND seq_in_index = 1 AND "
-		"index_name IN ('ix_payment_event_changes_object_state', "
-		"'ix_payment_event_changes_state')";
-	unsigned long long tables = 0, indexes = 0;
-
-	*table = false;
-	*indexed = false;
-	if (sqlconn_connect(d->conn, err) != 0)
-		return -1;
-	if (query_number(d, table_sql, &tables, err) != 0 ||
-	    query_number(d, index_sql, &indexes, err) != 0)
-		return -1;
-	if (mysql_rollback(sqlconn_mysql(d->conn)) != 0)
-		return connection_failed(d, "rollback", err);
-	*table = tables == 1;
-	*indexed = indexes == 2;
 	return 0;
 }
 
@@ -1629,45 +1109,35 @@ int handoff_store_refresh_totals(struct handoff_store *d, struct handoff_row *p,
 	struct handoff_row_change *c = &p->change;
 	char provider[2 * HANDOFF_ROW_PROVIDER_MAX + 1];
 	char tid[2 * PAYMENT_TRANSACTION_ID_MAX + 1];
-	MYSQL *mysql;
-	MYSQL_RES *res;
-	MYSQL_ROW row;
-	unsigned long *len;
+	struct sqlconn_result *res;
+	struct sqlconn_row row;
+	unsigned code;
 	char *sql;
 
 	if (p->kind != HANDOFF_ROW_CHANGE)
 		return 0;
 	if (sqlconn_connect(d->conn, err) != 0)
 		return -1;
-	mysql = sqlconn_mysql(d->conn);
-	mysql_real_escape_string(mysql, provider, p->provider,
-				 (unsigned long)strlen(p->provider));
-	mysql_real_escape_string(mysql, tid, p->transaction_id,
-				 (unsigned long)p->transaction_id_len);
+	sqlconn_escape(d->conn, provider, p->provider, strlen(p->provider));
+	sqlconn_escape(d->conn, tid, p->transaction_id, p->transaction_id_len);
 	sql = handoff_store_sql_new(err,
 		      "SELECT refunded_amount, dispute_state, cancelled FROM "
 		      "payments WHERE provider = '%s' AND transaction_id = '%s'",
 		      provider, tid);
 	if (sql == NULL)
 		return -1;
-	if (mysql_query(mysql, sql) != 0 ||
-	    (res = mysql_store_result(mysql)) == NULL) {
-		free(sql);
-		return connection_failed(d, "payment totals", err);
-	}
+	res = sqlconn_select(d->conn, sql, &code);
 	free(sql);
-	row = mysql_fetch_row(res);
-	len = mysql_fetch_lengths(res);
+	if (res == NULL)
+		return failed_code(d, code, "payment totals", err);
 	/* No row (the payment was deleted by hand): the claim's totals. */
-	if (row != NULL && len != NULL && mysql_num_fields(res) == 3) {
-		c->refunded_amount = parse_ull(row[0]);
-		copy_field(c->dispute_state, sizeof(c->dispute_state), row[1],
-			   len[1]);
-		c->cancelled = parse_ull(row[2]) != 0;
+	if (sqlconn_next(res, &row) && row.count == 3) {
+		c->refunded_amount = handoff_store_number(row.fields[0]);
+		copy_field(c->dispute_state, sizeof(c->dispute_state),
+			   row.fields[1], row.lengths[1]);
+		c->cancelled = handoff_store_number(row.fields[2]) != 0;
 	}
-	mysql_free_result(res);
+	sqlconn_result_free(res);
 	/* End the read's transaction: no snapshot kept. */
-	if (mysql_rollback(mysql) != 0)
-		return connection_failed(d, "rollback", err);
-	return 0;
+	return end_read(d, err);
 }

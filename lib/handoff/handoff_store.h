@@ -3,8 +3,10 @@
  * cancellations) for the hand-off (prefix handoff_store_): claiming due
  * rows under a lease with a fencing token,
  * recording each attempt's result only while that token is still current,
- * giving back claims that were never attempted, and the operators' tools for
- * dead payments.
+ * giving back claims that were never attempted, the totals a change's
+ * attempt carries, and the back-off: the dispatcher's path. The operators'
+ * queries (dead rows, --show, --requeue, --pause, the gauges) are
+ * handoff_admin's, on the same connection.
  *
  * One struct handoff_store is one MySQL connection on the client core
  * (sqlconn.h), so it follows mysql_nodes, the Galera checks and the move to
@@ -57,21 +59,6 @@ struct handoff_store_batch {
 	/* Due changes found waiting and pushed back (not claimed): a claim
 	 * that found only those is followed by another at once. */
 	size_t waiting;
-};
-
-/* One row of handoff_store_list_dead. The strings live until the callback
- * returns. */
-struct handoff_store_dead {
-	unsigned long long id;
-	const char *provider;
-	const char *transaction_id;
-	unsigned long attempts;
-	const char *last_error;     /* "" when NULL */
-	/* A change's (else "" and 0): */
-	const char *kind;
-	const char *object_id;
-	const char *state;
-	unsigned long n;
 };
 
 enum handoff_store_status {
@@ -190,77 +177,6 @@ enum handoff_store_status handoff_store_release(
 long handoff_store_backoff_ms(const struct config *cfg, unsigned long attempts,
 			      uint64_t random);
 
-/* Calls each for every dead payment (with changes, every dead lifecycle
- * change), by id; stops early when each returns non-zero. Returns 0, or -1
- * with err set (some rows may have been passed). */
-int handoff_store_list_dead(struct handoff_store *d, bool changes,
-			    int (*each)(void *ctx,
-					const struct handoff_store_dead *row),
-			    void *ctx, struct error *err);
-
-/* One row as payhook-dispatch --show tells it: where it stands and what it
- * waits for. */
-struct handoff_store_show {
-	bool found;
-	char provider[HANDOFF_ROW_PROVIDER_MAX + 1];
-	char transaction_id[PAYMENT_TRANSACTION_ID_MAX + 1];
-	char state[16];               /* pending, delivered, dead, skipped */
-	unsigned long attempts;
-	char last_error[HANDOFF_STORE_LAST_ERROR_MAX + 1];
-	char due_at[40];              /* RFC 3339 UTC; "" when none */
-	long long due_in_ms;          /* from now; <= 0: due */
-	bool claimed;                 /* an owner holds it (its lease runs) */
-	char owner[HANDOFF_STORE_OWNER_MAX + 1];
-	/* A change's: its kind, object and state; its payment's dispatch
-	 * state ("" when payhook never recorded it); the id of an earlier
-	 * change of its object not handed on (0: none) and that one's state. */
-	char change[HANDOFF_ROW_NAME_MAX * 2 + HANDOFF_ROW_OBJECT_ID_MAX + 8];
-	char payment_state[16];
-	unsigned long long earlier_id;
-	char earlier_state[16];
-};
-
-/* Reads row id (a payment's, or with changes a change's) into *out
- * (out->found false when there is none). Returns 0, or -1 with err set. */
-int handoff_store_show(struct handoff_store *d, bool changes,
-		       unsigned long long id, struct handoff_store_show *out,
-		       struct error *err);
-
-enum handoff_store_change {
-	HANDOFF_STORE_REQUEUE,   /* dead (and with include_skipped, skipped)
-				  * -> pending */
-	HANDOFF_STORE_REDELIVER, /* delivered -> pending (the same key) */
-};
-
-/* Which rows an operator's bulk change takes: every filter given (not NULL,
- * or ids) must match. Times are UTC, as MySQL reads them
- * ("2026-11-30 14:00:00"), already checked by the caller (MySQL reads any
- * other text as a zero date), compared with received_at; error is a text the
- * last error contains. */
-struct handoff_store_selection {
-	bool changes;               /* rows of payment_event_changes (provider:
-				     * their payment's) instead of payments */
-	const unsigned long long *ids;
-	size_t id_count;
-	const char *provider;
-	const char *since;          /* received_at >= since */
-	const char *until;          /* received_at < until */
-	const char *error;
-	/* A requeue takes the rows skipped by db/migrate-3-dispatch.sql
-	 * (handled before payhook existed) as well as the dead ones. */
-	bool include_skipped;
-};
-
-/* Puts the selected rows of the change's states back to pending: due now,
- * attempts 0 (the last error is kept until the next attempt). With dry_run
- * changes nothing and counts them. Stores how many changed (or would) in
- * *count. Returns 0, or -1 with err set and nothing changed. */
-int handoff_store_requeue(struct handoff_store *d,
-			  enum handoff_store_change change,
-			  const struct handoff_store_selection *sel,
-			  bool dry_run, unsigned long long *count,
-			  struct error *err);
-
 /* The pause flag every dispatcher of this database reads before it claims
  * (payhook-dispatch --pause, --resume): the one row of dispatch_control, so
  * it holds across processes and hosts. Stores it in *paused (false without
@@ -269,41 +185,26 @@ int handoff_store_requeue(struct handoff_store *d,
 int handoff_store_paused(struct handoff_store *d, bool *paused,
 			 struct error *err);
 
-/* Sets the pause flag (with when and by whom). Returns 0, or -1 with err set
- * (saying which migration to run when the table is missing) and the flag
- * unchanged. */
-int handoff_store_set_paused(struct handoff_store *d, bool paused,
-			     struct error *err);
+/* For handoff_admin, which reads the same tables: the lifecycle changes'
+ * table, its joins to the change's object (e) and payment (p), and
+ * received_at's DATE_FORMAT as RFC 3339 UTC (the column holds UTC). */
+#define HANDOFF_STORE_CHANGES "payment_event_changes"
+#define HANDOFF_STORE_CHANGE_JOINS                                            \
+	" c JOIN payment_events e ON e.id = c.event_row_id LEFT JOIN payments " \
+	"p ON p.provider = e.provider AND p.transaction_id = e.transaction_id"
+#define HANDOFF_STORE_TIME_FORMAT "%Y-%m-%dT%H:%i:%s.%fZ"
 
-/* For --check-config: whether db/migrate-5-dispatch-control.sql ran (the
- * table dispatch_control and ix_payments_dispatch_state are there), and the
- * pause flag. Returns 0, or -1 with err set. */
-int handoff_store_check_control(struct handoff_store *d, bool *migrated,
-				bool *paused, struct error *err);
+/* The store's connection core, connected or not (handoff_admin's queries
+ * run on it). Owned by d. */
+struct sqlconn *handoff_store_core(struct handoff_store *d);
 
-/* For --check-config: whether payment_event_changes exists
- * (db/migrate-6-lifecycle-changes.sql: without it no lifecycle change is
- * handed on) and has the indexes of db/migrate-7-lifecycle-handoff.sql.
- * Returns 0, or -1 with err set. */
-int handoff_store_check_changes(struct handoff_store *d, bool *table,
-				bool *indexed, struct error *err);
+/* A column's text as a number; NULL or not a number: 0. Can't fail. */
+unsigned long long handoff_store_number(const char *text);
 
-/* The hand-off tables at a glance (payments and lifecycle changes
- * together), for the metrics. */
-struct handoff_store_gauges {
-	unsigned long long pending;      /* neither delivered nor dead */
-	unsigned long long in_flight;    /* claimed, lease running */
-	unsigned long long dead;
-	unsigned long long oldest_due_s; /* how long the most overdue pending
-					  * payment has been due (0: none) */
-};
-
-/* Reads the gauges with one statement per table whose parts each stay on
- * an index (ix_payments_dispatch_due, ix_payments_dispatch_state, and
- * payment_event_changes' own; none from it before its migration). Returns
- * 0, or -1 with err set and *g zero. */
-int handoff_store_gauges(struct handoff_store *d,
-			 struct handoff_store_gauges *g, struct error *err);
+/* "id1,id2,..." of count ids (count > 0), a new string the caller frees,
+ * or NULL with err set (out of memory). */
+char *handoff_store_id_list_new(const unsigned long long *ids, size_t count,
+				struct error *err);
 
 /* A short name of a status, for logs. */
 const char *handoff_store_status_name(enum handoff_store_status status);

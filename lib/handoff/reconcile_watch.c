@@ -7,8 +7,6 @@
 #include <string.h>
 #include <time.h>
 
-#include <mysql.h>
-
 #include "log.h"
 #include "reconcile_watch.h"
 #include "sqlconn.h"
@@ -37,18 +35,16 @@ struct watched {
 	"failed_passes >= %d, COALESCE(last_success_at, updated_at) < "      \
 	"UTC_TIMESTAMP(6) - INTERVAL %ld SECOND FROM reconcile_cursors"
 
-/* After a failed statement: err says what, the transaction is rolled back
- * (a lost connection dropped). */
+/* After a statement (or, committing, a COMMIT) failed with code: err says
+ * what, and sqlconn's classifier rolls the transaction back (a lost
+ * connection dropped). */
 static enum reconcile_watch_status failed(struct sqlconn *c, const char *what,
+					  unsigned code, bool committing,
 					  struct error *err)
 {
-	MYSQL *mysql = sqlconn_mysql(c);
-	unsigned code = mysql_errno(mysql);
-
-	error_set(err, "mysql %s: %u %s", what, code, mysql_error(mysql));
-	sqlconn_failed(c, code, true);
-	if (sqlconn_mysql(c) != NULL && mysql_rollback(sqlconn_mysql(c)) != 0)
-		sqlconn_disconnect(c);
+	error_set(err, "mysql %s: %u %s", what, code,
+		  sqlconn_message(c, SQLCONN_SESSION));
+	sqlconn_fail(c, code, committing);
 	return code == NO_SUCH_TABLE || code == BAD_FIELD ||
 			       code == TABLE_ACCESS_DENIED
 		       ? RECONCILE_WATCH_MISSING
@@ -75,22 +71,22 @@ static enum reconcile_watch_status read_rows(struct sqlconn *c, bool locked,
 					     struct watched *w,
 					     struct error *err)
 {
-	MYSQL *mysql = sqlconn_mysql(c);
 	char sql[sizeof(COLUMNS) + 64];
-	MYSQL_RES *res;
-	MYSQL_ROW r;
+	struct sqlconn_result *res;
+	struct sqlconn_row row;
+	unsigned code;
 
 	snprintf(sql, sizeof(sql), COLUMNS "%s", RECONCILE_WATCH_FAILED_PASSES,
 		 RECONCILE_WATCH_STALE_S, locked ? " FOR UPDATE" : "");
-	if (mysql_query(mysql, sql) != 0)
-		return failed(c, "reconcile_cursors read", err);
-	res = mysql_store_result(mysql);
+	res = sqlconn_select(c, sql, &code);
 	if (res == NULL)
-		return failed(c, "reconcile_cursors read", err);
+		return failed(c, "reconcile_cursors read", code, false, err);
 	memset(rows, 0, CONFIG_PROVIDER_COUNT * sizeof(*rows));
 	memset(w, 0, CONFIG_PROVIDER_COUNT * sizeof(*w));
-	while ((r = mysql_fetch_row(res)) != NULL) {
-		unsigned p = profile_of(r[0]);
+	while (sqlconn_next(res, &row)) {
+		char **r = row.fields;
+		unsigned p = row.count >= 11 ? profile_of(r[0])
+					     : CONFIG_PROVIDER_COUNT;
 
 		if (p == CONFIG_PROVIDER_COUNT)
 			continue;
@@ -107,7 +103,7 @@ static enum reconcile_watch_status read_rows(struct sqlconn *c, bool locked,
 		w[p].failing_now = number(r[9]) != 0;
 		w[p].stale_now = number(r[10]) != 0;
 	}
-	mysql_free_result(res);
+	sqlconn_result_free(res);
 	return RECONCILE_WATCH_OK;
 }
 
@@ -125,18 +121,19 @@ static enum reconcile_watch_status queue(struct sqlconn *c,
 					 unsigned failures, const char *detail,
 					 struct error *err)
 {
-	MYSQL *mysql = sqlconn_mysql(c);
 	char escaped[2 * DETAIL_MAX + 1], sql[3 * DETAIL_MAX + 256];
 	size_t len = strnlen(detail, DETAIL_MAX);
+	unsigned code;
 
-	mysql_real_escape_string(mysql, escaped, detail, (unsigned long)len);
+	sqlconn_escape(c, escaped, detail, len);
 	snprintf(sql, sizeof(sql),
 		 "INSERT INTO dispatch_alerts (target, event, provider, "
 		 "failures, detail) VALUES ('%s', '%s', '%s', %u, '%s')",
 		 target_key, event, config_provider_name(profile), failures,
 		 escaped);
-	if (mysql_query(mysql, sql) != 0)
-		return failed(c, "dispatch_alerts insert", err);
+	code = sqlconn_exec(c, sql, NULL);
+	if (code != 0)
+		return failed(c, "dispatch_alerts insert", code, false, err);
 	return RECONCILE_WATCH_OK;
 }
 
@@ -163,6 +160,7 @@ static enum reconcile_watch_status mark(struct sqlconn *c,
 	enum reconcile_watch_status st = RECONCILE_WATCH_OK;
 	const char *name = config_provider_name(p);
 	char sql[256], when[64];
+	unsigned code;
 
 	last_pass(row->last_success_s, when, sizeof(when));
 	if (w->failing_now && !row->failing) {
@@ -195,8 +193,9 @@ static enum reconcile_watch_status mark(struct sqlconn *c,
 		 "UPDATE reconcile_cursors SET failing_episode = %d, "
 		 "stale_episode = %d WHERE provider = '%s'",
 		 w->failing_now ? 1 : 0, w->stale_now ? 1 : 0, name);
-	if (mysql_query(sqlconn_mysql(c), sql) != 0)
-		return failed(c, "reconcile_cursors episode", err);
+	code = sqlconn_exec(c, sql, NULL);
+	if (code != 0)
+		return failed(c, "reconcile_cursors episode", code, false, err);
 	row->failing = w->failing_now;
 	row->stale = w->stale_now;
 	return RECONCILE_WATCH_OK;
@@ -214,6 +213,7 @@ static enum reconcile_watch_status make_rows(struct sqlconn *c,
 				    "INSERT IGNORE INTO reconcile_cursors "
 				    "(provider) VALUES ");
 	bool any = false;
+	unsigned code;
 
 	*made = false;
 	for (unsigned p = 0; p < CONFIG_PROVIDER_COUNT; p++) {
@@ -225,9 +225,12 @@ static enum reconcile_watch_status make_rows(struct sqlconn *c,
 	}
 	if (!any)
 		return RECONCILE_WATCH_OK;
-	if (mysql_query(sqlconn_mysql(c), sql) != 0 ||
-	    mysql_commit(sqlconn_mysql(c)) != 0)
-		return failed(c, "reconcile_cursors insert", err);
+	code = sqlconn_exec(c, sql, NULL);
+	if (code != 0)
+		return failed(c, "reconcile_cursors insert", code, false, err);
+	code = sqlconn_commit(c);
+	if (code != 0)
+		return failed(c, "reconcile_cursors insert", code, true, err);
 	*made = true;
 	return RECONCILE_WATCH_OK;
 }
@@ -243,6 +246,7 @@ enum reconcile_watch_status reconcile_watch_run(struct handoff_store *store,
 	struct watched w[CONFIG_PROVIDER_COUNT];
 	enum reconcile_watch_status st;
 	bool made, any = false;
+	unsigned code;
 
 	*queued = 0;
 	if (c == NULL)
@@ -257,8 +261,10 @@ enum reconcile_watch_status reconcile_watch_run(struct handoff_store *store,
 	for (unsigned p = 0; p < CONFIG_PROVIDER_COUNT; p++)
 		any = any || due(&rows[p], &w[p]);
 	if (!any) {
-		if (mysql_commit(sqlconn_mysql(c)) != 0)
-			return failed(c, "reconcile_cursors read", err);
+		code = sqlconn_commit(c);
+		if (code != 0)
+			return failed(c, "reconcile_cursors read", code, true,
+				      err);
 		return RECONCILE_WATCH_OK;
 	}
 	/* An episode to mark: again, locked, so that of several dispatchers
@@ -273,9 +279,10 @@ enum reconcile_watch_status reconcile_watch_run(struct handoff_store *store,
 		*queued = 0;
 		return st;
 	}
-	if (mysql_commit(sqlconn_mysql(c)) != 0) {
+	code = sqlconn_commit(c);
+	if (code != 0) {
 		*queued = 0;
-		return failed(c, "reconcile_cursors commit", err);
+		return failed(c, "reconcile_cursors commit", code, true, err);
 	}
 	return RECONCILE_WATCH_OK;
 }

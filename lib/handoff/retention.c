@@ -96,16 +96,15 @@ void retention_free(struct retention *r)
 	free(r);
 }
 
-/* A failed statement: its error into err, the connection to sqlconn. */
-static long failed(struct retention *r, const char *what, struct error *err)
+/* A statement failed with code: its error into err, the connection to
+ * sqlconn's classifier. */
+static long failed(struct retention *r, unsigned code, const char *what,
+		   struct error *err)
 {
-	MYSQL *mysql = sqlconn_mysql(r->conn);
-	unsigned code = mysql != NULL ? mysql_errno(mysql) : 0;
-
 	error_set(err, "retention: %s: %u %s", what, code,
-		  mysql != NULL ? mysql_error(mysql) : "not connected");
-	sqlconn_failed(r->conn, code, false);
-	if (sqlconn_mysql(r->conn) == NULL)
+		  sqlconn_message(r->conn, SQLCONN_SESSION));
+	sqlconn_fail(r->conn, code, false);
+	if (!sqlconn_connected(r->conn))
 		r->owner = false; /* the lock went with the session */
 	return -1;
 }
@@ -130,27 +129,24 @@ static long next_table(struct retention *r, bool *pass_done)
 long retention_step(struct retention *r, bool *pass_done, struct error *err)
 {
 	char sql[768];
-	unsigned long long last = 0;
-	MYSQL_RES *res;
-	MYSQL_ROW row;
-	MYSQL *mysql;
+	unsigned long long last = 0, affected = 0;
 	const struct table *t;
+	unsigned code;
 
 	*pass_done = false;
-	if (sqlconn_mysql(r->conn) == NULL)
+	if (!sqlconn_connected(r->conn))
 		r->owner = false;
 	if (sqlconn_connect(r->conn, err) != 0)
 		return -1;
-	mysql = sqlconn_mysql(r->conn);
 	/* One dispatcher of the database does it (several would do the same
 	 * work twice): the one whose session holds the named lock. */
 	if (!r->owner) {
 		unsigned long long got = 0;
 
-		if (sqlconn_query_number(r->conn, "SELECT GET_LOCK("
-					 "'payhook_retention', 0)", &got,
-					 err) != 0)
-			return failed(r, "taking the retention lock", err);
+		code = sqlconn_query_u64(r->conn, "SELECT GET_LOCK("
+					 "'payhook_retention', 0)", &got);
+		if (code != 0)
+			return failed(r, code, "taking the retention lock", err);
 		r->owner = got == 1;
 		if (!r->owner) {
 			*pass_done = true;
@@ -194,21 +190,15 @@ long retention_step(struct retention *r, bool *pass_done, struct error *err)
 		 "WHERE id > %llu ORDER BY id LIMIT %d) AS w", t->time_column,
 		 r->cfg->payload_retention_days, t->time_column, t->name,
 		 r->cursor[r->table], RETENTION_BATCH);
-	if (mysql_query(mysql, sql) != 0) {
+	code = sqlconn_query_u64(r->conn, sql, &last);
+	if (code != 0) {
 		/* A database without the lifecycle tables (migrations 4
 		 * and 6 not run): nothing of theirs to clear. */
 		if (r->table != TABLE_PAYMENTS &&
-		    mysql_errno(mysql) == SQLCONN_ER_NO_SUCH_TABLE)
+		    code == SQLCONN_ER_NO_SUCH_TABLE)
 			return next_table(r, pass_done);
-		return failed(r, "reading the next rows", err);
+		return failed(r, code, "reading the next rows", err);
 	}
-	res = mysql_store_result(mysql);
-	if (res == NULL)
-		return failed(r, "reading the next rows", err);
-	row = mysql_fetch_row(res);
-	if (row != NULL && row[0] != NULL)
-		last = strtoull(row[0], NULL, 10);
-	mysql_free_result(res);
 	if (last == 0)
 		return next_table(r, pass_done);
 	snprintf(sql, sizeof(sql),
@@ -216,12 +206,13 @@ long retention_step(struct retention *r, bool *pass_done, struct error *err)
 		 "AND %s AND %s < UTC_TIMESTAMP(6) - INTERVAL %ld DAY AND "
 		 "LENGTH(payload) > 0", t->name, r->cursor[r->table], last,
 		 t->handed_on, t->time_column, r->cfg->payload_retention_days);
-	if (mysql_query(mysql, sql) != 0) {
+	code = sqlconn_exec(r->conn, sql, &affected);
+	if (code != 0) {
 		if (r->table != TABLE_PAYMENTS &&
-		    mysql_errno(mysql) == SQLCONN_ER_NO_SUCH_TABLE)
+		    code == SQLCONN_ER_NO_SUCH_TABLE)
 			return next_table(r, pass_done);
-		return failed(r, "clearing payloads", err);
+		return failed(r, code, "clearing payloads", err);
 	}
 	r->cursor[r->table] = last;
-	return (long)mysql_affected_rows(mysql);
+	return (long)affected;
 }

@@ -6,7 +6,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <mysql.h>
 #include <openssl/evp.h>
 
 #include "log.h"
@@ -122,7 +121,7 @@ const char *target_store_key(const struct target_store *t)
 
 /* Escapes text (at most max bytes of it, as printable ASCII) into a new
  * string. */
-static char *escaped_new(MYSQL *mysql, const char *text, size_t max,
+static char *escaped_new(struct sqlconn *c, const char *text, size_t max,
 			 struct error *err)
 {
 	size_t len = strnlen(text, max);
@@ -139,7 +138,7 @@ static char *escaped_new(MYSQL *mysql, const char *text, size_t max,
 					   (unsigned char)text[i] < 0x7f
 				   ? text[i]
 				   : '?';
-	mysql_real_escape_string(mysql, out, clean, (unsigned long)len);
+	sqlconn_escape(c, out, clean, len);
 	free(clean);
 	return out;
 }
@@ -151,13 +150,13 @@ static enum target_store_status failed(struct target_store *t,
 				       struct sqlconn *c, const char *what,
 				       struct error *err)
 {
-	MYSQL *mysql = sqlconn_mysql(c);
-	unsigned int code = mysql_errno(mysql);
+	unsigned int code = sqlconn_errno(c);
 
-	error_set(err, "mysql %s: %u %s", what, code, mysql_error(mysql));
+	error_set(err, "mysql %s: %u %s", what, code,
+		  sqlconn_message(c, SQLCONN_SESSION));
 	if (code == NO_SUCH_TABLE || code == TABLE_ACCESS_DENIED) {
-		if (mysql_rollback(mysql) != 0)
-			sqlconn_failed(c, mysql_errno(mysql), true);
+		if (sqlconn_exec(c, "ROLLBACK", NULL) != 0)
+			sqlconn_fail(c, sqlconn_errno(c), false);
 		if (!t->missing_noted)
 			log_warn("%s: each payhook-dispatch keeps its own view "
 				 "of the target, so a cron run or a second "
@@ -174,25 +173,52 @@ static enum target_store_status failed(struct target_store *t,
 		t->missing_noted = true;
 		return TARGET_STORE_MISSING;
 	}
-	sqlconn_failed(c, code, true);
-	if (sqlconn_mysql(c) != NULL && mysql_rollback(sqlconn_mysql(c)) != 0)
+	sqlconn_fail(c, code, false);
+	if (sqlconn_connected(c) && sqlconn_exec(c, "ROLLBACK", NULL) != 0)
 		sqlconn_disconnect(c);
 	return TARGET_STORE_FAILED;
 }
 
-/* Runs sql (a new string, freed here). */
-static enum target_store_status run(struct target_store *t, struct sqlconn *c,
-				    char *sql, const char *what,
-				    struct error *err)
+/* Runs sql (a new string, freed here); *affected (NULL: not wanted) the
+ * rows it changed. */
+static enum target_store_status run_counted(struct target_store *t,
+					    struct sqlconn *c, char *sql,
+					    unsigned long long *affected,
+					    const char *what,
+					    struct error *err)
 {
 	if (sql == NULL)
 		return TARGET_STORE_FAILED;
-	if (mysql_query(sqlconn_mysql(c), sql) != 0) {
+	if (sqlconn_exec(c, sql, affected) != 0) {
 		free(sql);
 		return failed(t, c, what, err);
 	}
 	free(sql);
 	return TARGET_STORE_OK;
+}
+
+static enum target_store_status run(struct target_store *t, struct sqlconn *c,
+				    char *sql, const char *what,
+				    struct error *err)
+{
+	return run_counted(t, c, sql, NULL, what, err);
+}
+
+/* Runs the SELECT sql (a new string, freed here) into *res (the caller
+ * frees it). */
+static enum target_store_status run_select(struct target_store *t,
+					   struct sqlconn *c, char *sql,
+					   struct sqlconn_result **res,
+					   const char *what,
+					   struct error *err)
+{
+	unsigned code;
+
+	if (sql == NULL)
+		return TARGET_STORE_FAILED;
+	*res = sqlconn_select(c, sql, &code);
+	free(sql);
+	return *res != NULL ? TARGET_STORE_OK : failed(t, c, what, err);
 }
 
 static int64_t parse_ll(const char *text)
@@ -210,17 +236,17 @@ static enum target_store_status read_row(struct target_store *t,
 					 struct target_state *s, int64_t *now,
 					 struct error *err)
 {
-	MYSQL *mysql = sqlconn_mysql(c);
 	char owner[2 * HANDOFF_STORE_OWNER_MAX + 1], columns[sizeof(state_columns) + sizeof(owner)];
 	const char *name = handoff_store_owner(t->store);
 	enum target_store_status st;
-	MYSQL_RES *res;
-	MYSQL_ROW row;
+	struct sqlconn_result *res;
+	struct sqlconn_row r;
+	char **row;
 	char *label;
 
 	/* The row, once per store (again after it went missing). */
 	if (!t->row_made) {
-		label = escaped_new(mysql, t->label, LABEL_MAX, err);
+		label = escaped_new(c, t->label, LABEL_MAX, err);
 		if (label == NULL)
 			return TARGET_STORE_FAILED;
 		st = run(t, c,
@@ -233,27 +259,23 @@ static enum target_store_status read_row(struct target_store *t,
 		if (st != TARGET_STORE_OK)
 			return st;
 	}
-	mysql_real_escape_string(mysql, owner, name,
-				 (unsigned long)strnlen(name, HANDOFF_STORE_OWNER_MAX));
+	sqlconn_escape(c, owner, name, strnlen(name, HANDOFF_STORE_OWNER_MAX));
 	snprintf(columns, sizeof(columns), state_columns, owner);
-	st = run(t, c,
+	st = run_select(t, c,
 		 handoff_store_sql_new(err, "SELECT %s FROM dispatch_target WHERE target = "
 			 "'%s'%s", columns, t->key, lock ? " FOR UPDATE" : ""),
-		 "dispatch_target read", err);
+		 &res, "dispatch_target read", err);
 	if (st != TARGET_STORE_OK)
 		return st;
-	res = mysql_store_result(mysql);
-	if (res == NULL)
-		return failed(t, c, "dispatch_target read", err);
-	row = mysql_fetch_row(res);
-	if (row == NULL || mysql_num_fields(res) != STATE_COLUMN_COUNT) {
-		mysql_free_result(res);
+	if (!sqlconn_next(res, &r) || r.count != STATE_COLUMN_COUNT) {
+		sqlconn_result_free(res);
 		t->row_made = false;
 		error_set(err, "mysql dispatch_target read: no row");
-		if (mysql_rollback(mysql) != 0)
+		if (sqlconn_exec(c, "ROLLBACK", NULL) != 0)
 			sqlconn_disconnect(c);
 		return TARGET_STORE_FAILED;
 	}
+	row = r.fields;
 	memset(s, 0, sizeof(*s));
 	s->open = parse_ll(row[0]) != 0;
 	s->since_us = parse_ll(row[1]);
@@ -272,7 +294,7 @@ static enum target_store_status read_row(struct target_store *t,
 	s->waiting_episode = parse_ll(row[13]) != 0;
 	s->opened_total = (unsigned long long)parse_ll(row[14]);
 	*now = parse_ll(row[15]);
-	mysql_free_result(res);
+	sqlconn_result_free(res);
 	t->row_made = true;
 	return TARGET_STORE_OK;
 }
@@ -290,7 +312,7 @@ enum target_store_status target_store_read(struct target_store *t,
 	if (st != TARGET_STORE_OK)
 		return st;
 	/* The INSERT IGNORE of a first read is kept. */
-	if (mysql_commit(sqlconn_mysql(c)) != 0)
+	if (sqlconn_commit(c) != 0)
 		return failed(t, c, "dispatch_target commit", err);
 	return TARGET_STORE_OK;
 }
@@ -301,7 +323,7 @@ static enum target_store_status write_row(struct target_store *t,
 					  const struct target_state *s,
 					  struct error *err)
 {
-	char *error = escaped_new(sqlconn_mysql(c), s->last_error,
+	char *error = escaped_new(c, s->last_error,
 				  TARGET_STORE_ERROR_MAX, err);
 	enum target_store_status st;
 
@@ -335,13 +357,12 @@ static enum target_store_status add_alert(struct target_store *t,
 					  const struct target_alert *a,
 					  struct error *err)
 {
-	MYSQL *mysql = sqlconn_mysql(c);
-	char *event = escaped_new(mysql, a->event, 32, err);
-	char *change = escaped_new(mysql, a->change, TARGET_STORE_LABEL_MAX, err);
-	char *provider = escaped_new(mysql, a->provider, HANDOFF_ROW_PROVIDER_MAX, err);
-	char *tid = escaped_new(mysql, a->transaction_id,
+	char *event = escaped_new(c, a->event, 32, err);
+	char *change = escaped_new(c, a->change, TARGET_STORE_LABEL_MAX, err);
+	char *provider = escaped_new(c, a->provider, HANDOFF_ROW_PROVIDER_MAX, err);
+	char *tid = escaped_new(c, a->transaction_id,
 				PAYMENT_TRANSACTION_ID_MAX, err);
-	char *detail = escaped_new(mysql, a->detail, TARGET_STORE_DETAIL_MAX, err);
+	char *detail = escaped_new(c, a->detail, TARGET_STORE_DETAIL_MAX, err);
 	enum target_store_status st = TARGET_STORE_FAILED;
 
 	if (event != NULL && change != NULL && provider != NULL &&
@@ -383,7 +404,7 @@ enum target_store_status target_store_change(
 	if (st != TARGET_STORE_OK)
 		return st;
 	if (!change(ctx, s, now, alerts, &count)) {
-		if (mysql_rollback(sqlconn_mysql(c)) != 0)
+		if (sqlconn_exec(c, "ROLLBACK", NULL) != 0)
 			return failed(t, c, "dispatch_target rollback", err);
 		return TARGET_STORE_OK;
 	}
@@ -392,7 +413,7 @@ enum target_store_status target_store_change(
 		st = add_alert(t, c, &alerts[i], err);
 	if (st != TARGET_STORE_OK)
 		return st;
-	if (mysql_commit(sqlconn_mysql(c)) != 0)
+	if (sqlconn_commit(c) != 0)
 		return failed(t, c, "dispatch_target commit", err);
 	s->probe_mine = false;
 	s->probe_until_us = 0;
@@ -406,17 +427,18 @@ static enum target_store_status update_row(struct target_store *t,
 {
 	struct sqlconn *c = handoff_store_connection(t->store, err);
 	enum target_store_status st;
+	unsigned long long affected = 0;
 
 	*changed = false;
 	if (c == NULL) {
 		free(sql);
 		return TARGET_STORE_FAILED;
 	}
-	st = run(t, c, sql, "dispatch_target probe", err);
+	st = run_counted(t, c, sql, &affected, "dispatch_target probe", err);
 	if (st != TARGET_STORE_OK)
 		return st;
-	*changed = mysql_affected_rows(sqlconn_mysql(c)) == 1;
-	if (mysql_commit(sqlconn_mysql(c)) != 0)
+	*changed = affected == 1;
+	if (sqlconn_commit(c) != 0)
 		return failed(t, c, "dispatch_target commit", err);
 	return TARGET_STORE_OK;
 }
@@ -480,17 +502,16 @@ enum target_store_status target_store_send_alerts(
 	struct target_alert batch[TARGET_STORE_ALERTS_MAX * 2];
 	size_t count = 0;
 	enum target_store_status st;
-	MYSQL_RES *res;
-	MYSQL_ROW row;
+	struct sqlconn_result *res;
+	struct sqlconn_row r;
 	char owner[2 * HANDOFF_STORE_OWNER_MAX + 1];
 	const char *name = handoff_store_owner(t->store);
 
 	*sent = 0;
 	if (c == NULL)
 		return TARGET_STORE_FAILED;
-	mysql_real_escape_string(sqlconn_mysql(c), owner, name,
-				 (unsigned long)strnlen(name, HANDOFF_STORE_OWNER_MAX));
-	st = run(t, c,
+	sqlconn_escape(c, owner, name, strnlen(name, HANDOFF_STORE_OWNER_MAX));
+	st = run_select(t, c,
 		 handoff_store_sql_new(err,
 			 "SELECT id, event, row_kind, row_id, change_label, "
 			 "provider, transaction_id, attempts, failures, detail "
@@ -498,15 +519,13 @@ enum target_store_status target_store_send_alerts(
 			 "= '%s' AND claim_until_us <= " NOW_US " ORDER BY id "
 			 "LIMIT %zu FOR UPDATE SKIP LOCKED",
 			 t->key, sizeof(batch) / sizeof(batch[0])),
-		 "dispatch_alerts claim", err);
+		 &res, "dispatch_alerts claim", err);
 	if (st != TARGET_STORE_OK)
 		return st;
-	res = mysql_store_result(sqlconn_mysql(c));
-	if (res == NULL)
-		return failed(t, c, "dispatch_alerts claim", err);
-	while ((row = mysql_fetch_row(res)) != NULL &&
-	       count < sizeof(batch) / sizeof(batch[0])) {
+	while (count < sizeof(batch) / sizeof(batch[0]) &&
+	       sqlconn_next(res, &r)) {
 		struct target_alert *a = &batch[count++];
+		char **row = r.fields;
 
 		memset(a, 0, sizeof(*a));
 		a->alert_id = (unsigned long long)parse_ll(row[0]);
@@ -522,7 +541,7 @@ enum target_store_status target_store_send_alerts(
 		a->failures = (unsigned)parse_ll(row[8]);
 		snprintf(a->detail, sizeof(a->detail), "%s", row[9] ? row[9] : "");
 	}
-	mysql_free_result(res);
+	sqlconn_result_free(res);
 	for (size_t i = 0; i < count; i++) {
 		st = run(t, c,
 			 handoff_store_sql_new(err,
@@ -535,7 +554,7 @@ enum target_store_status target_store_send_alerts(
 		if (st != TARGET_STORE_OK)
 			return st;
 	}
-	if (mysql_commit(sqlconn_mysql(c)) != 0)
+	if (sqlconn_commit(c) != 0)
 		return failed(t, c, "dispatch_alerts commit", err);
 	if (count == 0)
 		return TARGET_STORE_OK;
@@ -550,8 +569,7 @@ enum target_store_status target_store_send_alerts(
 				 "= %llu",
 				 batch[i].alert_id),
 			 "dispatch_alerts sent", err);
-		if (st == TARGET_STORE_OK &&
-		    mysql_commit(sqlconn_mysql(c)) != 0)
+		if (st == TARGET_STORE_OK && sqlconn_commit(c) != 0)
 			st = failed(t, c, "dispatch_alerts commit", err);
 		if (st != TARGET_STORE_OK)
 			return st;
@@ -565,20 +583,18 @@ enum target_store_status target_store_check(struct target_store *t,
 {
 	struct sqlconn *c = handoff_store_connection(t->store, err);
 	enum target_store_status st;
-	MYSQL_RES *res;
+	struct sqlconn_result *res;
 
 	if (c == NULL)
 		return TARGET_STORE_FAILED;
-	st = run(t, c,
+	st = run_select(t, c,
 		 handoff_store_sql_new(err, "SELECT 1 FROM dispatch_target, dispatch_alerts "
 			 "LIMIT 0"),
-		 "dispatch_target check", err);
+		 &res, "dispatch_target check", err);
 	if (st != TARGET_STORE_OK)
 		return st;
-	res = mysql_store_result(sqlconn_mysql(c));
-	if (res != NULL)
-		mysql_free_result(res);
-	if (mysql_rollback(sqlconn_mysql(c)) != 0)
+	sqlconn_result_free(res);
+	if (sqlconn_exec(c, "ROLLBACK", NULL) != 0)
 		return failed(t, c, "rollback", err);
 	return TARGET_STORE_OK;
 }

@@ -8,14 +8,13 @@
 #include <string.h>
 #include <time.h>
 
-#include <mysql.h>
-
 #include "lifecycle_store.h"
 #include "log.h"
+#include "schema.h"
 #include "sqlconn.h"
 #include "timing.h"
 
-#define UNIQUE_KEY "uq_payment_events_object"
+#define UNIQUE_KEY SCHEMA_EVENTS_KEY
 /* What a body needs beside itself in the INSERT's packet. */
 #define PACKET_OVERHEAD 4096UL
 
@@ -70,12 +69,7 @@ static const char *const statement_sql[STATEMENTS] = {
 		       "n, amount, currency, event_id, occurred_at) "
 		       "SELECT ?, ?, COUNT(*) + 1, ?, ?, ?, ? FROM "
 		       "payment_event_changes WHERE event_row_id = ? AND state = ?",
-	[UPD_TOTALS] = "UPDATE payments p, (SELECT " STORE_TOTALS_COLUMNS " "
-		       STORE_TOTALS_FROM ") t SET "
-		       "p.refunded_amount = t.refunded_amount, "
-		       "p.dispute_state = t.dispute_state, "
-		       "p.cancelled = t.cancelled "
-		       "WHERE p.provider = ? AND p.transaction_id = ?",
+	[UPD_TOTALS] = STORE_TOTALS_UPDATE_SQL,
 	[SEL_PAYMENT_PLAIN] = PAYMENT_COLUMNS,
 	[SEL_EVENT_PLAIN] = EVENT_COLUMNS,
 	/* A consistent read: an item another delivery commits meanwhile is
@@ -101,9 +95,7 @@ static const char *const statement_sql[STATEMENTS] = {
 
 struct lifecycle_store {
 	const struct config *cfg;
-	struct sqlconn *conn;
-	MYSQL_STMT *stmt[STATEMENTS]; /* NULL while not connected */
-	bool in_transaction;
+	struct sqlconn *conn;         /* with the statements, statement_sql */
 	bool fresh;                   /* connected during the current call */
 	unsigned last_error;
 	/* The last record's refund carried its payment's refunded_amount past
@@ -133,30 +125,6 @@ struct bound {
 	MYSQL_TIME occurred;
 };
 
-static void close_statements(void *ctx)
-{
-	struct lifecycle_store *ls = ctx;
-
-	for (size_t i = 0; i < STATEMENTS; i++) {
-		if (ls->stmt[i] != NULL)
-			mysql_stmt_close(ls->stmt[i]);
-		ls->stmt[i] = NULL;
-	}
-	ls->in_transaction = false;
-}
-
-static int prepare_statements(void *ctx, struct error *err)
-{
-	struct lifecycle_store *ls = ctx;
-
-	for (size_t i = 0; i < STATEMENTS; i++) {
-		ls->stmt[i] = sqlconn_prepare(ls->conn, statement_sql[i], err);
-		if (ls->stmt[i] == NULL)
-			return -1;
-	}
-	return 0;
-}
-
 struct lifecycle_store *lifecycle_store_new(const struct config *cfg,
 					    struct error *err)
 {
@@ -170,15 +138,14 @@ struct lifecycle_store *lifecycle_store_new(const struct config *cfg,
 		 * Redis lock the two never both commit blind to each other
 		 * (test_payment_during_event_without_lock). */
 		.autocommit = true,
-		.on_connect = prepare_statements,
-		.on_disconnect = close_statements,
+		.statements = statement_sql,
+		.statement_count = STATEMENTS,
 	};
 
 	if (ls == NULL) {
 		error_set(err, "lifecycle store: out of memory");
 		return NULL;
 	}
-	options.ctx = ls;
 	ls->cfg = cfg;
 	ls->conn = sqlconn_new(cfg, &options, err);
 	if (ls->conn == NULL) {
@@ -213,7 +180,7 @@ bool lifecycle_store_suspicious(const struct lifecycle_store *ls,
 
 int lifecycle_store_connect(struct lifecycle_store *ls, struct error *err)
 {
-	if (sqlconn_mysql(ls->conn) != NULL)
+	if (sqlconn_connected(ls->conn))
 		return 0;
 	ls->fresh = true;
 	if (sqlconn_connect(ls->conn, err) != 0) {
@@ -223,29 +190,30 @@ int lifecycle_store_connect(struct lifecycle_store *ls, struct error *err)
 	return 0;
 }
 
-/* After a failed statement with code (what names it): the session's fate
- * by sqlconn_failed, the status by its class; lost_status is what a lost
- * connection means at this point (an unknown outcome during COMMIT). */
+/* After a failed statement with code (what names it, which is its number or
+ * SQLCONN_SESSION): the session's fate and the class by sqlconn_fail
+ * (committing: during COMMIT, whose lost session leaves the outcome
+ * unknown), the status by the class. A 1062 here is a failure like any
+ * other (the expected ones are decided before). */
 static enum store_status failed(struct lifecycle_store *ls, unsigned code,
-				const char *what, const char *message,
-				enum store_status lost_status, struct error *err)
+				const char *what, size_t which, bool committing,
+				struct error *err)
 {
 	enum sqlconn_failure failure;
 
-	error_set(err, "mysql %s: %u %s", what, code, message);
+	error_set(err, "mysql %s: %u %s", what, code,
+		  sqlconn_message(ls->conn, which));
 	ls->last_error = code;
-	failure = sqlconn_failed(ls->conn, code, ls->in_transaction);
-	ls->in_transaction = false;
-	if (failure == SQLCONN_RETRYABLE)
-		return STORE_RETRYABLE;
-	return failure == SQLCONN_LOST ? lost_status : STORE_UNAVAILABLE;
+	failure = sqlconn_fail(ls->conn, code, committing);
+	return failure == SQLCONN_DUPLICATE ? STORE_UNAVAILABLE :
+					      store_failure_status(failure);
 }
 
 static enum store_status stmt_failed(struct lifecycle_store *ls, int which,
 				     const char *what, struct error *err)
 {
-	return failed(ls, mysql_stmt_errno(ls->stmt[which]), what,
-		      mysql_stmt_error(ls->stmt[which]), STORE_UNAVAILABLE, err);
+	return failed(ls, sqlconn_stmt_errno(ls->conn, (size_t)which), what,
+		      (size_t)which, false, err);
 }
 
 static void bind_bytes(MYSQL_BIND *b, enum enum_field_types type,
@@ -336,14 +304,7 @@ static void bind_state(MYSQL_BIND *b, struct bound *v,
 static unsigned run(struct lifecycle_store *ls, int which, MYSQL_BIND *params,
 		    MYSQL_BIND *results)
 {
-	MYSQL_STMT *stmt = ls->stmt[which];
-
-	if (mysql_stmt_bind_param(stmt, params) != 0 ||
-	    (results != NULL && mysql_stmt_bind_result(stmt, results) != 0) ||
-	    mysql_stmt_execute(stmt) != 0 ||
-	    (results != NULL && mysql_stmt_store_result(stmt) != 0))
-		return mysql_stmt_errno(stmt);
-	return 0;
+	return sqlconn_run(ls->conn, (size_t)which, params, results);
 }
 
 /* Runs statement which and fetches its first row into results (*found set,
@@ -356,11 +317,11 @@ static unsigned run_one(struct lifecycle_store *ls, int which,
 
 	if (code != 0)
 		return code;
-	rc = mysql_stmt_fetch(ls->stmt[which]);
-	mysql_stmt_free_result(ls->stmt[which]);
-	if (rc == 1)
-		return mysql_stmt_errno(ls->stmt[which]);
-	*found = rc == 0 || rc == MYSQL_DATA_TRUNCATED;
+	rc = sqlconn_fetch(ls->conn, (size_t)which, &code);
+	sqlconn_done(ls->conn, (size_t)which);
+	if (rc < 0)
+		return code;
+	*found = rc == 1;
 	return 0;
 }
 
@@ -386,11 +347,11 @@ static unsigned read_payment(struct lifecycle_store *ls, int which,
 	code = run(ls, which, param, out);
 	if (code != 0)
 		return code;
-	rc = mysql_stmt_fetch(ls->stmt[which]);
-	rows->payment_found = rc == 0 || rc == MYSQL_DATA_TRUNCATED;
+	rc = sqlconn_fetch(ls->conn, (size_t)which, &code);
+	rows->payment_found = rc == 1;
 	rows->payment_currency[currency_len < 4 ? currency_len : 3] = '\0';
-	mysql_stmt_free_result(ls->stmt[which]);
-	return rc == 1 ? mysql_stmt_errno(ls->stmt[which]) : 0;
+	sqlconn_done(ls->conn, (size_t)which);
+	return rc < 0 ? code : 0;
 }
 
 /* Reads the object's row (locked when which is SEL_EVENT) into *rows,
@@ -493,11 +454,7 @@ static bool guard_refuses(const struct store_guard *guard, long needed_ms)
 
 static void rollback(struct lifecycle_store *ls)
 {
-	if (!ls->in_transaction || sqlconn_mysql(ls->conn) == NULL)
-		return;
-	ls->in_transaction = false;
-	if (mysql_rollback(sqlconn_mysql(ls->conn)) != 0)
-		sqlconn_disconnect(ls->conn);
+	sqlconn_rollback(ls->conn);
 }
 
 /* START TRANSACTION; a kept connection that fails at once (the server
@@ -505,18 +462,12 @@ static void rollback(struct lifecycle_store *ls)
  * or a failure status with err set. */
 static enum store_status begin(struct lifecycle_store *ls, struct error *err)
 {
-	static const char sql[] = "START TRANSACTION";
-
 	for (int attempt = 0;; attempt++) {
 		int64_t started_us = timing_now_us();
-		MYSQL *mysql = sqlconn_mysql(ls->conn);
-		unsigned code;
+		unsigned code = sqlconn_begin(ls->conn);
 
-		if (mysql_real_query(mysql, sql, sizeof(sql) - 1) == 0) {
-			ls->in_transaction = true;
+		if (code == 0)
 			return STORE_INSERTED;
-		}
-		code = mysql_errno(mysql);
 		if (attempt == 0 && !ls->fresh && sqlconn_is_lost(code) &&
 		    timing_now_us() - started_us < 500000) {
 			sqlconn_disconnect(ls->conn);
@@ -524,8 +475,8 @@ static enum store_status begin(struct lifecycle_store *ls, struct error *err)
 				return STORE_UNAVAILABLE;
 			continue;
 		}
-		return failed(ls, code, "start transaction", mysql_error(mysql),
-			      STORE_UNAVAILABLE, err);
+		return failed(ls, code, "start transaction", SQLCONN_SESSION,
+			      false, err);
 	}
 }
 
@@ -552,7 +503,7 @@ static enum store_status insert_event(struct lifecycle_store *ls,
 	bind_bytes(&param[10], MYSQL_TYPE_STRING, source, &source_len);
 	code = run(ls, INS_EVENT, param, NULL);
 	if (code == 0) {
-		rows->event_row_id = mysql_stmt_insert_id(ls->stmt[INS_EVENT]);
+		rows->event_row_id = sqlconn_insert_id(ls->conn, INS_EVENT);
 		return STORE_INSERTED;
 	}
 	if (code != SQLCONN_ER_DUP_ENTRY)
@@ -836,7 +787,7 @@ enum store_status lifecycle_store_record(struct lifecycle_store *ls,
 	long round_trip_ms = config_round_trip_bound_ms(ls->cfg);
 	enum store_status status;
 	bool payment_found = false, restated = false;
-	MYSQL *mysql;
+	unsigned code;
 
 	ls->fresh = false;
 	ls->last_error = 0;
@@ -868,12 +819,10 @@ enum store_status lifecycle_store_record(struct lifecycle_store *ls,
 		error_set(err, "lease ran out before COMMIT: rolled back");
 		return STORE_LEASE_EXPIRED;
 	}
-	ls->in_transaction = false;
-	mysql = sqlconn_mysql(ls->conn);
-	if (mysql_commit(mysql) != 0)
+	code = sqlconn_commit(ls->conn);
+	if (code != 0)
 		/* A broken connection during COMMIT: nobody can know. */
-		return failed(ls, mysql_errno(mysql), "commit",
-			      mysql_error(mysql), STORE_UNKNOWN_OUTCOME, err);
+		return failed(ls, code, "commit", SQLCONN_SESSION, true, err);
 	return restated ? STORE_DUPLICATE : STORE_INSERTED;
 }
 
@@ -922,108 +871,48 @@ enum store_status lifecycle_store_find(struct lifecycle_store *ls,
 
 int lifecycle_store_check_schema(struct lifecycle_store *ls, struct error *err)
 {
-	static const char totals_sql[] =
-		"SELECT COUNT(*) FROM information_schema.columns "
-		"WHERE table_schema = DATABASE() AND table_name = 'payments' "
-		"AND column_name IN ('refunded_amount', 'dispute_state', "
-		"'cancelled')";
-	static const char events_sql[] =
-		"SELECT COUNT(*) FROM information_schema.columns "
-		"WHERE table_schema = DATABASE() AND "
-		"table_name = 'payment_events' AND ("
-		"(column_name IN ('object_id', 'transaction_id', 'event_id') "
-		"AND data_type = 'varbinary') OR column_name IN ('provider', "
-		"'kind', 'state', 'amount', 'currency', 'occurred_at', "
-		"'payload', 'updated_at'))";
-	static const char key_sql[] =
-		"SELECT COALESCE(SUM(non_unique = 0 AND ("
-		"(seq_in_index = 1 AND column_name = 'provider') OR "
-		"(seq_in_index = 2 AND column_name = 'kind') OR "
-		"(seq_in_index = 3 AND column_name = 'object_id'))), 0) "
-		"* 10 + COUNT(*) FROM information_schema.statistics "
-		"WHERE table_schema = DATABASE() AND "
-		"table_name = 'payment_events' AND index_name = '" UNIQUE_KEY "'";
-	static const char changes_sql[] =
-		"SELECT COUNT(*) FROM information_schema.columns "
-		"WHERE table_schema = DATABASE() AND "
-		"table_name = 'payment_event_changes' AND column_name IN "
-		"('event_row_id', 'state', 'n', 'amount', 'currency', "
-		"'event_id', 'occurred_at', 'dispatch_state')";
-	static const char items_sql[] =
-		"SELECT COUNT(*) FROM information_schema.columns "
-		"WHERE table_schema = DATABASE() AND "
-		"table_name = 'payment_event_items' AND column_name IN "
-		"('provider', 'item_digest', 'event_row_id')";
-	unsigned long long totals = 0, events = 0, key = 0, changes = 0,
-			   items = 0;
-	int rc = 0;
-
 	if (lifecycle_store_connect(ls, err) != 0)
 		return -1;
-	if (sqlconn_query_number(ls->conn, totals_sql, &totals, err) != 0 ||
-	    sqlconn_query_number(ls->conn, events_sql, &events, err) != 0 ||
-	    sqlconn_query_number(ls->conn, key_sql, &key, err) != 0 ||
-	    sqlconn_query_number(ls->conn, changes_sql, &changes, err) != 0 ||
-	    sqlconn_query_number(ls->conn, items_sql, &items, err) != 0) {
-		sqlconn_disconnect(ls->conn);
-		return -1;
-	}
-	if (totals != 3 || events == 0)
-		rc = error_set(err, "table payment_events or the payments "
-			       "columns refunded_amount, dispute_state, "
-			       "cancelled are missing: run "
-			       "db/migrate-4-lifecycle.sql");
-	else if (events != 11)
-		rc = error_set(err, "table payment_events lacks a column "
-			       "payhook writes, or object_id, transaction_id "
-			       "or event_id is not VARBINARY (compared byte "
-			       "for byte): load db/schema.sql");
-	/* Three rows, all unique and in this order: 3 * 10 + 3. */
-	else if (key != 33)
-		rc = error_set(err, "unique key " UNIQUE_KEY " must cover "
-			       "exactly (provider, kind, object_id): another "
-			       "key lets one refund be recorded twice; load "
-			       "db/schema.sql");
-	else if (changes != 8)
-		rc = error_set(err, "table payment_event_changes is missing: "
-			       "run db/migrate-6-lifecycle-changes.sql");
-	else if (items != 3)
-		rc = error_set(err, "table payment_event_items is missing: "
-			       "run db/migrate-8-lifecycle-items.sql");
-	return rc;
+	return schema_check_lifecycle(ls->conn, err);
 }
 
 int lifecycle_store_repair_totals(struct lifecycle_store *ls,
 				  unsigned long *repaired, struct error *err)
 {
-	/* Driven by payment_events (far fewer rows than payments); the
-	 * derived table is materialized before the UPDATE reads payments. */
-	static const char sql[] =
-		"UPDATE payments p JOIN (SELECT q.id, " STORE_TOTALS_COLUMNS " "
-		"FROM (SELECT DISTINCT provider, transaction_id FROM "
-		"payment_events) k JOIN payments q ON q.provider = k.provider "
-		"AND q.transaction_id = k.transaction_id LEFT JOIN "
-		"payment_events e ON e.provider = q.provider AND "
-		"e.transaction_id = q.transaction_id AND (e.currency IS NULL "
-		"OR e.currency = q.currency) GROUP BY q.id) t ON t.id = p.id "
-		"SET p.refunded_amount = t.refunded_amount, "
-		"p.dispute_state = t.dispute_state, p.cancelled = t.cancelled "
-		"WHERE NOT (p.refunded_amount <=> t.refunded_amount AND "
-		"p.dispute_state <=> t.dispute_state AND "
-		"p.cancelled <=> t.cancelled)";
-	MYSQL *mysql;
+	static const char sql[] = STORE_TOTALS_REPAIR_SQL;
+	unsigned long long affected = 0;
+	unsigned code;
 
 	*repaired = 0;
 	if (lifecycle_store_connect(ls, err) != 0)
 		return -1;
-	mysql = sqlconn_mysql(ls->conn);
-	if (mysql_real_query(mysql, sql, sizeof(sql) - 1) != 0) {
-		failed(ls, mysql_errno(mysql), "repair totals", mysql_error(mysql),
-		       STORE_UNAVAILABLE, err);
+	code = sqlconn_exec(ls->conn, sql, &affected);
+	if (code != 0) {
+		failed(ls, code, "repair totals", SQLCONN_SESSION, false, err);
 		return -1;
 	}
-	*repaired = (unsigned long)mysql_affected_rows(mysql);
+	*repaired = (unsigned long)affected;
 	return 0;
+}
+
+/* lifecycle_store_early_scan's walk: the caller's callback per row, its
+ * failure kept. */
+struct early_walk {
+	int (*each)(void *ctx, const char *provider, const char *transaction_id,
+		    size_t transaction_id_len, struct error *err);
+	void *ctx;
+	struct error *err;
+	int rc;
+};
+
+static int early_row(void *ctx, const struct sqlconn_row *row)
+{
+	struct early_walk *w = ctx;
+
+	if (row->fields[0] != NULL && row->fields[1] != NULL)
+		w->rc = w->each(w->ctx, row->fields[0], row->fields[1],
+				row->lengths[1], w->err);
+	return w->rc;
 }
 
 int lifecycle_store_early_scan(struct lifecycle_store *ls,
@@ -1038,34 +927,15 @@ int lifecycle_store_early_scan(struct lifecycle_store *ls,
 		"FROM payment_events e WHERE NOT EXISTS (SELECT 1 FROM "
 		"payments p WHERE p.provider = e.provider AND "
 		"p.transaction_id = e.transaction_id)";
-	MYSQL *mysql;
-	MYSQL_RES *result;
-	MYSQL_ROW row;
-	unsigned long *lengths;
-	int rc = 0;
+	struct early_walk walk = { each, ctx, err, 0 };
+	unsigned code;
 
 	if (lifecycle_store_connect(ls, err) != 0)
 		return -1;
-	mysql = sqlconn_mysql(ls->conn);
-	if (mysql_real_query(mysql, sql, sizeof(sql) - 1) != 0 ||
-	    (result = mysql_use_result(mysql)) == NULL) {
-		failed(ls, mysql_errno(mysql), "early events", mysql_error(mysql),
-		       STORE_UNAVAILABLE, err);
+	code = sqlconn_query(ls->conn, sql, early_row, &walk);
+	if (code != 0) {
+		failed(ls, code, "early events", SQLCONN_SESSION, false, err);
 		return -1;
 	}
-	while (rc == 0 && (row = mysql_fetch_row(result)) != NULL) {
-		lengths = mysql_fetch_lengths(result);
-		if (row[0] != NULL && row[1] != NULL)
-			rc = each(ctx, row[0], row[1], lengths[1], err);
-	}
-	/* The rest of the rows, read and dropped, keep the session usable. */
-	while (row != NULL)
-		row = mysql_fetch_row(result);
-	if (rc == 0 && mysql_errno(mysql) != 0) {
-		failed(ls, mysql_errno(mysql), "early events", mysql_error(mysql),
-		       STORE_UNAVAILABLE, err);
-		rc = -1;
-	}
-	mysql_free_result(result);
-	return rc;
+	return walk.rc;
 }

@@ -866,3 +866,35 @@ enum lock_release_status lock_release(struct lock_client *client,
 	freeReplyObject(reply);
 	return status;
 }
+
+int lock_check_config(const struct config *cfg, struct error *err)
+{
+	long bound = config_write_bound_ms(cfg);
+	struct endpoint list[ENDPOINT_LIST_MAX];
+	struct error inner;
+	size_t n;
+
+	if (cfg->redis_sentinels != NULL &&
+	    endpoint_list_parse(cfg->redis_sentinels, 26379, list, &n,
+				&inner) != 0)
+		return error_set(err, "redis_sentinels: %s", inner.message);
+	if (cfg->redis_sentinels != NULL && cfg->redis_socket != NULL)
+		return error_set(err, "redis_sentinels and redis_socket are both "
+				 "set: choose one");
+	if (cfg->lock_backend == CONFIG_LOCK_NONE &&
+	    cfg->redis_unavailable == CONFIG_REDIS_UNAVAILABLE_FAIL)
+		return error_set(err, "lock_backend = none and redis_unavailable "
+				 "= fail contradict each other: without Redis "
+				 "every request would get 503");
+	if (cfg->lock_ttl_ms <= bound + CONFIG_LEASE_MARGIN_MS)
+		return error_set(err,
+				 "lock_ttl_ms = %ld is too short: with "
+				 "mysql_read_timeout_s = %d and "
+				 "mysql_write_timeout_s = %d the write may take "
+				 "up to %ld ms; set lock_ttl_ms above %ld or "
+				 "lower the timeouts",
+				 cfg->lock_ttl_ms, cfg->mysql_read_timeout_s,
+				 cfg->mysql_write_timeout_s, bound,
+				 bound + CONFIG_LEASE_MARGIN_MS);
+	return 0;
+}

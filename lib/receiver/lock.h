@@ -66,6 +66,13 @@ enum lock_release_status {
  * with err set when out of memory. */
 struct lock_client *lock_client_new(const struct config *cfg, struct error *err);
 
+/* The cross-key checks of the keys of Redis and the lease, after
+ * config_load: redis_sentinels parses and goes without redis_socket,
+ * lock_backend = none goes without redis_unavailable = fail, and lock_ttl_ms
+ * covers the write's bound (config_write_bound_ms) plus
+ * CONFIG_LEASE_MARGIN_MS. Returns 0, or -1 with err saying what to set. */
+int lock_check_config(const struct config *cfg, struct error *err);
+
 /* Closes the connection and frees the client; NULL is fine. */
 void lock_client_free(struct lock_client *client);
 

@@ -887,3 +887,17 @@ const struct provider_batch *pipeline_last_batch(const struct pipeline *p)
 {
 	return p->batch;
 }
+
+int pipeline_load_config(struct config *cfg, const char *path,
+			 struct error *err)
+{
+	if (config_load(cfg, path, err) != 0)
+		return -1;
+	if (provider_check_config(cfg, err) != 0 ||
+	    config_check_receiver(cfg, err) != 0 ||
+	    lock_check_config(cfg, err) != 0) {
+		config_cleanup(cfg);
+		return -1;
+	}
+	return 0;
+}

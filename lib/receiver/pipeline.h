@@ -25,6 +25,14 @@
 
 struct pipeline; /* configuration, parsers and backend connections; opaque */
 
+/* The configuration as the receiver's programs (payhook, payhook-sign,
+ * payhook-reconcile) load it: config_load, then the cross-key checks of
+ * the keys' owners: provider_check_config, config_check_receiver (the
+ * operator's keys), lock_check_config (Redis, the lease). Returns 0, or -1
+ * with err set and cfg cleaned up. */
+int pipeline_load_config(struct config *cfg, const char *path,
+			 struct error *err);
+
 /* Returns a pipeline for cfg (which must outlive it), or NULL with err set.
  * Backends are connected lazily, on the first request that needs them. */
 struct pipeline *pipeline_new(const struct config *cfg, struct error *err);

@@ -214,7 +214,7 @@ struct provider {
 	char signature_missing[CONFIG_HEADER_NAME_MAX + sizeof(" header missing")];
 	long tolerance_s;
 	/* generic: generic_signed_payload, split once at set-up */
-	struct config_template_part template[CONFIG_TEMPLATE_PARTS_MAX];
+	struct provider_template_part template[PROVIDER_TEMPLATE_PARTS_MAX];
 	size_t template_count;
 };
 
@@ -259,7 +259,7 @@ static int generic_setup(struct provider *p, const struct config *cfg,
 	struct profile *row = &p->profile;
 
 	row->form = generic_form(g->secret_encoding);
-	if (config_generic_template(g, p->template, &p->template_count,
+	if (provider_generic_template(g, p->template, &p->template_count,
 				    err) != 0)
 		return -1;
 	row->signature_header = g->signature_header;
@@ -394,7 +394,7 @@ static enum provider_status signature_outcome(enum signature_status status,
 
 /* The generic profile's signed text as parts: generic_signed_payload with
  * {body}, {timestamp} (ts) and {url} filled in, nothing copied. parts holds
- * CONFIG_TEMPLATE_PARTS_MAX. Returns whether the body is among them. */
+ * PROVIDER_TEMPLATE_PARTS_MAX. Returns whether the body is among them. */
 static bool generic_parts(const struct provider *p,
 			  const struct config_generic *g, const char *ts,
 			  const char *url, const char *body, size_t len,
@@ -404,22 +404,22 @@ static bool generic_parts(const struct provider *p,
 	bool body_signed = false;
 
 	for (size_t i = 0; i < p->template_count; i++) {
-		const struct config_template_part *t = &p->template[i];
+		const struct provider_template_part *t = &p->template[i];
 
 		switch (t->kind) {
-		case CONFIG_TEMPLATE_BODY:
+		case PROVIDER_TEMPLATE_BODY:
 			parts[i] = (struct signature_part){ body, len };
 			body_signed = true;
 			break;
-		case CONFIG_TEMPLATE_TIMESTAMP:
+		case PROVIDER_TEMPLATE_TIMESTAMP:
 			parts[i] = (struct signature_part){
 				ts != NULL ? ts : "", ts != NULL ? strlen(ts) : 0 };
 			break;
-		case CONFIG_TEMPLATE_URL:
+		case PROVIDER_TEMPLATE_URL:
 			parts[i] = (struct signature_part){
 				url != NULL ? url : "", url != NULL ? strlen(url) : 0 };
 			break;
-		case CONFIG_TEMPLATE_LITERAL:
+		case PROVIDER_TEMPLATE_LITERAL:
 		default:
 			parts[i] = (struct signature_part){ text + t->offset,
 							    t->len };
@@ -437,7 +437,7 @@ static enum signature_status generic_verify(const struct provider *p,
 					    time_t now, const char **reason)
 {
 	const struct config_generic *g = &p->set->cfg->generic;
-	struct signature_part parts[CONFIG_TEMPLATE_PARTS_MAX];
+	struct signature_part parts[PROVIDER_TEMPLATE_PARTS_MAX];
 	const char *ts = NULL;
 	uint64_t ts_value;
 
@@ -458,7 +458,7 @@ static enum signature_status generic_verify(const struct provider *p,
 			return SIGNATURE_STALE;
 		}
 	}
-	/* config_generic_template refuses such a template; should one get
+	/* provider_generic_template refuses such a template; should one get
 	 * here anyway, a signature over less than the body accepts nothing. */
 	if (!generic_parts(p, g, ts, g->url, body, len, parts)) {
 		*reason = "generic_signed_payload does not cover the body";
@@ -1096,7 +1096,7 @@ static int sign_headers(const struct provider *p,
 	/* provider_sign checked that generic has its keys */
 	const struct config_generic *g =
 		in->cfg != NULL ? &in->cfg->generic : NULL;
-	struct signature_part parts[CONFIG_TEMPLATE_PARTS_MAX] = {
+	struct signature_part parts[PROVIDER_TEMPLATE_PARTS_MAX] = {
 		{ body, len },
 	};
 	char value[PROVIDER_HEADER_VALUE_MAX];
@@ -1154,7 +1154,7 @@ static int sign_headers(const struct provider *p,
 		    need(in->timestamp, "a timestamp", err) != 0)
 			return -1;
 		for (size_t i = 0; i < p->template_count; i++) {
-			if (p->template[i].kind == CONFIG_TEMPLATE_URL &&
+			if (p->template[i].kind == PROVIDER_TEMPLATE_URL &&
 			    need(url, "generic_url (or --url)", err) != 0)
 				return -1;
 		}
@@ -1218,4 +1218,164 @@ int provider_sign(const struct provider_sign_input *in, const char *body,
 	rc = sign_headers(&p, in, body, len, h, signed_body, err);
 	signature_keyring_free(p.ring);
 	return rc;
+}
+
+/* ---- the providers' keys (their cross-key checks live with them) ---- */
+
+#include <ctype.h>
+
+#include "secret.h"
+
+/* The generic profile: what its keys must say when it is enabled. */
+/* An HTTP header name (RFC 9110 token): a request can carry no other. */
+static bool is_header_name(const char *name)
+{
+	static const char extra[] = "!#$%&'*+-.^_`|~";
+
+	if (name[0] == '\0')
+		return false;
+	for (const char *c = name; *c != '\0'; c++)
+		if (!isalnum((unsigned char)*c) || (unsigned char)*c > 0x7e)
+			if (strchr(extra, *c) == NULL)
+				return false;
+	return true;
+}
+
+int provider_generic_template(const struct config_generic *g,
+			      struct provider_template_part *parts,
+			      size_t *count, struct error *err)
+{
+	static const struct {
+		const char *text;
+		enum provider_template_kind kind;
+	} placeholders[] = {
+		{ "{body}", PROVIDER_TEMPLATE_BODY },
+		{ "{timestamp}", PROVIDER_TEMPLATE_TIMESTAMP },
+		{ "{url}", PROVIDER_TEMPLATE_URL },
+	};
+	const char *t = g->signed_payload != NULL ? g->signed_payload : "";
+	size_t n = 0, at = 0, bodies = 0, stamps = 0, literal = 0;
+
+	/* A '{' that starts no placeholder is literal text, as any other
+	 * byte: literal runs stay whole, so "{v}{v}…" is one part. */
+	while (t[at] != '\0') {
+		size_t k, len = 0;
+
+		for (k = 0; k < sizeof(placeholders) / sizeof(placeholders[0]);
+		     k++) {
+			len = strlen(placeholders[k].text);
+			if (strncmp(t + at, placeholders[k].text, len) == 0)
+				break;
+		}
+		if (k == sizeof(placeholders) / sizeof(placeholders[0])) {
+			at++;
+			literal++;
+			continue;
+		}
+		if (n + (literal > 0) + 1 > PROVIDER_TEMPLATE_PARTS_MAX)
+			return error_set(err, "generic_signed_payload: more than "
+					 "%d parts", PROVIDER_TEMPLATE_PARTS_MAX);
+		if (literal > 0)
+			parts[n++] = (struct provider_template_part){
+				PROVIDER_TEMPLATE_LITERAL, at - literal, literal };
+		parts[n++] = (struct provider_template_part){
+			placeholders[k].kind, 0, 0 };
+		bodies += placeholders[k].kind == PROVIDER_TEMPLATE_BODY;
+		stamps += placeholders[k].kind == PROVIDER_TEMPLATE_TIMESTAMP;
+		if (placeholders[k].kind == PROVIDER_TEMPLATE_URL && g->url == NULL)
+			return error_set(err, "generic_signed_payload has {url}: "
+					 "set generic_url");
+		at += len;
+		literal = 0;
+	}
+	if (literal > 0) {
+		if (n + 1 > PROVIDER_TEMPLATE_PARTS_MAX)
+			return error_set(err, "generic_signed_payload: more than "
+					 "%d parts", PROVIDER_TEMPLATE_PARTS_MAX);
+		parts[n++] = (struct provider_template_part){
+			PROVIDER_TEMPLATE_LITERAL, at - literal, literal };
+	}
+	if (bodies != 1)
+		return error_set(err, "generic_signed_payload must hold {body} "
+				 "exactly once");
+	if (stamps > 0 && g->timestamp_header == NULL)
+		return error_set(err, "generic_signed_payload has {timestamp}: "
+				 "set generic_timestamp_header");
+	/* A freshness check on a header nobody signed protects nothing. */
+	if (stamps == 0 && g->timestamp_header != NULL)
+		return error_set(err, "generic_timestamp_header is set but "
+				 "generic_signed_payload has no {timestamp}: "
+				 "an unsigned timestamp proves nothing");
+	*count = n;
+	return 0;
+}
+
+static int check_generic(const struct config *cfg, struct error *err)
+{
+	const struct config_generic *g = &cfg->generic;
+	const struct config_secrets *secrets =
+		&cfg->secrets[CONFIG_PROVIDER_GENERIC];
+	static const enum secret_form forms[] = {
+		[CONFIG_ENCODING_HEX] = SECRET_HEX,
+		[CONFIG_ENCODING_BASE64] = SECRET_BASE64,
+		[CONFIG_ENCODING_TEXT] = SECRET_TEXT,
+	};
+	struct provider_template_part parts[PROVIDER_TEMPLATE_PARTS_MAX];
+	size_t count;
+	struct secret_key key;
+	struct error inner;
+
+	if (g->signature_header == NULL)
+		return error_set(err, "providers has generic: set "
+				 "generic_signature_header");
+	if (!is_header_name(g->signature_header) ||
+	    (g->timestamp_header != NULL && !is_header_name(g->timestamp_header)))
+		return error_set(err, "generic_signature_header and "
+				 "generic_timestamp_header must be header names: "
+				 "letters, digits and - (no spaces)");
+	if (g->transaction_id_path == NULL || g->amount_path == NULL ||
+	    (g->currency_path == NULL && cfg->default_currency == NULL))
+		return error_set(err, "providers has generic: set "
+				 "generic_transaction_id_path, "
+				 "generic_amount_path and "
+				 "generic_currency_path (or default_currency)");
+	if (provider_generic_template(g, parts, &count, err) != 0)
+		return -1;
+	if ((g->event_path == NULL) != (g->event_values == NULL))
+		return error_set(err, "generic_event_path and "
+				 "generic_event_values go together");
+	for (size_t i = 0; i < secrets->count; i++) {
+		if (secret_decode(forms[g->secret_encoding], secrets->items[i],
+				  &key, &inner) != 0)
+			return error_set(err, "generic_secret %zu: %s", i + 1,
+					 inner.message);
+		secret_key_wipe(&key);
+	}
+	return 0;
+}
+
+int provider_check_config(const struct config *cfg, struct error *err)
+{
+	for (unsigned p = 0; p < CONFIG_PROVIDER_COUNT; p++) {
+		if (!config_provider_enabled(cfg, p) || cfg->secrets[p].count > 0)
+			continue;
+		if (p == CONFIG_PROVIDER_STANDARD) {
+			if (cfg->signature_scheme == CONFIG_SIGNATURE_STANDARD)
+				return error_set(err, "signature_scheme = "
+						 "standard needs at least one "
+						 "webhook_secret (or set "
+						 "signature_scheme = none)");
+			continue;
+		}
+		return error_set(err, "providers has %s: set %s_secret",
+				 config_provider_name(p), config_provider_name(p));
+	}
+	if (config_provider_enabled(cfg, CONFIG_PROVIDER_SQUARE) &&
+	    cfg->square_notification_url == NULL)
+		return error_set(err, "providers has square: set "
+				 "square_notification_url (the URL Square signs)");
+	if (config_provider_enabled(cfg, CONFIG_PROVIDER_GENERIC) &&
+	    check_generic(cfg, err) != 0)
+		return -1;
+	return 0;
 }

@@ -23,6 +23,40 @@
 #define PROVIDER_PAYMENTS_MAX 64
 #define PROVIDER_EVENT_TYPE_MAX 64
 
+/* generic_signed_payload as the verifier follows it: literal runs of the
+ * template and the three placeholders. A template needing more parts than
+ * this is refused at load, so the verifier never stops short of the end. */
+#define PROVIDER_TEMPLATE_PARTS_MAX 16
+
+enum provider_template_kind {
+	PROVIDER_TEMPLATE_LITERAL,   /* signed_payload[offset, offset + len) */
+	PROVIDER_TEMPLATE_BODY,      /* {body} */
+	PROVIDER_TEMPLATE_TIMESTAMP, /* {timestamp}: generic_timestamp_header */
+	PROVIDER_TEMPLATE_URL,       /* {url}: generic_url */
+};
+
+struct provider_template_part {
+	enum provider_template_kind kind;
+	size_t offset, len; /* literals only */
+};
+
+/* Splits the generic profile's generic_signed_payload into the parts the
+ * verifier signs, in order, into parts[0..*count). Returns 0, or -1 with err
+ * set when the template cannot be followed to its end: {body} not exactly
+ * once, more than PROVIDER_TEMPLATE_PARTS_MAX parts, {timestamp} without
+ * generic_timestamp_header or that header set but not signed, {url}
+ * without generic_url. Can be called on any loaded configuration. */
+int provider_generic_template(const struct config_generic *generic,
+			      struct provider_template_part *parts,
+			      size_t *count, struct error *err);
+
+/* The cross-key checks of the providers' keys, after config_load: every
+ * enabled profile has a secret (the standard one unless signature_scheme
+ * = none), square has square_notification_url, and generic has the keys
+ * its template and fields need. Returns 0, or -1 with err saying what to
+ * set. */
+int provider_check_config(const struct config *cfg, struct error *err);
+
 /* The enabled profiles with their keys. Opaque. */
 struct provider_set;
 

@@ -7,14 +7,12 @@
 #include <string.h>
 #include <time.h>
 
-#include <mysql.h>
-
 #include "log.h"
+#include "schema.h"
 #include "sqlconn.h"
 #include "store.h"
 #include "timing.h"
 
-#define UNIQUE_KEY "uq_payments_provider_transaction_id"
 /* What a body needs beside itself in the INSERT's packet. */
 #define PACKET_OVERHEAD 4096UL
 
@@ -44,13 +42,18 @@
 /* The one-round-trip write (see write_once): MariaDB ends the statement,
  * and rolls it back, once it has run this many seconds. */
 #define BOUNDED "SET STATEMENT max_statement_time = %.3f FOR "
+/* The statement set (sqlconn): the INSERT's forms, prepared by
+ * prepare_insert as the server allows, then the look-up. */
 enum insert_form { INSERT_ALONE, INSERT_PROBED, INSERT_TOTALS, INSERT_FORMS };
+#define SELECT_PAYMENT INSERT_FORMS
+#define STATEMENTS (INSERT_FORMS + 1)
 static const char *const insert_sql[] = {
 	INSERT_ALONE_SQL, INSERT_PROBED_SQL, INSERT_TOTALS_SQL,
 };
-static const char select_sql[] =
-	"SELECT amount, currency FROM payments "
-	"WHERE provider = ? AND transaction_id = ?";
+static const char *const statement_sql[STATEMENTS] = {
+	[SELECT_PAYMENT] = "SELECT amount, currency FROM payments "
+			   "WHERE provider = ? AND transaction_id = ?",
+};
 
 struct store {
 	const struct config *cfg;
@@ -61,10 +64,6 @@ struct store {
 	 * server (MariaDB, not Galera); otherwise START TRANSACTION, INSERT,
 	 * COMMIT. */
 	bool one_round_trip;
-	bool in_transaction;   /* between START TRANSACTION and its end */
-	/* By enum insert_form; NULL while not connected */
-	MYSQL_STMT *insert[INSERT_FORMS];
-	MYSQL_STMT *select;
 	bool fresh;            /* connected during the current call */
 	bool packet_checked;   /* max_allowed_packet compared once per process */
 	unsigned last_error;   /* see store_last_error */
@@ -94,22 +93,6 @@ const char *store_status_name(enum store_status status)
 	return status_names[status];
 }
 
-/* The connection's statements go with it (sqlconn's on_disconnect). */
-static void close_statements(void *ctx)
-{
-	struct store *store = ctx;
-
-	for (size_t i = 0; i < INSERT_FORMS; i++) {
-		if (store->insert[i] != NULL)
-			mysql_stmt_close(store->insert[i]);
-		store->insert[i] = NULL;
-	}
-	if (store->select != NULL)
-		mysql_stmt_close(store->select);
-	store->select = NULL;
-	store->in_transaction = false;
-}
-
 static int ready_session(void *ctx, struct error *err);
 
 struct store *store_new(const struct config *cfg, struct error *err)
@@ -124,8 +107,9 @@ struct store *store_new(const struct config *cfg, struct error *err)
 		 * write commits in its own round trip. */
 		.autocommit = true,
 		.on_connect = ready_session,
-		.on_disconnect = close_statements,
 		.ctx = store,
+		.statements = statement_sql,
+		.statement_count = STATEMENTS,
 	};
 
 	if (store == NULL) {
@@ -191,26 +175,22 @@ static int prepare_insert(struct store *store, struct error *err)
 	store->one_round_trip = false;
 	if (!sqlconn_galera(store->conn)) {
 		snprintf(sql, sizeof(sql), BOUNDED INSERT_ALONE_SQL, bound_s);
-		store->insert[INSERT_ALONE] =
-			sqlconn_prepare(store->conn, sql, &unsupported);
-		if (store->insert[INSERT_ALONE] != NULL) {
+		if (sqlconn_prepare_as(store->conn, INSERT_ALONE, sql,
+				       &unsupported) == 0) {
 			store->one_round_trip = true;
 			snprintf(sql, sizeof(sql), BOUNDED INSERT_PROBED_SQL,
 				 bound_s);
-			store->insert[INSERT_PROBED] =
-				sqlconn_prepare(store->conn, sql, err);
-			if (store->insert[INSERT_PROBED] == NULL)
+			if (sqlconn_prepare_as(store->conn, INSERT_PROBED, sql,
+					       err) != 0)
 				return -1;
 			snprintf(sql, sizeof(sql), BOUNDED INSERT_TOTALS_SQL,
 				 bound_s);
-			store->insert[INSERT_TOTALS] =
-				sqlconn_prepare(store->conn, sql, err);
-			return store->insert[INSERT_TOTALS] != NULL ? 0 : -1;
+			return sqlconn_prepare_as(store->conn, INSERT_TOTALS,
+						  sql, err);
 		}
 	}
 	for (size_t i = 0; i < INSERT_FORMS; i++) {
-		store->insert[i] = sqlconn_prepare(store->conn, insert_sql[i], err);
-		if (store->insert[i] == NULL)
+		if (sqlconn_prepare_as(store->conn, i, insert_sql[i], err) != 0)
 			return -1;
 	}
 	return 0;
@@ -231,15 +211,12 @@ static int ready_session(void *ctx, struct error *err)
 		if (check_packet_size(store, &packet_err) != 0)
 			log_warn("%s", packet_err.message);
 	}
-	if (prepare_insert(store, err) != 0)
-		return -1;
-	store->select = sqlconn_prepare(store->conn, select_sql, err);
-	return store->select != NULL ? 0 : -1;
+	return prepare_insert(store, err);
 }
 
 int store_connect(struct store *store, struct error *err)
 {
-	if (sqlconn_mysql(store->conn) != NULL)
+	if (sqlconn_connected(store->conn))
 		return 0;
 	store->fresh = true;
 	if (sqlconn_connect(store->conn, err) != 0) {
@@ -255,10 +232,12 @@ int store_ping(struct store *store, struct error *err)
 		store->fresh = false;
 		if (store_connect(store, err) != 0)
 			return -1;
-		if (mysql_ping(sqlconn_mysql(store->conn)) == 0)
+		unsigned code = sqlconn_ping(store->conn);
+
+		if (code == 0)
 			return 0;
-		error_set(err, "mysql ping: %u %s", mysql_errno(sqlconn_mysql(store->conn)),
-			  mysql_error(sqlconn_mysql(store->conn)));
+		error_set(err, "mysql ping: %u %s", code,
+			  sqlconn_message(store->conn, SQLCONN_SESSION));
 		store_disconnect(store);
 		/* A kept connection the server closed (a restart) says nothing
 		 * of the server now: one fresh connection decides. */
@@ -293,7 +272,7 @@ int store_summary(struct store *store, struct store_summary *summary,
 					 err) == 0)
 			continue;
 		/* No payment_events table: the page says so. */
-		if (mysql_errno(sqlconn_mysql(c)) == 1146)
+		if (sqlconn_errno(c) == SQLCONN_ER_NO_SUCH_TABLE)
 			return 0;
 		return -1;
 	}
@@ -303,103 +282,48 @@ int store_summary(struct store *store, struct store_summary *summary,
 
 int store_check_schema(struct store *store, struct error *err)
 {
-	static const char key_sql[] =
-		"SELECT COALESCE(SUM(non_unique = 0 AND ("
-		"(seq_in_index = 1 AND column_name = 'provider') OR "
-		"(seq_in_index = 2 AND column_name = 'transaction_id'))), 0) "
-		"* 10 + COUNT(*) FROM information_schema.statistics "
-		"WHERE table_schema = DATABASE() AND table_name = 'payments' "
-		"AND index_name = '" UNIQUE_KEY "'";
-	static const char columns_sql[] =
-		"SELECT COUNT(*) FROM information_schema.columns "
-		"WHERE table_schema = DATABASE() AND table_name = 'payments' AND ("
-		"(column_name = 'transaction_id' AND data_type = 'varbinary') OR "
-		"(column_name = 'provider' AND data_type = 'varchar') OR "
-		"(column_name = 'event_id' AND data_type = 'varbinary') OR "
-		"column_name IN ('amount', 'currency', 'payload', 'received_at'))";
-	static const char old_key_sql[] =
-		"SELECT COUNT(*) FROM information_schema.statistics "
-		"WHERE table_schema = DATABASE() AND table_name = 'payments' "
-		"AND index_name = 'uq_payments_transaction_id'";
-	/* 1 when payments and payment_events (where it exists) have it. */
-	static const char source_sql[] =
-		"SELECT COUNT(*) = 1 + (SELECT COUNT(*) FROM "
-		"information_schema.tables WHERE table_schema = DATABASE() AND "
-		"table_name = 'payment_events') FROM information_schema.columns "
-		"WHERE table_schema = DATABASE() AND table_name IN ('payments', "
-		"'payment_events') AND column_name = 'source'";
-	unsigned long long key = 0, columns = 0, old_key = 0, source = 0;
-	int rc = 0;
+	int rc;
 
 	if (store_connect(store, err) != 0)
 		return -1;
-	if (sqlconn_query_number(store->conn, columns_sql, &columns, err) != 0 ||
-	    sqlconn_query_number(store->conn, key_sql, &key, err) != 0 ||
-	    sqlconn_query_number(store->conn, old_key_sql, &old_key, err) != 0 ||
-	    sqlconn_query_number(store->conn, source_sql, &source, err) != 0) {
-		store_disconnect(store);
-		return -1;
-	}
-	if (old_key > 0 && key == 0)
-		rc = error_set(err, "table payments is of an older payhook: run "
-			       "db/migrate-2-providers.sql");
-	else if (columns != 7)
-		rc = error_set(err, "table payments lacks a column payhook writes, "
-			       "or transaction_id is not VARBINARY (compared "
-			       "byte for byte): load db/schema.sql");
-	/* Two rows, both unique and in this order: 2 * 10 + 2. */
-	else if (key != 22)
-		rc = error_set(err, "unique key " UNIQUE_KEY " must cover exactly "
-			       "(provider, transaction_id): a key over more "
-			       "columns lets one transaction be recorded twice; "
-			       "load db/schema.sql");
-	else if (source != 1)
-		rc = error_set(err, "table payments or payment_events has no "
-			       "source column: run db/migrate-10-reconcile.sql");
-	else if (check_packet_size(store, err) != 0)
+	rc = schema_check_payments(store->conn, err);
+	if (rc == 0 && check_packet_size(store, err) != 0)
 		rc = -1;
-	mysql_rollback(sqlconn_mysql(store->conn));
+	if (sqlconn_connected(store->conn))
+		sqlconn_exec(store->conn, "ROLLBACK", NULL);
 	return rc;
 }
 
-/* Ends the current transaction, if one is open, without effect; a
- * connection that can't even do that is dropped, to be reopened by the next
- * request. (Outside one, a failed statement has already been rolled back.) */
-static void store_rollback(struct store *store)
+enum store_status store_failure_status(enum sqlconn_failure failure)
 {
-	if (sqlconn_mysql(store->conn) == NULL || !store->in_transaction)
-		return;
-	store->in_transaction = false;
-	if (mysql_rollback(sqlconn_mysql(store->conn)) != 0)
-		store_disconnect(store);
+	static const enum store_status status[] = {
+		[SQLCONN_LOST] = STORE_UNAVAILABLE,
+		[SQLCONN_RETRYABLE] = STORE_RETRYABLE,
+		[SQLCONN_FAILED] = STORE_UNAVAILABLE,
+		[SQLCONN_DUPLICATE] = STORE_DUPLICATE,
+		[SQLCONN_UNKNOWN_OUTCOME] = STORE_UNKNOWN_OUTCOME,
+	};
+
+	return status[failure];
 }
 
-/* After a failed call: a lost connection is dropped (status client_status);
- * a deadlock (on Galera also a certification failure), a lock wait timeout
- * or a statement timeout rolls back and is retryable; any other server
- * error drops the connection (sqlconn_failed). */
+/* After a failed call (sqlconn_fail classifies; committing: a COMMIT or a
+ * self-committing INSERT, whose lost session leaves the outcome unknown). */
 static enum store_status classify_failure(struct store *store,
-					  unsigned int code,
-					  enum store_status client_status)
+					  unsigned int code, bool committing)
 {
-	enum sqlconn_failure failure;
-
 	store->last_error = code;
-	failure = sqlconn_failed(store->conn, code, store->in_transaction);
-	store->in_transaction = false;
-	if (failure == SQLCONN_RETRYABLE)
-		return STORE_RETRYABLE;
-	return failure == SQLCONN_LOST ? client_status : STORE_UNAVAILABLE;
+	return store_failure_status(sqlconn_fail(store->conn, code, committing));
 }
 
 /* Maps a failed statement to a status, fills err, and cleans up. */
-static enum store_status statement_failed(struct store *store, MYSQL_STMT *stmt,
-					  const char *what, struct error *err)
+static enum store_status statement_failed(struct store *store, size_t which,
+					  unsigned code, const char *what,
+					  struct error *err)
 {
-	unsigned int code = mysql_stmt_errno(stmt);
-
-	error_set(err, "mysql %s: %u %s", what, code, mysql_stmt_error(stmt));
-	return classify_failure(store, code, STORE_UNAVAILABLE);
+	error_set(err, "mysql %s: %u %s", what, code,
+		  sqlconn_message(store->conn, which));
+	return classify_failure(store, code, false);
 }
 
 /* True when a statement failed at once with code on a connection kept from
@@ -453,6 +377,7 @@ enum store_status store_find_payment(struct store *store,
 	char currency[8] = "";
 	my_bool amount_null = 0, currency_null = 0;
 	enum store_status status;
+	unsigned code;
 	int rc;
 
 	store->fresh = false;
@@ -474,35 +399,32 @@ enum store_status store_find_payment(struct store *store,
 	for (int attempt = 0;; attempt++) {
 		int64_t started_us = timing_now_us();
 
-		if (mysql_stmt_bind_param(store->select, param) == 0 &&
-		    mysql_stmt_bind_result(store->select, out) == 0 &&
-		    mysql_stmt_execute(store->select) == 0 &&
-		    mysql_stmt_store_result(store->select) == 0)
+		code = sqlconn_run(store->conn, SELECT_PAYMENT, param, out);
+		if (code == 0)
 			break;
 		if (attempt > 0 ||
-		    !stale_connection_failed(store,
-					     mysql_stmt_errno(store->select),
-					     started_us))
-			return statement_failed(store, store->select, "select",
-						err);
+		    !stale_connection_failed(store, code, started_us))
+			return statement_failed(store, SELECT_PAYMENT, code,
+						"select", err);
 		if (store_connect(store, err) != 0)
 			return STORE_UNAVAILABLE;
 	}
 
-	rc = mysql_stmt_fetch(store->select);
-	if (rc == MYSQL_NO_DATA) {
+	rc = sqlconn_fetch(store->conn, SELECT_PAYMENT, &code);
+	if (rc == 0) {
 		status = STORE_NOT_FOUND;
-	} else if (rc == 0 || rc == MYSQL_DATA_TRUNCATED) {
+	} else if (rc == 1) {
 		bool same = !amount_null && !currency_null &&
 			    amount == (unsigned long long)payment->amount &&
 			    currency_len == 3 &&
 			    memcmp(currency, payment->currency, 3) == 0;
 		status = same ? STORE_DUPLICATE : STORE_CONFLICT;
 	} else {
-		mysql_stmt_free_result(store->select);
-		return statement_failed(store, store->select, "fetch", err);
+		sqlconn_done(store->conn, SELECT_PAYMENT);
+		return statement_failed(store, SELECT_PAYMENT, code, "fetch",
+					err);
 	}
-	mysql_stmt_free_result(store->select);
+	sqlconn_done(store->conn, SELECT_PAYMENT);
 	return status;
 }
 
@@ -516,17 +438,16 @@ static bool guard_refuses(const struct store_guard *guard, long needed_ms)
  * depends on the server's language and whose key name differs between MySQL
  * and MariaDB). */
 static enum store_status duplicate_entry(struct store *store,
-					 MYSQL_STMT *stmt,
+					 size_t which,
 					 const struct payment *payment,
 					 struct error *err)
 {
 	char message[ERROR_MESSAGE_MAX];
 	enum store_status status;
 
-	store->last_error = SQLCONN_ER_DUP_ENTRY;
 	snprintf(message, sizeof(message), "mysql insert: 1062 %s",
-		 mysql_stmt_error(stmt));
-	store_rollback(store);
+		 sqlconn_message(store->conn, which));
+	classify_failure(store, SQLCONN_ER_DUP_ENTRY, false);
 	status = store_find_payment(store, payment, err);
 	if (status == STORE_NOT_FOUND) {
 		error_set(err, "%s (on another unique key: not a duplicate)",
@@ -541,27 +462,20 @@ static enum store_status duplicate_entry(struct store *store,
  * anywhere in the cluster. Returns 0 or the MySQL error. */
 static unsigned int begin_write(struct store *store)
 {
-	static const char begin_sql[] = "START TRANSACTION";
-
-	if (store->one_round_trip)
-		return 0;
-	if (mysql_real_query(sqlconn_mysql(store->conn), begin_sql, sizeof(begin_sql) - 1) != 0)
-		return mysql_errno(sqlconn_mysql(store->conn));
-	store->in_transaction = true;
-	return 0;
+	return store->one_round_trip ? 0 : sqlconn_begin(store->conn);
 }
 
 /* Runs one form of the INSERT. Returns 0 and sets *inserted to whether it
  * wrote the row (the plain form writes nothing when the payment has
  * lifecycle rows), or the MySQL error. */
-static unsigned int execute_insert(MYSQL_STMT *stmt, MYSQL_BIND *param,
-				   bool *inserted)
+static unsigned int execute_insert(struct store *store, enum insert_form form,
+				   MYSQL_BIND *param, bool *inserted)
 {
-	if (mysql_stmt_bind_param(stmt, param) != 0 ||
-	    mysql_stmt_execute(stmt) != 0)
-		return mysql_stmt_errno(stmt);
-	*inserted = mysql_stmt_affected_rows(stmt) == 1;
-	return 0;
+	unsigned code = sqlconn_run(store->conn, form, param, NULL);
+
+	if (code == 0)
+		*inserted = sqlconn_affected(store->conn, form) == 1;
+	return code;
 }
 
 /* One attempt at the write under the guard. Where the server allows it the
@@ -581,7 +495,6 @@ static enum store_status write_once(struct store *store,
 	long round_trip_ms = config_round_trip_bound_ms(store->cfg);
 	long needed_ms = (store->one_round_trip ? 1 : 2) * round_trip_ms;
 	enum insert_form first = form;
-	MYSQL_STMT *stmt = NULL;
 	unsigned int code;
 
 	for (int attempt = 0;; attempt++) {
@@ -590,7 +503,7 @@ static enum store_status write_once(struct store *store,
 
 		if (guard_refuses(guard, needed_ms)) {
 			if (form != first)
-				store_rollback(store);
+				sqlconn_rollback(store->conn);
 			error_set(err, "lease too short to start the write");
 			return STORE_LEASE_EXPIRED;
 		}
@@ -598,8 +511,7 @@ static enum store_status write_once(struct store *store,
 		code = form == first ? begin_write(store) : 0;
 		if (code == 0) {
 			at_insert = true;
-			stmt = store->insert[form];
-			code = execute_insert(stmt, param, &inserted);
+			code = execute_insert(store, form, param, &inserted);
 			if (code == 0 && (inserted || form != INSERT_PROBED))
 				break;
 			if (code == 0) {
@@ -620,32 +532,31 @@ static enum store_status write_once(struct store *store,
 			continue;
 		}
 		if (code == SQLCONN_ER_DUP_ENTRY)
-			return duplicate_entry(store, stmt, payment, err);
+			return duplicate_entry(store, form, payment, err);
 		error_set(err, "mysql %s: %u %s",
 			  at_insert ? "insert" : "start transaction", code,
-			  at_insert ? mysql_stmt_error(stmt)
-				    : mysql_error(sqlconn_mysql(store->conn)));
+			  sqlconn_message(store->conn,
+					  at_insert ? (size_t)form :
+						      SQLCONN_SESSION));
 		/* A connection lost during a self-committing INSERT leaves its
 		 * outcome as unknown as one lost during COMMIT. */
 		return classify_failure(store, code,
-					at_insert && store->one_round_trip ?
-						STORE_UNKNOWN_OUTCOME :
-						STORE_UNAVAILABLE);
+					at_insert && store->one_round_trip);
 	}
 	if (store->one_round_trip)
 		return STORE_INSERTED;
 	if (guard_refuses(guard, round_trip_ms)) {
-		store_rollback(store);
+		sqlconn_rollback(store->conn);
 		error_set(err, "lease ran out before COMMIT: rolled back");
 		return STORE_LEASE_EXPIRED;
 	}
-	store->in_transaction = false;
-	if (mysql_commit(sqlconn_mysql(store->conn)) != 0) {
-		code = mysql_errno(sqlconn_mysql(store->conn));
-		error_set(err, "mysql commit: %u %s", code, mysql_error(sqlconn_mysql(store->conn)));
+	code = sqlconn_commit(store->conn);
+	if (code != 0) {
+		error_set(err, "mysql commit: %u %s", code,
+			  sqlconn_message(store->conn, SQLCONN_SESSION));
 		/* A broken connection during COMMIT: the server may or may not
 		 * have committed, and nobody can know. */
-		return classify_failure(store, code, STORE_UNKNOWN_OUTCOME);
+		return classify_failure(store, code, true);
 	}
 	return STORE_INSERTED;
 }

@@ -18,6 +18,7 @@
 #include "configuration.h"
 #include "error.h"
 #include "payment.h"
+#include "sqlconn.h"
 
 struct store; /* one connection and its prepared statements; opaque */
 
@@ -48,6 +49,32 @@ struct store; /* one connection and its prepared statements; opaque */
 #define STORE_TOTALS_FROM                                                      \
 	"FROM payment_events e WHERE e.provider = ? AND e.transaction_id = ? " \
 	"AND (e.currency IS NULL OR e.currency = ?)"
+
+/* The totals written: of one payment, after an event changed them
+ * (parameters: provider, transaction_id, currency as STORE_TOTALS_FROM,
+ * then provider, transaction_id); and of every payment whose totals differ
+ * from its events' (lifecycle_store_repair_totals), driven by
+ * payment_events (far fewer rows than payments), the derived table
+ * materialized before the UPDATE reads payments. The payment's INSERT
+ * writes them with the row (store.c's INSERT_TOTALS_SQL). */
+#define STORE_TOTALS_UPDATE_SQL                                                \
+	"UPDATE payments p, (SELECT " STORE_TOTALS_COLUMNS " "                 \
+	STORE_TOTALS_FROM ") t SET p.refunded_amount = t.refunded_amount, "    \
+	"p.dispute_state = t.dispute_state, p.cancelled = t.cancelled "        \
+	"WHERE p.provider = ? AND p.transaction_id = ?"
+#define STORE_TOTALS_REPAIR_SQL                                                \
+	"UPDATE payments p JOIN (SELECT q.id, " STORE_TOTALS_COLUMNS " "       \
+	"FROM (SELECT DISTINCT provider, transaction_id FROM "                 \
+	"payment_events) k JOIN payments q ON q.provider = k.provider "        \
+	"AND q.transaction_id = k.transaction_id LEFT JOIN "                   \
+	"payment_events e ON e.provider = q.provider AND "                     \
+	"e.transaction_id = q.transaction_id AND (e.currency IS NULL "         \
+	"OR e.currency = q.currency) GROUP BY q.id) t ON t.id = p.id "         \
+	"SET p.refunded_amount = t.refunded_amount, "                          \
+	"p.dispute_state = t.dispute_state, p.cancelled = t.cancelled "        \
+	"WHERE NOT (p.refunded_amount <=> t.refunded_amount AND "              \
+	"p.dispute_state <=> t.dispute_state AND "                             \
+	"p.cancelled <=> t.cancelled)"
 
 enum store_status {
 	STORE_INSERTED = 0,   /* this call committed the row */
@@ -158,5 +185,10 @@ unsigned store_last_error(const struct store *store);
 
 /* A short name for a status, for logs. */
 const char *store_status_name(enum store_status status);
+
+/* What a failure sqlconn_fail classified means as a status (for store and
+ * lifecycle_store): lost or failed is unavailable, a retryable error
+ * retryable, a duplicate a duplicate, an unknown commit unknown. */
+enum store_status store_failure_status(enum sqlconn_failure failure);
 
 #endif

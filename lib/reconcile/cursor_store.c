@@ -3,7 +3,7 @@
 #include "config.h"
 
 #include <inttypes.h>
-#include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,9 +11,44 @@
 #include "cursor_store.h"
 #include "sqlconn.h"
 
-/* Owner names, profile names and ids go in escaped: at most this long. */
+/* Owner names, profile names and ids: at most this long. */
 #define VALUE_MAX 255
-#define SQL_MAX 2048
+
+/* The statement set (sqlconn, prepared at first use). */
+enum {
+	ST_ENSURE, ST_LEASE, ST_RELEASE, ST_READ, ST_ADVANCE, ST_SUCCESS,
+	ST_ERROR, ST_COUNTS, ST_HELD, STATEMENTS
+};
+static const char *const statement_sql[STATEMENTS] = {
+	[ST_ENSURE] = "INSERT IGNORE INTO reconcile_cursors (provider) "
+		      "VALUES (?)",
+	[ST_LEASE] = "UPDATE reconcile_cursors SET lease_owner = ?, "
+		     "lease_until = UTC_TIMESTAMP(6) + INTERVAL ? SECOND "
+		     "WHERE provider = ? AND (lease_owner IS NULL OR "
+		     "lease_owner = ? OR lease_until IS NULL OR "
+		     "lease_until < UTC_TIMESTAMP(6))",
+	[ST_RELEASE] = "UPDATE reconcile_cursors SET lease_owner = NULL, "
+		       "lease_until = NULL WHERE provider = ? AND "
+		       "lease_owner = ?",
+	[ST_READ] = "SELECT FLOOR(UNIX_TIMESTAMP(cursor_at)) FROM "
+		    "reconcile_cursors WHERE provider = ? AND cursor_at IS NOT "
+		    "NULL",
+	[ST_ADVANCE] = "UPDATE reconcile_cursors SET cursor_at = "
+		       "FROM_UNIXTIME(?), updated_at = UTC_TIMESTAMP(6) WHERE "
+		       "provider = ? AND lease_owner = ?",
+	[ST_SUCCESS] = "UPDATE reconcile_cursors SET last_success_at = "
+		       "UTC_TIMESTAMP(6), last_error = NULL, "
+		       "updated_at = UTC_TIMESTAMP(6) WHERE provider = ?",
+	[ST_ERROR] = "UPDATE reconcile_cursors SET last_error = ?, "
+		     "last_error_at = UTC_TIMESTAMP(6), updated_at = "
+		     "UTC_TIMESTAMP(6) WHERE provider = ?",
+	[ST_COUNTS] = "UPDATE reconcile_cursors SET recovered_total = "
+		      "recovered_total + ?, discrepancies_total = "
+		      "discrepancies_total + ?, failed_passes = IF(?, 0, "
+		      "failed_passes + 1) WHERE provider = ?",
+	[ST_HELD] = "SELECT amount, currency FROM payments WHERE provider = ? "
+		    "AND transaction_id = ?",
+};
 
 struct cursor_store {
 	struct sqlconn *conn;
@@ -28,6 +63,9 @@ struct cursor_store *cursor_store_new(const struct config *cfg,
 		.max_packet = 1024 * 1024,
 		.autocommit = true,
 		.found_rows = true,
+		.statements = statement_sql,
+		.statement_count = STATEMENTS,
+		.prepare_on_use = true,
 	};
 
 	if (s == NULL) {
@@ -51,87 +89,78 @@ void cursor_store_free(struct cursor_store *s)
 	free(s);
 }
 
-/* Runs sql (printf-style; %s values escaped by the caller). Returns the
- * rows it changed, or -1 with err set (the connection dropped when lost). */
-static long long run(struct cursor_store *s, struct error *err,
-		     const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static long long run(struct cursor_store *s, struct error *err,
-		     const char *fmt, ...)
+/* Binds text (at most VALUE_MAX bytes, else -1 with err set). */
+static int bind_text(MYSQL_BIND *b, const char *text, unsigned long *len,
+		     struct error *err)
 {
-	char sql[SQL_MAX];
-	va_list ap;
-	int n;
-	MYSQL *mysql;
+	size_t n = strlen(text);
 
-	va_start(ap, fmt);
-	n = vsnprintf(sql, sizeof(sql), fmt, ap);
-	va_end(ap);
-	if (n < 0 || (size_t)n >= sizeof(sql))
-		return error_set(err, "reconcile: a statement too long");
-	if (sqlconn_connect(s->conn, err) != 0)
-		return -1;
-	mysql = sqlconn_mysql(s->conn);
-	if (mysql_real_query(mysql, sql, (unsigned long)n) != 0) {
-		unsigned code = mysql_errno(mysql);
-
-		error_set(err, "mysql: %u %s", code, mysql_error(mysql));
-		sqlconn_failed(s->conn, code, false);
-		return -1;
-	}
-	return (long long)mysql_affected_rows(mysql);
-}
-
-/* Escapes text into out (2 * VALUE_MAX + 1 bytes). Returns 0, or -1. */
-static int escape(struct cursor_store *s, const char *text, char *out,
-		  struct error *err)
-{
-	size_t len = strlen(text);
-
-	if (len > VALUE_MAX)
+	if (n > VALUE_MAX)
 		return error_set(err, "reconcile: a value too long");
-	if (sqlconn_connect(s->conn, err) != 0)
-		return -1;
-	mysql_real_escape_string(sqlconn_mysql(s->conn), out, text,
-				 (unsigned long)len);
+	*len = (unsigned long)n;
+	b->buffer_type = MYSQL_TYPE_STRING;
+	b->buffer = (void *)text;
+	b->buffer_length = *len;
+	b->length = len;
 	return 0;
 }
 
-/* Runs the SELECT sql. Returns its stored result (the caller frees it),
- * or NULL with err set (the connection dropped when lost). */
-static MYSQL_RES *select_rows(struct cursor_store *s, const char *sql,
-			      struct error *err)
+static void bind_i64(MYSQL_BIND *b, long long *value)
 {
-	MYSQL *mysql = sqlconn_mysql(s->conn);
-	MYSQL_RES *res = NULL;
+	b->buffer_type = MYSQL_TYPE_LONGLONG;
+	b->buffer = value;
+}
 
-	if (mysql_query(mysql, sql) != 0 ||
-	    (res = mysql_store_result(mysql)) == NULL) {
-		unsigned code = mysql_errno(mysql);
+/* Runs statement which with params (and results, stored, or NULL).
+ * Returns the rows it changed (0 for a SELECT), or -1 with err set (the
+ * connection to sqlconn's classifier). */
+static long long run(struct cursor_store *s, size_t which, MYSQL_BIND *params,
+		     MYSQL_BIND *results, struct error *err)
+{
+	unsigned code;
 
-		error_set(err, "mysql: %u %s", code, mysql_error(mysql));
-		sqlconn_failed(s->conn, code, false);
+	if (sqlconn_connect(s->conn, err) != 0)
+		return -1;
+	code = sqlconn_run(s->conn, which, params, results);
+	if (code != 0) {
+		error_set(err, "mysql: %u %s", code,
+			  sqlconn_message(s->conn, which));
+		sqlconn_fail(s->conn, code, false);
+		return -1;
 	}
-	return res;
+	return results != NULL ? 0 :
+				 (long long)sqlconn_affected(s->conn, which);
+}
+
+/* INSERT IGNORE of profile's row. Returns 0, or -1 with err set. */
+static int ensure_row(struct cursor_store *s, const char *profile,
+		      struct error *err)
+{
+	MYSQL_BIND param[1];
+	unsigned long len;
+
+	memset(param, 0, sizeof(param));
+	if (bind_text(&param[0], profile, &len, err) != 0)
+		return -1;
+	return run(s, ST_ENSURE, param, NULL, err) < 0 ? -1 : 0;
 }
 
 int cursor_store_lease(struct cursor_store *s, const char *profile,
 		       long lease_s, struct error *err)
 {
-	char p[2 * VALUE_MAX + 1], o[2 * VALUE_MAX + 1];
-	long long rows;
+	MYSQL_BIND param[4];
+	unsigned long len[2];
+	long long secs = lease_s, rows;
 
-	if (escape(s, profile, p, err) != 0 || escape(s, s->owner, o, err) != 0)
+	if (ensure_row(s, profile, err) != 0)
 		return -1;
-	if (run(s, err, "INSERT IGNORE INTO reconcile_cursors (provider) "
-		"VALUES ('%s')", p) < 0)
+	memset(param, 0, sizeof(param));
+	if (bind_text(&param[0], s->owner, &len[0], err) != 0 ||
+	    bind_text(&param[2], profile, &len[1], err) != 0)
 		return -1;
-	rows = run(s, err,
-		   "UPDATE reconcile_cursors SET lease_owner = '%s', "
-		   "lease_until = UTC_TIMESTAMP(6) + INTERVAL %ld SECOND "
-		   "WHERE provider = '%s' AND (lease_owner IS NULL OR "
-		   "lease_owner = '%s' OR lease_until IS NULL OR "
-		   "lease_until < UTC_TIMESTAMP(6))",
-		   o, lease_s, p, o);
+	bind_i64(&param[1], &secs);
+	param[3] = param[0];
+	rows = run(s, ST_LEASE, param, NULL, err);
 	if (rows < 0)
 		return -1;
 	return rows > 0 ? 1 : 0;
@@ -139,54 +168,64 @@ int cursor_store_lease(struct cursor_store *s, const char *profile,
 
 void cursor_store_release(struct cursor_store *s, const char *profile)
 {
-	char p[2 * VALUE_MAX + 1], o[2 * VALUE_MAX + 1];
+	MYSQL_BIND param[2];
+	unsigned long len[2];
 	struct error err;
 
-	if (escape(s, profile, p, &err) != 0 || escape(s, s->owner, o, &err) != 0)
+	memset(param, 0, sizeof(param));
+	if (bind_text(&param[0], profile, &len[0], &err) != 0 ||
+	    bind_text(&param[1], s->owner, &len[1], &err) != 0)
 		return;
-	run(s, &err, "UPDATE reconcile_cursors SET lease_owner = NULL, "
-	    "lease_until = NULL WHERE provider = '%s' AND lease_owner = '%s'",
-	    p, o);
+	run(s, ST_RELEASE, param, NULL, &err);
 }
 
 int cursor_store_read(struct cursor_store *s, const char *profile,
 		      struct cursor_row *row, struct error *err)
 {
-	char p[2 * VALUE_MAX + 1], sql[SQL_MAX];
-	MYSQL_RES *res;
-	MYSQL_ROW r;
+	MYSQL_BIND param[1], out[1];
+	unsigned long len;
+	long long cursor = 0;
+	my_bool is_null = 0;
+	unsigned code = 0;
+	int rc;
 
 	memset(row, 0, sizeof(*row));
-	if (escape(s, profile, p, err) != 0)
+	memset(param, 0, sizeof(param));
+	memset(out, 0, sizeof(out));
+	if (bind_text(&param[0], profile, &len, err) != 0)
 		return -1;
-	snprintf(sql, sizeof(sql),
-		 "SELECT FLOOR(UNIX_TIMESTAMP(cursor_at)) FROM "
-		 "reconcile_cursors WHERE provider = '%s' AND cursor_at IS NOT "
-		 "NULL", p);
-	res = select_rows(s, sql, err);
-	if (res == NULL)
+	bind_i64(&out[0], &cursor);
+	out[0].is_null = &is_null;
+	if (run(s, ST_READ, param, out, err) < 0)
 		return -1;
-	r = mysql_fetch_row(res);
-	if (r != NULL && r[0] != NULL) {
-		row->has_cursor = true;
-		row->cursor_s = strtoll(r[0], NULL, 10);
+	rc = sqlconn_fetch(s->conn, ST_READ, &code);
+	sqlconn_done(s->conn, ST_READ);
+	if (rc < 0) {
+		error_set(err, "mysql: %u %s", code,
+			  sqlconn_message(s->conn, ST_READ));
+		sqlconn_fail(s->conn, code, false);
+		return -1;
 	}
-	mysql_free_result(res);
+	if (rc == 1 && !is_null) {
+		row->has_cursor = true;
+		row->cursor_s = cursor;
+	}
 	return 0;
 }
 
 int cursor_store_advance(struct cursor_store *s, const char *profile,
 			 int64_t cursor_s, struct error *err)
 {
-	char p[2 * VALUE_MAX + 1], o[2 * VALUE_MAX + 1];
-	long long rows;
+	MYSQL_BIND param[3];
+	unsigned long len[2];
+	long long cursor = cursor_s, rows;
 
-	if (escape(s, profile, p, err) != 0 || escape(s, s->owner, o, err) != 0)
+	memset(param, 0, sizeof(param));
+	bind_i64(&param[0], &cursor);
+	if (bind_text(&param[1], profile, &len[0], err) != 0 ||
+	    bind_text(&param[2], s->owner, &len[1], err) != 0)
 		return -1;
-	rows = run(s, err,
-		   "UPDATE reconcile_cursors SET cursor_at = FROM_UNIXTIME(%"
-		   PRId64 "), updated_at = UTC_TIMESTAMP(6) WHERE provider = "
-		   "'%s' AND lease_owner = '%s'", cursor_s, p, o);
+	rows = run(s, ST_ADVANCE, param, NULL, err);
 	if (rows < 0)
 		return -1;
 	if (rows == 0)
@@ -195,43 +234,53 @@ int cursor_store_advance(struct cursor_store *s, const char *profile,
 	return 0;
 }
 
+/* Adds a pass's recorded rows and discrepancies to profile's row and
+ * counts its failed passes in a row (complete: back to 0). */
+static int count_pass(struct cursor_store *s, const char *profile,
+		      bool complete, unsigned long recovered,
+		      unsigned long discrepancies, struct error *err)
+{
+	MYSQL_BIND param[4];
+	long long added = (long long)recovered, differing = (long long)discrepancies;
+	long long reset = complete ? 1 : 0;
+	unsigned long len;
+
+	memset(param, 0, sizeof(param));
+	bind_i64(&param[0], &added);
+	bind_i64(&param[1], &differing);
+	bind_i64(&param[2], &reset);
+	if (bind_text(&param[3], profile, &len, err) != 0)
+		return -1;
+	return run(s, ST_COUNTS, param, NULL, err) < 0 ? -1 : 0;
+}
+
 int cursor_store_finish(struct cursor_store *s, const char *profile,
 			const char *error, unsigned long recovered,
 			unsigned long discrepancies, struct error *err)
 {
-	char p[2 * VALUE_MAX + 1], e[2 * VALUE_MAX + 1];
+	MYSQL_BIND param[2];
+	unsigned long len[2];
 	char cut[VALUE_MAX + 1];
 	struct error counted;
 
-	if (escape(s, profile, p, err) != 0)
+	if (ensure_row(s, profile, err) != 0)
 		return -1;
-	if (run(s, err, "INSERT IGNORE INTO reconcile_cursors (provider) "
-		"VALUES ('%s')", p) < 0)
-		return -1;
+	memset(param, 0, sizeof(param));
 	if (error == NULL) {
-		if (run(s, err,
-			"UPDATE reconcile_cursors SET last_success_at = "
-			"UTC_TIMESTAMP(6), last_error = NULL, "
-			"updated_at = UTC_TIMESTAMP(6) WHERE provider = '%s'",
-			p) < 0)
+		if (bind_text(&param[0], profile, &len[0], err) != 0 ||
+		    run(s, ST_SUCCESS, param, NULL, err) < 0)
 			return -1;
 	} else {
 		snprintf(cut, sizeof(cut), "%s", error);
-		if (escape(s, cut, e, err) != 0 ||
-		    run(s, err,
-			"UPDATE reconcile_cursors SET last_error = '%s', "
-			"last_error_at = UTC_TIMESTAMP(6), updated_at = "
-			"UTC_TIMESTAMP(6) WHERE provider = '%s'", e, p) < 0)
+		if (bind_text(&param[0], cut, &len[0], err) != 0 ||
+		    bind_text(&param[1], profile, &len[1], err) != 0 ||
+		    run(s, ST_ERROR, param, NULL, err) < 0)
 			return -1;
 	}
 	/* Apart: a database without db/migrate-12-reconcile-status.sql
 	 * still gets the cursor's times above. */
-	if (run(s, &counted,
-		"UPDATE reconcile_cursors SET recovered_total = "
-		"recovered_total + %lu, discrepancies_total = "
-		"discrepancies_total + %lu, failed_passes = %s WHERE "
-		"provider = '%s'", recovered, discrepancies,
-		error == NULL ? "0" : "failed_passes + 1", p) < 0)
+	if (count_pass(s, profile, error == NULL, recovered, discrepancies,
+		       &counted) != 0)
 		return error_set(err, "reconcile_cursors' counts not written "
 				 "(db/migrate-12-reconcile-status.sql applied?): "
 				 "%s", counted.message);
@@ -243,26 +292,42 @@ int cursor_store_held_payment(struct cursor_store *s, const char *profile,
 			      unsigned long long *amount, char currency[4],
 			      struct error *err)
 {
-	char p[2 * VALUE_MAX + 1], t[2 * VALUE_MAX + 1], sql[SQL_MAX];
-	MYSQL_RES *res;
-	MYSQL_ROW r;
-	int found = 0;
+	MYSQL_BIND param[2], out[2];
+	unsigned long len[2], currency_len = 0;
+	unsigned long long held = 0;
+	char cur[8] = "";
+	my_bool amount_null = 0, currency_null = 0;
+	unsigned code = 0;
+	int rc;
 
-	if (escape(s, profile, p, err) != 0 ||
-	    escape(s, transaction_id, t, err) != 0)
+	memset(param, 0, sizeof(param));
+	memset(out, 0, sizeof(out));
+	if (bind_text(&param[0], profile, &len[0], err) != 0 ||
+	    bind_text(&param[1], transaction_id, &len[1], err) != 0)
 		return -1;
-	snprintf(sql, sizeof(sql),
-		 "SELECT amount, currency FROM payments WHERE provider = '%s' "
-		 "AND transaction_id = '%s'", p, t);
-	res = select_rows(s, sql, err);
-	if (res == NULL)
+	out[0].buffer_type = MYSQL_TYPE_LONGLONG;
+	out[0].buffer = &held;
+	out[0].is_unsigned = 1;
+	out[0].is_null = &amount_null;
+	out[1].buffer_type = MYSQL_TYPE_STRING;
+	out[1].buffer = cur;
+	out[1].buffer_length = sizeof(cur) - 1;
+	out[1].length = &currency_len;
+	out[1].is_null = &currency_null;
+	if (run(s, ST_HELD, param, out, err) < 0)
 		return -1;
-	r = mysql_fetch_row(res);
-	if (r != NULL && r[0] != NULL && r[1] != NULL) {
-		*amount = strtoull(r[0], NULL, 10);
-		snprintf(currency, 4, "%s", r[1]);
-		found = 1;
+	rc = sqlconn_fetch(s->conn, ST_HELD, &code);
+	sqlconn_done(s->conn, ST_HELD);
+	if (rc < 0) {
+		error_set(err, "mysql: %u %s", code,
+			  sqlconn_message(s->conn, ST_HELD));
+		sqlconn_fail(s->conn, code, false);
+		return -1;
 	}
-	mysql_free_result(res);
-	return found;
+	if (rc == 0 || amount_null || currency_null)
+		return 0;
+	*amount = held;
+	cur[currency_len < sizeof(cur) ? currency_len : sizeof(cur) - 1] = '\0';
+	snprintf(currency, 4, "%s", cur);
+	return 1;
 }

@@ -1052,138 +1052,10 @@ static int load_env(struct config *cfg, struct error *err)
 	return 0;
 }
 
-/* The generic profile: what its keys must say when it is enabled. */
-/* An HTTP header name (RFC 9110 token): a request can carry no other. */
-static bool is_header_name(const char *name)
-{
-	static const char extra[] = "!#$%&'*+-.^_`|~";
-
-	if (name[0] == '\0')
-		return false;
-	for (const char *c = name; *c != '\0'; c++)
-		if (!isalnum((unsigned char)*c) || (unsigned char)*c > 0x7e)
-			if (strchr(extra, *c) == NULL)
-				return false;
-	return true;
-}
-
-int config_generic_template(const struct config_generic *g,
-			    struct config_template_part *parts, size_t *count,
-			    struct error *err)
-{
-	static const struct {
-		const char *text;
-		enum config_template_kind kind;
-	} placeholders[] = {
-		{ "{body}", CONFIG_TEMPLATE_BODY },
-		{ "{timestamp}", CONFIG_TEMPLATE_TIMESTAMP },
-		{ "{url}", CONFIG_TEMPLATE_URL },
-	};
-	const char *t = g->signed_payload != NULL ? g->signed_payload : "";
-	size_t n = 0, at = 0, bodies = 0, stamps = 0, literal = 0;
-
-	/* A '{' that starts no placeholder is literal text, as any other
-	 * byte: literal runs stay whole, so "{v}{v}…" is one part. */
-	while (t[at] != '\0') {
-		size_t k, len = 0;
-
-		for (k = 0; k < sizeof(placeholders) / sizeof(placeholders[0]);
-		     k++) {
-			len = strlen(placeholders[k].text);
-			if (strncmp(t + at, placeholders[k].text, len) == 0)
-				break;
-		}
-		if (k == sizeof(placeholders) / sizeof(placeholders[0])) {
-			at++;
-			literal++;
-			continue;
-		}
-		if (n + (literal > 0) + 1 > CONFIG_TEMPLATE_PARTS_MAX)
-			return error_set(err, "generic_signed_payload: more than "
-					 "%d parts", CONFIG_TEMPLATE_PARTS_MAX);
-		if (literal > 0)
-			parts[n++] = (struct config_template_part){
-				CONFIG_TEMPLATE_LITERAL, at - literal, literal };
-		parts[n++] = (struct config_template_part){
-			placeholders[k].kind, 0, 0 };
-		bodies += placeholders[k].kind == CONFIG_TEMPLATE_BODY;
-		stamps += placeholders[k].kind == CONFIG_TEMPLATE_TIMESTAMP;
-		if (placeholders[k].kind == CONFIG_TEMPLATE_URL && g->url == NULL)
-			return error_set(err, "generic_signed_payload has {url}: "
-					 "set generic_url");
-		at += len;
-		literal = 0;
-	}
-	if (literal > 0) {
-		if (n + 1 > CONFIG_TEMPLATE_PARTS_MAX)
-			return error_set(err, "generic_signed_payload: more than "
-					 "%d parts", CONFIG_TEMPLATE_PARTS_MAX);
-		parts[n++] = (struct config_template_part){
-			CONFIG_TEMPLATE_LITERAL, at - literal, literal };
-	}
-	if (bodies != 1)
-		return error_set(err, "generic_signed_payload must hold {body} "
-				 "exactly once");
-	if (stamps > 0 && g->timestamp_header == NULL)
-		return error_set(err, "generic_signed_payload has {timestamp}: "
-				 "set generic_timestamp_header");
-	/* A freshness check on a header nobody signed protects nothing. */
-	if (stamps == 0 && g->timestamp_header != NULL)
-		return error_set(err, "generic_timestamp_header is set but "
-				 "generic_signed_payload has no {timestamp}: "
-				 "an unsigned timestamp proves nothing");
-	*count = n;
-	return 0;
-}
-
 /* A path key: unset, or a request path. */
 static bool request_path_ok(const char *path)
 {
 	return path == NULL || path[0] == '/';
-}
-
-static int check_generic(const struct config *cfg, struct error *err)
-{
-	const struct config_generic *g = &cfg->generic;
-	const struct config_secrets *secrets =
-		&cfg->secrets[CONFIG_PROVIDER_GENERIC];
-	static const enum secret_form forms[] = {
-		[CONFIG_ENCODING_HEX] = SECRET_HEX,
-		[CONFIG_ENCODING_BASE64] = SECRET_BASE64,
-		[CONFIG_ENCODING_TEXT] = SECRET_TEXT,
-	};
-	struct config_template_part parts[CONFIG_TEMPLATE_PARTS_MAX];
-	size_t count;
-	struct secret_key key;
-	struct error inner;
-
-	if (g->signature_header == NULL)
-		return error_set(err, "providers has generic: set "
-				 "generic_signature_header");
-	if (!is_header_name(g->signature_header) ||
-	    (g->timestamp_header != NULL && !is_header_name(g->timestamp_header)))
-		return error_set(err, "generic_signature_header and "
-				 "generic_timestamp_header must be header names: "
-				 "letters, digits and - (no spaces)");
-	if (g->transaction_id_path == NULL || g->amount_path == NULL ||
-	    (g->currency_path == NULL && cfg->default_currency == NULL))
-		return error_set(err, "providers has generic: set "
-				 "generic_transaction_id_path, "
-				 "generic_amount_path and "
-				 "generic_currency_path (or default_currency)");
-	if (config_generic_template(g, parts, &count, err) != 0)
-		return -1;
-	if ((g->event_path == NULL) != (g->event_values == NULL))
-		return error_set(err, "generic_event_path and "
-				 "generic_event_values go together");
-	for (size_t i = 0; i < secrets->count; i++) {
-		if (secret_decode(forms[g->secret_encoding], secrets->items[i],
-				  &key, &inner) != 0)
-			return error_set(err, "generic_secret %zu: %s", i + 1,
-					 inner.message);
-		secret_key_wipe(&key);
-	}
-	return 0;
 }
 
 /* Checks that involve more than one key, after every source is applied,
@@ -1207,41 +1079,12 @@ static int check_common(const struct config *cfg, struct error *err)
 	return 0;
 }
 
-/* The same, of the keys only the receiver (payhook) reads: secrets, Redis,
- * the lock's lease, health and metrics. */
-static int check_receiver(const struct config *cfg, struct error *err)
+/* The same, of the operator's keys only the receiver (payhook) reads: its
+ * paths and tokens, request_terminate_timeout_ms against the lease. (The
+ * providers' keys are checked by provider_check_config, Redis's and the
+ * lease's by lock_check_config.) */
+int config_check_receiver(const struct config *cfg, struct error *err)
 {
-	long bound = config_write_bound_ms(cfg);
-	struct endpoint list[ENDPOINT_LIST_MAX];
-	struct error inner;
-	size_t n;
-
-	for (unsigned p = 0; p < CONFIG_PROVIDER_COUNT; p++) {
-		if (!config_provider_enabled(cfg, p) || cfg->secrets[p].count > 0)
-			continue;
-		if (p == CONFIG_PROVIDER_STANDARD) {
-			if (cfg->signature_scheme == CONFIG_SIGNATURE_STANDARD)
-				return error_set(err, "signature_scheme = "
-						 "standard needs at least one "
-						 "webhook_secret (or set "
-						 "signature_scheme = none)");
-			continue;
-		}
-		return error_set(err, "providers has %s: set %s_secret",
-				 provider_names[p], provider_names[p]);
-	}
-	if (cfg->redis_sentinels != NULL &&
-	    endpoint_list_parse(cfg->redis_sentinels, 26379, list, &n,
-				&inner) != 0)
-		return error_set(err, "redis_sentinels: %s", inner.message);
-	if (cfg->redis_sentinels != NULL && cfg->redis_socket != NULL)
-		return error_set(err, "redis_sentinels and redis_socket are both "
-				 "set: choose one");
-	if (cfg->lock_backend == CONFIG_LOCK_NONE &&
-	    cfg->redis_unavailable == CONFIG_REDIS_UNAVAILABLE_FAIL)
-		return error_set(err, "lock_backend = none and redis_unavailable "
-				 "= fail contradict each other: without Redis "
-				 "every request would get 503");
 	if (!request_path_ok(cfg->health_path) ||
 	    !request_path_ok(cfg->metrics_path) ||
 	    !request_path_ok(cfg->status_path) ||
@@ -1284,23 +1127,6 @@ static int check_receiver(const struct config *cfg, struct error *err)
 				 "token: metrics_path would be open to anyone; "
 				 "give a token, or unset the variable to serve "
 				 "it without one");
-	if (config_provider_enabled(cfg, CONFIG_PROVIDER_SQUARE) &&
-	    cfg->square_notification_url == NULL)
-		return error_set(err, "providers has square: set "
-				 "square_notification_url (the URL Square signs)");
-	if (config_provider_enabled(cfg, CONFIG_PROVIDER_GENERIC) &&
-	    check_generic(cfg, err) != 0)
-		return -1;
-	if (cfg->lock_ttl_ms <= bound + CONFIG_LEASE_MARGIN_MS)
-		return error_set(err,
-				 "lock_ttl_ms = %ld is too short: with "
-				 "mysql_read_timeout_s = %d and "
-				 "mysql_write_timeout_s = %d the write may take "
-				 "up to %ld ms; set lock_ttl_ms above %ld or "
-				 "lower the timeouts",
-				 cfg->lock_ttl_ms, cfg->mysql_read_timeout_s,
-				 cfg->mysql_write_timeout_s, bound,
-				 bound + CONFIG_LEASE_MARGIN_MS);
 	return 0;
 }
 
@@ -1340,10 +1166,7 @@ int config_warning(const struct config *cfg, size_t index, char *out,
 	return -1;
 }
 
-/* config_load and config_load_dispatcher: the receiver's cross-key checks
- * only when receiver. */
-static int load(struct config *cfg, const char *path, bool receiver,
-		struct error *err)
+int config_load(struct config *cfg, const char *path, struct error *err)
 {
 	memset(cfg, 0, sizeof(*cfg));
 	error_clear(err);
@@ -1357,24 +1180,12 @@ static int load(struct config *cfg, const char *path, bool receiver,
 		goto fail;
 	if (load_env(cfg, err) != 0)
 		goto fail;
-	if (check_common(cfg, err) != 0 ||
-	    (receiver && check_receiver(cfg, err) != 0))
+	if (check_common(cfg, err) != 0)
 		goto fail;
 	return 0;
 fail:
 	config_cleanup(cfg);
 	return -1;
-}
-
-int config_load(struct config *cfg, const char *path, struct error *err)
-{
-	return load(cfg, path, true, err);
-}
-
-int config_load_dispatcher(struct config *cfg, const char *path,
-			   struct error *err)
-{
-	return load(cfg, path, false, err);
 }
 
 /* "a|b|c" of a choice table, for the reference. */

@@ -93,23 +93,6 @@ struct config_generic {
 	char *currency_path;
 };
 
-/* generic_signed_payload as the verifier follows it: literal runs of the
- * template and the three placeholders. A template needing more parts than
- * this is refused at load, so the verifier never stops short of the end. */
-#define CONFIG_TEMPLATE_PARTS_MAX 16
-
-enum config_template_kind {
-	CONFIG_TEMPLATE_LITERAL,   /* signed_payload[offset, offset + len) */
-	CONFIG_TEMPLATE_BODY,      /* {body} */
-	CONFIG_TEMPLATE_TIMESTAMP, /* {timestamp}: generic_timestamp_header */
-	CONFIG_TEMPLATE_URL,       /* {url}: generic_url */
-};
-
-struct config_template_part {
-	enum config_template_kind kind;
-	size_t offset, len; /* literals only */
-};
-
 /* Every string is owned by the struct (freed by config_cleanup); an optional
  * string that is not set is NULL. */
 struct config {
@@ -224,9 +207,12 @@ struct config {
 
 /* Loads the configuration: defaults, then the file at path (NULL: no file),
  * then every PAYHOOK_<KEY> environment variable, then the cross-key checks
- * (secrets for the enabled profiles; the lease bound, see
- * config_write_bound_ms). The caller picks path: -c FILE, else
- * $PAYHOOK_CONFIG, else NULL (see config_default_path).
+ * common to every program (MySQL's nodes, logging). A program then runs the
+ * cross-key checks of the keys it reads, each in the module that owns them:
+ * the receiver's programs load through pipeline_load_config (the
+ * providers', the operator's, Redis's and the lease's keys),
+ * payhook-dispatch calls handoff_check_config and its modules' own. The caller picks path: -c
+ * FILE, else $PAYHOOK_CONFIG, else NULL (see config_default_path).
  *
  * Returns 0 with cfg filled, or -1 with err naming the file, line and key
  * (or the environment variable) that is wrong; cfg is then left empty, as
@@ -237,6 +223,13 @@ struct config {
  * API key where the webhook secret belongs) is refused, saying what was
  * expected. */
 int config_load(struct config *cfg, const char *path, struct error *err);
+
+/* The cross-key checks of the receiver's operator's keys that still live
+ * here (their module, lib/receiver/ops.c, is being split): the health,
+ * metrics, status and page paths and their tokens, and
+ * request_terminate_timeout_ms against lock_ttl_ms. Returns 0, or -1 with
+ * err saying what to change. */
+int config_check_receiver(const struct config *cfg, struct error *err);
 
 /* Writes the index-th warning about a loaded configuration into out (cap
  * bytes): something allowed but probably not meant, such as a
@@ -251,15 +244,6 @@ int config_warning(const struct config *cfg, size_t index, char *out,
  * starts with none: what decides a secret's form, as opposed to its content
  * (the fuzzer keeps it when it scrambles secrets). Can't fail. */
 size_t config_secret_form_prefix(const char *text, size_t len);
-
-/* config_load for payhook-dispatch: the same sources and the same checks of
- * each key and value, but of the cross-key checks only those of the keys it
- * reads (MySQL, logging): a configuration with only the MySQL and dispatch_
- * keys needs no webhook_secret, Redis or lock_ttl_ms that fits the
- * receiver's timeouts. The dispatch_ keys are checked by handoff_check_config
- * and dispatch_check_config. Returns as config_load does. */
-int config_load_dispatcher(struct config *cfg, const char *path,
-			   struct error *err);
 
 /* Writes the key table to out, one key a line, five tab-separated fields:
  * name, kind (string, integer, boolean, choice, currency, secrets,
@@ -320,15 +304,5 @@ long config_round_trip_bound_ms(const struct config *cfg);
 #define CONFIG_HEADER_NAME_MAX 64
 /* The payload column is a MEDIUMBLOB: 16 MiB - 1 bytes at most. */
 #define CONFIG_MAX_BODY_BYTES_MAX 16777215L
-
-/* Splits the generic profile's generic_signed_payload into the parts the
- * verifier signs, in order, into parts[0..*count). Returns 0, or -1 with err
- * set when the template cannot be followed to its end: {body} not exactly
- * once, more than CONFIG_TEMPLATE_PARTS_MAX parts, {timestamp} without
- * generic_timestamp_header or that header set but not signed, {url}
- * without generic_url. Can be called on any loaded configuration. */
-int config_generic_template(const struct config_generic *generic,
-			    struct config_template_part *parts, size_t *count,
-			    struct error *err);
 
 #endif

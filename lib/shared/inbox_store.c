@@ -8,11 +8,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "inbox_store.h"
+#include "schema.h"
 #include "sqlconn.h"
 
-#define SQL_MAX 1024
 #define VALUE_MAX 255
 /* Rows looked at per statement when the inbox is trimmed. */
 #define TRIM_BATCH 1000
@@ -21,11 +22,45 @@
  * other workers' writes are seen then (and by payhook-dispatch's
  * retention step). */
 #define SUM_EVERY 100
+#define STRINGIFY(x) #x
+#define STR(x) STRINGIFY(x)
+
+/* The statement set (sqlconn, prepared at first use: a database without
+ * the table still connects, and the statement's 1146 names the
+ * migration). */
+enum {
+	ST_CHECK, ST_INSERT, ST_SUM, ST_OLDEST, ST_DROP_RANGE, ST_EXPIRE,
+	ST_NEXT, ST_REMOVE, ST_NOTE, STATEMENTS
+};
+static const char *const statement_sql[STATEMENTS] = {
+	[ST_CHECK] = "SELECT id, provider, received_at, outcome, reason, "
+		     "headers, body, size FROM inbox LIMIT 0",
+	[ST_INSERT] = "INSERT INTO inbox (provider, received_at, outcome, "
+		      "reason, headers, body, size) VALUES (?, ?, ?, ?, ?, ?, ?)",
+	[ST_SUM] = "SELECT COALESCE(SUM(size), 0) FROM inbox",
+	[ST_OLDEST] = "SELECT id, size FROM inbox WHERE id > ? ORDER BY id "
+		      "LIMIT " STR(TRIM_BATCH),
+	[ST_DROP_RANGE] = "DELETE FROM inbox WHERE id > ? AND id <= ?",
+	[ST_EXPIRE] = "DELETE FROM inbox WHERE received_at < "
+		      "UTC_TIMESTAMP(6) - INTERVAL ? DAY ORDER BY id LIMIT ?",
+	/* A filter left NULL (or since 0) matches every row. */
+	[ST_NEXT] = "SELECT id, provider, FLOOR(UNIX_TIMESTAMP(received_at)), "
+		    "outcome, headers, body FROM inbox WHERE id > ? AND "
+		    "(? IS NULL OR provider = ?) AND (? IS NULL OR outcome = ?) "
+		    "AND (? = 0 OR received_at >= FROM_UNIXTIME(?)) "
+		    "ORDER BY id LIMIT 1",
+	[ST_REMOVE] = "DELETE FROM inbox WHERE id = ?",
+	[ST_NOTE] = "UPDATE inbox SET reason = ?, outcome = COALESCE(?, "
+		    "outcome) WHERE id = ?",
+};
 
 struct inbox_store {
 	const struct config *cfg;
 	struct sqlconn *conn;
-	MYSQL_RES *res;       /* inbox_store_next's row, kept for its entry */
+	/* inbox_store_next's headers and body, kept for its entry; grown
+	 * to the largest row read. */
+	char *headers, *body;
+	size_t headers_cap, body_cap;
 	/* The table's bytes as last added up, plus this store's writes
 	 * since (writes of them); known false: add up at the next keep. */
 	bool total_known;
@@ -38,11 +73,14 @@ struct inbox_store *inbox_store_new(const struct config *cfg,
 {
 	struct inbox_store *s = calloc(1, sizeof(*s));
 	struct sqlconn_options options = {
-		/* A body escaped may double; the rest of a statement is
+		/* The body and the headers; the rest of a statement is
 		 * small. */
 		.max_packet = 2 * (unsigned long)cfg->max_body_bytes + 65536,
 		.autocommit = true,
 		.read_committed = true,
+		.statements = statement_sql,
+		.statement_count = STATEMENTS,
+		.prepare_on_use = true,
 	};
 
 	if (s == NULL) {
@@ -62,84 +100,84 @@ void inbox_store_free(struct inbox_store *s)
 {
 	if (s == NULL)
 		return;
-	if (s->res != NULL)
-		mysql_free_result(s->res);
 	sqlconn_free(s->conn);
+	free(s->headers);
+	free(s->body);
 	free(s);
 }
 
-/* A failed statement: its error into err, the connection to sqlconn.
- * Returns -1. */
-static int failed(struct inbox_store *s, const char *what, struct error *err)
+/* Statement which failed with code: its error into err, the connection to
+ * sqlconn's classifier. Returns -1. */
+static int failed(struct inbox_store *s, size_t which, unsigned code,
+		  const char *what, struct error *err)
 {
-	MYSQL *mysql = sqlconn_mysql(s->conn);
-	unsigned code = mysql != NULL ? mysql_errno(mysql) : 0;
-
 	if (code == SQLCONN_ER_NO_SUCH_TABLE)
 		error_set(err, "inbox: %s: table inbox missing (run "
-			  "db/migrate-11-inbox.sql)", what);
+			  SCHEMA_MIGRATE_INBOX ")", what);
 	else
 		error_set(err, "inbox: %s: mysql: %u %s", what, code,
-			  mysql != NULL ? mysql_error(mysql) : "not connected");
-	sqlconn_failed(s->conn, code, false);
+			  sqlconn_message(s->conn, which));
+	sqlconn_fail(s->conn, code, false);
 	return -1;
 }
 
-/* Sends sql[0..len). Returns 0, or -1 with err set. */
-static int query(struct inbox_store *s, const char *what, const char *sql,
-		 size_t len, struct error *err)
+/* Runs statement which (connected first) with params and results (either
+ * NULL). Returns 0, or -1 with err set. */
+static int run(struct inbox_store *s, size_t which, const char *what,
+	       MYSQL_BIND *params, MYSQL_BIND *results, struct error *err)
 {
+	unsigned code;
+
 	if (sqlconn_connect(s->conn, err) != 0)
 		return -1;
-	if (mysql_real_query(sqlconn_mysql(s->conn), sql,
-			     (unsigned long)len) != 0)
-		return failed(s, what, err);
-	return 0;
+	code = sqlconn_run(s->conn, which, params, results);
+	return code != 0 ? failed(s, which, code, what, err) : 0;
 }
 
-/* Runs the statement sql[0..len) that changes rows. Returns how many, or
- * -1 with err set. */
-static long long run(struct inbox_store *s, const char *what, const char *sql,
-		     size_t len, struct error *err)
+/* Runs statement which that changes rows. Returns how many, or -1 with err
+ * set. */
+static long long run_change(struct inbox_store *s, size_t which,
+			    const char *what, MYSQL_BIND *params,
+			    struct error *err)
 {
-	if (query(s, what, sql, len, err) != 0)
+	if (run(s, which, what, params, NULL, err) != 0)
 		return -1;
-	return (long long)mysql_affected_rows(sqlconn_mysql(s->conn));
+	return (long long)sqlconn_affected(s->conn, which);
 }
 
-/* Escapes text[0..len) into out (2 * len + 1 bytes), connected first.
- * Returns 0, or -1 with err set. */
-static int escape(struct inbox_store *s, const char *text, size_t len,
-		  char *out, struct error *err)
+/* Binds text[0..*len) (at most cap bytes), or NULL for SQL NULL. */
+static void bind_text(MYSQL_BIND *b, const char *text, size_t cap,
+		      unsigned long *len, my_bool *is_null)
 {
-	if (sqlconn_connect(s->conn, err) != 0)
-		return -1;
-	mysql_real_escape_string(sqlconn_mysql(s->conn), out, text,
-				 (unsigned long)len);
-	return 0;
+	size_t n = text != NULL ? strlen(text) : 0;
+
+	*is_null = text == NULL;
+	*len = (unsigned long)(n > cap ? cap : n);
+	b->buffer_type = MYSQL_TYPE_STRING;
+	b->buffer = (void *)(text != NULL ? text : "");
+	b->buffer_length = *len;
+	b->length = len;
+	b->is_null = is_null;
 }
 
-/* Escapes a short text (at most VALUE_MAX bytes, cut there). */
-static int escape_short(struct inbox_store *s, const char *text, char *out,
-			struct error *err)
+static void bind_u64(MYSQL_BIND *b, unsigned long long *value)
 {
-	size_t len = strlen(text);
+	b->buffer_type = MYSQL_TYPE_LONGLONG;
+	b->buffer = value;
+	b->is_unsigned = 1;
+}
 
-	return escape(s, text, len > VALUE_MAX ? VALUE_MAX : len, out, err);
+static void bind_i64(MYSQL_BIND *b, long long *value)
+{
+	b->buffer_type = MYSQL_TYPE_LONGLONG;
+	b->buffer = value;
 }
 
 int inbox_store_check(struct inbox_store *s, struct error *err)
 {
-	static const char sql[] = "SELECT id, provider, received_at, outcome, "
-				  "reason, headers, body, size FROM inbox "
-				  "LIMIT 0";
-	MYSQL_RES *res;
-
-	if (query(s, "checking the table", sql, sizeof(sql) - 1, err) != 0)
+	if (run(s, ST_CHECK, "checking the table", NULL, NULL, err) != 0)
 		return -1;
-	res = mysql_store_result(sqlconn_mysql(s->conn));
-	if (res != NULL)
-		mysql_free_result(res);
+	sqlconn_done(s->conn, ST_CHECK);
 	return 0;
 }
 
@@ -148,106 +186,97 @@ int inbox_store_keep(struct inbox_store *s, const char *provider,
 		     const char *reason, const char *headers,
 		     const char *body, size_t len, struct error *err)
 {
-	char p[2 * VALUE_MAX + 1], o[2 * VALUE_MAX + 1], r[2 * VALUE_MAX + 1];
-	size_t hlen = strlen(headers);
-	size_t cap = 2 * (len + hlen) + 6 * VALUE_MAX + 512;
-	char *sql = malloc(cap);
-	char *h, *b;
-	int n;
-	long long rows = -1;
+	MYSQL_BIND param[7];
+	unsigned long lens[6];
+	my_bool nulls[6];
+	unsigned long long size = len;
+	MYSQL_TIME at;
+	struct tm tm;
+	time_t secs = (time_t)(received_us / 1000000);
+	long long rows;
 
-	if (sql == NULL)
-		return error_set(err, "inbox: out of memory for a %zu-byte "
-				 "body", len);
-	h = malloc(2 * hlen + 1);
-	b = malloc(2 * len + 1);
-	if (h == NULL || b == NULL) {
-		error_set(err, "inbox: out of memory for a %zu-byte body", len);
-		goto out;
-	}
-	if (escape_short(s, provider, p, err) != 0 ||
-	    escape_short(s, outcome, o, err) != 0 ||
-	    escape_short(s, reason, r, err) != 0 ||
-	    escape(s, headers, hlen, h, err) != 0 ||
-	    escape(s, body, len, b, err) != 0)
-		goto out;
-	n = snprintf(sql, cap, "INSERT INTO inbox (provider, received_at, "
-		     "outcome, reason, headers, body, size) VALUES ('%s', "
-		     "FROM_UNIXTIME(%" PRId64 ".%06d), '%s', '%s', '%s', '%s', "
-		     "%zu)", p, received_us / 1000000,
-		     (int)(received_us % 1000000), o, r, h, b, len);
-	if (n < 0 || (size_t)n >= cap) {
-		error_set(err, "inbox: a statement too long");
-		goto out;
-	}
-	rows = run(s, "keeping a delivery", sql, (size_t)n, err);
+	memset(param, 0, sizeof(param));
+	memset(&at, 0, sizeof(at));
+	gmtime_r(&secs, &tm);
+	at.year = (unsigned)tm.tm_year + 1900;
+	at.month = (unsigned)tm.tm_mon + 1;
+	at.day = (unsigned)tm.tm_mday;
+	at.hour = (unsigned)tm.tm_hour;
+	at.minute = (unsigned)tm.tm_min;
+	at.second = (unsigned)tm.tm_sec;
+	at.second_part = (unsigned long)(received_us % 1000000);
+	at.time_type = MYSQL_TIMESTAMP_DATETIME;
+	bind_text(&param[0], provider, VALUE_MAX, &lens[0], &nulls[0]);
+	param[1].buffer_type = MYSQL_TYPE_DATETIME;
+	param[1].buffer = &at;
+	bind_text(&param[2], outcome, VALUE_MAX, &lens[2], &nulls[2]);
+	bind_text(&param[3], reason, VALUE_MAX, &lens[3], &nulls[3]);
+	bind_text(&param[4], headers, (size_t)-1, &lens[4], &nulls[4]);
+	lens[5] = (unsigned long)len;
+	nulls[5] = 0;
+	param[5].buffer_type = MYSQL_TYPE_BLOB;
+	param[5].buffer = (void *)body;
+	param[5].buffer_length = lens[5];
+	param[5].length = &lens[5];
+	bind_u64(&param[6], &size);
+	rows = run_change(s, ST_INSERT, "keeping a delivery", param, err);
 	if (rows < 0 || s->cfg->inbox_max_bytes == 0)
-		goto out;
+		return rows < 0 ? -1 : 0;
 	s->total += len;
 	if (!s->total_known || ++s->writes >= SUM_EVERY ||
 	    s->total > s->cfg->inbox_max_bytes) {
 		if (inbox_store_trim(s, s->cfg->inbox_max_bytes, err) < 0)
-			rows = -1;
+			return -1;
 	}
-out:
-	free(sql);
-	free(h);
-	free(b);
-	return rows < 0 ? -1 : 0;
-}
-
-/* Runs the SELECT sql into a stored result (the caller frees it), or NULL
- * with err set. */
-static MYSQL_RES *select_rows(struct inbox_store *s, const char *what,
-			      const char *sql, struct error *err)
-{
-	MYSQL_RES *res;
-
-	if (query(s, what, sql, strlen(sql), err) != 0)
-		return NULL;
-	res = mysql_store_result(sqlconn_mysql(s->conn));
-	if (res == NULL)
-		failed(s, what, err);
-	return res;
+	return 0;
 }
 
 long inbox_store_trim(struct inbox_store *s, size_t max_bytes,
 		      struct error *err)
 {
-	char sql[SQL_MAX];
-	unsigned long long total = 0, cut = 0, last = 0;
+	unsigned long long total = 0, cut = 0, last = 0, id = 0, size = 0;
 	long dropped = 0;
-	MYSQL_RES *res;
-	MYSQL_ROW row;
+	MYSQL_BIND param[2], out[2];
+	unsigned code = 0;
+	int rc;
 
-	if (sqlconn_connect(s->conn, err) != 0)
-		return -1;
 	s->total_known = false;
-	if (sqlconn_query_number(s->conn, "SELECT COALESCE(SUM(size), 0) "
-				 "FROM inbox", &total, err) != 0)
-		return failed(s, "adding up its size", err);
+	memset(out, 0, sizeof(out));
+	bind_u64(&out[0], &total);
+	if (run(s, ST_SUM, "adding up its size", NULL, out, err) != 0)
+		return -1;
+	rc = sqlconn_fetch(s->conn, ST_SUM, &code);
+	sqlconn_done(s->conn, ST_SUM);
+	if (rc < 0)
+		return failed(s, ST_SUM, code, "adding up its size", err);
 	while (total > max_bytes) {
 		/* The oldest rows, until what is left fits. */
-		snprintf(sql, sizeof(sql), "SELECT id, size FROM inbox WHERE "
-			 "id > %llu ORDER BY id LIMIT %d", last, TRIM_BATCH);
-		res = select_rows(s, "finding the oldest", sql, err);
-		if (res == NULL)
+		memset(param, 0, sizeof(param));
+		memset(out, 0, sizeof(out));
+		bind_u64(&param[0], &last);
+		bind_u64(&out[0], &id);
+		bind_u64(&out[1], &size);
+		if (run(s, ST_OLDEST, "finding the oldest", param, out,
+			err) != 0)
 			return -1;
 		cut = 0;
-		while (total > max_bytes && (row = mysql_fetch_row(res)) != NULL) {
-			unsigned long long size = strtoull(row[1], NULL, 10);
-
-			cut = strtoull(row[0], NULL, 10);
+		while (total > max_bytes &&
+		       (rc = sqlconn_fetch(s->conn, ST_OLDEST, &code)) == 1) {
+			cut = id;
 			total = size < total ? total - size : 0;
 		}
-		mysql_free_result(res);
+		sqlconn_done(s->conn, ST_OLDEST);
+		if (rc < 0)
+			return failed(s, ST_OLDEST, code, "finding the oldest",
+				      err);
 		if (cut == 0)
 			break;
-		snprintf(sql, sizeof(sql), "DELETE FROM inbox WHERE id > %llu "
-			 "AND id <= %llu", last, cut);
+		bind_u64(&param[0], &last);
+		bind_u64(&param[1], &cut);
 		{
-			long long rows = run(s, "dropping the oldest", sql,
-					     strlen(sql), err);
+			long long rows = run_change(s, ST_DROP_RANGE,
+						    "dropping the oldest",
+						    param, err);
 
 			if (rows < 0)
 				return -1;
@@ -264,59 +293,112 @@ long inbox_store_trim(struct inbox_store *s, size_t max_bytes,
 long inbox_store_expire(struct inbox_store *s, long days, long limit,
 			struct error *err)
 {
-	char sql[SQL_MAX];
-	int n = snprintf(sql, sizeof(sql), "DELETE FROM inbox WHERE "
-			 "received_at < UTC_TIMESTAMP(6) - INTERVAL %ld DAY "
-			 "ORDER BY id LIMIT %ld", days, limit);
+	MYSQL_BIND param[2];
+	long long d = days, n = limit;
 
-	return (long)run(s, "dropping the old", sql, (size_t)n, err);
+	memset(param, 0, sizeof(param));
+	bind_i64(&param[0], &d);
+	bind_i64(&param[1], &n);
+	return (long)run_change(s, ST_EXPIRE, "dropping the old", param, err);
+}
+
+/* Makes *buf hold at least need + 1 bytes. Returns 0, or -1 (out of
+ * memory). */
+static int grow(char **buf, size_t *cap, size_t need)
+{
+	char *p;
+
+	if (need < *cap)
+		return 0;
+	p = realloc(*buf, need + 1);
+	if (p == NULL)
+		return -1;
+	*buf = p;
+	*cap = need + 1;
+	return 0;
 }
 
 int inbox_store_next(struct inbox_store *s, const struct inbox_filter *f,
 		     unsigned long long *after, struct inbox_entry *e,
 		     struct error *err)
 {
-	char sql[SQL_MAX], p[2 * VALUE_MAX + 1] = "", o[2 * VALUE_MAX + 1] = "";
-	MYSQL_ROW row;
-	unsigned long *lengths;
-	size_t n;
+	MYSQL_BIND param[7], out[6];
+	unsigned long plen[2], len[6] = { 0 };
+	my_bool pnull[2];
+	long long since = f->since_s, received = 0;
+	unsigned long long id = 0;
+	unsigned code = 0;
+	int rc;
 
-	if (s->res != NULL) {
-		mysql_free_result(s->res);
-		s->res = NULL;
+	if (grow(&s->headers, &s->headers_cap, 1024) != 0 ||
+	    grow(&s->body, &s->body_cap, 4096) != 0)
+		return error_set(err, "inbox: out of memory");
+	memset(param, 0, sizeof(param));
+	memset(out, 0, sizeof(out));
+	bind_u64(&param[0], after);
+	bind_text(&param[1], f->provider, VALUE_MAX, &plen[0], &pnull[0]);
+	param[2] = param[1];
+	bind_text(&param[3], f->outcome, VALUE_MAX, &plen[1], &pnull[1]);
+	param[4] = param[3];
+	bind_i64(&param[5], &since);
+	param[6] = param[5];
+	bind_u64(&out[0], &id);
+	out[1].buffer_type = MYSQL_TYPE_STRING;
+	out[1].buffer = e->provider;
+	out[1].buffer_length = sizeof(e->provider);
+	out[1].length = &len[1];
+	bind_i64(&out[2], &received);
+	out[3].buffer_type = MYSQL_TYPE_STRING;
+	out[3].buffer = e->outcome;
+	out[3].buffer_length = sizeof(e->outcome);
+	out[3].length = &len[3];
+	out[4].buffer_type = MYSQL_TYPE_BLOB;
+	out[4].buffer = s->headers;
+	out[4].buffer_length = s->headers_cap - 1;
+	out[4].length = &len[4];
+	out[5].buffer_type = MYSQL_TYPE_BLOB;
+	out[5].buffer = s->body;
+	out[5].buffer_length = s->body_cap - 1;
+	out[5].length = &len[5];
+	if (run(s, ST_NEXT, "reading the next delivery", param, out, err) != 0)
+		return -1;
+	rc = sqlconn_fetch(s->conn, ST_NEXT, &code);
+	/* A longer headers object or body than the buffers: read again
+	 * whole into grown ones. */
+	for (unsigned col = 4; rc == 1 && col <= 5; col++) {
+		char **buf = col == 4 ? &s->headers : &s->body;
+		size_t *cap = col == 4 ? &s->headers_cap : &s->body_cap;
+
+		if (len[col] < *cap)
+			continue;
+		if (grow(buf, cap, len[col]) != 0) {
+			sqlconn_done(s->conn, ST_NEXT);
+			return error_set(err, "inbox: out of memory for a "
+					 "%lu-byte row", len[col]);
+		}
+		out[col].buffer = *buf;
+		out[col].buffer_length = *cap - 1;
+		code = sqlconn_fetch_column(s->conn, ST_NEXT, &out[col], col);
+		if (code != 0)
+			rc = -1;
 	}
-	if ((f->provider != NULL && escape_short(s, f->provider, p, err) != 0) ||
-	    (f->outcome != NULL && escape_short(s, f->outcome, o, err) != 0))
-		return -1;
-	/* Each part is far below SQL_MAX (the values at most 2 * VALUE_MAX). */
-	n = (size_t)snprintf(sql, sizeof(sql), "SELECT id, provider, "
-			     "FLOOR(UNIX_TIMESTAMP(received_at)), outcome, "
-			     "headers, body FROM inbox WHERE id > %llu", *after);
-	if (f->provider != NULL)
-		n += (size_t)snprintf(sql + n, sizeof(sql) - n,
-				      " AND provider = '%s'", p);
-	if (f->outcome != NULL)
-		n += (size_t)snprintf(sql + n, sizeof(sql) - n,
-				      " AND outcome = '%s'", o);
-	if (f->since_s > 0)
-		n += (size_t)snprintf(sql + n, sizeof(sql) - n, " AND "
-				      "received_at >= FROM_UNIXTIME(%" PRId64
-				      ")", f->since_s);
-	snprintf(sql + n, sizeof(sql) - n, " ORDER BY id LIMIT 1");
-	s->res = select_rows(s, "reading the next delivery", sql, err);
-	if (s->res == NULL)
-		return -1;
-	row = mysql_fetch_row(s->res);
-	if (row == NULL)
+	sqlconn_done(s->conn, ST_NEXT);
+	if (rc < 0)
+		return failed(s, ST_NEXT, code, "reading the next delivery",
+			      err);
+	if (rc == 0)
 		return 0;
-	lengths = mysql_fetch_lengths(s->res);
-	e->id = strtoull(row[0], NULL, 10);
-	snprintf(e->provider, sizeof(e->provider), "%s", row[1]);
-	e->received_s = strtoll(row[2], NULL, 10);
-	snprintf(e->outcome, sizeof(e->outcome), "%s", row[3]);
-	e->headers = row[4];
-	e->body = row[5];
-	e->len = lengths[5];
+	e->id = id;
+	e->provider[len[1] < sizeof(e->provider) ? len[1] :
+						    sizeof(e->provider) - 1] = '\0';
+	e->received_s = received;
+	e->outcome[len[3] < sizeof(e->outcome) ? len[3] :
+						  sizeof(e->outcome) - 1] = '\0';
+	s->headers[len[4]] = '\0';
+	s->body[len[5]] = '\0';
+	e->headers = s->headers;
+	e->body = s->body;
+	e->len = len[5];
 	*after = e->id;
 	return 1;
 }
@@ -324,27 +406,25 @@ int inbox_store_next(struct inbox_store *s, const struct inbox_filter *f,
 int inbox_store_remove(struct inbox_store *s, unsigned long long id,
 		       struct error *err)
 {
-	char sql[SQL_MAX];
-	int n = snprintf(sql, sizeof(sql), "DELETE FROM inbox WHERE id = %llu",
-			 id);
+	MYSQL_BIND param[1];
 
-	return run(s, "removing a replayed delivery", sql, (size_t)n, err) < 0 ?
-		       -1 : 0;
+	memset(param, 0, sizeof(param));
+	bind_u64(&param[0], &id);
+	return run_change(s, ST_REMOVE, "removing a replayed delivery", param,
+			  err) < 0 ? -1 : 0;
 }
 
 int inbox_store_note(struct inbox_store *s, unsigned long long id,
 		     const char *outcome, const char *reason, struct error *err)
 {
-	char sql[SQL_MAX], o[2 * VALUE_MAX + 1] = "", r[2 * VALUE_MAX + 1];
-	int n;
+	MYSQL_BIND param[3];
+	unsigned long lens[2];
+	my_bool nulls[2];
 
-	if (escape_short(s, reason, r, err) != 0 ||
-	    (outcome != NULL && escape_short(s, outcome, o, err) != 0))
-		return -1;
-	n = snprintf(sql, sizeof(sql), "UPDATE inbox SET reason = '%s'%s%s%s "
-		     "WHERE id = %llu", r, outcome != NULL ? ", outcome = '" : "",
-		     o, outcome != NULL ? "'" : "", id);
-	if (n < 0 || (size_t)n >= sizeof(sql))
-		return error_set(err, "inbox: a statement too long");
-	return run(s, "noting a replay", sql, (size_t)n, err) < 0 ? -1 : 0;
+	memset(param, 0, sizeof(param));
+	bind_text(&param[0], reason, VALUE_MAX, &lens[0], &nulls[0]);
+	bind_text(&param[1], outcome, VALUE_MAX, &lens[1], &nulls[1]);
+	bind_u64(&param[2], &id);
+	return run_change(s, ST_NOTE, "noting a replay", param, err) < 0 ?
+		       -1 : 0;
 }

@@ -2,6 +2,7 @@
  * error classes, failover (see sqlconn.h). */
 #include "config.h"
 
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,6 +11,7 @@
 
 #include "endpoint.h"
 #include "log.h"
+#include "number.h"
 #include "sqlconn.h"
 
 /* Server error codes that say what happened to the node or the session. */
@@ -29,12 +31,18 @@ struct sqlconn {
 	size_t node;            /* index of the node in use or tried next */
 	/* The node of the last connection, so that a move is logged however
 	 * it came about: the connect loop passing a node that refused, or
-	 * sqlconn_failed stepping past one that failed mid-query. */
+	 * sqlconn_fail stepping past one that failed mid-query. */
 	size_t last_node;
 	bool connected_once;
 	bool galera;            /* the connected server runs wsrep */
 	MYSQL *mysql;           /* NULL while not connected */
 	unsigned connect_error; /* see sqlconn_connect_error */
+	unsigned last_error;    /* see sqlconn_last_error */
+	bool in_transaction;    /* between sqlconn_begin and its end */
+	MYSQL_STMT **stmt;      /* the set, options.statement_count; NULL
+				 * entries while not connected */
+	/* The message of the last statement that failed to prepare on use. */
+	char prepare_message[ERROR_MESSAGE_MAX];
 };
 
 struct sqlconn *sqlconn_new(const struct config *cfg,
@@ -49,12 +57,21 @@ struct sqlconn *sqlconn_new(const struct config *cfg,
 	}
 	c->cfg = cfg;
 	c->options = *options;
+	if (options->statement_count > 0) {
+		c->stmt = calloc(options->statement_count, sizeof(*c->stmt));
+		if (c->stmt == NULL) {
+			free(c);
+			error_set(err, "mysql: out of memory");
+			return NULL;
+		}
+	}
 	/* One server: nodes[0] is filled from the configuration at each
 	 * connect (connect_node). */
 	if (cfg->mysql_nodes == NULL) {
 		c->node_count = 1;
 	} else if (endpoint_list_parse(cfg->mysql_nodes, cfg->mysql_port,
 				       c->nodes, &c->node_count, err) != 0) {
+		free(c->stmt);
 		free(c);
 		return NULL;
 	}
@@ -67,6 +84,12 @@ void sqlconn_disconnect(struct sqlconn *c)
 		return;
 	if (c->options.on_disconnect != NULL)
 		c->options.on_disconnect(c->options.ctx);
+	for (size_t i = 0; i < c->options.statement_count; i++) {
+		if (c->stmt[i] != NULL)
+			mysql_stmt_close(c->stmt[i]);
+		c->stmt[i] = NULL;
+	}
+	c->in_transaction = false;
 	mysql_close(c->mysql);
 	c->mysql = NULL;
 }
@@ -76,12 +99,8 @@ void sqlconn_free(struct sqlconn *c)
 	if (c == NULL)
 		return;
 	sqlconn_disconnect(c);
+	free(c->stmt);
 	free(c);
-}
-
-MYSQL *sqlconn_mysql(const struct sqlconn *c)
-{
-	return c->mysql;
 }
 
 bool sqlconn_galera(const struct sqlconn *c)
@@ -132,8 +151,9 @@ static void next_node(struct sqlconn *c)
 	c->node = (c->node + 1) % c->node_count;
 }
 
-enum sqlconn_failure sqlconn_failed(struct sqlconn *c, unsigned int code,
-				    bool in_transaction)
+/* The classes and what each does to the session (see sqlconn_fail). */
+static enum sqlconn_failure classify(struct sqlconn *c, unsigned int code,
+				     bool in_transaction)
 {
 	enum sqlconn_failure failure = SQLCONN_FAILED;
 
@@ -161,8 +181,118 @@ enum sqlconn_failure sqlconn_failed(struct sqlconn *c, unsigned int code,
 	return failure;
 }
 
-MYSQL_STMT *sqlconn_prepare(struct sqlconn *c, const char *sql,
-			    struct error *err)
+enum sqlconn_failure sqlconn_fail(struct sqlconn *c, unsigned int code,
+				  bool committing)
+{
+	enum sqlconn_failure failure;
+	/* Without autocommit every statement is in a transaction. */
+	bool in_transaction = c->in_transaction || !c->options.autocommit;
+
+	c->last_error = code;
+	c->in_transaction = false;
+	if (code == SQLCONN_ER_DUP_ENTRY) {
+		/* The statement is rolled back; the transaction goes too, so
+		 * that the caller's look-up sees what is committed. */
+		if (c->mysql != NULL && in_transaction &&
+		    mysql_rollback(c->mysql) != 0)
+			sqlconn_disconnect(c);
+		return SQLCONN_DUPLICATE;
+	}
+	failure = classify(c, code, in_transaction);
+	if (failure == SQLCONN_LOST && committing)
+		return SQLCONN_UNKNOWN_OUTCOME;
+	return failure;
+}
+
+unsigned sqlconn_last_error(const struct sqlconn *c)
+{
+	return c->last_error != 0 ? c->last_error : c->connect_error;
+}
+
+const char *sqlconn_message(const struct sqlconn *c, size_t which)
+{
+	if (c->mysql == NULL)
+		return "not connected";
+	if (which != SQLCONN_SESSION && which < c->options.statement_count &&
+	    c->stmt[which] == NULL && c->prepare_message[0] != '\0')
+		return c->prepare_message;
+	if (which == SQLCONN_SESSION || which >= c->options.statement_count ||
+	    c->stmt[which] == NULL)
+		return mysql_error(c->mysql);
+	return mysql_stmt_error(c->stmt[which]);
+}
+
+unsigned sqlconn_errno(const struct sqlconn *c)
+{
+	return c->mysql != NULL ? mysql_errno(c->mysql) : 0;
+}
+
+unsigned sqlconn_stmt_errno(const struct sqlconn *c, size_t which)
+{
+	if (c->mysql == NULL || which >= c->options.statement_count ||
+	    c->stmt[which] == NULL)
+		return 0;
+	return mysql_stmt_errno(c->stmt[which]);
+}
+
+unsigned long long sqlconn_insert_id(const struct sqlconn *c, size_t which)
+{
+	return c->stmt[which] != NULL ?
+		       (unsigned long long)mysql_stmt_insert_id(c->stmt[which]) :
+		       0;
+}
+
+unsigned sqlconn_ping(struct sqlconn *c)
+{
+	if (c->mysql == NULL)
+		return CR_SERVER_GONE_ERROR;
+	return mysql_ping(c->mysql) != 0 ? mysql_errno(c->mysql) : 0;
+}
+
+bool sqlconn_connected(const struct sqlconn *c)
+{
+	return c->mysql != NULL;
+}
+
+unsigned sqlconn_begin(struct sqlconn *c)
+{
+	static const char begin_sql[] = "START TRANSACTION";
+
+	if (c->mysql == NULL)
+		return CR_SERVER_GONE_ERROR;
+	if (mysql_real_query(c->mysql, begin_sql, sizeof(begin_sql) - 1) != 0)
+		return mysql_errno(c->mysql);
+	c->in_transaction = true;
+	return 0;
+}
+
+unsigned sqlconn_commit(struct sqlconn *c)
+{
+	c->in_transaction = false;
+	if (c->mysql == NULL)
+		return CR_SERVER_GONE_ERROR;
+	return mysql_commit(c->mysql) != 0 ? mysql_errno(c->mysql) : 0;
+}
+
+void sqlconn_rollback(struct sqlconn *c)
+{
+	/* Without autocommit every statement opened one. */
+	if (c->mysql == NULL || (!c->in_transaction && c->options.autocommit))
+		return;
+	c->in_transaction = false;
+	if (mysql_rollback(c->mysql) != 0)
+		sqlconn_disconnect(c);
+}
+
+bool sqlconn_in_transaction(const struct sqlconn *c)
+{
+	return c->in_transaction;
+}
+
+/* Prepares sql on the connection. Returns the statement (the caller closes
+ * it, before the connection goes), or NULL with err set. */
+static MYSQL_STMT *prepare(struct sqlconn *c, const char *sql,
+			   struct error *err)
 {
 	MYSQL_STMT *stmt = mysql_stmt_init(c->mysql);
 
@@ -178,6 +308,245 @@ MYSQL_STMT *sqlconn_prepare(struct sqlconn *c, const char *sql,
 	}
 	return stmt;
 }
+
+int sqlconn_prepare_as(struct sqlconn *c, size_t which, const char *sql,
+		       struct error *err)
+{
+	if (which >= c->options.statement_count)
+		return error_set(err, "mysql: no statement %zu in the set",
+				 which);
+	if (c->stmt[which] != NULL) {
+		mysql_stmt_close(c->stmt[which]);
+		c->stmt[which] = NULL;
+	}
+	c->stmt[which] = prepare(c, sql, err);
+	return c->stmt[which] != NULL ? 0 : -1;
+}
+
+bool sqlconn_prepared(const struct sqlconn *c, size_t which)
+{
+	return which < c->options.statement_count && c->stmt[which] != NULL;
+}
+
+unsigned sqlconn_run(struct sqlconn *c, size_t which, MYSQL_BIND *params,
+		     MYSQL_BIND *results)
+{
+	MYSQL_STMT *stmt = c->stmt[which];
+
+	if (stmt == NULL && c->mysql != NULL && c->options.prepare_on_use &&
+	    c->options.statements != NULL &&
+	    c->options.statements[which] != NULL) {
+		const char *sql = c->options.statements[which];
+		unsigned code;
+
+		stmt = mysql_stmt_init(c->mysql);
+		if (stmt == NULL)
+			return CR_OUT_OF_MEMORY;
+		if (mysql_stmt_prepare(stmt, sql, strlen(sql)) != 0) {
+			code = mysql_stmt_errno(stmt);
+			snprintf(c->prepare_message, sizeof(c->prepare_message),
+				 "%s", mysql_stmt_error(stmt));
+			mysql_stmt_close(stmt);
+			return code;
+		}
+		c->prepare_message[0] = '\0';
+		c->stmt[which] = stmt;
+	}
+	if (stmt == NULL)
+		return CR_SERVER_GONE_ERROR;
+	if ((params != NULL && mysql_stmt_bind_param(stmt, params) != 0) ||
+	    (results != NULL && mysql_stmt_bind_result(stmt, results) != 0) ||
+	    mysql_stmt_execute(stmt) != 0 ||
+	    (results != NULL && mysql_stmt_store_result(stmt) != 0))
+		return mysql_stmt_errno(stmt);
+	return 0;
+}
+
+unsigned long long sqlconn_affected(const struct sqlconn *c, size_t which)
+{
+	return c->stmt[which] != NULL ?
+		       (unsigned long long)mysql_stmt_affected_rows(c->stmt[which]) :
+		       0;
+}
+
+unsigned sqlconn_fetch_column(struct sqlconn *c, size_t which,
+			      MYSQL_BIND *bind, unsigned column)
+{
+	if (mysql_stmt_fetch_column(c->stmt[which], bind, column, 0) != 0)
+		return mysql_stmt_errno(c->stmt[which]);
+	return 0;
+}
+
+int sqlconn_fetch(struct sqlconn *c, size_t which, unsigned *code)
+{
+	int rc = mysql_stmt_fetch(c->stmt[which]);
+
+	if (rc == 0 || rc == MYSQL_DATA_TRUNCATED)
+		return 1;
+	if (rc == MYSQL_NO_DATA)
+		return 0;
+	*code = mysql_stmt_errno(c->stmt[which]);
+	return -1;
+}
+
+void sqlconn_done(struct sqlconn *c, size_t which)
+{
+	if (c->stmt[which] != NULL)
+		mysql_stmt_free_result(c->stmt[which]);
+}
+
+unsigned sqlconn_exec(struct sqlconn *c, const char *sql,
+		      unsigned long long *affected)
+{
+	MYSQL_RES *res;
+
+	if (c->mysql == NULL)
+		return CR_SERVER_GONE_ERROR;
+	if (mysql_real_query(c->mysql, sql, strlen(sql)) != 0)
+		return mysql_errno(c->mysql);
+	if (affected != NULL)
+		*affected = (unsigned long long)mysql_affected_rows(c->mysql);
+	/* A statement with rows: read and dropped. */
+	res = mysql_store_result(c->mysql);
+	if (res != NULL)
+		mysql_free_result(res);
+	else if (mysql_field_count(c->mysql) != 0)
+		return mysql_errno(c->mysql);
+	return 0;
+}
+
+unsigned sqlconn_query(struct sqlconn *c, const char *sql,
+		       int (*each)(void *ctx, const struct sqlconn_row *row),
+		       void *ctx)
+{
+	MYSQL_RES *res;
+	MYSQL_ROW fields;
+
+	bool stopped = false;
+	unsigned code;
+
+	if (c->mysql == NULL)
+		return CR_SERVER_GONE_ERROR;
+	/* The rows are read as they come (mysql_use_result), not stored:
+	 * a long list costs no memory. */
+	if (mysql_real_query(c->mysql, sql, strlen(sql)) != 0 ||
+	    (res = mysql_use_result(c->mysql)) == NULL)
+		return mysql_errno(c->mysql);
+	while (!stopped && (fields = mysql_fetch_row(res)) != NULL) {
+		struct sqlconn_row row = {
+			.fields = fields,
+			.lengths = mysql_fetch_lengths(res),
+			.count = mysql_num_fields(res),
+		};
+
+		stopped = each(ctx, &row) != 0;
+	}
+	/* mysql_fetch_row returns NULL at the end and on an error alike. */
+	code = stopped ? 0 : mysql_errno(c->mysql);
+	mysql_free_result(res); /* reads and drops the rest */
+	return code;
+}
+
+struct sqlconn_result *sqlconn_select(struct sqlconn *c, const char *sql,
+				      unsigned *code)
+{
+	MYSQL_RES *res;
+
+	*code = 0;
+	if (c->mysql == NULL) {
+		*code = CR_SERVER_GONE_ERROR;
+		return NULL;
+	}
+	if (mysql_real_query(c->mysql, sql, strlen(sql)) != 0 ||
+	    (res = mysql_store_result(c->mysql)) == NULL) {
+		*code = mysql_errno(c->mysql);
+		if (*code == 0)
+			*code = CR_UNKNOWN_ERROR; /* a statement with no rows */
+		return NULL;
+	}
+	return (struct sqlconn_result *)res;
+}
+
+bool sqlconn_next(struct sqlconn_result *r, struct sqlconn_row *row)
+{
+	MYSQL_RES *res = (MYSQL_RES *)r;
+	MYSQL_ROW fields = mysql_fetch_row(res);
+
+	if (fields == NULL)
+		return false;
+	row->fields = fields;
+	row->lengths = mysql_fetch_lengths(res);
+	row->count = mysql_num_fields(res);
+	return true;
+}
+
+unsigned long long sqlconn_result_rows(const struct sqlconn_result *r)
+{
+	return (unsigned long long)mysql_num_rows((MYSQL_RES *)r);
+}
+
+void sqlconn_result_free(struct sqlconn_result *r)
+{
+	if (r != NULL)
+		mysql_free_result((MYSQL_RES *)r);
+}
+
+size_t sqlconn_escape(struct sqlconn *c, char *out, const char *text,
+		      size_t len)
+{
+	if (c->mysql == NULL) {
+		out[0] = '\0';
+		return 0;
+	}
+	return (size_t)mysql_real_escape_string(c->mysql, out, text,
+						(unsigned long)len);
+}
+
+int sqlconn_query_ids(struct sqlconn *c, const char *sql, size_t limit,
+		      unsigned long long **ids, size_t *count, unsigned *code)
+{
+	struct sqlconn_result *res = sqlconn_select(c, sql, code);
+	MYSQL_ROW row;
+
+	*ids = NULL;
+	*count = 0;
+	if (res == NULL)
+		return -1;
+	*ids = calloc(mysql_num_rows((MYSQL_RES *)res) + 1, sizeof(**ids));
+	if (*ids == NULL) {
+		sqlconn_result_free(res);
+		*code = 0;
+		return -1;
+	}
+	while (*count < limit &&
+	       (row = mysql_fetch_row((MYSQL_RES *)res)) != NULL) {
+		uint64_t value = 0;
+
+		if (row[0] != NULL &&
+		    number_parse(row[0], UINT64_MAX, &value) != NUMBER_OK)
+			value = 0;
+		(*ids)[(*count)++] = value;
+	}
+	sqlconn_result_free(res);
+	return 0;
+}
+
+static int first_u64(void *ctx, const struct sqlconn_row *row)
+{
+	unsigned long long *out = ctx;
+
+	if (row->count > 0 && row->fields[0] != NULL)
+		*out = strtoull(row->fields[0], NULL, 10);
+	return 1;
+}
+
+unsigned sqlconn_query_u64(struct sqlconn *c, const char *sql,
+			   unsigned long long *out)
+{
+	*out = 0;
+	return sqlconn_query(c, sql, first_u64, out);
+}
+
 
 int sqlconn_query_number(struct sqlconn *c, const char *sql,
 			 unsigned long long *out, struct error *err)
@@ -381,6 +750,13 @@ static int connect_node(struct sqlconn *c, struct error *err)
 		error_set(err, "mysql SET wsrep_sync_wait: %u %s",
 			  mysql_errno(c->mysql), mysql_error(c->mysql));
 		goto fail;
+	}
+	for (size_t i = 0; i < c->options.statement_count &&
+			   !c->options.prepare_on_use; i++) {
+		if (c->options.statements != NULL &&
+		    c->options.statements[i] != NULL &&
+		    sqlconn_prepare_as(c, i, c->options.statements[i], err) != 0)
+			goto fail;
 	}
 	if (c->options.on_connect != NULL &&
 	    c->options.on_connect(c->options.ctx, err) != 0)

@@ -25,6 +25,7 @@
 
 #include "configuration.h"
 #include "fuzz.h"
+#include "pipeline.h"
 #include "provider.h"
 
 extern char **environ;
@@ -436,7 +437,7 @@ static int load(const uint8_t *data, size_t size, struct error *err,
 	for (size_t i = 0; i < env.count; i++)
 		unknown_env |= names_no_key(env.entries[i]);
 	memset(&cfg, 0xA5, sizeof(cfg)); /* config_load must not trust it */
-	rc = config_load(&cfg, config_path, err);
+	rc = pipeline_load_config(&cfg, config_path, err);
 	unset_env(&env);
 	FUZZ_CHECK(rc == 0 || rc == -1, "config_load returned %d", rc);
 	FUZZ_CHECK(rc == -1 || !unknown_env,

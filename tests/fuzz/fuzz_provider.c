@@ -40,6 +40,7 @@
 #include "fuzz.h"
 #include "lifecycle.h"
 #include "payload.h"
+#include "pipeline.h"
 #include "provider.h"
 #include "route.h"
 #include "request.h"
@@ -104,7 +105,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	env("PAYHOOK_GENERIC_AMOUNT_FORMAT", "decimal");
 	env("PAYHOOK_GENERIC_CURRENCY_PATH", "data.currency");
 	env("PAYHOOK_LOG_LEVEL", "error");
-	if (config_load(&cfg, NULL, &err) != 0)
+	if (pipeline_load_config(&cfg, NULL, &err) != 0)
 		FUZZ_FATAL("configuration: %s", err.message);
 	set = provider_set_new(&cfg, &err);
 	parser = payload_parser_new();

@@ -210,7 +210,7 @@ static struct pipeline *pipeline_for(unsigned v)
 
 	if (pipelines[v] != NULL)
 		return pipelines[v];
-	if (config_load(cfg, NULL, &err) != 0)
+	if (pipeline_load_config(cfg, NULL, &err) != 0)
 		FUZZ_FATAL("config_load: %s", err.message);
 	if ((v & 1u) != 0)
 		cfg->signature_scheme = CONFIG_SIGNATURE_NONE;

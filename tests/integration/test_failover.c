@@ -38,7 +38,7 @@ static void setup(void)
 {
 	struct error err;
 
-	ck_assert_msg(config_load(&cfg, NULL, &err) == 0, "config: %s",
+	ck_assert_msg(pipeline_load_config(&cfg, NULL, &err) == 0, "config: %s",
 		      err.message);
 	log_init("test_failover", LOG_LEVEL_WARN);
 }

@@ -356,7 +356,7 @@ static void setup(void)
 {
 	struct error err;
 
-	ck_assert_msg(config_load(&cfg, NULL, &err) == 0, "config: %s",
+	ck_assert_msg(pipeline_load_config(&cfg, NULL, &err) == 0, "config: %s",
 		      err.message);
 	log_init("test_faults", LOG_LEVEL_WARN);
 	admin = db_open(NULL, NULL);

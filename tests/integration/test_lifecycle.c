@@ -36,7 +36,7 @@ static void setup(void)
 {
 	struct error err;
 
-	ck_assert_msg(config_load(&cfg, NULL, &err) == 0, "config: %s",
+	ck_assert_msg(pipeline_load_config(&cfg, NULL, &err) == 0, "config: %s",
 		      err.message);
 	log_init("test_lifecycle", LOG_LEVEL_WARN);
 	pipeline = pipeline_new(&cfg, &err);

@@ -59,7 +59,7 @@ static void load_config(void)
 {
 	struct error err;
 
-	ck_assert_msg(config_load(&cfg, NULL, &err) == 0, "config: %s",
+	ck_assert_msg(pipeline_load_config(&cfg, NULL, &err) == 0, "config: %s",
 		      err.message);
 	log_init("test_pipeline", LOG_LEVEL_WARN);
 }

@@ -12,6 +12,7 @@
 
 #include "configuration.h"
 #include "endpoint.h"
+#include "pipeline.h"
 
 extern char **environ;
 
@@ -87,7 +88,7 @@ static void expect_failure(const char *path, const char *want,
 
 	memset(&zero, 0, sizeof(zero));
 	memset(&cfg, 0xAB, sizeof(cfg));
-	ck_assert_int_eq(config_load(&cfg, path, err), -1);
+	ck_assert_int_eq(pipeline_load_config(&cfg, path, err), -1);
 	ck_assert_msg(strstr(err->message, want) != NULL,
 		      "message '%s' lacks '%s'", err->message, want);
 	ck_assert_int_eq(memcmp(&cfg, &zero, sizeof(cfg)), 0);
@@ -98,7 +99,7 @@ static void load_ok(struct config *cfg, const char *path)
 	struct error err;
 
 	error_clear(&err);
-	ck_assert_msg(config_load(cfg, path, &err) == 0, "load failed: %s",
+	ck_assert_msg(pipeline_load_config(cfg, path, &err) == 0, "load failed: %s",
 		      err.message);
 }
 
@@ -659,7 +660,7 @@ START_TEST(dispatcher_checks_only_its_keys)
 	write_conf(dispatcher_only);
 	expect_failure(conf_path, "needs at least one webhook_secret", &err);
 	error_clear(&err);
-	ck_assert_msg(config_load_dispatcher(&cfg, conf_path, &err) == 0,
+	ck_assert_msg(config_load(&cfg, conf_path, &err) == 0,
 		      "dispatcher-only configuration refused: %s", err.message);
 	ck_assert_str_eq(cfg.mysql_nodes, "db1 db2:3307");
 	ck_assert_str_eq(cfg.dispatch_url, "https://shop.example/hook");
@@ -667,19 +668,19 @@ START_TEST(dispatcher_checks_only_its_keys)
 
 	/* What it reads is still checked. */
 	write_conf("mysql_nodes = db1\nmysql_socket = /run/mysqld/mysqld.sock\n");
-	ck_assert_int_eq(config_load_dispatcher(&cfg, conf_path, &err), -1);
+	ck_assert_int_eq(config_load(&cfg, conf_path, &err), -1);
 	ck_assert_msg(strstr(err.message, "mysql_nodes and mysql_socket") != NULL,
 		      "message '%s'", err.message);
 	write_conf("mysql_nodes = db1:x\n");
-	ck_assert_int_eq(config_load_dispatcher(&cfg, conf_path, &err), -1);
+	ck_assert_int_eq(config_load(&cfg, conf_path, &err), -1);
 	ck_assert_msg(strstr(err.message, "mysql_nodes: a port") != NULL,
 		      "message '%s'", err.message);
 	write_conf("log_target = syslog\nlog_file = /tmp/x.log\n");
-	ck_assert_int_eq(config_load_dispatcher(&cfg, conf_path, &err), -1);
+	ck_assert_int_eq(config_load(&cfg, conf_path, &err), -1);
 	ck_assert_msg(strstr(err.message, "log_target = syslog and log_file") !=
 		      NULL, "message '%s'", err.message);
 	write_conf("webhook_secret_typo = 1\n");
-	ck_assert_int_eq(config_load_dispatcher(&cfg, conf_path, &err), -1);
+	ck_assert_int_eq(config_load(&cfg, conf_path, &err), -1);
 	ck_assert_msg(strstr(err.message, "unknown key") != NULL,
 		      "message '%s'", err.message);
 }

@@ -15,6 +15,7 @@
 #include "configuration.h"
 #include "lifecycle.h"
 #include "payload.h"
+#include "pipeline.h"
 #include "provider.h"
 #include "route.h"
 #include "sample.h"
@@ -69,7 +70,7 @@ static void setup(void)
 	setenv("PAYHOOK_GENERIC_AMOUNT_PATH", "data.total", 1);
 	setenv("PAYHOOK_GENERIC_AMOUNT_FORMAT", "decimal", 1);
 	setenv("PAYHOOK_GENERIC_CURRENCY_PATH", "data.currency", 1);
-	ck_assert_msg(config_load(&cfg, NULL, &err) == 0, "%s", err.message);
+	ck_assert_msg(pipeline_load_config(&cfg, NULL, &err) == 0, "%s", err.message);
 	set = provider_set_new(&cfg, &err);
 	ck_assert_msg(set != NULL, "%s", err.message);
 	parser = payload_parser_new();
@@ -788,7 +789,7 @@ START_TEST(test_generic_template_covers_body)
 	config_cleanup(&cfg);
 	setenv("PAYHOOK_GENERIC_SIGNED_PAYLOAD", tpl, 1);
 	unsetenv("PAYHOOK_GENERIC_TIMESTAMP_HEADER");
-	ck_assert_msg(config_load(&cfg, NULL, &err) == 0, "%s", err.message);
+	ck_assert_msg(pipeline_load_config(&cfg, NULL, &err) == 0, "%s", err.message);
 	set = provider_set_new(&cfg, &err);
 	ck_assert_msg(set != NULL, "%s", err.message);
 
@@ -997,7 +998,7 @@ START_TEST(test_routing_without_standard)
 	struct error err;
 
 	setenv("PAYHOOK_PROVIDERS", "stripe", 1);
-	ck_assert_msg(config_load(&only, NULL, &err) == 0, "%s", err.message);
+	ck_assert_msg(pipeline_load_config(&only, NULL, &err) == 0, "%s", err.message);
 	s = provider_set_new(&only, &err);
 	ck_assert_ptr_nonnull(s);
 	start("stripe", "{}");

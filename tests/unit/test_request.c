@@ -36,7 +36,7 @@ static void setup(void)
 	setenv("PAYHOOK_MAX_BODY_BYTES", "1000", 1);
 	setenv("PAYHOOK_WEBHOOK_SECRET", SECRET, 1);
 	setenv("PAYHOOK_LOG_LEVEL", "error", 1);
-	ck_assert_msg(config_load(&cfg, NULL, &err) == 0, "%s", err.message);
+	ck_assert_msg(pipeline_load_config(&cfg, NULL, &err) == 0, "%s", err.message);
 	log_init("test_request", LOG_LEVEL_ERROR);
 	pipeline = pipeline_new(&cfg, &err);
 	ck_assert_msg(pipeline != NULL, "%s", err.message);
