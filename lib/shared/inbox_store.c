@@ -348,3 +348,124 @@ int inbox_store_note(struct inbox_store *s, unsigned long long id,
 		return error_set(err, "inbox: a statement too long");
 	return run(s, "noting a replay", sql, (size_t)n, err) < 0 ? -1 : 0;
 }
+
+/* ---- a batch of deliveries in one statement ---- */
+
+static const char batch_head[] = "INSERT INTO inbox (provider, received_at, "
+				 "outcome, reason, headers, body, size) "
+				 "VALUES ";
+
+/* The longest statement a batch sends: the client's packet that
+ * inbox_store_new asks for (2 * max_body_bytes + 65536), less a margin. */
+static size_t statement_max(const struct config *cfg)
+{
+	return 2 * cfg->max_body_bytes + 65536 - 1024;
+}
+
+/* The most row can add to a statement: every text escaped may double; the
+ * short ones are cut at VALUE_MAX bytes. */
+static size_t row_max(const struct inbox_row *row)
+{
+	return 2 * (row->len + strlen(row->headers)) + 6 * VALUE_MAX + 128;
+}
+
+/* Appends text[0..len) (cut at max bytes) escaped and quoted at sql + *at,
+ * then tail. The caller made room (row_max). */
+static void put_text(MYSQL *mysql, char *sql, size_t *at, const char *text,
+		     size_t len, size_t max, const char *tail)
+{
+	size_t tail_len = strlen(tail);
+
+	if (len > max)
+		len = max;
+	sql[(*at)++] = '\'';
+	*at += mysql_real_escape_string(mysql, sql + *at, text,
+					(unsigned long)len);
+	sql[(*at)++] = '\'';
+	memcpy(sql + *at, tail, tail_len);
+	*at += tail_len;
+}
+
+/* Appends row's "(...)" at sql + *at, connected. */
+static void put_row(struct inbox_store *s, char *sql, size_t *at,
+		    const struct inbox_row *row)
+{
+	MYSQL *mysql = sqlconn_mysql(s->conn);
+
+	sql[(*at)++] = '(';
+	put_text(mysql, sql, at, row->provider, strlen(row->provider),
+		 VALUE_MAX, ", ");
+	/* At most 40 bytes. */
+	*at += (size_t)sprintf(sql + *at, "FROM_UNIXTIME(%" PRId64 ".%06d), ",
+			       row->received_us / 1000000,
+			       (int)(row->received_us % 1000000));
+	put_text(mysql, sql, at, row->outcome, strlen(row->outcome), VALUE_MAX,
+		 ", ");
+	put_text(mysql, sql, at, row->reason, strlen(row->reason), VALUE_MAX,
+		 ", ");
+	put_text(mysql, sql, at, row->headers, strlen(row->headers),
+		 SIZE_MAX, ", ");
+	put_text(mysql, sql, at, row->body, row->len, SIZE_MAX, ", ");
+	*at += (size_t)sprintf(sql + *at, "%zu)", row->len);
+}
+
+int inbox_store_keep_batch(struct inbox_store *s, const struct inbox_row *rows,
+			   size_t n, size_t *kept, struct error *err)
+{
+	size_t cap = statement_max(s->cfg), at = 0, pending = 0;
+	unsigned long long bytes = 0;
+	char *sql;
+	int rc = -1;
+
+	*kept = 0;
+	if (n == 0)
+		return 0;
+	sql = malloc(cap);
+	if (sql == NULL)
+		return error_set(err, "inbox: out of memory for %zu "
+				 "deliveries", n);
+	if (sqlconn_connect(s->conn, err) != 0)
+		goto out;
+	for (size_t i = 0; i <= n; i++) {
+		/* The statement so far goes when the next row could pass
+		 * the packet: one statement for any batch of a few. */
+		if (pending > 0 &&
+		    (i == n || at + 1 + row_max(&rows[i]) > cap)) {
+			if (run(s, "keeping deliveries", sql, at, err) < 0)
+				goto out;
+			*kept += pending;
+			pending = 0;
+		}
+		if (i == n)
+			break;
+		if (pending == 0) {
+			at = sizeof(batch_head) - 1;
+			memcpy(sql, batch_head, at);
+			if (at + row_max(&rows[i]) > cap) {
+				error_set(err, "inbox: a %zu-byte delivery "
+					  "does not fit a statement",
+					  rows[i].len);
+				goto out;
+			}
+		} else {
+			sql[at++] = ',';
+		}
+		put_row(s, sql, &at, &rows[i]);
+		pending++;
+		bytes += rows[i].len;
+	}
+	rc = 0;
+	if (s->cfg->inbox_max_bytes == 0)
+		goto out;
+	/* inbox_store_keep's rule, once for the batch. */
+	s->total += bytes;
+	s->writes += (unsigned)n;
+	if (!s->total_known || s->writes >= SUM_EVERY ||
+	    s->total > s->cfg->inbox_max_bytes) {
+		if (inbox_store_trim(s, s->cfg->inbox_max_bytes, err) < 0)
+			rc = -1;
+	}
+out:
+	free(sql);
+	return rc;
+}
