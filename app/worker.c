@@ -190,7 +190,7 @@ static int wait_connection(struct pipeline *pipeline)
 {
 	struct pollfd pfd = { .fd = LISTEN_FD, .events = POLLIN };
 
-	if (pipeline_holding(pipeline)) {
+	if (pipeline_held(pipeline) > 0) {
 		const struct timespec now = { 0, 0 };
 		int n = ppoll(&pfd, 1, &now, &waiting_mask);
 
@@ -268,7 +268,11 @@ static int serve_fastcgi(struct ops *ops, struct pipeline *pipeline,
 	}
 	FCGX_Free(&fcgi, 1);
 	/* Graceful stop, recycling: the inbox's batch is written first. */
-	pipeline_flush(pipeline);
+	if (pipeline_held(pipeline) > 0) {
+		log_info("inbox: writing %zu held deliveries before the "
+			 "worker exits", pipeline_held(pipeline));
+		pipeline_flush(pipeline);
+	}
 	if (stop_requested)
 		log_info("worker exits after %lu requests: signal %d",
 			 served, (int)stop_signal);

@@ -808,9 +808,9 @@ void pipeline_handle(struct pipeline *p, const struct request *req,
 	pipeline_flush(p);
 }
 
-bool pipeline_holding(const struct pipeline *p)
+size_t pipeline_held(const struct pipeline *p)
 {
-	return p->inbox != NULL && inbox_held(p->inbox) > 0;
+	return p->inbox != NULL ? inbox_held(p->inbox) : 0;
 }
 
 void pipeline_flush(struct pipeline *p)

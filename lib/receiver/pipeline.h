@@ -78,9 +78,9 @@ void pipeline_finish(struct pipeline *pipeline, const struct result *result);
 void pipeline_handle(struct pipeline *pipeline, const struct request *request,
 		     struct result *result);
 
-/* Whether the inbox holds deliveries not written yet: the caller calls
+/* How many deliveries the inbox holds not written yet: the caller calls
  * pipeline_flush before it waits idle or exits. */
-bool pipeline_holding(const struct pipeline *pipeline);
+size_t pipeline_held(const struct pipeline *pipeline);
 
 /* Writes the deliveries the inbox holds (one multi-row INSERT, one
  * commit); nothing when it holds none. A write that fails is counted and
