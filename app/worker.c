@@ -15,6 +15,7 @@
 
 #include <fcgiapp.h>
 
+#include "inbox.h"
 #include "log.h"
 #include "ops.h"
 #include "pipeline.h"
@@ -182,17 +183,20 @@ static int serve_cgi(struct ops *ops, struct pipeline *pipeline,
 }
 
 /* Waits for a connection on the listening socket, the only time the stop
- * and hang-up signals get in. Before it would wait idle, the deliveries the
- * inbox holds are written (pipeline_flush): none is left in memory while
- * nothing comes. Returns 1 when one may be there (another worker may take
- * it first), 0 when a signal came, -1 on an error (errno). */
+ * and hang-up signals get in. While the inbox holds deliveries they are
+ * written when the oldest is due (INBOX_FLUSH_MS), or once no connection
+ * came for INBOX_IDLE_MS: a worker never waits idle with deliveries in
+ * memory, and a busy one writes them in batches, not one by one. Returns 1
+ * when one may be there (another worker may take it first), 0 when a
+ * signal came, -1 on an error (errno). */
 static int wait_connection(struct pipeline *pipeline)
 {
 	struct pollfd pfd = { .fd = LISTEN_FD, .events = POLLIN };
 
+	pipeline_flush_due(pipeline);
 	if (pipeline_held(pipeline) > 0) {
-		const struct timespec now = { 0, 0 };
-		int n = ppoll(&pfd, 1, &now, &waiting_mask);
+		const struct timespec idle = { 0, INBOX_IDLE_MS * 1000000L };
+		int n = ppoll(&pfd, 1, &idle, &waiting_mask);
 
 		if (n > 0)
 			return 1;

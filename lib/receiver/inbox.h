@@ -11,8 +11,9 @@
  * INBOX_BATCH_BYTES of bodies and headers, and written as one multi-row
  * INSERT in one commit (inbox_store_keep_batch) when the batch is full,
  * when its oldest was held INBOX_FLUSH_MS, and whenever the caller calls
- * inbox_flush (a worker about to wait idle for a connection, or about to
- * exit): a process killed with SIGKILL loses at most its unwritten batch.
+ * inbox_flush (a worker that got no connection for INBOX_IDLE_MS, or about
+ * to exit): a process killed with SIGKILL loses at most its unwritten
+ * batch.
  * Each delivery is counted in the metrics once written or failed; a write
  * that fails is logged the first time, then as a count at most once every
  * INBOX_LOG_EVERY_S seconds.
@@ -30,11 +31,13 @@
 #include "request.h"
 #include "response.h"
 
-/* The batch: its limits, and how long a delivery waits at most while its
- * worker stays busy. */
+/* The batch: its limits, how long a delivery waits at most while its
+ * worker stays busy, and how long a worker holding deliveries waits for the
+ * next connection before it writes them. */
 #define INBOX_BATCH_ROWS 64
 #define INBOX_BATCH_BYTES 65536
 #define INBOX_FLUSH_MS 1000
+#define INBOX_IDLE_MS 50
 /* The failures' log lines: one at most this often (each process). */
 #define INBOX_LOG_EVERY_S 60
 

@@ -813,6 +813,12 @@ size_t pipeline_held(const struct pipeline *p)
 	return p->inbox != NULL ? inbox_held(p->inbox) : 0;
 }
 
+void pipeline_flush_due(struct pipeline *p)
+{
+	if (p->inbox != NULL)
+		inbox_flush_due(p->inbox);
+}
+
 void pipeline_flush(struct pipeline *p)
 {
 	if (p->inbox != NULL)

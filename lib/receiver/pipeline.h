@@ -82,6 +82,9 @@ void pipeline_handle(struct pipeline *pipeline, const struct request *request,
  * pipeline_flush before it waits idle or exits. */
 size_t pipeline_held(const struct pipeline *pipeline);
 
+/* pipeline_flush when the oldest delivery held is due (INBOX_FLUSH_MS). */
+void pipeline_flush_due(struct pipeline *pipeline);
+
 /* Writes the deliveries the inbox holds (one multi-row INSERT, one
  * commit); nothing when it holds none. A write that fails is counted and
  * logged (at most a line a minute). Can't fail. */
