@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "inbox_store.h"
 #include "sqlconn.h"
@@ -351,121 +352,173 @@ int inbox_store_note(struct inbox_store *s, unsigned long long id,
 
 /* ---- a batch of deliveries in one statement ---- */
 
+/* A statement of a batch: the columns, then "(?, ?, ?, ?, ?, ?, ?)" a row,
+ * the values sent in the binary protocol (no escaping, nothing for the
+ * server to parse in the bodies). */
 static const char batch_head[] = "INSERT INTO inbox (provider, received_at, "
 				 "outcome, reason, headers, body, size) "
 				 "VALUES ";
+static const char batch_row[] = "(?, ?, ?, ?, ?, ?, ?)";
+#define BATCH_PARAMS 7
 
-/* The longest statement a batch sends: the client's packet that
+/* The most a batch sends in one statement: the client's packet that
  * inbox_store_new asks for (2 * max_body_bytes + 65536), less a margin. */
 static size_t statement_max(const struct config *cfg)
 {
 	return 2 * cfg->max_body_bytes + 65536 - 1024;
 }
 
-/* The most row can add to a statement: every text escaped may double; the
- * short ones are cut at VALUE_MAX bytes. */
+/* The most row adds to a statement's packet. */
 static size_t row_max(const struct inbox_row *row)
 {
-	return 2 * (row->len + strlen(row->headers)) + 6 * VALUE_MAX + 128;
+	return row->len + strlen(row->headers) + 3 * VALUE_MAX + 64;
 }
 
-/* Appends text[0..len) (cut at max bytes) escaped and quoted at sql + *at,
- * then tail. The caller made room (row_max). */
-static void put_text(MYSQL *mysql, char *sql, size_t *at, const char *text,
-		     size_t len, size_t max, const char *tail)
+/* A failed statement of a batch: its error into err, the connection to
+ * sqlconn. Returns -1. */
+static int stmt_failed(struct inbox_store *s, MYSQL_STMT *stmt,
+		       const char *what, struct error *err)
 {
-	size_t tail_len = strlen(tail);
+	unsigned code = mysql_stmt_errno(stmt);
 
-	if (len > max)
-		len = max;
-	sql[(*at)++] = '\'';
-	*at += mysql_real_escape_string(mysql, sql + *at, text,
-					(unsigned long)len);
-	sql[(*at)++] = '\'';
-	memcpy(sql + *at, tail, tail_len);
-	*at += tail_len;
+	if (code == SQLCONN_ER_NO_SUCH_TABLE)
+		error_set(err, "inbox: %s: table inbox missing (run "
+			  "db/migrate-11-inbox.sql)", what);
+	else
+		error_set(err, "inbox: %s: mysql: %u %s", what, code,
+			  mysql_stmt_error(stmt));
+	sqlconn_failed(s->conn, code, false);
+	return -1;
 }
 
-/* Appends row's "(...)" at sql + *at, connected. */
-static void put_row(struct inbox_store *s, char *sql, size_t *at,
-		    const struct inbox_row *row)
+/* Binds text[0..len) (cut at max bytes) to b. */
+static void bind_text(MYSQL_BIND *b, enum enum_field_types type,
+		      const char *text, size_t len, size_t max,
+		      unsigned long *length)
 {
-	MYSQL *mysql = sqlconn_mysql(s->conn);
+	*length = (unsigned long)(len > max ? max : len);
+	b->buffer_type = type;
+	b->buffer = (void *)text;
+	b->buffer_length = *length;
+	b->length = length;
+}
 
-	sql[(*at)++] = '(';
-	put_text(mysql, sql, at, row->provider, strlen(row->provider),
-		 VALUE_MAX, ", ");
-	/* At most 40 bytes. */
-	*at += (size_t)sprintf(sql + *at, "FROM_UNIXTIME(%" PRId64 ".%06d), ",
-			       row->received_us / 1000000,
-			       (int)(row->received_us % 1000000));
-	put_text(mysql, sql, at, row->outcome, strlen(row->outcome), VALUE_MAX,
-		 ", ");
-	put_text(mysql, sql, at, row->reason, strlen(row->reason), VALUE_MAX,
-		 ", ");
-	put_text(mysql, sql, at, row->headers, strlen(row->headers),
-		 SIZE_MAX, ", ");
-	put_text(mysql, sql, at, row->body, row->len, SIZE_MAX, ", ");
-	*at += (size_t)sprintf(sql + *at, "%zu)", row->len);
+/* Writes rows[0..n) as one statement, connected. Returns 0, or -1 with err
+ * set (nothing written). */
+static int keep_rows(struct inbox_store *s, const struct inbox_row *rows,
+		     size_t n, struct error *err)
+{
+	size_t sql_len = sizeof(batch_head) - 1 + n * sizeof(batch_row);
+	char *sql = malloc(sql_len);
+	MYSQL_BIND *binds = calloc(n * BATCH_PARAMS, sizeof(*binds));
+	unsigned long *lengths = calloc(n * BATCH_PARAMS, sizeof(*lengths));
+	MYSQL_TIME *times = calloc(n, sizeof(*times));
+	unsigned long long *sizes = calloc(n, sizeof(*sizes));
+	MYSQL_STMT *stmt = NULL;
+	size_t at = sizeof(batch_head) - 1;
+	int rc = -1;
+
+	if (sql == NULL || binds == NULL || lengths == NULL || times == NULL ||
+	    sizes == NULL) {
+		error_set(err, "inbox: out of memory for %zu deliveries", n);
+		goto out;
+	}
+	memcpy(sql, batch_head, at);
+	for (size_t i = 0; i < n; i++) {
+		const struct inbox_row *row = &rows[i];
+		MYSQL_BIND *b = &binds[i * BATCH_PARAMS];
+		unsigned long *len = &lengths[i * BATCH_PARAMS];
+		time_t secs = (time_t)(row->received_us / 1000000);
+		struct tm tm;
+
+		if (i > 0)
+			sql[at++] = ',';
+		memcpy(sql + at, batch_row, sizeof(batch_row) - 1);
+		at += sizeof(batch_row) - 1;
+		/* The session is in UTC (sqlconn.h). */
+		gmtime_r(&secs, &tm);
+		times[i] = (MYSQL_TIME){
+			.year = (unsigned)tm.tm_year + 1900,
+			.month = (unsigned)tm.tm_mon + 1,
+			.day = (unsigned)tm.tm_mday,
+			.hour = (unsigned)tm.tm_hour,
+			.minute = (unsigned)tm.tm_min,
+			.second = (unsigned)tm.tm_sec,
+			.second_part = (unsigned long)(row->received_us % 1000000),
+			.time_type = MYSQL_TIMESTAMP_DATETIME,
+		};
+		sizes[i] = row->len;
+		bind_text(&b[0], MYSQL_TYPE_STRING, row->provider,
+			  strlen(row->provider), VALUE_MAX, &len[0]);
+		b[1].buffer_type = MYSQL_TYPE_DATETIME;
+		b[1].buffer = &times[i];
+		bind_text(&b[2], MYSQL_TYPE_STRING, row->outcome,
+			  strlen(row->outcome), VALUE_MAX, &len[2]);
+		bind_text(&b[3], MYSQL_TYPE_STRING, row->reason,
+			  strlen(row->reason), VALUE_MAX, &len[3]);
+		bind_text(&b[4], MYSQL_TYPE_STRING, row->headers,
+			  strlen(row->headers), SIZE_MAX, &len[4]);
+		bind_text(&b[5], MYSQL_TYPE_BLOB, row->body, row->len,
+			  SIZE_MAX, &len[5]);
+		b[6].buffer_type = MYSQL_TYPE_LONGLONG;
+		b[6].buffer = &sizes[i];
+		b[6].is_unsigned = 1;
+	}
+	stmt = mysql_stmt_init(sqlconn_mysql(s->conn));
+	if (stmt == NULL) {
+		error_set(err, "inbox: out of memory for a statement");
+		goto out;
+	}
+	if (mysql_stmt_prepare(stmt, sql, (unsigned long)at) != 0 ||
+	    mysql_stmt_bind_param(stmt, binds) != 0 ||
+	    mysql_stmt_execute(stmt) != 0) {
+		stmt_failed(s, stmt, "keeping deliveries", err);
+		goto out;
+	}
+	rc = 0;
+out:
+	if (stmt != NULL)
+		mysql_stmt_close(stmt);
+	free(sql);
+	free(binds);
+	free(lengths);
+	free(times);
+	free(sizes);
+	return rc;
 }
 
 int inbox_store_keep_batch(struct inbox_store *s, const struct inbox_row *rows,
 			   size_t n, size_t *kept, struct error *err)
 {
-	size_t cap = statement_max(s->cfg), at = 0, pending = 0;
+	size_t cap = statement_max(s->cfg);
 	unsigned long long bytes = 0;
-	char *sql;
-	int rc = -1;
 
 	*kept = 0;
 	if (n == 0)
 		return 0;
-	sql = malloc(cap);
-	if (sql == NULL)
-		return error_set(err, "inbox: out of memory for %zu "
-				 "deliveries", n);
 	if (sqlconn_connect(s->conn, err) != 0)
-		goto out;
-	for (size_t i = 0; i <= n; i++) {
-		/* The statement so far goes when the next row could pass
-		 * the packet: one statement for any batch of a few. */
-		if (pending > 0 &&
-		    (i == n || at + 1 + row_max(&rows[i]) > cap)) {
-			if (run(s, "keeping deliveries", sql, at, err) < 0)
-				goto out;
-			*kept += pending;
-			pending = 0;
-		}
-		if (i == n)
-			break;
-		if (pending == 0) {
-			at = sizeof(batch_head) - 1;
-			memcpy(sql, batch_head, at);
-			if (at + row_max(&rows[i]) > cap) {
-				error_set(err, "inbox: a %zu-byte delivery "
-					  "does not fit a statement",
-					  rows[i].len);
-				goto out;
-			}
-		} else {
-			sql[at++] = ',';
-		}
-		put_row(s, sql, &at, &rows[i]);
-		pending++;
-		bytes += rows[i].len;
+		return -1;
+	while (*kept < n) {
+		/* As many rows as the packet surely holds, one at least. */
+		size_t from = *kept, to = from, size = 0;
+
+		while (to < n && (to == from || size + row_max(&rows[to]) <= cap))
+			size += row_max(&rows[to++]);
+		if (keep_rows(s, rows + from, to - from, err) != 0)
+			return -1;
+		for (size_t i = from; i < to; i++)
+			bytes += rows[i].len;
+		*kept = to;
 	}
-	rc = 0;
 	if (s->cfg->inbox_max_bytes == 0)
-		goto out;
+		return 0;
 	/* inbox_store_keep's rule, once for the batch. */
 	s->total += bytes;
 	s->writes += (unsigned)n;
 	if (!s->total_known || s->writes >= SUM_EVERY ||
 	    s->total > s->cfg->inbox_max_bytes) {
 		if (inbox_store_trim(s, s->cfg->inbox_max_bytes, err) < 0)
-			rc = -1;
+			return -1;
 	}
-out:
-	free(sql);
-	return rc;
+	return 0;
 }

@@ -155,6 +155,14 @@ settle_inbox() {
 	printf '%s\n' "$now"
 }
 
+# pool_pids NAME: the PIDs of pool NAME's workers.
+pool_pids() {
+	local f pid _
+	for f in "$HARNESS_DIR/pids/$1"-*; do
+		read -r pid _ <"$f" && printf '%s\n' "$pid"
+	done
+}
+
 # measure KIND ROUND: one wrk run of KIND (ign-off, ign-on, ign-cap,
 # pay-off, pay-on) and its check; a line in the TSV.
 measure() {
@@ -167,8 +175,9 @@ measure() {
 	esac
 	stop=$(($(date +%s%3N) + SECS * 1000 - DRAIN_MS))
 	if [ "$kind" = ign-on ]; then
-		harness_sql "TRUNCATE TABLE inbox"
+		harness_sql "DELETE FROM inbox"
 	fi
+	cpu_begin $(pool_pids "$pool")
 	line=$(timeout $((SECS + 60)) wrk -t2 -c"$C" -d"${SECS}s" --latency \
 		--timeout 10s -s "$here/${script[0]}" "$BASE/$pool" -- "$tag" \
 		"$stop" "${script[@]:1}" 2>&1 | grep '^wrk tag=')
@@ -176,6 +185,9 @@ measure() {
 		fail_check "$tag: wrk printed no result line"
 		return
 	fi
+	# The workers write what they hold within INBOX_IDLE_MS of the end.
+	sleep 0.2
+	cpu_end "$(kv "$line" requests)"
 	s200=$(status_count "$(kv "$line" statuses)" 200)
 	non2xx=$(kv "$line" non2xx)
 	case $kind in
@@ -192,9 +204,10 @@ measure() {
 		[ "$rows" = "$s200" ] ||
 			fail_check "$tag: $rows rows for $s200 answers 200" ;;
 	esac
-	printf '%s\t%s\t%s\t%s\t%s\n' "$kind" "$round" "$(kv "$line" rps)" \
-		"$(kv "$line" p99_ms)" "$s200" >>"$TSV"
-	log "$tag: rps=$(kv "$line" rps) p99=$(kv "$line" p99_ms) statuses=$(kv "$line" statuses)${rows:+ rows=$rows}"
+	printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$kind" "$round" \
+		"$(kv "$line" rps)" "$(kv "$line" p99_ms)" "$s200" "${CPU_US[0]}" \
+		"${CPU_US[4]}" "$((CPU_US[0] + CPU_US[2] + CPU_US[4] + CPU_US[6] + CPU_US[8]))" >>"$TSV"
+	log "$tag: rps=$(kv "$line" rps) p99=$(kv "$line" p99_ms) statuses=$(kv "$line" statuses)${rows:+ rows=$rows} cpu us/request: workers ${CPU_US[0]} mariadb ${CPU_US[4]}"
 }
 
 # ---- payhook-reconcile against the fake Stripe API -------------------------
@@ -288,24 +301,26 @@ function med(list,   a, n, i, j, t) {
 	return sprintf("%.2f (%.2f-%.2f)", (n % 2) ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2, a[1], a[n])
 }
 $1 == "reconcile" { rc[$2] = $3; rcms[$2] = $4; rcfake[$2] = $6; next }
-{ rps[$1, $2] = $3; p99[$1, $2] = $4 }
+{ rps[$1, $2] = $3; p99[$1, $2] = $4; wcpu[$1, $2] = $6; dbcpu[$1, $2] = $7; allcpu[$1, $2] = $8 }
 END {
 	printf "# The inbox on the request path, and payhook-reconcile\n\n"
 	printf "c = %s, 8 workers a pool, %s rounds of %s s (median, min-max).\n\n", c, rounds, secs
-	printf "| | req/s | p99 ms | req/s / inbox off | p99 / inbox off |\n| --- | ---: | ---: | ---: | ---: |\n"
+	printf "| | req/s | p99 ms | req/s / inbox off | p99 / inbox off | CPU µs a request: workers | MariaDB | all |\n| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n"
 	split("ign-off ign-on ign-cap pay-off pay-on", kinds, " ")
 	split("ignored event, inbox off|ignored event, inbox on|ignored event, inbox full (8 MiB cap)|payment, inbox off|payment, inbox on", names, "|")
 	for (k = 1; k <= 5; k++) {
 		kind = kinds[k]; base = (kind ~ /^ign/) ? "ign-off" : "pay-off"
-		r = ""; q = ""; rr = ""; qr = ""
+		r = ""; q = ""; rr = ""; qr = ""; wc = ""; dc = ""; ac = ""
 		for (rd = 1; rd <= rounds; rd++) {
 			if (!((kind, rd) in rps)) continue
 			r = r " " rps[kind, rd]; q = q " " p99[kind, rd]
+			wc = wc " " wcpu[kind, rd]; dc = dc " " dbcpu[kind, rd]; ac = ac " " allcpu[kind, rd]
 			if (rps[base, rd] > 0) rr = rr " " rps[kind, rd] / rps[base, rd]
 			if (p99[base, rd] > 0) qr = qr " " p99[kind, rd] / p99[base, rd]
 		}
-		printf "| %s | %s | %s | %s | %s |\n", names[k], med(r), med(q),
-			kind == base ? "1" : med(rr), kind == base ? "1" : med(qr)
+		printf "| %s | %s | %s | %s | %s | %s | %s | %s |\n", names[k], med(r), med(q),
+			kind == base ? "1" : med(rr), kind == base ? "1" : med(qr),
+			med0(wc), med0(dc), med0(ac)
 	}
 	r = ""; ms = ""; fake = ""; ratio = ""
 	for (rd = 1; rd <= rounds; rd++) {
@@ -320,6 +335,13 @@ END {
 	printf "| the fake API'"'"'s CPU a pass, ms | %s |\n", med(fake)
 	printf "| the webhook path (payment, inbox off, 8 workers), req/s | %s |\n", med(rps_list("pay-off"))
 	printf "| reconcile events/s / webhook req/s | %s |\n", med(ratio)
+}
+function med0(list,   a, n, i, j, t) {
+	n = split(list, a, " ")
+	for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++)
+		if (a[j] + 0 < a[i] + 0) { t = a[i]; a[i] = a[j]; a[j] = t }
+	if (n == 0) return "-"
+	return sprintf("%d", (n % 2) ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2)
 }
 function rps_list(kind,   s, rd) {
 	s = ""
