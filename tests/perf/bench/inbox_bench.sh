@@ -24,10 +24,17 @@
 #                             (new_id.lua): the path that records
 # then, in each round, one payhook-reconcile --once pass for stripe against
 # tests/servers/provider_api (stripe mode) serving BENCH_RECONCILE_EVENTS
-# (3000) payment_intent.succeeded events created in the last minutes,
+# (1000) payment_intent.succeeded events created in the last minutes,
 # reconcile_rate_per_s = 1000 (its maximum: unthrottled), into a fresh
 # database: the events it records a second (recorded / wall time of the
 # pass, start-up included), next to pay-off's requests a second.
+#
+# With BENCH_BASELINE=PATH (another build's app/payhook, e.g. the commit
+# before a change) two more pools run that program, /boff with the inbox
+# off and /bon with it on (a database of its own), measured as ign-boff,
+# ign-bon and pay-boff in the same rounds. (lighttpd sends a request to the
+# first location that is a prefix of its path: no pool's name may start
+# with another's.)
 #
 # Checks (exit 1 when one fails): every ign-* answer is 200; after each
 # ign-on run the inbox holds exactly its 200s (then it is emptied); each
@@ -46,7 +53,7 @@ BUILD_DIR=${BUILD_DIR:-$PWD}
 ROUNDS=${BENCH_ROUNDS:-5}
 SECS=${BENCH_SECONDS:-5}
 C=${BENCH_C:-32}
-EVENTS=${BENCH_RECONCILE_EVENTS:-3000}
+EVENTS=${BENCH_RECONCILE_EVENTS:-1000}
 POOL=8
 DRAIN_MS=400
 OUT=$BUILD_DIR/tests/perf/bench
@@ -115,10 +122,23 @@ start_pool off PAYHOOK_INBOX_DAYS=0
 start_pool on PAYHOOK_INBOX_DAYS=1 PAYHOOK_INBOX_MAX_BYTES=0
 start_pool cap PAYHOOK_INBOX_DAYS=1 PAYHOOK_INBOX_MAX_BYTES=8388608 \
 	PAYHOOK_MYSQL_DATABASE=d_cap
+POOLS=(off on cap)
+STEPS=(ign-off ign-on ign-cap pay-off pay-on)
+if [ -n "${BENCH_BASELINE:-}" ]; then
+	# Another build's payhook with the inbox off and on (its inbox in a
+	# database of its own), against this one's.
+	new_db base || exit 99
+	PAYHOOK=$BENCH_BASELINE start_pool boff PAYHOOK_INBOX_DAYS=0
+	PAYHOOK=$BENCH_BASELINE start_pool bon PAYHOOK_INBOX_DAYS=1 \
+		PAYHOOK_INBOX_MAX_BYTES=0 PAYHOOK_MYSQL_DATABASE=d_base
+	POOLS+=(boff bon)
+	STEPS+=(ign-boff ign-bon pay-boff)
+fi
+STEPS+=(reconcile)
 {
 	printf 'server.max-keep-alive-requests = 1000000\n'
 	printf 'server.modules += ( "mod_fastcgi" )\nfastcgi.server += (\n'
-	for name in off on cap; do
+	for name in "${POOLS[@]}"; do
 		printf '\t"/%s" => (( "socket" => "%s", "check-local" => "disable" )),\n' \
 			"$name" "$W/$name.sock"
 	done
@@ -126,7 +146,7 @@ start_pool cap PAYHOOK_INBOX_DAYS=1 PAYHOOK_INBOX_MAX_BYTES=8388608 \
 } >"$W/lighttpd.conf"
 harness_start_lighttpd lighttpd "$W/lighttpd.conf" >/dev/null || exit 99
 BASE=http://127.0.0.1:$LIGHTTPD_PORT
-for name in off on cap; do
+for name in "${POOLS[@]}"; do
 	harness_wait_http "$BASE/$name" 405 10 "$LIGHTTPD_PID" || exit 99
 done
 
@@ -226,14 +246,14 @@ done
 # reconcile ROUND: EVENTS new payments in the fake, one pass into a fresh
 # database, timed; a line in the TSV.
 reconcile() {
-	local round=$1 db=rc$1 t0 t1 ms line rows processed cpu0 cpu1 fake0 fake1
+	local round=$1 db=rc$1 t0 t1 ms line rows processed
 	new_db "$db" || { fail_check "reconcile $round: no database"; return; }
 	jq -c --argjson n "$EVENTS" --argjson now "$(date +%s)" --arg r "$round" '
 		. as $e | range(1; $n + 1) | . as $i | $e |
 		.id = "evt_rc\($r)_\($i)" | .data.object.id = "pi_rc\($r)_\($i)" |
 		.created = ($now - 300 + ($i % 240))' "$FIX/payment.json" \
 		>"$W/events" || { fail_check "reconcile $round: no events"; return; }
-	cpu0=$(ticks "$API_PID")
+	cpu_begin "$API_PID"
 	t0=$(harness_now_ms)
 	line=$(PAYHOOK_MYSQL_DATABASE=d_$db PAYHOOK_PROVIDERS=stripe \
 		PAYHOOK_STRIPE_API_KEY=$KEY \
@@ -242,19 +262,20 @@ reconcile() {
 		"$RECONCILE" --once --provider stripe 2>"$W/reconcile-$round.err" |
 		grep '^provider=stripe')
 	t1=$(harness_now_ms)
-	cpu1=$(ticks "$API_PID")
+	# CPU_US: the fake API, lighttpd, MariaDB, Redis, payhook-reconcile
+	# (this script's children), in µs for the whole pass.
+	cpu_end 1
 	ms=$((t1 - t0))
 	processed=$(kv "$line" processed)
 	rows=$(harness_sql "SELECT COUNT(*) FROM d_$db.payments WHERE source = 'reconcile'")
 	[ "$(kv "$line" status)" = complete ] && [ "$rows" = "$EVENTS" ] &&
 		[ "$processed" = "$EVENTS" ] ||
 		fail_check "reconcile $round: '$line' with $rows rows for $EVENTS events; $(tail -n 3 "$W/reconcile-$round.err")"
-	read -r fake0 _ <<<"$cpu0"
-	read -r fake1 _ <<<"$cpu1"
-	printf 'reconcile\t%s\t%s\t%s\t%s\t%s\n' "$round" \
+	printf 'reconcile\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$round" \
 		"$(awk -v n="${rows:-0}" -v ms="$ms" 'BEGIN { printf "%.2f", (ms > 0) ? n * 1000 / ms : 0 }')" \
-		"$ms" "${rows:-0}" "$(((fake1 - fake0) * TICK_US / 1000))" >>"$TSV"
-	log "reconcile r$round: $rows events recorded in $ms ms ($(kv "$line" pages) pages; the fake API used $(((fake1 - fake0) * TICK_US / 1000)) ms of CPU)"
+		"$ms" "${rows:-0}" "$((CPU_US[0] / 1000))" "$((CPU_US[8] / 1000))" \
+		"$((CPU_US[4] / 1000))" >>"$TSV"
+	log "reconcile r$round: $rows events recorded in $ms ms ($(kv "$line" pages) pages); CPU ms: payhook-reconcile $((CPU_US[8] / 1000)), MariaDB $((CPU_US[4] / 1000)), the fake API $((CPU_US[0] / 1000))"
 	harness_sql "DROP DATABASE d_$db"
 }
 
@@ -263,7 +284,7 @@ reconcile() {
 # Warm-up, not recorded: connections, caches; the early marks.
 warm_up() {
 	local p
-	for p in off on cap; do
+	for p in "${POOLS[@]}"; do
 		timeout 30 wrk -t1 -c4 -d1s -s "$here/new_id.lua" "$BASE/$p" -- \
 			"warm-$p" 99999999999999 >/dev/null 2>&1
 		timeout 30 wrk -t1 -c4 -d1s -s "$here/ignored.lua" "$BASE/$p" -- \
@@ -272,7 +293,6 @@ warm_up() {
 }
 warm_up
 bench_early_marks_wait warm_up
-STEPS=(ign-off ign-on ign-cap pay-off pay-on reconcile)
 for round in $(seq 1 "$ROUNDS"); do
 	log "round $round of $ROUNDS"
 	order=("${STEPS[@]}")
@@ -300,16 +320,17 @@ function med(list,   a, n, i, j, t) {
 	if (n == 0) return "-"
 	return sprintf("%.2f (%.2f-%.2f)", (n % 2) ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2, a[1], a[n])
 }
-$1 == "reconcile" { rc[$2] = $3; rcms[$2] = $4; rcfake[$2] = $6; next }
+$1 == "reconcile" { rc[$2] = $3; rcms[$2] = $4; rcfake[$2] = $6; rcself[$2] = $7; rcdb[$2] = $8; next }
 { rps[$1, $2] = $3; p99[$1, $2] = $4; wcpu[$1, $2] = $6; dbcpu[$1, $2] = $7; allcpu[$1, $2] = $8 }
 END {
 	printf "# The inbox on the request path, and payhook-reconcile\n\n"
 	printf "c = %s, 8 workers a pool, %s rounds of %s s (median, min-max).\n\n", c, rounds, secs
 	printf "| | req/s | p99 ms | req/s / inbox off | p99 / inbox off | CPU µs a request: workers | MariaDB | all |\n| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n"
-	split("ign-off ign-on ign-cap pay-off pay-on", kinds, " ")
-	split("ignored event, inbox off|ignored event, inbox on|ignored event, inbox full (8 MiB cap)|payment, inbox off|payment, inbox on", names, "|")
-	for (k = 1; k <= 5; k++) {
+	nk = split("ign-off ign-on ign-cap ign-boff ign-bon pay-off pay-on pay-boff", kinds, " ")
+	split("ignored event, inbox off|ignored event, inbox on|ignored event, inbox full (8 MiB cap)|ignored event, BENCH_BASELINE, inbox off|ignored event, BENCH_BASELINE, inbox on|payment, inbox off|payment, inbox on|payment, BENCH_BASELINE", names, "|")
+	for (k = 1; k <= nk; k++) {
 		kind = kinds[k]; base = (kind ~ /^ign/) ? "ign-off" : "pay-off"
+		if (!((kind, 1) in rps)) continue
 		r = ""; q = ""; rr = ""; qr = ""; wc = ""; dc = ""; ac = ""
 		for (rd = 1; rd <= rounds; rd++) {
 			if (!((kind, rd) in rps)) continue
@@ -322,17 +343,20 @@ END {
 			kind == base ? "1" : med(rr), kind == base ? "1" : med(qr),
 			med0(wc), med0(dc), med0(ac)
 	}
-	r = ""; ms = ""; fake = ""; ratio = ""
+	r = ""; ms = ""; fake = ""; ratio = ""; self = ""; db = ""
 	for (rd = 1; rd <= rounds; rd++) {
 		if (!(rd in rc)) continue
 		r = r " " rc[rd]; ms = ms " " rcms[rd]; fake = fake " " rcfake[rd]
+		self = self " " rcself[rd]; db = db " " rcdb[rd]
 		if (rps["pay-off", rd] > 0) ratio = ratio " " rc[rd] / rps["pay-off", rd]
 	}
 	printf "\npayhook-reconcile --once, stripe, %s events a pass, reconcile_rate_per_s = 1000:\n\n", events
 	printf "| | median (min-max) |\n| --- | ---: |\n"
 	printf "| events recorded a second (one process) | %s |\n", med(r)
 	printf "| a pass, ms | %s |\n", med(ms)
-	printf "| the fake API'"'"'s CPU a pass, ms | %s |\n", med(fake)
+	printf "| CPU a pass, ms: payhook-reconcile | %s |\n", med(self)
+	printf "| CPU a pass, ms: MariaDB | %s |\n", med(db)
+	printf "| CPU a pass, ms: the fake API | %s |\n", med(fake)
 	printf "| the webhook path (payment, inbox off, 8 workers), req/s | %s |\n", med(rps_list("pay-off"))
 	printf "| reconcile events/s / webhook req/s | %s |\n", med(ratio)
 }
