@@ -32,6 +32,7 @@ struct inbox_store {
 	bool total_known;
 	unsigned long long total;
 	unsigned writes;
+	unsigned long long since_sum; /* a batch's bytes since the last sum */
 };
 
 struct inbox_store *inbox_store_new(const struct config *cfg,
@@ -487,6 +488,71 @@ out:
 	return rc;
 }
 
+/* Drops the oldest deliveries until their bodies add up to bytes or more
+ * (or the table is empty), without adding the table up. Returns the bytes
+ * it meant to drop (another worker may have dropped some of them first),
+ * or -1 with err set. */
+static long long drop_oldest(struct inbox_store *s, unsigned long long bytes,
+			     struct error *err)
+{
+	char sql[SQL_MAX];
+	unsigned long long dropped = 0;
+
+	while (dropped < bytes) {
+		unsigned long long cut = 0;
+		MYSQL_RES *res;
+		MYSQL_ROW row;
+
+		snprintf(sql, sizeof(sql), "SELECT id, size FROM inbox ORDER "
+			 "BY id LIMIT %d", TRIM_BATCH);
+		res = select_rows(s, "finding the oldest", sql, err);
+		if (res == NULL)
+			return -1;
+		while (dropped < bytes && (row = mysql_fetch_row(res)) != NULL) {
+			cut = strtoull(row[0], NULL, 10);
+			dropped += strtoull(row[1], NULL, 10);
+		}
+		mysql_free_result(res);
+		if (cut == 0)
+			break;
+		snprintf(sql, sizeof(sql), "DELETE FROM inbox WHERE id <= %llu",
+			 cut);
+		if (run(s, "dropping the oldest", sql, strlen(sql), err) < 0)
+			return -1;
+	}
+	return (long long)dropped;
+}
+
+/* inbox_max_bytes after a batch of bytes: the table is added up (a scan:
+ * inbox_store_trim) at the first batch and once this store's writes since
+ * pass a sixteenth of the cap; in between, when this store's count says
+ * the cap is passed, the oldest deliveries adding up to the excess go
+ * (a full inbox drops about what each batch adds, no scan). The other
+ * workers' writes are seen at the next sum: until then the table may pass
+ * the cap by up to a sixteenth of it a worker. Returns 0, or -1 with err
+ * set. */
+static int trim_batch(struct inbox_store *s, unsigned long long bytes,
+		      struct error *err)
+{
+	size_t max = s->cfg->inbox_max_bytes;
+	long long dropped;
+
+	s->total += bytes;
+	s->since_sum += bytes;
+	if (!s->total_known || s->since_sum >= max / 16) {
+		s->since_sum = 0;
+		return inbox_store_trim(s, max, err) < 0 ? -1 : 0;
+	}
+	if (s->total <= max)
+		return 0;
+	dropped = drop_oldest(s, s->total - max, err);
+	if (dropped < 0)
+		return -1;
+	s->total = (unsigned long long)dropped < s->total ?
+			   s->total - (unsigned long long)dropped : 0;
+	return 0;
+}
+
 int inbox_store_keep_batch(struct inbox_store *s, const struct inbox_row *rows,
 			   size_t n, size_t *kept, struct error *err)
 {
@@ -512,13 +578,5 @@ int inbox_store_keep_batch(struct inbox_store *s, const struct inbox_row *rows,
 	}
 	if (s->cfg->inbox_max_bytes == 0)
 		return 0;
-	/* inbox_store_keep's rule, once for the batch. */
-	s->total += bytes;
-	s->writes += (unsigned)n;
-	if (!s->total_known || s->writes >= SUM_EVERY ||
-	    s->total > s->cfg->inbox_max_bytes) {
-		if (inbox_store_trim(s, s->cfg->inbox_max_bytes, err) < 0)
-			return -1;
-	}
-	return 0;
+	return trim_batch(s, bytes, err);
 }

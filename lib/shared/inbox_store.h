@@ -76,8 +76,13 @@ struct inbox_row {
 
 /* Keeps rows[0..n) as one multi-row INSERT (one commit; more than one only
  * when the rows would not fit in one statement of this store's packet),
- * then, with inbox_max_bytes above 0, trims once for the whole batch by
- * the rule of inbox_store_keep. Sets *kept to how many rows were written.
+ * then, with inbox_max_bytes above 0, keeps the cap once for the whole
+ * batch: it adds the table up (inbox_store_trim) at its first batch and
+ * once its writes since pass a sixteenth of the cap; in between, when its
+ * count says the cap is passed, it drops the oldest deliveries adding up
+ * to the excess without a scan (so other workers' writes may pass the cap
+ * by up to a sixteenth of it each until the next sum, or payhook-dispatch's
+ * retention step). Sets *kept to how many rows were written.
  * Returns 0, or -1 with err set: the rows from *kept on were not written,
  * or (*kept == n) the trim failed and is tried again at the next batch. */
 int inbox_store_keep_batch(struct inbox_store *store,
