@@ -45,6 +45,9 @@ struct inbox {
 	unsigned long unlogged;
 	struct error last_err;
 	int64_t log_due_us;
+	/* A batch kept whose trim (inbox_max_bytes) failed: logged as
+	 * often at most. */
+	int64_t trim_log_due_us;
 };
 
 struct inbox *inbox_new(const struct config *cfg, struct error *err)
@@ -198,9 +201,13 @@ void inbox_flush(struct inbox *in)
 	if (kept < in->count)
 		report(in, in->count - kept, in->batch[kept].provider, &err,
 		       false);
-	else if (rc != 0)
+	else if (rc != 0 && timing_now_us() >= in->trim_log_due_us) {
 		/* Kept; the trim after them failed (tried again next). */
-		log_warn("%s", err.message);
+		log_warn("%s (the deliveries were kept; inbox_max_bytes is "
+			 "tried again at the next batch)", err.message);
+		in->trim_log_due_us = timing_now_us() +
+				      (int64_t)INBOX_LOG_EVERY_S * 1000000;
+	}
 	drop_batch(in);
 }
 
