@@ -15,6 +15,7 @@
 
 #include <fcgiapp.h>
 
+#include "inbox.h"
 #include "log.h"
 #include "ops.h"
 #include "pipeline.h"
@@ -174,18 +175,35 @@ static int serve_cgi(struct ops *ops, struct pipeline *pipeline,
 
 	if (fwrite(text, 1, len, stdout) != len || fflush(stdout) != 0)
 		log_warn("writing the CGI response failed: %s", strerror(errno));
-	if (webhook)
+	if (webhook) {
 		pipeline_finish(pipeline, &result);
+		pipeline_flush(pipeline);
+	}
 	return 0;
 }
 
 /* Waits for a connection on the listening socket, the only time the stop
- * and hang-up signals get in. Returns 1 when one may be there (another
- * worker may take it first), 0 when a signal came, -1 on an error (errno). */
-static int wait_connection(void)
+ * and hang-up signals get in. While the inbox holds deliveries they are
+ * written when the oldest is due (INBOX_FLUSH_MS), or once no connection
+ * came for INBOX_IDLE_MS: a worker never waits idle with deliveries in
+ * memory, and a busy one writes them in batches, not one by one. Returns 1
+ * when one may be there (another worker may take it first), 0 when a
+ * signal came, -1 on an error (errno). */
+static int wait_connection(struct pipeline *pipeline)
 {
 	struct pollfd pfd = { .fd = LISTEN_FD, .events = POLLIN };
 
+	pipeline_flush_due(pipeline);
+	if (pipeline_held(pipeline) > 0) {
+		const struct timespec idle = { 0, INBOX_IDLE_MS * 1000000L };
+		int n = ppoll(&pfd, 1, &idle, &waiting_mask);
+
+		if (n > 0)
+			return 1;
+		if (n < 0)
+			return errno == EINTR ? 0 : -1;
+		pipeline_flush(pipeline);
+	}
 	if (ppoll(&pfd, 1, NULL, &waiting_mask) >= 0)
 		return 1;
 	return errno == EINTR ? 0 : -1;
@@ -209,7 +227,7 @@ static int serve_fastcgi(struct ops *ops, struct pipeline *pipeline,
 		const char *text;
 		size_t len;
 		bool webhook;
-		int rc = wait_connection();
+		int rc = wait_connection(pipeline);
 
 		if (rc < 0) {
 			log_error("waiting for a connection: %s", strerror(errno));
@@ -253,6 +271,12 @@ static int serve_fastcgi(struct ops *ops, struct pipeline *pipeline,
 		served++;
 	}
 	FCGX_Free(&fcgi, 1);
+	/* Graceful stop, recycling: the inbox's batch is written first. */
+	if (pipeline_held(pipeline) > 0) {
+		log_info("inbox: writing %zu held deliveries before the "
+			 "worker exits", pipeline_held(pipeline));
+		pipeline_flush(pipeline);
+	}
 	if (stop_requested)
 		log_info("worker exits after %lu requests: signal %d",
 			 served, (int)stop_signal);

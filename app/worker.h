@@ -2,7 +2,9 @@
  * (or, run as plain CGI, the one request in its environment), answering the
  * operator's paths and handing every other request to the pipeline.
  *
- * Signals: SIGTERM and SIGINT finish the request in hand and stop accepting;
+ * Signals: SIGTERM and SIGINT finish the request in hand, write the
+ * deliveries the inbox holds (pipeline_flush; also before waiting idle and
+ * before exiting at max_requests) and stop accepting;
  * SIGHUP reopens the log before the next request. Either is taken only while
  * the worker waits for a connection, so a connection it took is answered.
  * The listening socket is set non-blocking (every worker of a pool shares

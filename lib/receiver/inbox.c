@@ -1,5 +1,5 @@
-/* inbox.c - noting and keeping a delivery payhook did not record (see
- * inbox.h). */
+/* inbox.c - noting and keeping a delivery payhook did not record, in
+ * batches (see inbox.h). */
 #include "config.h"
 
 #include <stdio.h>
@@ -11,15 +11,43 @@
 
 #include "inbox.h"
 #include "inbox_store.h"
+#include "log.h"
+#include "timing.h"
+
+#define REASON_MAX (RESPONSE_REASON_MAX + PROVIDER_EVENT_TYPE_MAX + 32)
+
+/* A delivery held for the next write: headers then body in one block. */
+struct held {
+	const struct provider *provider;
+	bool unauthorized;
+	int64_t received_us;
+	char reason[REASON_MAX];
+	char *data;            /* headers, '\0', body */
+	size_t headers_len, len;
+};
 
 struct inbox {
 	struct inbox_store *store;
+	struct metrics *metrics;             /* NULL: nothing counted */
 	/* The delivery noted: pending until inbox_keep. */
 	bool pending, unauthorized;
 	const struct provider *provider;
 	int64_t received_us;
-	char reason[RESPONSE_REASON_MAX + PROVIDER_EVENT_TYPE_MAX + 32];
+	char reason[REASON_MAX];
 	struct json_object *headers; /* the signature headers; NULL: none */
+	/* The batch: count deliveries of bytes (bodies and headers), the
+	 * first held at first_us (timing_now_us). */
+	struct held batch[INBOX_BATCH_ROWS];
+	size_t count, bytes;
+	int64_t first_us;
+	/* The failures' log: failures not in a line yet, the last one's
+	 * error, when the next line may go (timing_now_us; 0: at once). */
+	unsigned long unlogged;
+	struct error last_err;
+	int64_t log_due_us;
+	/* A batch kept whose trim (inbox_max_bytes) failed: logged as
+	 * often at most. */
+	int64_t trim_log_due_us;
 };
 
 struct inbox *inbox_new(const struct config *cfg, struct error *err)
@@ -38,13 +66,62 @@ struct inbox *inbox_new(const struct config *cfg, struct error *err)
 	return in;
 }
 
+/* The failures' log: failed more deliveries (the first to provider) did
+ * not get written because of err (NULL: none failed now). A line when one
+ * is due (the first at once), else counted for the next; force: a line now
+ * for what is counted (the process is about to exit). */
+static void report(struct inbox *in, size_t failed,
+		   const struct provider *provider, const struct error *err,
+		   bool force)
+{
+	int64_t now = timing_now_us();
+	unsigned long before = in->unlogged;
+
+	if (failed > 0) {
+		in->unlogged += failed;
+		in->last_err = *err;
+	}
+	if (in->unlogged == 0 || (!force && now < in->log_due_us))
+		return;
+	if (before == 0 && failed == 1)
+		log_warn("inbox: a delivery to %s was not kept: %s",
+			 provider_name(provider), in->last_err.message);
+	else if (before == 0 && failed > 1)
+		log_warn("inbox: %zu deliveries were not kept: %s", failed,
+			 in->last_err.message);
+	else
+		log_warn("inbox: %lu deliveries were not kept since the last "
+			 "line (lines at most every %d s; the metrics count "
+			 "each), the last: %s", in->unlogged,
+			 INBOX_LOG_EVERY_S, in->last_err.message);
+	in->unlogged = 0;
+	in->log_due_us = now + (int64_t)INBOX_LOG_EVERY_S * 1000000;
+}
+
+/* Forgets the batch. */
+static void drop_batch(struct inbox *in)
+{
+	for (size_t i = 0; i < in->count; i++)
+		free(in->batch[i].data);
+	in->count = 0;
+	in->bytes = 0;
+}
+
 void inbox_free(struct inbox *in)
 {
 	if (in == NULL)
 		return;
+	/* The failures counted since the last line get theirs. */
+	report(in, 0, NULL, NULL, true);
+	drop_batch(in);
 	json_object_put(in->headers);
 	inbox_store_free(in->store);
 	free(in);
+}
+
+void inbox_set_metrics(struct inbox *in, struct metrics *metrics)
+{
+	in->metrics = metrics;
 }
 
 int inbox_check(struct inbox *in, struct error *err)
@@ -87,10 +164,71 @@ void inbox_note(struct inbox *in, const struct provider *provider,
 	in->pending = true;
 }
 
-int inbox_keep(struct inbox *in, const char *body, size_t len,
-	       struct error *err)
+/* Counts n deliveries of the batch from first as result. */
+static void count_rows(struct inbox *in, size_t first, size_t n,
+		       enum metrics_inbox_result result)
+{
+	for (size_t i = first; i < first + n; i++)
+		metrics_inbox(in->metrics, provider_id(in->batch[i].provider),
+			      in->batch[i].unauthorized, result);
+}
+
+void inbox_flush(struct inbox *in)
+{
+	struct inbox_row rows[INBOX_BATCH_ROWS];
+	struct error err = { "" };
+	size_t kept = 0;
+	int rc;
+
+	if (in->count == 0)
+		return;
+	for (size_t i = 0; i < in->count; i++) {
+		const struct held *h = &in->batch[i];
+
+		rows[i] = (struct inbox_row){
+			.provider = provider_name(h->provider),
+			.received_us = h->received_us,
+			.outcome = h->unauthorized ? "unauthorized" : "ignored",
+			.reason = h->reason,
+			.headers = h->data,
+			.body = h->data + h->headers_len + 1,
+			.len = h->len,
+		};
+	}
+	rc = inbox_store_keep_batch(in->store, rows, in->count, &kept, &err);
+	count_rows(in, 0, kept, METRICS_INBOX_KEPT);
+	count_rows(in, kept, in->count - kept, METRICS_INBOX_FAILED);
+	if (kept < in->count)
+		report(in, in->count - kept, in->batch[kept].provider, &err,
+		       false);
+	else if (rc != 0 && timing_now_us() >= in->trim_log_due_us) {
+		/* Kept; the trim after them failed (tried again next). */
+		log_warn("%s (the deliveries were kept; inbox_max_bytes is "
+			 "tried again at the next batch)", err.message);
+		in->trim_log_due_us = timing_now_us() +
+				      (int64_t)INBOX_LOG_EVERY_S * 1000000;
+	}
+	drop_batch(in);
+}
+
+void inbox_flush_due(struct inbox *in)
+{
+	if (in->count > 0 &&
+	    timing_now_us() - in->first_us >= INBOX_FLUSH_MS * 1000L)
+		inbox_flush(in);
+}
+
+size_t inbox_held(const struct inbox *in)
+{
+	return in->count;
+}
+
+int inbox_keep(struct inbox *in, const char *body, size_t len)
 {
 	const char *headers;
+	size_t hlen;
+	struct held *h;
+	struct error err;
 
 	if (!in->pending)
 		return 0;
@@ -99,20 +237,36 @@ int inbox_keep(struct inbox *in, const char *body, size_t len,
 			  json_object_to_json_string_ext(in->headers,
 							 JSON_C_TO_STRING_PLAIN) :
 			  "{}";
-	if (inbox_store_keep(in->store, provider_name(in->provider),
-			     in->received_us,
-			     in->unauthorized ? "unauthorized" : "ignored",
-			     in->reason, headers, body, len, err) != 0)
-		return -1;
+	hlen = strlen(headers);
+	/* A batch has room for at least one delivery. */
+	if (in->count > 0 && in->bytes + hlen + len > INBOX_BATCH_BYTES)
+		inbox_flush(in);
+	h = &in->batch[in->count];
+	h->data = malloc(hlen + 1 + len + 1);
+	if (h->data == NULL) {
+		error_set(&err, "inbox: out of memory for a %zu-byte body",
+			  len);
+		metrics_inbox(in->metrics, provider_id(in->provider),
+			      in->unauthorized, METRICS_INBOX_FAILED);
+		report(in, 1, in->provider, &err, false);
+		return 1;
+	}
+	memcpy(h->data, headers, hlen + 1);
+	memcpy(h->data + hlen + 1, body, len);
+	h->data[hlen + 1 + len] = '\0';
+	h->headers_len = hlen;
+	h->len = len;
+	h->provider = in->provider;
+	h->unauthorized = in->unauthorized;
+	h->received_us = in->received_us;
+	memcpy(h->reason, in->reason, sizeof(h->reason));
+	if (in->count == 0)
+		in->first_us = timing_now_us();
+	in->count++;
+	in->bytes += hlen + len;
+	if (in->count == INBOX_BATCH_ROWS || in->bytes >= INBOX_BATCH_BYTES)
+		inbox_flush(in);
+	else
+		inbox_flush_due(in);
 	return 1;
-}
-
-const struct provider *inbox_noted_provider(const struct inbox *in)
-{
-	return in->provider;
-}
-
-bool inbox_noted_unauthorized(const struct inbox *in)
-{
-	return in->unauthorized;
 }

@@ -57,7 +57,8 @@ struct pipeline {
 	bool trusted, dry_run;
 	enum payment_source source;
 	/* inbox_days: the deliveries answered 200 ignored or 401 are noted
-	 * by the answer and kept by pipeline_finish (NULL: off); body_len is
+	 * by the answer and held by pipeline_finish in the inbox's batch,
+	 * written when it fills or by pipeline_flush (NULL: off); body_len is
 	 * the request's body in p->body. pipeline_replay's request: its
 	 * signature judged at replay_at, the time it was received (0: now),
 	 * and never kept again. */
@@ -117,6 +118,7 @@ void pipeline_free(struct pipeline *p)
 {
 	if (p == NULL)
 		return;
+	pipeline_flush(p);
 	provider_set_free(p->providers);
 	payload_parser_free(p->parser);
 	lock_client_free(p->lock);
@@ -133,6 +135,8 @@ void pipeline_free(struct pipeline *p)
 void pipeline_set_metrics(struct pipeline *p, struct metrics *metrics)
 {
 	p->metrics = metrics;
+	if (p->inbox != NULL)
+		inbox_set_metrics(p->inbox, metrics);
 }
 
 int pipeline_health(struct pipeline *p, struct pipeline_health *h)
@@ -762,22 +766,13 @@ static void rebuild_early(struct pipeline *p)
 	}
 }
 
-/* After an answer: the delivery the answer noted goes into the inbox. A
- * write that fails is logged and counted; the answer was the same. */
+/* After an answer: the delivery the answer noted goes into the inbox's
+ * batch, written when full or due (inbox.h); a write that fails is logged
+ * and counted there, the answer was the same. */
 static void keep_delivery(struct pipeline *p)
 {
-	struct error err;
-	int kept = inbox_keep(p->inbox, p->body, p->body_len, &err);
-	const struct provider *provider = inbox_noted_provider(p->inbox);
-
-	if (kept == 0)
-		return;
-	metrics_inbox(p->metrics, provider_id(provider),
-		      inbox_noted_unauthorized(p->inbox),
-		      kept > 0 ? METRICS_INBOX_KEPT : METRICS_INBOX_FAILED);
-	if (kept < 0)
-		log_warn("inbox: a delivery to %s was not kept: %s",
-			 provider_name(provider), err.message);
+	if (inbox_keep(p->inbox, p->body, p->body_len) == 0)
+		inbox_flush_due(p->inbox);
 }
 
 void pipeline_finish(struct pipeline *p, const struct result *r)
@@ -810,6 +805,24 @@ void pipeline_handle(struct pipeline *p, const struct request *req,
 {
 	pipeline_answer(p, req, r);
 	pipeline_finish(p, r);
+	pipeline_flush(p);
+}
+
+size_t pipeline_held(const struct pipeline *p)
+{
+	return p->inbox != NULL ? inbox_held(p->inbox) : 0;
+}
+
+void pipeline_flush_due(struct pipeline *p)
+{
+	if (p->inbox != NULL)
+		inbox_flush_due(p->inbox);
+}
+
+void pipeline_flush(struct pipeline *p)
+{
+	if (p->inbox != NULL)
+		inbox_flush(p->inbox);
 }
 
 /* A request in memory: the trusted body with the CGI variables of a POST

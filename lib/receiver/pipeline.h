@@ -37,7 +37,8 @@ int pipeline_load_config(struct config *cfg, const char *path,
  * Backends are connected lazily, on the first request that needs them. */
 struct pipeline *pipeline_new(const struct config *cfg, struct error *err);
 
-/* Frees everything; NULL is fine. */
+/* Writes the inbox's batch (pipeline_flush), then frees everything; NULL
+ * is fine. */
 void pipeline_free(struct pipeline *pipeline);
 
 /* Counts every request, backend error and lost lease in metrics from now on
@@ -74,14 +75,28 @@ void pipeline_answer_profile(struct pipeline *pipeline,
 			     struct result *result);
 
 /* After the answer to the request of the last pipeline_answer went out:
- * counts it, logs its one line and, when a lease found the early marks
+ * counts it, logs its one line, holds a delivery answered 200 ignored or
+ * 401 in the inbox's batch (inbox.h: written when the batch is full or its
+ * oldest was held a second) and, when a lease found the early marks
  * incomplete, rebuilds them when due. Can't fail. */
 void pipeline_finish(struct pipeline *pipeline, const struct result *result);
 
-/* pipeline_answer then pipeline_finish, for a caller with nothing to send
- * in between (the tests). */
+/* pipeline_answer, pipeline_finish and pipeline_flush, for a caller with
+ * nothing to send in between (the tests). */
 void pipeline_handle(struct pipeline *pipeline, const struct request *request,
 		     struct result *result);
+
+/* How many deliveries the inbox holds not written yet: the caller calls
+ * pipeline_flush before it waits idle or exits. */
+size_t pipeline_held(const struct pipeline *pipeline);
+
+/* pipeline_flush when the oldest delivery held is due (INBOX_FLUSH_MS). */
+void pipeline_flush_due(struct pipeline *pipeline);
+
+/* Writes the deliveries the inbox holds (one multi-row INSERT, one
+ * commit); nothing when it holds none. A write that fails is counted and
+ * logged (at most a line a minute). Can't fail. */
+void pipeline_flush(struct pipeline *pipeline);
 
 /* Records body[0..len), an event payhook fetched itself from the
  * provider's API with the merchant's key (over verified TLS or loopback),

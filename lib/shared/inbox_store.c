@@ -30,7 +30,7 @@
  * migration). */
 enum {
 	ST_CHECK, ST_INSERT, ST_SUM, ST_OLDEST, ST_DROP_RANGE, ST_EXPIRE,
-	ST_NEXT, ST_REMOVE, ST_NOTE, STATEMENTS
+	ST_NEXT, ST_REMOVE, ST_NOTE, ST_BATCH, STATEMENTS
 };
 static const char *const statement_sql[STATEMENTS] = {
 	[ST_CHECK] = "SELECT id, provider, received_at, outcome, reason, "
@@ -52,6 +52,9 @@ static const char *const statement_sql[STATEMENTS] = {
 	[ST_REMOVE] = "DELETE FROM inbox WHERE id = ?",
 	[ST_NOTE] = "UPDATE inbox SET reason = ?, outcome = COALESCE(?, "
 		    "outcome) WHERE id = ?",
+	/* ST_BATCH: inbox_store_keep_batch's INSERT of n rows, prepared
+	 * for the n at hand (prepare_batch). */
+	[ST_BATCH] = NULL,
 };
 
 struct inbox_store {
@@ -66,6 +69,8 @@ struct inbox_store {
 	bool total_known;
 	unsigned long long total;
 	unsigned writes;
+	unsigned long long since_sum; /* a batch's bytes since the last sum */
+	size_t batch_rows; /* the rows ST_BATCH is prepared for */
 };
 
 struct inbox_store *inbox_store_new(const struct config *cfg,
@@ -427,4 +432,254 @@ int inbox_store_note(struct inbox_store *s, unsigned long long id,
 	bind_u64(&param[2], &id);
 	return run_change(s, ST_NOTE, "noting a replay", param, err) < 0 ?
 		       -1 : 0;
+}
+
+/* ---- a batch of deliveries in one statement ---- */
+
+/* A statement of a batch: the columns, then "(?, ?, ?, ?, ?, ?, ?)" a row,
+ * the values sent in the binary protocol (no escaping, nothing for the
+ * server to parse in the bodies). */
+static const char batch_head[] = "INSERT INTO inbox (provider, received_at, "
+				 "outcome, reason, headers, body, size) "
+				 "VALUES ";
+static const char batch_row[] = "(?, ?, ?, ?, ?, ?, ?)";
+#define BATCH_PARAMS 7
+
+/* The most a batch sends in one statement: the client's packet that
+ * inbox_store_new asks for (2 * max_body_bytes + 65536), less a margin. */
+static size_t statement_max(const struct config *cfg)
+{
+	return 2 * cfg->max_body_bytes + 65536 - 1024;
+}
+
+/* The most row adds to a statement's packet. */
+static size_t row_max(const struct inbox_row *row)
+{
+	return row->len + strlen(row->headers) + 3 * VALUE_MAX + 64;
+}
+
+/* Binds text[0..len) (cut at max bytes) to b as type. */
+static void bind_bytes(MYSQL_BIND *b, enum enum_field_types type,
+		       const char *text, size_t len, size_t max,
+		       unsigned long *length)
+{
+	*length = (unsigned long)(len > max ? max : len);
+	b->buffer_type = type;
+	b->buffer = (void *)text;
+	b->buffer_length = *length;
+	b->length = length;
+}
+
+/* Prepares ST_BATCH for n rows, unless it holds that statement already (a
+ * reconnect closes it). Returns 0, or -1 with err set. */
+static int prepare_batch(struct inbox_store *s, size_t n, struct error *err)
+{
+	size_t at = sizeof(batch_head) - 1;
+	char *sql;
+	struct error why;
+	unsigned code;
+	int rc;
+
+	if (s->batch_rows == n && sqlconn_prepared(s->conn, ST_BATCH))
+		return 0;
+	sql = malloc(at + n * sizeof(batch_row) + 1);
+	if (sql == NULL)
+		return error_set(err, "inbox: out of memory for %zu deliveries",
+				 n);
+	memcpy(sql, batch_head, at);
+	for (size_t i = 0; i < n; i++) {
+		if (i > 0)
+			sql[at++] = ',';
+		memcpy(sql + at, batch_row, sizeof(batch_row) - 1);
+		at += sizeof(batch_row) - 1;
+	}
+	sql[at] = '\0';
+	s->batch_rows = 0;
+	rc = sqlconn_prepare_as(s->conn, ST_BATCH, sql, &why);
+	free(sql);
+	if (rc == 0) {
+		s->batch_rows = n;
+		return 0;
+	}
+	/* The prepare's error is the session's too. */
+	code = sqlconn_errno(s->conn);
+	if (code == SQLCONN_ER_NO_SUCH_TABLE)
+		error_set(err, "inbox: keeping deliveries: table inbox missing "
+			  "(run " SCHEMA_MIGRATE_INBOX ")");
+	else
+		error_set(err, "inbox: keeping deliveries: %s", why.message);
+	if (code != 0)
+		sqlconn_fail(s->conn, code, false);
+	else
+		sqlconn_disconnect(s->conn);
+	return -1;
+}
+
+/* Writes rows[0..n) as one statement, connected. Returns 0, or -1 with err
+ * set (nothing written). */
+static int keep_rows(struct inbox_store *s, const struct inbox_row *rows,
+		     size_t n, struct error *err)
+{
+	MYSQL_BIND *binds = calloc(n * BATCH_PARAMS, sizeof(*binds));
+	unsigned long *lengths = calloc(n * BATCH_PARAMS, sizeof(*lengths));
+	MYSQL_TIME *times = calloc(n, sizeof(*times));
+	unsigned long long *sizes = calloc(n, sizeof(*sizes));
+	unsigned code;
+	int rc = -1;
+
+	if (binds == NULL || lengths == NULL || times == NULL ||
+	    sizes == NULL) {
+		error_set(err, "inbox: out of memory for %zu deliveries", n);
+		goto out;
+	}
+	for (size_t i = 0; i < n; i++) {
+		const struct inbox_row *row = &rows[i];
+		MYSQL_BIND *b = &binds[i * BATCH_PARAMS];
+		unsigned long *len = &lengths[i * BATCH_PARAMS];
+		time_t secs = (time_t)(row->received_us / 1000000);
+		struct tm tm;
+
+		/* The session is in UTC (sqlconn.h). */
+		gmtime_r(&secs, &tm);
+		times[i] = (MYSQL_TIME){
+			.year = (unsigned)tm.tm_year + 1900,
+			.month = (unsigned)tm.tm_mon + 1,
+			.day = (unsigned)tm.tm_mday,
+			.hour = (unsigned)tm.tm_hour,
+			.minute = (unsigned)tm.tm_min,
+			.second = (unsigned)tm.tm_sec,
+			.second_part = (unsigned long)(row->received_us % 1000000),
+			.time_type = MYSQL_TIMESTAMP_DATETIME,
+		};
+		sizes[i] = row->len;
+		bind_bytes(&b[0], MYSQL_TYPE_STRING, row->provider,
+			   strlen(row->provider), VALUE_MAX, &len[0]);
+		b[1].buffer_type = MYSQL_TYPE_DATETIME;
+		b[1].buffer = &times[i];
+		bind_bytes(&b[2], MYSQL_TYPE_STRING, row->outcome,
+			   strlen(row->outcome), VALUE_MAX, &len[2]);
+		bind_bytes(&b[3], MYSQL_TYPE_STRING, row->reason,
+			   strlen(row->reason), VALUE_MAX, &len[3]);
+		bind_bytes(&b[4], MYSQL_TYPE_STRING, row->headers,
+			   strlen(row->headers), SIZE_MAX, &len[4]);
+		bind_bytes(&b[5], MYSQL_TYPE_BLOB, row->body, row->len,
+			   SIZE_MAX, &len[5]);
+		bind_u64(&b[6], &sizes[i]);
+	}
+	if (prepare_batch(s, n, err) != 0)
+		goto out;
+	code = sqlconn_run(s->conn, ST_BATCH, binds, NULL);
+	if (code != 0) {
+		failed(s, ST_BATCH, code, "keeping deliveries", err);
+		goto out;
+	}
+	rc = 0;
+out:
+	free(binds);
+	free(lengths);
+	free(times);
+	free(sizes);
+	return rc;
+}
+
+/* Drops the oldest deliveries until their bodies add up to bytes or more
+ * (or the table is empty), without adding the table up. Returns the bytes
+ * it meant to drop (another worker may have dropped some of them first),
+ * or -1 with err set. */
+static long long drop_oldest(struct inbox_store *s, unsigned long long bytes,
+			     struct error *err)
+{
+	unsigned long long dropped = 0, last = 0, id = 0, size = 0;
+	MYSQL_BIND param[2], out[2];
+
+	while (dropped < bytes) {
+		unsigned long long cut = 0;
+		unsigned code = 0;
+		int rc = 0;
+
+		memset(param, 0, sizeof(param));
+		memset(out, 0, sizeof(out));
+		bind_u64(&param[0], &last);
+		bind_u64(&out[0], &id);
+		bind_u64(&out[1], &size);
+		if (run(s, ST_OLDEST, "finding the oldest", param, out,
+			err) != 0)
+			return -1;
+		while (dropped < bytes &&
+		       (rc = sqlconn_fetch(s->conn, ST_OLDEST, &code)) == 1) {
+			cut = id;
+			dropped += size;
+		}
+		sqlconn_done(s->conn, ST_OLDEST);
+		if (rc < 0)
+			return failed(s, ST_OLDEST, code, "finding the oldest",
+				      err);
+		if (cut == 0)
+			break;
+		bind_u64(&param[0], &last);
+		bind_u64(&param[1], &cut);
+		if (run_change(s, ST_DROP_RANGE, "dropping the oldest", param,
+			       err) < 0)
+			return -1;
+		last = cut;
+	}
+	return (long long)dropped;
+}
+
+/* inbox_max_bytes after a batch of bytes: the table is added up (a scan:
+ * inbox_store_trim) at the first batch and once this store's writes since
+ * pass a sixteenth of the cap; in between, when this store's count says
+ * the cap is passed, the oldest deliveries adding up to the excess go
+ * (a full inbox drops about what each batch adds, no scan). The other
+ * workers' writes are seen at the next sum: until then the table may pass
+ * the cap by up to a sixteenth of it a worker. Returns 0, or -1 with err
+ * set. */
+static int trim_batch(struct inbox_store *s, unsigned long long bytes,
+		      struct error *err)
+{
+	size_t max = s->cfg->inbox_max_bytes;
+	long long dropped;
+
+	s->total += bytes;
+	s->since_sum += bytes;
+	if (!s->total_known || s->since_sum >= max / 16) {
+		s->since_sum = 0;
+		return inbox_store_trim(s, max, err) < 0 ? -1 : 0;
+	}
+	if (s->total <= max)
+		return 0;
+	dropped = drop_oldest(s, s->total - max, err);
+	if (dropped < 0)
+		return -1;
+	s->total = (unsigned long long)dropped < s->total ?
+			   s->total - (unsigned long long)dropped : 0;
+	return 0;
+}
+
+int inbox_store_keep_batch(struct inbox_store *s, const struct inbox_row *rows,
+			   size_t n, size_t *kept, struct error *err)
+{
+	size_t cap = statement_max(s->cfg);
+	unsigned long long bytes = 0;
+
+	*kept = 0;
+	if (n == 0)
+		return 0;
+	if (sqlconn_connect(s->conn, err) != 0)
+		return -1;
+	while (*kept < n) {
+		/* As many rows as the packet surely holds, one at least. */
+		size_t from = *kept, to = from, size = 0;
+
+		while (to < n && (to == from || size + row_max(&rows[to]) <= cap))
+			size += row_max(&rows[to++]);
+		if (keep_rows(s, rows + from, to - from, err) != 0)
+			return -1;
+		for (size_t i = from; i < to; i++)
+			bytes += rows[i].len;
+		*kept = to;
+	}
+	if (s->cfg->inbox_max_bytes == 0)
+		return 0;
+	return trim_batch(s, bytes, err);
 }

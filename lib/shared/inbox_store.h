@@ -63,6 +63,32 @@ int inbox_store_keep(struct inbox_store *store, const char *provider,
 		     const char *reason, const char *headers,
 		     const char *body, size_t len, struct error *err);
 
+/* One delivery for inbox_store_keep_batch: what inbox_store_keep takes. */
+struct inbox_row {
+	const char *provider;
+	int64_t received_us;
+	const char *outcome;
+	const char *reason;
+	const char *headers;
+	const char *body;
+	size_t len;
+};
+
+/* Keeps rows[0..n) as one multi-row INSERT (one commit; more than one only
+ * when the rows would not fit in one statement of this store's packet),
+ * then, with inbox_max_bytes above 0, keeps the cap once for the whole
+ * batch: it adds the table up (inbox_store_trim) at its first batch and
+ * once its writes since pass a sixteenth of the cap; in between, when its
+ * count says the cap is passed, it drops the oldest deliveries adding up
+ * to the excess without a scan (so other workers' writes may pass the cap
+ * by up to a sixteenth of it each until the next sum, or payhook-dispatch's
+ * retention step). Sets *kept to how many rows were written.
+ * Returns 0, or -1 with err set: the rows from *kept on were not written,
+ * or (*kept == n) the trim failed and is tried again at the next batch. */
+int inbox_store_keep_batch(struct inbox_store *store,
+			   const struct inbox_row *rows, size_t n,
+			   size_t *kept, struct error *err);
+
 /* Drops the oldest deliveries until the bodies of the others add up to at
  * most max_bytes. Returns how many it dropped, or -1 with err set. */
 long inbox_store_trim(struct inbox_store *store, size_t max_bytes,
