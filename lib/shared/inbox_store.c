@@ -501,17 +501,12 @@ static int prepare_batch(struct inbox_store *s, size_t n, struct error *err)
 		s->batch_rows = n;
 		return 0;
 	}
-	/* The prepare's error is the session's too. */
-	code = sqlconn_errno(s->conn);
-	if (code == SQLCONN_ER_NO_SUCH_TABLE)
-		error_set(err, "inbox: keeping deliveries: table inbox missing "
-			  "(run " SCHEMA_MIGRATE_INBOX ")");
-	else
-		error_set(err, "inbox: keeping deliveries: %s", why.message);
+	code = sqlconn_stmt_errno(s->conn, ST_BATCH);
 	if (code != 0)
-		sqlconn_fail(s->conn, code, false);
-	else
-		sqlconn_disconnect(s->conn);
+		return failed(s, ST_BATCH, code, "keeping deliveries", err);
+	/* No server error: the statement could not even be sent. */
+	error_set(err, "inbox: keeping deliveries: %s", why.message);
+	sqlconn_disconnect(s->conn);
 	return -1;
 }
 

@@ -43,6 +43,7 @@ struct sqlconn {
 				 * entries while not connected */
 	/* The message of the last statement that failed to prepare on use. */
 	char prepare_message[ERROR_MESSAGE_MAX];
+	unsigned prepare_code; /* the last failed prepare's error, else 0 */
 };
 
 struct sqlconn *sqlconn_new(const struct config *cfg,
@@ -229,9 +230,10 @@ unsigned sqlconn_errno(const struct sqlconn *c)
 
 unsigned sqlconn_stmt_errno(const struct sqlconn *c, size_t which)
 {
-	if (c->mysql == NULL || which >= c->options.statement_count ||
-	    c->stmt[which] == NULL)
+	if (c->mysql == NULL || which >= c->options.statement_count)
 		return 0;
+	if (c->stmt[which] == NULL)
+		return c->prepare_code;
 	return mysql_stmt_errno(c->stmt[which]);
 }
 
@@ -303,9 +305,15 @@ static MYSQL_STMT *prepare(struct sqlconn *c, const char *sql,
 	if (mysql_stmt_prepare(stmt, sql, strlen(sql)) != 0) {
 		error_set(err, "mysql prepare: %u %s", mysql_stmt_errno(stmt),
 			  mysql_stmt_error(stmt));
+		/* For sqlconn_stmt_errno and sqlconn_message of the slot. */
+		c->prepare_code = mysql_stmt_errno(stmt);
+		snprintf(c->prepare_message, sizeof(c->prepare_message), "%s",
+			 mysql_stmt_error(stmt));
 		mysql_stmt_close(stmt);
 		return NULL;
 	}
+	c->prepare_code = 0;
+	c->prepare_message[0] = '\0';
 	return stmt;
 }
 
@@ -344,11 +352,13 @@ unsigned sqlconn_run(struct sqlconn *c, size_t which, MYSQL_BIND *params,
 			return CR_OUT_OF_MEMORY;
 		if (mysql_stmt_prepare(stmt, sql, strlen(sql)) != 0) {
 			code = mysql_stmt_errno(stmt);
+			c->prepare_code = code;
 			snprintf(c->prepare_message, sizeof(c->prepare_message),
 				 "%s", mysql_stmt_error(stmt));
 			mysql_stmt_close(stmt);
 			return code;
 		}
+		c->prepare_code = 0;
 		c->prepare_message[0] = '\0';
 		c->stmt[which] = stmt;
 	}

@@ -150,7 +150,8 @@ const char *sqlconn_message(const struct sqlconn *c, size_t which);
 unsigned sqlconn_errno(const struct sqlconn *c);
 
 /* The code of the last error of statement which of the set (0 when none,
- * or not connected). */
+ * or not connected; for a slot left empty by a failed prepare, that
+ * prepare's error). */
 unsigned sqlconn_stmt_errno(const struct sqlconn *c, size_t which);
 
 /* The AUTO_INCREMENT value the last sqlconn_run of which generated. */
