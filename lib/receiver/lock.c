@@ -896,5 +896,16 @@ int lock_check_config(const struct config *cfg, struct error *err)
 				 cfg->lock_ttl_ms, cfg->mysql_read_timeout_s,
 				 cfg->mysql_write_timeout_s, bound,
 				 bound + CONFIG_LEASE_MARGIN_MS);
+	/* A worker ended while it holds the lock is safe only because no row
+	 * is committed without a lease that covers the write: it is never a
+	 * reason to end one the lease still covers. */
+	if (cfg->request_terminate_timeout_ms != 0 &&
+	    cfg->request_terminate_timeout_ms < cfg->lock_ttl_ms)
+		return error_set(err, "request_terminate_timeout_ms = %ld is "
+				 "shorter than lock_ttl_ms = %ld: a request "
+				 "may rightly run as long as its lease; set it "
+				 "to at least %ld, or 0 (off)",
+				 cfg->request_terminate_timeout_ms,
+				 cfg->lock_ttl_ms, cfg->lock_ttl_ms);
 	return 0;
 }

@@ -70,7 +70,8 @@ struct lock_client *lock_client_new(const struct config *cfg, struct error *err)
  * config_load: redis_sentinels parses and goes without redis_socket,
  * lock_backend = none goes without redis_unavailable = fail, and lock_ttl_ms
  * covers the write's bound (config_write_bound_ms) plus
- * CONFIG_LEASE_MARGIN_MS. Returns 0, or -1 with err saying what to set. */
+ * CONFIG_LEASE_MARGIN_MS, and request_terminate_timeout_ms (when set) is no
+ * shorter than lock_ttl_ms. Returns 0, or -1 with err saying what to set. */
 int lock_check_config(const struct config *cfg, struct error *err);
 
 /* Closes the connection and frees the client; NULL is fine. */

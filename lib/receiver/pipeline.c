@@ -907,7 +907,7 @@ int pipeline_load_config(struct config *cfg, const char *path,
 	if (config_load(cfg, path, err) != 0)
 		return -1;
 	if (provider_check_config(cfg, err) != 0 ||
-	    config_check_receiver(cfg, err) != 0 ||
+	    route_check_config(cfg, err) != 0 ||
 	    lock_check_config(cfg, err) != 0) {
 		config_cleanup(cfg);
 		return -1;

@@ -27,8 +27,9 @@ struct pipeline; /* configuration, parsers and backend connections; opaque */
 
 /* The configuration as the receiver's programs (payhook, payhook-sign,
  * payhook-reconcile) load it: config_load, then the cross-key checks of
- * the keys' owners: provider_check_config, config_check_receiver (the
- * operator's keys), lock_check_config (Redis, the lease). Returns 0, or -1
+ * the keys' owners: provider_check_config, route_check_config (the
+ * operator's paths and tokens), lock_check_config (Redis, the lease,
+ * request_terminate_timeout_ms against it). Returns 0, or -1
  * with err set and cfg cleaned up. */
 int pipeline_load_config(struct config *cfg, const char *path,
 			 struct error *err);

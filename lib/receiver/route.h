@@ -31,6 +31,12 @@ struct route {
 void route_request(const struct config *cfg, const struct request *req,
 		   struct route *out);
 
+/* The cross-key checks of the operator's paths (health_path, ping_path,
+ * metrics_path, status_path, status_page_path) and their tokens: each path
+ * a request path, a token only with a path it guards, the page never
+ * without one. Returns 0, or -1 with err saying what to change. */
+int route_check_config(const struct config *cfg, struct error *err);
+
 /* The profile a webhook's path names: its last segment when that is a
  * provider's name, else the standard profile. Can't fail. */
 enum config_provider route_profile(const struct request *req);

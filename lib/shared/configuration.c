@@ -1052,12 +1052,6 @@ static int load_env(struct config *cfg, struct error *err)
 	return 0;
 }
 
-/* A path key: unset, or a request path. */
-static bool request_path_ok(const char *path)
-{
-	return path == NULL || path[0] == '/';
-}
-
 /* Checks that involve more than one key, after every source is applied,
  * of the keys every program reads: MySQL and logging. */
 static int check_common(const struct config *cfg, struct error *err)
@@ -1076,57 +1070,6 @@ static int check_common(const struct config *cfg, struct error *err)
 	if (cfg->log_target == CONFIG_LOG_TARGET_SYSLOG && cfg->log_file != NULL)
 		return error_set(err, "log_target = syslog and log_file are both "
 				 "set: choose one");
-	return 0;
-}
-
-/* The same, of the operator's keys only the receiver (payhook) reads: its
- * paths and tokens, request_terminate_timeout_ms against the lease. (The
- * providers' keys are checked by provider_check_config, Redis's and the
- * lease's by lock_check_config.) */
-int config_check_receiver(const struct config *cfg, struct error *err)
-{
-	if (!request_path_ok(cfg->health_path) ||
-	    !request_path_ok(cfg->metrics_path) ||
-	    !request_path_ok(cfg->status_path) ||
-	    !request_path_ok(cfg->ping_path) ||
-	    !request_path_ok(cfg->status_page_path))
-		return error_set(err, "health_path, metrics_path, status_path, "
-				 "ping_path and status_page_path are request "
-				 "paths: they start with /");
-	if (cfg->status_page_token != NULL && cfg->status_page_path == NULL)
-		return error_set(err, "status_page_token is set but "
-				 "status_page_path is not");
-	/* The page lists transaction ids: never without a token. */
-	if (cfg->status_page_path != NULL && cfg->status_page_token == NULL &&
-	    cfg->metrics_token == NULL)
-		return error_set(err, "status_page_path needs a token: set "
-				 "status_page_token (or metrics_token)");
-	if (cfg->metrics_token != NULL && cfg->metrics_path == NULL &&
-	    cfg->status_path == NULL)
-		return error_set(err, "metrics_token is set but neither "
-				 "metrics_path nor status_path is");
-	/* A worker ended while it holds the lock is safe only because no row
-	 * is committed without a lease that covers the write: it is never a
-	 * reason to end one the lease still covers. */
-	if (cfg->request_terminate_timeout_ms != 0 &&
-	    cfg->request_terminate_timeout_ms < cfg->lock_ttl_ms)
-		return error_set(err, "request_terminate_timeout_ms = %ld is "
-				 "shorter than lock_ttl_ms = %ld: a request "
-				 "may rightly run as long as its lease; set it "
-				 "to at least %ld, or 0 (off)",
-				 cfg->request_terminate_timeout_ms,
-				 cfg->lock_ttl_ms, cfg->lock_ttl_ms);
-	/* Set but empty counts as unset (a metrics_token line still holds),
-	 * but with no token anywhere it would make metrics_path public: a
-	 * variable written to hold a token that came out empty. */
-	if ((cfg->metrics_path != NULL || cfg->status_path != NULL) &&
-	    cfg->metrics_token == NULL &&
-	    getenv(ENV_PREFIX "METRICS_TOKEN") != NULL)
-		return error_set(err, "environment PAYHOOK_METRICS_TOKEN is set "
-				 "but empty and no metrics_token line gives a "
-				 "token: metrics_path would be open to anyone; "
-				 "give a token, or unset the variable to serve "
-				 "it without one");
 	return 0;
 }
 

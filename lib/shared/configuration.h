@@ -224,13 +224,6 @@ struct config {
  * expected. */
 int config_load(struct config *cfg, const char *path, struct error *err);
 
-/* The cross-key checks of the receiver's operator's keys that still live
- * here (their module, lib/receiver/ops.c, is being split): the health,
- * metrics, status and page paths and their tokens, and
- * request_terminate_timeout_ms against lock_ttl_ms. Returns 0, or -1 with
- * err saying what to change. */
-int config_check_receiver(const struct config *cfg, struct error *err);
-
 /* Writes the index-th warning about a loaded configuration into out (cap
  * bytes): something allowed but probably not meant, such as a
  * <profile>_secret for a profile that providers does not enable, or
