@@ -236,12 +236,62 @@ int inbox_store_keep(struct inbox_store *s, const char *provider,
 	return 0;
 }
 
+/* Drops the oldest deliveries until their bodies add up to bytes or more
+ * (or the table is empty), without adding the table up; *dropped_bytes:
+ * what they held (another worker may have dropped some of them first).
+ * Returns the rows it dropped, or -1 with err set. */
+static long long drop_oldest(struct inbox_store *s, unsigned long long bytes,
+			     unsigned long long *dropped_bytes,
+			     struct error *err)
+{
+	unsigned long long last = 0, id = 0, size = 0;
+	MYSQL_BIND param[2], out[2];
+	long long rows = 0;
+
+	*dropped_bytes = 0;
+	while (*dropped_bytes < bytes) {
+		unsigned long long cut = 0;
+		unsigned code = 0;
+		long long n;
+		int rc = 0;
+
+		memset(param, 0, sizeof(param));
+		memset(out, 0, sizeof(out));
+		bind_u64(&param[0], &last);
+		bind_u64(&out[0], &id);
+		bind_u64(&out[1], &size);
+		if (run(s, ST_OLDEST, "finding the oldest", param, out,
+			err) != 0)
+			return -1;
+		while (*dropped_bytes < bytes &&
+		       (rc = sqlconn_fetch(s->conn, ST_OLDEST, &code)) == 1) {
+			cut = id;
+			*dropped_bytes += size;
+		}
+		sqlconn_done(s->conn, ST_OLDEST);
+		if (rc < 0)
+			return failed(s, ST_OLDEST, code, "finding the oldest",
+				      err);
+		if (cut == 0)
+			break;
+		bind_u64(&param[0], &last);
+		bind_u64(&param[1], &cut);
+		n = run_change(s, ST_DROP_RANGE, "dropping the oldest", param,
+			       err);
+		if (n < 0)
+			return -1;
+		rows += n;
+		last = cut;
+	}
+	return rows;
+}
+
 long inbox_store_trim(struct inbox_store *s, size_t max_bytes,
 		      struct error *err)
 {
-	unsigned long long total = 0, cut = 0, last = 0, id = 0, size = 0;
-	long dropped = 0;
-	MYSQL_BIND param[2], out[2];
+	unsigned long long total = 0, dropped_bytes = 0;
+	long long dropped = 0;
+	MYSQL_BIND out[1];
 	unsigned code = 0;
 	int rc;
 
@@ -254,45 +304,17 @@ long inbox_store_trim(struct inbox_store *s, size_t max_bytes,
 	sqlconn_done(s->conn, ST_SUM);
 	if (rc < 0)
 		return failed(s, ST_SUM, code, "adding up its size", err);
-	while (total > max_bytes) {
+	if (total > max_bytes) {
 		/* The oldest rows, until what is left fits. */
-		memset(param, 0, sizeof(param));
-		memset(out, 0, sizeof(out));
-		bind_u64(&param[0], &last);
-		bind_u64(&out[0], &id);
-		bind_u64(&out[1], &size);
-		if (run(s, ST_OLDEST, "finding the oldest", param, out,
-			err) != 0)
+		dropped = drop_oldest(s, total - max_bytes, &dropped_bytes, err);
+		if (dropped < 0)
 			return -1;
-		cut = 0;
-		while (total > max_bytes &&
-		       (rc = sqlconn_fetch(s->conn, ST_OLDEST, &code)) == 1) {
-			cut = id;
-			total = size < total ? total - size : 0;
-		}
-		sqlconn_done(s->conn, ST_OLDEST);
-		if (rc < 0)
-			return failed(s, ST_OLDEST, code, "finding the oldest",
-				      err);
-		if (cut == 0)
-			break;
-		bind_u64(&param[0], &last);
-		bind_u64(&param[1], &cut);
-		{
-			long long rows = run_change(s, ST_DROP_RANGE,
-						    "dropping the oldest",
-						    param, err);
-
-			if (rows < 0)
-				return -1;
-			dropped += (long)rows;
-		}
-		last = cut;
+		total = dropped_bytes < total ? total - dropped_bytes : 0;
 	}
 	s->total = total;
 	s->total_known = true;
 	s->writes = 0;
-	return dropped;
+	return (long)dropped;
 }
 
 long inbox_store_expire(struct inbox_store *s, long days, long limit,
@@ -577,50 +599,6 @@ out:
 	return rc;
 }
 
-/* Drops the oldest deliveries until their bodies add up to bytes or more
- * (or the table is empty), without adding the table up. Returns the bytes
- * it meant to drop (another worker may have dropped some of them first),
- * or -1 with err set. */
-static long long drop_oldest(struct inbox_store *s, unsigned long long bytes,
-			     struct error *err)
-{
-	unsigned long long dropped = 0, last = 0, id = 0, size = 0;
-	MYSQL_BIND param[2], out[2];
-
-	while (dropped < bytes) {
-		unsigned long long cut = 0;
-		unsigned code = 0;
-		int rc = 0;
-
-		memset(param, 0, sizeof(param));
-		memset(out, 0, sizeof(out));
-		bind_u64(&param[0], &last);
-		bind_u64(&out[0], &id);
-		bind_u64(&out[1], &size);
-		if (run(s, ST_OLDEST, "finding the oldest", param, out,
-			err) != 0)
-			return -1;
-		while (dropped < bytes &&
-		       (rc = sqlconn_fetch(s->conn, ST_OLDEST, &code)) == 1) {
-			cut = id;
-			dropped += size;
-		}
-		sqlconn_done(s->conn, ST_OLDEST);
-		if (rc < 0)
-			return failed(s, ST_OLDEST, code, "finding the oldest",
-				      err);
-		if (cut == 0)
-			break;
-		bind_u64(&param[0], &last);
-		bind_u64(&param[1], &cut);
-		if (run_change(s, ST_DROP_RANGE, "dropping the oldest", param,
-			       err) < 0)
-			return -1;
-		last = cut;
-	}
-	return (long long)dropped;
-}
-
 /* inbox_max_bytes after a batch of bytes: the table is added up (a scan:
  * inbox_store_trim) at the first batch and once this store's writes since
  * pass a sixteenth of the cap; in between, when this store's count says
@@ -633,7 +611,7 @@ static int trim_batch(struct inbox_store *s, unsigned long long bytes,
 		      struct error *err)
 {
 	size_t max = s->cfg->inbox_max_bytes;
-	long long dropped;
+	unsigned long long dropped;
 
 	s->total += bytes;
 	s->since_sum += bytes;
@@ -643,11 +621,9 @@ static int trim_batch(struct inbox_store *s, unsigned long long bytes,
 	}
 	if (s->total <= max)
 		return 0;
-	dropped = drop_oldest(s, s->total - max, err);
-	if (dropped < 0)
+	if (drop_oldest(s, s->total - max, &dropped, err) < 0)
 		return -1;
-	s->total = (unsigned long long)dropped < s->total ?
-			   s->total - (unsigned long long)dropped : 0;
+	s->total = dropped < s->total ? s->total - dropped : 0;
 	return 0;
 }
 
