@@ -1,9 +1,16 @@
-/* freeport.c - test helper: prints a free TCP port on 127.0.0.1 chosen by the
- * kernel, or with --listen-silent keeps listening on it and never answers. */
+/* freeport.c - test helper: prints a free TCP port on 127.0.0.1, or with
+ * --listen-silent keeps listening on a kernel-chosen one and never answers.
+ *
+ * The printed port lies below the kernel's ephemeral range
+ * (ip_local_port_range): the tests stop and restart servers on the port
+ * they were given, and while a server is down an outgoing connection of
+ * the load the test runs may take a port of that range as its own local
+ * port, so that the restart finds it in use. */
 #include "config.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
+#include <stdlib.h>
 #include <netinet/in.h>
 #include <stdio.h>
 #include <string.h>
@@ -11,10 +18,29 @@
 #include <time.h>
 #include <unistd.h>
 
-/* Opens a TCP socket bound to 127.0.0.1 on a kernel-chosen port, listening
- * when listen_too is set. Returns the fd and stores the port in *port, or
- * returns -1 after printing why. */
-static int bind_loopback(int listen_too, unsigned *port)
+/* Ports below this are left to the system's own services. */
+#define PORT_FLOOR 10000
+/* Random ports tried below the ephemeral range before the kernel picks. */
+#define PORT_TRIES 200
+
+/* The low end of the kernel's ephemeral range (32768 when unreadable). */
+static unsigned ephemeral_low(void)
+{
+	FILE *f = fopen("/proc/sys/net/ipv4/ip_local_port_range", "r");
+	unsigned low = 32768, high = 60999;
+
+	if (f != NULL) {
+		if (fscanf(f, "%u %u", &low, &high) != 2)
+			low = 32768;
+		fclose(f);
+	}
+	return low;
+}
+
+/* Opens a TCP socket bound to 127.0.0.1 on want (0: a kernel-chosen port),
+ * listening when listen_too is set. Returns the fd and stores the port in
+ * *port, or returns -1 (after printing why, unless quiet). */
+static int bind_port(int listen_too, unsigned want, int quiet, unsigned *port)
 {
 	struct sockaddr_in addr;
 	socklen_t len = sizeof addr;
@@ -27,9 +53,10 @@ static int bind_loopback(int listen_too, unsigned *port)
 	memset(&addr, 0, sizeof addr);
 	addr.sin_family = AF_INET;
 	addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	addr.sin_port = 0; /* the kernel picks an unused port */
+	addr.sin_port = htons((unsigned short)want); /* 0: the kernel's */
 	if (bind(fd, (struct sockaddr *)&addr, sizeof addr) < 0) {
-		perror("freeport: bind 127.0.0.1:0");
+		if (!quiet)
+			perror("freeport: bind 127.0.0.1");
 		goto fail;
 	}
 	if (listen_too && listen(fd, SOMAXCONN) < 0) {
@@ -76,7 +103,8 @@ static int listen_silent(int fd)
 static void usage(FILE *out)
 {
 	fputs("usage: freeport [--listen-silent]\n"
-	      "  Prints a free TCP port on 127.0.0.1 chosen by the kernel.\n"
+	      "  Prints a free TCP port on 127.0.0.1, below the kernel's\n"
+	      "  ephemeral range (see freeport.c).\n"
 	      "  --listen-silent  keep listening on it, accept connections and\n"
 	      "                   never answer (until killed)\n",
 	      out);
@@ -98,7 +126,19 @@ int main(int argc, char **argv)
 		return 2;
 	}
 
-	fd = bind_loopback(silent, &port);
+	fd = -1;
+	if (!silent) {
+		unsigned low = ephemeral_low();
+
+		srand((unsigned)time(NULL) ^ ((unsigned)getpid() << 16));
+		for (int i = 0; fd < 0 && low > PORT_FLOOR + 1000 &&
+				i < PORT_TRIES; i++)
+			fd = bind_port(0, PORT_FLOOR + (unsigned)rand() %
+							 (low - PORT_FLOOR),
+				       1, &port);
+	}
+	if (fd < 0)
+		fd = bind_port(silent, 0, 0, &port);
 	if (fd < 0)
 		return 1;
 	/* The port line must reach the reader before we block in accept(). */

@@ -100,7 +100,7 @@
 #   harness_starttime PID        the start time of process PID (fails when
 #                                gone): tells it from a later one with its PID
 #   harness_log_tail FILE        the last 15 lines of FILE on stderr
-#   harness_free_port            a free loopback port chosen by the kernel
+#   harness_free_port            a free loopback port below the ephemeral range
 #   harness_kill NAME...         SIGKILL the recorded processes (a crash),
 #                                wait until gone
 #   harness_start_galera NAME [N]

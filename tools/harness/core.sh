@@ -146,7 +146,8 @@ harness_log_tail() {
 	fi
 }
 
-# Prints a free loopback port chosen by the kernel.
+# Prints a free loopback port below the kernel's ephemeral range (a
+# restart on it never finds it taken by an outgoing connection).
 harness_free_port() {
 	if [ ! -x "$harness__freeport" ]; then
 		harness__error "$harness__freeport not built: run 'make tools/freeport' (or make check)"
