@@ -19,6 +19,9 @@ start_api() {
 	# A test may start one fake per provider: the last one's port must
 	# not be read as this one's.
 	rm -f "$W/api.port"
+	# One fake at a time: the one before is stopped (recorded under the
+	# same name, it would be left running when the test ends).
+	harness_stop provider-api
 	"$API" --mode "$1" --key "$2" --events "$W/events" \
 		--faults "$W/faults" --log "$W/api.log" >"$W/api.port" \
 		2>"$W/api.err" &
