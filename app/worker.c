@@ -19,6 +19,7 @@
 #include "log.h"
 #include "ops.h"
 #include "pipeline.h"
+#include "timing.h"
 #include "pool.h"
 #include "response.h"
 #include "route.h"
@@ -185,28 +186,29 @@ static int serve_cgi(struct ops *ops, struct pipeline *pipeline,
 /* Waits for a connection on the listening socket, the only time the stop
  * and hang-up signals get in. While the inbox holds deliveries they are
  * written when the oldest is due (INBOX_FLUSH_MS), or once no connection
- * came for INBOX_IDLE_MS: a worker never waits idle with deliveries in
- * memory, and a busy one writes them in batches, not one by one. Returns 1
- * when one may be there (another worker may take it first), 0 when a
- * signal came, -1 on an error (errno). */
+ * came for INBOX_IDLE_MS, and its spool is loaded once none came for
+ * INBOX_LOAD_IDLE_MS (inbox_idle): a worker never waits idle with
+ * deliveries in memory, and a busy one writes them in batches, not one by
+ * one. Returns 1 when one may be there (another worker may take it
+ * first), 0 when a signal came, -1 on an error (errno). */
 static int wait_connection(struct pipeline *pipeline)
 {
 	struct pollfd pfd = { .fd = LISTEN_FD, .events = POLLIN };
+	int64_t since = timing_now_us();
 
 	pipeline_flush_due(pipeline);
-	if (pipeline_held(pipeline) > 0) {
-		const struct timespec idle = { 0, INBOX_IDLE_MS * 1000000L };
-		int n = ppoll(&pfd, 1, &idle, &waiting_mask);
+	for (;;) {
+		long ms = pipeline_idle_wait_ms(pipeline,
+						timing_now_us() - since);
+		struct timespec wait = { ms / 1000, (ms % 1000) * 1000000L };
+		int n = ppoll(&pfd, 1, ms >= 0 ? &wait : NULL, &waiting_mask);
 
 		if (n > 0)
 			return 1;
 		if (n < 0)
 			return errno == EINTR ? 0 : -1;
-		pipeline_flush(pipeline);
+		pipeline_idle(pipeline, timing_now_us() - since);
 	}
-	if (ppoll(&pfd, 1, NULL, &waiting_mask) >= 0)
-		return 1;
-	return errno == EINTR ? 0 : -1;
 }
 
 static int serve_fastcgi(struct ops *ops, struct pipeline *pipeline,
@@ -273,8 +275,8 @@ static int serve_fastcgi(struct ops *ops, struct pipeline *pipeline,
 	FCGX_Free(&fcgi, 1);
 	/* Graceful stop, recycling: the inbox's batch is written first. */
 	if (pipeline_held(pipeline) > 0) {
-		log_info("inbox: writing %zu held deliveries before the "
-			 "worker exits", pipeline_held(pipeline));
+		log_info("inbox: writing the deliveries held before the "
+			 "worker exits");
 		pipeline_flush(pipeline);
 	}
 	if (stop_requested)

@@ -1,15 +1,18 @@
 /* inbox.c - noting and keeping a delivery payhook did not record, in
- * batches (see inbox.h). */
+ * batches, through the spool while busy when there is one (see inbox.h). */
 #include "config.h"
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <errno.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <json-c/json.h>
 
 #include "inbox.h"
+#include "inbox_spool.h"
 #include "inbox_store.h"
 #include "log.h"
 #include "timing.h"
@@ -28,6 +31,14 @@ struct held {
 
 struct inbox {
 	struct inbox_store *store;
+	struct inbox_spool *spool;           /* NULL: inbox_spool_dir unset */
+	/* The spool: when its oldest delivery not loaded went in (0: none
+	 * since the last load), and when a load may be tried after one
+	 * failed (0: at once). */
+	int64_t spooled_us, load_due_us;
+	bool orphans_due;                    /* a load has not looked yet */
+	const char *spool_dir;               /* cfg's inbox_spool_dir */
+	int64_t spool_log_due_us;
 	struct metrics *metrics;             /* NULL: nothing counted */
 	/* The delivery noted: pending until inbox_keep. */
 	bool pending, unauthorized;
@@ -62,6 +73,16 @@ struct inbox *inbox_new(const struct config *cfg, struct error *err)
 	if (in->store == NULL) {
 		free(in);
 		return NULL;
+	}
+	if (cfg->inbox_spool_dir != NULL) {
+		in->spool = inbox_spool_new(cfg->inbox_spool_dir, err);
+		if (in->spool == NULL) {
+			inbox_store_free(in->store);
+			free(in);
+			return NULL;
+		}
+		in->orphans_due = true;
+		in->spool_dir = cfg->inbox_spool_dir;
 	}
 	return in;
 }
@@ -115,6 +136,7 @@ void inbox_free(struct inbox *in)
 	report(in, 0, NULL, NULL, true);
 	drop_batch(in);
 	json_object_put(in->headers);
+	inbox_spool_free(in->spool);
 	inbox_store_free(in->store);
 	free(in);
 }
@@ -126,6 +148,11 @@ void inbox_set_metrics(struct inbox *in, struct metrics *metrics)
 
 int inbox_check(struct inbox *in, struct error *err)
 {
+	const char *dir = in->spool_dir;
+
+	if (dir != NULL && access(dir, W_OK | X_OK) != 0)
+		return error_set(err, "inbox_spool_dir %s: %s", dir,
+				 strerror(errno));
 	return inbox_store_check(in->store, err);
 }
 
@@ -164,24 +191,59 @@ void inbox_note(struct inbox *in, const struct provider *provider,
 	in->pending = true;
 }
 
-/* Counts n deliveries of the batch from first as result. */
-static void count_rows(struct inbox *in, size_t first, size_t n,
-		       enum metrics_inbox_result result)
+/* The profile named name's place (for the metrics), or the count of
+ * them when none has the name. */
+static unsigned provider_index(const char *name)
 {
-	for (size_t i = first; i < first + n; i++)
-		metrics_inbox(in->metrics, provider_id(in->batch[i].provider),
-			      in->batch[i].unauthorized, result);
+	unsigned i;
+
+	for (i = 0; i < CONFIG_PROVIDER_COUNT; i++)
+		if (strcmp(config_provider_name(i), name) == 0)
+			break;
+	return i;
 }
 
-void inbox_flush(struct inbox *in)
+/* Counts rows[0..n) as result. */
+static void count_rows(struct inbox *in, const struct inbox_row *rows,
+		       size_t n, enum metrics_inbox_result result)
 {
-	struct inbox_row rows[INBOX_BATCH_ROWS];
-	struct error err = { "" };
-	size_t kept = 0;
-	int rc;
+	for (size_t i = 0; i < n; i++)
+		metrics_inbox(in->metrics, provider_index(rows[i].provider),
+			      strcmp(rows[i].outcome, "unauthorized") == 0,
+			      result);
+}
 
-	if (in->count == 0)
-		return;
+/* A line at most every INBOX_LOG_EVERY_S seconds for what *due_us
+ * paces. */
+static bool log_due(int64_t *due_us)
+{
+	int64_t now = timing_now_us();
+
+	if (now < *due_us)
+		return false;
+	*due_us = now + (int64_t)INBOX_LOG_EVERY_S * 1000000;
+	return true;
+}
+
+/* Writes rows[0..n) to table inbox and counts each row kept. Returns how
+ * many were written; err names why the others were not. */
+static size_t write_rows(struct inbox *in, const struct inbox_row *rows,
+			 size_t n, struct error *err)
+{
+	size_t kept = 0;
+	int rc = inbox_store_keep_batch(in->store, rows, n, &kept, err);
+
+	count_rows(in, rows, kept, METRICS_INBOX_KEPT);
+	if (kept == n && rc != 0 && log_due(&in->trim_log_due_us))
+		/* Kept; the trim after them failed (tried again next). */
+		log_warn("%s (the deliveries were kept; inbox_max_bytes is "
+			 "tried again at the next batch)", err->message);
+	return kept;
+}
+
+/* The batch as rows for the store or the spool (pointing into it). */
+static void batch_rows(const struct inbox *in, struct inbox_row *rows)
+{
 	for (size_t i = 0; i < in->count; i++) {
 		const struct held *h = &in->batch[i];
 
@@ -195,32 +257,165 @@ void inbox_flush(struct inbox *in)
 			.len = h->len,
 		};
 	}
-	rc = inbox_store_keep_batch(in->store, rows, in->count, &kept, &err);
-	count_rows(in, 0, kept, METRICS_INBOX_KEPT);
-	count_rows(in, kept, in->count - kept, METRICS_INBOX_FAILED);
-	if (kept < in->count)
-		report(in, in->count - kept, in->batch[kept].provider, &err,
-		       false);
-	else if (rc != 0 && timing_now_us() >= in->trim_log_due_us) {
-		/* Kept; the trim after them failed (tried again next). */
-		log_warn("%s (the deliveries were kept; inbox_max_bytes is "
-			 "tried again at the next batch)", err.message);
-		in->trim_log_due_us = timing_now_us() +
-				      (int64_t)INBOX_LOG_EVERY_S * 1000000;
+}
+
+/* Puts rows[0..n) in the spool: 0, or -1 logged (paced). */
+static int spool_rows(struct inbox *in, const struct inbox_row *rows,
+		      size_t n)
+{
+	struct error err;
+
+	if (inbox_spool_append(in->spool, rows, n, &err) != 0) {
+		if (log_due(&in->spool_log_due_us))
+			log_warn("%s (written to the database instead; a line "
+				 "at most every %d s)", err.message,
+				 INBOX_LOG_EVERY_S);
+		return -1;
+	}
+	if (in->spooled_us == 0)
+		in->spooled_us = timing_now_us();
+	return 0;
+}
+
+/* The batch to the database; with a spool, what the database did not take
+ * goes there for the next load, else it is counted failed. */
+static void write_batch(struct inbox *in)
+{
+	struct inbox_row rows[INBOX_BATCH_ROWS];
+	struct error err = { "" };
+	size_t kept;
+
+	batch_rows(in, rows);
+	kept = write_rows(in, rows, in->count, &err);
+	if (kept < in->count) {
+		if (in->spool != NULL &&
+		    spool_rows(in, rows + kept, in->count - kept) == 0) {
+			/* The database said no: not again at once. */
+			in->load_due_us = timing_now_us() +
+					  (int64_t)INBOX_RETRY_MS * 1000;
+			if (log_due(&in->spool_log_due_us))
+				log_warn("inbox: %zu deliveries wait in the "
+					 "spool: %s", in->count - kept,
+					 err.message);
+		} else {
+			count_rows(in, rows + kept, in->count - kept,
+				   METRICS_INBOX_FAILED);
+			report(in, in->count - kept, in->batch[kept].provider,
+			       &err, false);
+		}
 	}
 	drop_batch(in);
+}
+
+/* inbox_spool_load's batch: 0 when every row was written. */
+static int load_rows(void *ctx, const struct inbox_row *rows, size_t n,
+		     struct error *err)
+{
+	return write_rows(ctx, rows, n, err) == n ? 0 : -1;
+}
+
+/* Loads the spool and its orphans into the database, unless a load
+ * failed less than INBOX_RETRY_MS ago. */
+static void load_spool(struct inbox *in)
+{
+	struct error err;
+	size_t loaded, lost;
+	int64_t now = timing_now_us();
+
+	if (now < in->load_due_us)
+		return;
+	if (inbox_spool_load(in->spool, INBOX_BATCH_ROWS, INBOX_BATCH_BYTES,
+			     load_rows, in, &loaded, &lost, &err) != 0) {
+		in->load_due_us = now + (int64_t)INBOX_RETRY_MS * 1000;
+		if (log_due(&in->spool_log_due_us))
+			log_warn("inbox: loading the spool stopped after %zu "
+				 "deliveries (the rest is tried again in %d "
+				 "ms): %s", loaded, INBOX_RETRY_MS,
+				 err.message);
+		return;
+	}
+	in->orphans_due = false;
+	if (inbox_spool_pending(in->spool) == 0)
+		in->spooled_us = 0;
+}
+
+/* The batch of a worker that is busy: to the spool when there is one,
+ * loaded only once it is too old or too big to wait for an idle moment. */
+static void flush_busy(struct inbox *in)
+{
+	struct inbox_row rows[INBOX_BATCH_ROWS];
+
+	if (in->spool == NULL) {
+		write_batch(in);
+		return;
+	}
+	batch_rows(in, rows);
+	if (spool_rows(in, rows, in->count) != 0) {
+		write_batch(in);
+		return;
+	}
+	drop_batch(in);
+	if (inbox_spool_pending(in->spool) >= INBOX_SPOOL_MAX_BYTES ||
+	    timing_now_us() - in->spooled_us >= INBOX_SPOOL_MAX_MS * 1000L)
+		load_spool(in);
+}
+
+/* Whether the spool has work for an idle moment. */
+static bool spool_due(const struct inbox *in)
+{
+	return in->spool != NULL &&
+	       (in->orphans_due || inbox_spool_pending(in->spool) > 0);
+}
+
+void inbox_flush(struct inbox *in)
+{
+	if (in->count > 0)
+		write_batch(in);
+	if (spool_due(in))
+		load_spool(in);
+}
+
+long inbox_idle_wait_ms(const struct inbox *in, int64_t idle_us)
+{
+	long idle_ms = (long)(idle_us / 1000), wait;
+
+	if (in->count > 0) {
+		wait = INBOX_IDLE_MS - idle_ms;
+	} else if (spool_due(in)) {
+		int64_t retry_ms =
+			(in->load_due_us - timing_now_us() + 999) / 1000;
+
+		wait = INBOX_LOAD_IDLE_MS - idle_ms;
+		if (retry_ms > wait)
+			wait = (long)retry_ms;
+	} else {
+		return -1;
+	}
+	return wait > 0 ? wait : 0;
+}
+
+void inbox_idle(struct inbox *in, int64_t idle_us)
+{
+	if (in->count > 0 && idle_us >= INBOX_IDLE_MS * 1000L) {
+		if (in->spool != NULL)
+			flush_busy(in);
+		else
+			write_batch(in);
+	}
+	if (spool_due(in) && idle_us >= INBOX_LOAD_IDLE_MS * 1000L)
+		load_spool(in);
 }
 
 void inbox_flush_due(struct inbox *in)
 {
 	if (in->count > 0 &&
 	    timing_now_us() - in->first_us >= INBOX_FLUSH_MS * 1000L)
-		inbox_flush(in);
+		flush_busy(in);
 }
 
 size_t inbox_held(const struct inbox *in)
 {
-	return in->count;
+	return in->count + (spool_due(in) ? 1 : 0);
 }
 
 int inbox_keep(struct inbox *in, const char *body, size_t len)
@@ -240,7 +435,7 @@ int inbox_keep(struct inbox *in, const char *body, size_t len)
 	hlen = strlen(headers);
 	/* A batch has room for at least one delivery. */
 	if (in->count > 0 && in->bytes + hlen + len > INBOX_BATCH_BYTES)
-		inbox_flush(in);
+		flush_busy(in);
 	h = &in->batch[in->count];
 	h->data = malloc(hlen + 1 + len + 1);
 	if (h->data == NULL) {
@@ -265,7 +460,7 @@ int inbox_keep(struct inbox *in, const char *body, size_t len)
 	in->count++;
 	in->bytes += hlen + len;
 	if (in->count == INBOX_BATCH_ROWS || in->bytes >= INBOX_BATCH_BYTES)
-		inbox_flush(in);
+		flush_busy(in);
 	else
 		inbox_flush_due(in);
 	return 1;

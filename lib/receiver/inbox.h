@@ -10,10 +10,21 @@
  * Kept deliveries are held in memory, at most INBOX_BATCH_ROWS of them and
  * INBOX_BATCH_BYTES of bodies and headers, and written as one multi-row
  * INSERT in one commit (inbox_store_keep_batch) when the batch is full,
- * when its oldest was held INBOX_FLUSH_MS, and whenever the caller calls
- * inbox_flush (a worker that got no connection for INBOX_IDLE_MS, or about
- * to exit): a process killed with SIGKILL loses at most its unwritten
+ * when its oldest was held INBOX_FLUSH_MS, once the worker got no
+ * connection for INBOX_IDLE_MS (inbox_idle), and before it exits
+ * (inbox_flush): a process killed with SIGKILL loses at most its unwritten
  * batch.
+ * With inbox_spool_dir set, those batches go to the worker's spool file
+ * instead (inbox_spool.h): a burst costs the request path a write to the
+ * page cache and no database work, which waits until the worker got no
+ * connection for INBOX_LOAD_IDLE_MS (long enough to mean the pool has
+ * spare time, not that other workers took the last connections). Then the
+ * spool is loaded into the table, with the orphans of workers that died.
+ * A busy worker loads its spool itself once it holds INBOX_SPOOL_MAX_BYTES
+ * or its oldest waited INBOX_SPOOL_MAX_MS, so a flood that never stops
+ * pays the database as without a spool; a batch the database refused
+ * waits in the spool (a load tried again every INBOX_RETRY_MS) instead of
+ * being lost.
  * Each delivery is counted in the metrics once written or failed; a write
  * that fails is logged the first time, then as a count at most once every
  * INBOX_LOG_EVERY_S seconds.
@@ -23,6 +34,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "configuration.h"
 #include "error.h"
@@ -38,6 +50,14 @@
 #define INBOX_BATCH_BYTES 65536
 #define INBOX_FLUSH_MS 1000
 #define INBOX_IDLE_MS 50
+/* The spool: how long a worker gets no connection before it loads it; how
+ * much a busy worker's file holds, and how long its oldest delivery waits,
+ * before the worker loads it anyway; how long after a failed load the
+ * next one is tried. */
+#define INBOX_LOAD_IDLE_MS 1000
+#define INBOX_SPOOL_MAX_BYTES (16u << 20)
+#define INBOX_SPOOL_MAX_MS 30000
+#define INBOX_RETRY_MS 5000
 /* The failures' log lines: one at most this often (each process). */
 #define INBOX_LOG_EVERY_S 60
 
@@ -55,8 +75,9 @@ void inbox_free(struct inbox *inbox);
  * none). metrics must outlive the inbox. Can't fail. */
 void inbox_set_metrics(struct inbox *inbox, struct metrics *metrics);
 
-/* Whether table inbox is there (for --check-config): 0, or -1 with err
- * naming the migration that adds it. */
+/* Whether table inbox is there and inbox_spool_dir, when set, can be
+ * written (for --check-config): 0, or -1 with err naming the migration
+ * that adds it or what is wrong with the directory. */
 int inbox_check(struct inbox *inbox, struct error *err);
 
 /* Whether r (for the request of an enabled profile) is kept: 200 ignored
@@ -78,14 +99,28 @@ void inbox_note(struct inbox *inbox, const struct provider *provider,
  * that cannot be held or written is counted and logged as a failed write. */
 int inbox_keep(struct inbox *inbox, const char *body, size_t len);
 
-/* How many deliveries the batch holds unwritten. */
+/* How many deliveries the batch holds unwritten, plus one when the spool
+ * holds deliveries not loaded yet or was not looked at for orphans: above
+ * 0, inbox_flush has work before the worker exits. */
 size_t inbox_held(const struct inbox *inbox);
+
+/* How many more milliseconds a worker that has waited idle_us for a
+ * connection may wait before inbox_idle has work (0: now), or -1 when it
+ * has none. */
+long inbox_idle_wait_ms(const struct inbox *inbox, int64_t idle_us);
+
+/* The worker got no connection for idle_us: the batch goes out after
+ * INBOX_IDLE_MS (to the spool when there is one), the spool is loaded
+ * after INBOX_LOAD_IDLE_MS. Can't fail (as inbox_keep). */
+void inbox_idle(struct inbox *inbox, int64_t idle_us);
 
 /* Writes the batch when its oldest delivery was held INBOX_FLUSH_MS or
  * more. Can't fail (as inbox_keep). */
 void inbox_flush_due(struct inbox *inbox);
 
-/* Writes the batch now (nothing when it is empty). Can't fail (as
+/* Writes the batch to the database now (nothing when it is empty), then
+ * loads the spool and its orphans unless a load failed less than
+ * INBOX_RETRY_MS ago: for a process about to exit. Can't fail (as
  * inbox_keep). */
 void inbox_flush(struct inbox *inbox);
 

@@ -819,6 +819,17 @@ void pipeline_flush_due(struct pipeline *p)
 		inbox_flush_due(p->inbox);
 }
 
+long pipeline_idle_wait_ms(const struct pipeline *p, int64_t idle_us)
+{
+	return p->inbox != NULL ? inbox_idle_wait_ms(p->inbox, idle_us) : -1;
+}
+
+void pipeline_idle(struct pipeline *p, int64_t idle_us)
+{
+	if (p->inbox != NULL)
+		inbox_idle(p->inbox, idle_us);
+}
+
 void pipeline_flush(struct pipeline *p)
 {
 	if (p->inbox != NULL)

@@ -94,6 +94,11 @@ size_t pipeline_held(const struct pipeline *pipeline);
 /* pipeline_flush when the oldest delivery held is due (INBOX_FLUSH_MS). */
 void pipeline_flush_due(struct pipeline *pipeline);
 
+/* inbox_idle_wait_ms and inbox_idle of the inbox (-1 and nothing without
+ * one): for a worker that has waited idle_us for a connection. */
+long pipeline_idle_wait_ms(const struct pipeline *pipeline, int64_t idle_us);
+void pipeline_idle(struct pipeline *pipeline, int64_t idle_us);
+
 /* Writes the deliveries the inbox holds (one multi-row INSERT, one
  * commit); nothing when it holds none. A write that fails is counted and
  * logged (at most a line a minute). Can't fail. */

@@ -212,6 +212,7 @@ static const struct key_def keys[] = {
 	NUMBER("inbox_days", KIND_LONG, inbox_days, 0, 36500, "0"),
 	NUMBER("inbox_max_bytes", KIND_SIZE, inbox_max_bytes, 0,
 	       1099511627776L, "104857600"),
+	STRING("inbox_spool_dir", inbox_spool_dir, NULL, 0),
 	NUMBER("dispatch_circuit_failures", KIND_INT, dispatch_circuit_failures, 1, 1000000, "5"),
 	NUMBER("dispatch_alert_after_s", KIND_LONG, dispatch_alert_after_s, 1, 604800, "300"),
 	STRING("alert_url", alert_url, NULL, 0),

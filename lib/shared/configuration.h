@@ -159,6 +159,10 @@ struct config {
 				     * table inbox this long; 0 (default): off */
 	size_t inbox_max_bytes;     /* the inbox's bodies at most (oldest out
 				     * first); 0: no cap; default 100 MiB */
+	char *inbox_spool_dir;      /* a busy worker's kept deliveries go to
+				     * a file here, loaded into table inbox
+				     * once it is idle; NULL (default): to
+				     * the table at once */
 	int dispatch_circuit_failures; /* failures in a row that open the
 				     * target's circuit, default 5 */
 	long dispatch_alert_after_s; /* a Retry-After wait this long alerts

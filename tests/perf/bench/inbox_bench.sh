@@ -14,12 +14,20 @@
 #   /on    inbox_days = 1, inbox_max_bytes = 0 (no cap: nothing trimmed)
 #   /cap   inbox_days = 1, inbox_max_bytes = 8 MiB, a database of its own: a
 #          full inbox, the oldest dropped at every batch
+#   /spool inbox_days = 1, inbox_max_bytes = 0, inbox_spool_dir set, a
+#          database of its own: a busy worker's batches go to its spool
+#          file, loaded into the table once the burst is over
 # and measures with wrk at concurrency BENCH_C (32), BENCH_ROUNDS rounds (5)
 # of BENCH_SECONDS seconds (5), the order reversed every other round so that
 # machine drift cancels:
-#   ign-off, ign-on, ign-cap  a signed Stripe event the profile does not
+#   ign-off, ign-on, ign-cap, ign-spool
+#                             a signed Stripe event the profile does not
 #                             record (tests/perf/bench/ignored.lua): 200
-#                             ignored, and kept where the inbox is on
+#                             ignored, and kept where the inbox is on;
+#                             for ign-spool also the load that follows
+#                             the burst, measured apart (CPU a delivery
+#                             from the end of the run until the table
+#                             holds them all)
 #   pay-off, pay-on           a payment with a new id per request
 #                             (new_id.lua): the path that records
 # then, in each round, one payhook-reconcile --once pass for stripe against
@@ -37,7 +45,8 @@
 # with another's.)
 #
 # Checks (exit 1 when one fails): every ign-* answer is 200; after each
-# ign-on run the inbox holds exactly its 200s (then it is emptied); each
+# ign-on and ign-spool run the inbox holds exactly its 200s (then it is
+# emptied), and the spool nothing; each
 # pay-* run has a row per 200; each pass records every event it was served,
 # with source = reconcile. Exit 99 when the stack cannot start.
 #
@@ -109,6 +118,8 @@ export PAYHOOK_SIGNATURE_SCHEME=none PAYHOOK_LOG_LEVEL=warn \
 	PAYHOOK_STRIPE_SECRET=$SECRET PAYHOOK_STRIPE_TOLERANCE_S=86400
 unset PAYHOOK_CONFIG PAYHOOK_INBOX_DAYS PAYHOOK_INBOX_MAX_BYTES
 new_db cap || exit 99
+new_db spool || exit 99
+mkdir -p "$W/spool" || exit 99
 # start_pool NAME NAME=VALUE...: 8 workers with those settings.
 start_pool() {
 	local name=$1
@@ -122,8 +133,10 @@ start_pool off PAYHOOK_INBOX_DAYS=0
 start_pool on PAYHOOK_INBOX_DAYS=1 PAYHOOK_INBOX_MAX_BYTES=0
 start_pool cap PAYHOOK_INBOX_DAYS=1 PAYHOOK_INBOX_MAX_BYTES=8388608 \
 	PAYHOOK_MYSQL_DATABASE=d_cap
-POOLS=(off on cap)
-STEPS=(ign-off ign-on ign-cap pay-off pay-on)
+start_pool spool PAYHOOK_INBOX_DAYS=1 PAYHOOK_INBOX_MAX_BYTES=0 \
+	PAYHOOK_MYSQL_DATABASE=d_spool PAYHOOK_INBOX_SPOOL_DIR="$W/spool"
+POOLS=(off on cap spool)
+STEPS=(ign-off ign-on ign-cap ign-spool pay-off pay-on)
 if [ -n "${BENCH_BASELINE:-}" ]; then
 	# Another build's payhook with the inbox off and on (its inbox in a
 	# database of its own), against this one's.
@@ -159,20 +172,44 @@ SIG=$("$SIGN" --provider stripe --secret "$SECRET" "$IGNORED" |
 
 # ---- measurements ----------------------------------------------------------
 
+# inbox_rows [DB]: the count of table inbox (of database payhook, or DB).
 inbox_rows() {
-	harness_sql "SELECT COUNT(*) FROM inbox"
+	harness_sql "SELECT COUNT(*) FROM ${1:-payhook}.inbox"
 }
-# settle_inbox: the inbox's count once it stops moving (the workers write
-# what they hold when they wait idle; 5 s at most).
+# settle_inbox [DB]: the inbox's count once it stops moving (the workers
+# write what they hold when they wait idle, and load their spool; 5 s at
+# most without a move).
 settle_inbox() {
 	local last=-1 now deadline=$(($(harness_now_ms) + 5000))
-	now=$(inbox_rows)
+	now=$(inbox_rows "$@")
 	while [ "$now" != "$last" ] && [ "$(harness_now_ms)" -lt "$deadline" ]; do
 		sleep 0.2
 		last=$now
-		now=$(inbox_rows)
+		now=$(inbox_rows "$@")
+		[ "$now" = "$last" ] || deadline=$(($(harness_now_ms) + 5000))
 	done
 	printf '%s\n' "$now"
+}
+# wait_rows DB N: the count of DB's inbox once it reaches N, or after 60 s
+# (the spool is loaded once a worker idles a second).
+wait_rows() {
+	local now deadline=$(($(harness_now_ms) + 60000))
+	now=$(inbox_rows "$1")
+	while [ "$now" != "$2" ] && [ "$(harness_now_ms)" -lt "$deadline" ]; do
+		sleep 0.1
+		now=$(inbox_rows "$1")
+	done
+	printf '%s\n' "$now"
+}
+# spooled: the bytes of deliveries in the spool's files (16 a header).
+spooled() {
+	local f total=0 size
+	for f in "$W/spool"/inbox-*.spool; do
+		[ -e "$f" ] || continue
+		size=$(stat -c %s "$f")
+		total=$((total + size - 16))
+	done
+	echo "$total"
 }
 
 # pool_pids NAME: the PIDs of pool NAME's workers.
@@ -187,6 +224,7 @@ pool_pids() {
 # pay-off, pay-on) and its check; a line in the TSV.
 measure() {
 	local kind=$1 round=$2 pool=${1#*-} tag line s200 non2xx rows stop
+	local load_workers=- load_db=- t0
 	local -a script
 	tag=r$round-$kind
 	case $kind in
@@ -194,8 +232,12 @@ measure() {
 	pay-*) script=(new_id.lua) ;;
 	esac
 	stop=$(($(date +%s%3N) + SECS * 1000 - DRAIN_MS))
+	# Emptied with TRUNCATE, not DELETE: InnoDB purges deleted rows in
+	# the background, which would land in the next run's MariaDB CPU.
 	if [ "$kind" = ign-on ]; then
-		harness_sql "DELETE FROM inbox"
+		harness_sql "TRUNCATE TABLE inbox"
+	elif [ "$kind" = ign-spool ]; then
+		harness_sql "TRUNCATE TABLE d_spool.inbox"
 	fi
 	cpu_begin $(pool_pids "$pool")
 	line=$(timeout $((SECS + 60)) wrk -t2 -c"$C" -d"${SECS}s" --latency \
@@ -205,9 +247,12 @@ measure() {
 		fail_check "$tag: wrk printed no result line"
 		return
 	fi
-	# The workers write what they hold within INBOX_IDLE_MS of the end.
+	# The workers write what they hold within INBOX_IDLE_MS of the end
+	# (the spool's load takes longer: measured apart below).
 	sleep 0.2
 	cpu_end "$(kv "$line" requests)"
+	local flood_workers=${CPU_US[0]} flood_db=${CPU_US[4]}
+	local flood_all=$((CPU_US[0] + CPU_US[2] + CPU_US[4] + CPU_US[6] + CPU_US[8]))
 	s200=$(status_count "$(kv "$line" statuses)" 200)
 	non2xx=$(kv "$line" non2xx)
 	case $kind in
@@ -218,16 +263,28 @@ measure() {
 			rows=$(settle_inbox)
 			[ "$rows" = "$s200" ] ||
 				fail_check "$tag: $rows deliveries in the inbox for $s200 answers 200"
+		elif [ "$kind" = ign-spool ]; then
+			# The load after the burst: its CPU a delivery loaded.
+			cpu_begin $(pool_pids "$pool")
+			t0=$(harness_now_ms)
+			rows=$(wait_rows d_spool "$s200")
+			cpu_end "$s200"
+			load_workers=${CPU_US[0]} load_db=${CPU_US[4]}
+			log "$tag: the load took about $(($(harness_now_ms) - t0)) ms"
+			[ "$rows" = "$s200" ] ||
+				fail_check "$tag: $rows deliveries in the inbox for $s200 answers 200"
+			[ "$(spooled)" = 0 ] ||
+				fail_check "$tag: $(spooled) bytes left in the spool"
 		fi ;;
 	pay-*)
 		rows=$(harness_sql "SELECT COUNT(*) FROM payments WHERE transaction_id LIKE '$tag-%'")
 		[ "$rows" = "$s200" ] ||
 			fail_check "$tag: $rows rows for $s200 answers 200" ;;
 	esac
-	printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$kind" "$round" \
-		"$(kv "$line" rps)" "$(kv "$line" p99_ms)" "$s200" "${CPU_US[0]}" \
-		"${CPU_US[4]}" "$((CPU_US[0] + CPU_US[2] + CPU_US[4] + CPU_US[6] + CPU_US[8]))" >>"$TSV"
-	log "$tag: rps=$(kv "$line" rps) p99=$(kv "$line" p99_ms) statuses=$(kv "$line" statuses)${rows:+ rows=$rows} cpu us/request: workers ${CPU_US[0]} mariadb ${CPU_US[4]}"
+	printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$kind" "$round" \
+		"$(kv "$line" rps)" "$(kv "$line" p99_ms)" "$s200" "$flood_workers" \
+		"$flood_db" "$flood_all" "$load_workers" "$load_db" >>"$TSV"
+	log "$tag: rps=$(kv "$line" rps) p99=$(kv "$line" p99_ms) statuses=$(kv "$line" statuses)${rows:+ rows=$rows} cpu us/request: workers $flood_workers mariadb $flood_db$([ "$load_db" = - ] || echo "; the load after it, cpu us/delivery: workers $load_workers mariadb $load_db")"
 }
 
 # ---- payhook-reconcile against the fake Stripe API -------------------------
@@ -321,13 +378,14 @@ function med(list,   a, n, i, j, t) {
 	return sprintf("%.2f (%.2f-%.2f)", (n % 2) ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2, a[1], a[n])
 }
 $1 == "reconcile" { rc[$2] = $3; rcms[$2] = $4; rcfake[$2] = $6; rcself[$2] = $7; rcdb[$2] = $8; next }
-{ rps[$1, $2] = $3; p99[$1, $2] = $4; wcpu[$1, $2] = $6; dbcpu[$1, $2] = $7; allcpu[$1, $2] = $8 }
+{ rps[$1, $2] = $3; p99[$1, $2] = $4; wcpu[$1, $2] = $6; dbcpu[$1, $2] = $7; allcpu[$1, $2] = $8
+  if ($9 != "-" && $9 != "") { lw[$1, $2] = $9; ld[$1, $2] = $10 } }
 END {
 	printf "# The inbox on the request path, and payhook-reconcile\n\n"
 	printf "c = %s, 8 workers a pool, %s rounds of %s s (median, min-max).\n\n", c, rounds, secs
 	printf "| | req/s | p99 ms | req/s / inbox off | p99 / inbox off | CPU µs a request: workers | MariaDB | all |\n| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n"
-	nk = split("ign-off ign-on ign-cap ign-boff ign-bon pay-off pay-on pay-boff", kinds, " ")
-	split("ignored event, inbox off|ignored event, inbox on|ignored event, inbox full (8 MiB cap)|ignored event, BENCH_BASELINE, inbox off|ignored event, BENCH_BASELINE, inbox on|payment, inbox off|payment, inbox on|payment, BENCH_BASELINE", names, "|")
+	nk = split("ign-off ign-on ign-cap ign-spool ign-boff ign-bon pay-off pay-on pay-boff", kinds, " ")
+	split("ignored event, inbox off|ignored event, inbox on|ignored event, inbox full (8 MiB cap)|ignored event, inbox on, inbox_spool_dir (the burst)|ignored event, BENCH_BASELINE, inbox off|ignored event, BENCH_BASELINE, inbox on|payment, inbox off|payment, inbox on|payment, BENCH_BASELINE", names, "|")
 	for (k = 1; k <= nk; k++) {
 		kind = kinds[k]; base = (kind ~ /^ign/) ? "ign-off" : "pay-off"
 		if (!((kind, 1) in rps)) continue
@@ -342,6 +400,19 @@ END {
 		printf "| %s | %s | %s | %s | %s | %s | %s | %s |\n", names[k], med(r), med(q),
 			kind == base ? "1" : med(rr), kind == base ? "1" : med(qr),
 			med0(wc), med0(dc), med0(ac)
+	}
+	w = ""; d = ""; t = ""; tr = ""
+	for (rd = 1; rd <= rounds; rd++) {
+		if (!(("ign-spool", rd) in lw)) continue
+		w = w " " lw["ign-spool", rd]; d = d " " ld["ign-spool", rd]
+		t = t " " (allcpu["ign-spool", rd] + lw["ign-spool", rd] + ld["ign-spool", rd])
+		if (allcpu["ign-off", rd] > 0)
+			tr = tr " " (allcpu["ign-spool", rd] + lw["ign-spool", rd] + ld["ign-spool", rd]) / allcpu["ign-off", rd]
+	}
+	if (w != "") {
+		printf "\nThe load of the spool after each burst (from the end of the run until the table holds every delivery), CPU µs a delivery:\n\n"
+		printf "| workers | MariaDB | the burst and the load, all | / inbox off, all |\n| ---: | ---: | ---: | ---: |\n"
+		printf "| %s | %s | %s | %s |\n", med0(w), med0(d), med0(t), med(tr)
 	}
 	r = ""; ms = ""; fake = ""; ratio = ""; self = ""; db = ""
 	for (rd = 1; rd <= rounds; rd++) {
