@@ -20,11 +20,11 @@
 #include <string.h>
 #include <sys/file.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "inbox_spool.h"
 #include "log.h"
-#include "timing.h"
 
 /* The file's header: its magic, then the offset loaded up to. */
 #define FILE_MAGIC "PHINBOX1"
@@ -141,8 +141,14 @@ static int create_file(struct inbox_spool *s, struct error *err)
 {
 	char tmp[4096], path[4096];
 	long pid = (long)getpid();
-	long long start = (long long)timing_now_us();
+	struct timespec now;
+	long long start;
 	int fd;
+
+	/* The wall clock, not the monotonic one: the name must not come
+	 * back after a reboot, when an orphan may still carry it. */
+	clock_gettime(CLOCK_REALTIME, &now);
+	start = (long long)now.tv_sec * 1000000 + now.tv_nsec / 1000;
 
 	if ((size_t)snprintf(path, sizeof(path), "%s/inbox-%ld-%lld.spool",
 			     s->dir, pid, start) >= sizeof(path) ||

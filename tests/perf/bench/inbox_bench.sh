@@ -383,23 +383,24 @@ $1 == "reconcile" { rc[$2] = $3; rcms[$2] = $4; rcfake[$2] = $6; rcself[$2] = $7
 END {
 	printf "# The inbox on the request path, and payhook-reconcile\n\n"
 	printf "c = %s, 8 workers a pool, %s rounds of %s s (median, min-max).\n\n", c, rounds, secs
-	printf "| | req/s | p99 ms | req/s / inbox off | p99 / inbox off | CPU µs a request: workers | MariaDB | all |\n| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n"
+	printf "| | req/s | p99 ms | req/s / inbox off | p99 / inbox off | CPU µs a request: workers | MariaDB | all | all / inbox off |\n| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n"
 	nk = split("ign-off ign-on ign-cap ign-spool ign-boff ign-bon pay-off pay-on pay-boff", kinds, " ")
 	split("ignored event, inbox off|ignored event, inbox on|ignored event, inbox full (8 MiB cap)|ignored event, inbox on, inbox_spool_dir (the burst)|ignored event, BENCH_BASELINE, inbox off|ignored event, BENCH_BASELINE, inbox on|payment, inbox off|payment, inbox on|payment, BENCH_BASELINE", names, "|")
 	for (k = 1; k <= nk; k++) {
 		kind = kinds[k]; base = (kind ~ /^ign/) ? "ign-off" : "pay-off"
 		if (!((kind, 1) in rps)) continue
-		r = ""; q = ""; rr = ""; qr = ""; wc = ""; dc = ""; ac = ""
+		r = ""; q = ""; rr = ""; qr = ""; wc = ""; dc = ""; ac = ""; ar = ""
 		for (rd = 1; rd <= rounds; rd++) {
 			if (!((kind, rd) in rps)) continue
 			r = r " " rps[kind, rd]; q = q " " p99[kind, rd]
 			wc = wc " " wcpu[kind, rd]; dc = dc " " dbcpu[kind, rd]; ac = ac " " allcpu[kind, rd]
 			if (rps[base, rd] > 0) rr = rr " " rps[kind, rd] / rps[base, rd]
 			if (p99[base, rd] > 0) qr = qr " " p99[kind, rd] / p99[base, rd]
+			if (allcpu[base, rd] > 0) ar = ar " " allcpu[kind, rd] / allcpu[base, rd]
 		}
-		printf "| %s | %s | %s | %s | %s | %s | %s | %s |\n", names[k], med(r), med(q),
+		printf "| %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", names[k], med(r), med(q),
 			kind == base ? "1" : med(rr), kind == base ? "1" : med(qr),
-			med0(wc), med0(dc), med0(ac)
+			med0(wc), med0(dc), med0(ac), kind == base ? "1" : med(ar)
 	}
 	w = ""; d = ""; t = ""; tr = ""
 	for (rd = 1; rd <= rounds; rd++) {
