@@ -23,6 +23,7 @@
 #include "target_store.h"
 #include "timing.h"
 #include "transport_pick.h"
+#include "utc.h"
 
 #define PROGRAM "payhook-dispatch"
 #define EXIT_USAGE DISPATCH_ADMIN_EXIT_USAGE
@@ -257,11 +258,7 @@ int dispatch_admin_change_rows(const struct config *cfg,
 /* Unix microseconds as RFC 3339 UTC to the second into buf. */
 static const char *utc_text(int64_t us, char *buf, size_t cap)
 {
-	time_t secs = (time_t)(us / 1000000);
-	struct tm tm;
-
-	if (us <= 0 || gmtime_r(&secs, &tm) == NULL ||
-	    strftime(buf, cap, "%Y-%m-%dT%H:%M:%SZ", &tm) == 0)
+	if (us <= 0 || utc_format(us / 1000000, UTC_RFC3339, buf, cap) != 0)
 		snprintf(buf, cap, "-");
 	return buf;
 }

@@ -13,6 +13,7 @@
 #include "alert.h"
 #include "transport.h"
 #include "transport_pick.h"
+#include "utc.h"
 
 struct alert {
 	const char *program;
@@ -157,16 +158,15 @@ int alert_send(struct alert *a, const struct alert_message *m,
 {
 	struct transport_outcome out;
 	struct timespec now;
-	struct tm tm;
-	char at[32] = "?", key[96];
+	char at[UTC_RFC3339_MAX], key[96];
 	char *body;
 	int rc;
 
 	if (!alert_enabled(a))
 		return 0;
 	clock_gettime(CLOCK_REALTIME, &now);
-	if (gmtime_r(&now.tv_sec, &tm) != NULL)
-		strftime(at, sizeof(at), "%Y-%m-%dT%H:%M:%SZ", &tm);
+	if (utc_format(now.tv_sec, UTC_RFC3339, at, sizeof(at)) != 0)
+		snprintf(at, sizeof(at), "?");
 	/* Unique per alert: the receiver may drop a repeat by it. */
 	snprintf(key, sizeof(key), "alert:%s:%lld%03ld:%ld:%llu", m->event,
 		 (long long)now.tv_sec, now.tv_nsec / 1000000L, (long)getpid(),

@@ -10,6 +10,7 @@
 #include "log.h"
 #include "reconcile_watch.h"
 #include "sqlconn.h"
+#include "utc.h"
 
 /* ER_NO_SUCH_TABLE, ER_BAD_FIELD_ERROR: a database from before migration
  * 10 or 12; ER_TABLEACCESS_DENIED_ERROR: a user without rights on it. */
@@ -140,14 +141,9 @@ static enum reconcile_watch_status queue(struct sqlconn *c,
 /* "last complete pass <RFC 3339>" or "no complete pass yet" into buf. */
 static void last_pass(int64_t at_s, char *buf, size_t cap)
 {
-	time_t t = (time_t)at_s;
-	struct tm tm;
-
-	if (at_s <= 0 || gmtime_r(&t, &tm) == NULL) {
+	if (at_s <= 0 ||
+	    utc_format(at_s, "last complete pass " UTC_RFC3339, buf, cap) != 0)
 		snprintf(buf, cap, "no complete pass yet");
-		return;
-	}
-	strftime(buf, cap, "last complete pass %Y-%m-%dT%H:%M:%SZ", &tm);
 }
 
 /* Marks profile p's episodes as they should be and queues their alerts. */

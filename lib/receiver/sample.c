@@ -16,6 +16,7 @@
 #include "currency.h"
 #include "provider.h"
 #include "sample.h"
+#include "utc.h"
 
 /* ---- samples ---- */
 
@@ -450,7 +451,6 @@ static char *lifecycle_text(const struct lifecycle_sample *ls,
 	const char *values[10];
 	time_t when = in->occurred_at != 0 ? (time_t)in->occurred_at
 					   : (time_t)1718597005;
-	struct tm tm;
 	size_t len = strlen(ls->template), cap, used = 0;
 	struct json_object *root;
 	char *text, *out = NULL;
@@ -471,8 +471,8 @@ static char *lifecycle_text(const struct lifecycle_sample *ls,
 		snprintf(object, sizeof(object), "%s", in->object_id);
 	snprintf(amount, sizeof(amount), "%lld", (long long)in->amount);
 	snprintf(unix_time, sizeof(unix_time), "%lld", (long long)when);
-	if (in->occurred_at < 0 || gmtime_r(&when, &tm) == NULL ||
-	    strftime(rfc3339, sizeof(rfc3339), "%Y-%m-%dT%H:%M:%SZ", &tm) == 0) {
+	if (in->occurred_at < 0 ||
+	    utc_format(when, UTC_RFC3339, rfc3339, sizeof(rfc3339)) != 0) {
 		error_set(err, "the event time is out of range");
 		return NULL;
 	}

@@ -22,9 +22,9 @@
 #include <limits.h>
 #include <stdio.h>
 #include <string.h>
-#include <time.h>
 
 #include "backend_komoju.h"
+#include "utc.h"
 
 #define KOMOJU_PAGE_LIMIT 100
 /* KOMOJU states no retention for events; the lookback bounds a pass. */
@@ -40,15 +40,6 @@ static bool decimal(const char *text)
 	return true;
 }
 
-static void iso8601(int64_t seconds, char out[32])
-{
-	time_t t = (time_t)seconds;
-	struct tm tm;
-
-	gmtime_r(&t, &tm);
-	strftime(out, 32, "%Y-%m-%dT%H:%M:%SZ", &tm);
-}
-
 static int komoju_page_url(const char *base, const struct backend_window *w,
 			   const char *cursor, char *url, struct error *err)
 {
@@ -57,8 +48,9 @@ static int komoju_page_url(const char *base, const struct backend_window *w,
 
 	if (cursor != NULL && !decimal(cursor))
 		return error_set(err, "komoju: a page that is not a number");
-	iso8601(w->from, from);
-	iso8601(w->to - 1, to);
+	if (utc_format(w->from, UTC_RFC3339, from, sizeof(from)) != 0 ||
+	    utc_format(w->to - 1, UTC_RFC3339, to, sizeof(to)) != 0)
+		return error_set(err, "komoju: the window has no calendar date");
 	/* ':' written as %3A: a query value, encoded. */
 	n = snprintf(url, BACKEND_URL_MAX,
 		     "%s/api/v1/events?start_time=%.13s%%3A%.2s%%3A%s"

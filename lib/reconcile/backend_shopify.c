@@ -27,9 +27,9 @@
 #include <json-c/json.h>
 #include <stdio.h>
 #include <string.h>
-#include <time.h>
 
 #include "backend_shopify.h"
+#include "utc.h"
 
 #define SHOPIFY_PAGE_LIMIT 250
 #define SHOPIFY_ORDERS "/admin/api/" BACKEND_SHOPIFY_API_VERSION "/orders.json"
@@ -50,15 +50,8 @@ static bool plain_token(const char *t, size_t len)
 	return true;
 }
 
-/* seconds as 2026-12-01T00:00:00Z, its colons URL-encoded. */
-static void query_time(int64_t seconds, char out[40])
-{
-	time_t t = (time_t)seconds;
-	struct tm tm;
-
-	gmtime_r(&t, &tm);
-	strftime(out, 40, "%Y-%m-%dT%H%%3A%M%%3A%SZ", &tm);
-}
+/* Seconds as 2026-12-01T00:00:00Z, its colons URL-encoded. */
+#define QUERY_TIME "%Y-%m-%dT%H%%3A%M%%3A%SZ"
 
 static int shopify_page_url(const char *base, const struct backend_window *w,
 			    const char *cursor, char *url, struct error *err)
@@ -74,8 +67,10 @@ static int shopify_page_url(const char *base, const struct backend_window *w,
 			     "%s" SHOPIFY_ORDERS "?limit=%d&page_info=%s", base,
 			     SHOPIFY_PAGE_LIMIT, cursor);
 	} else {
-		query_time(w->from, from);
-		query_time(w->to - 1, to);
+		if (utc_format(w->from, QUERY_TIME, from, sizeof(from)) != 0 ||
+		    utc_format(w->to - 1, QUERY_TIME, to, sizeof(to)) != 0)
+			return error_set(err, "shopify: the window has no "
+					 "calendar date");
 		n = snprintf(url, BACKEND_URL_MAX,
 			     "%s" SHOPIFY_ORDERS "?status=any&updated_at_min=%s"
 			     "&updated_at_max=%s&limit=%d", base, from, to,

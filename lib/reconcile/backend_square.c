@@ -28,6 +28,7 @@
 #include <time.h>
 
 #include "backend_square.h"
+#include "utc.h"
 
 /* What the square profile records (provider.c, provider_lifecycle.c). */
 static const char *const event_types[] = {
@@ -50,30 +51,23 @@ static int square_page_url(const char *base, const struct backend_window *w,
 	return 0;
 }
 
-static void rfc3339(int64_t seconds, char out[32])
-{
-	time_t t = (time_t)seconds;
-	struct tm tm;
-
-	gmtime_r(&t, &tm);
-	strftime(out, 32, "%Y-%m-%dT%H:%M:%SZ", &tm);
-}
-
 static int square_page_json(const struct backend_window *w, const char *cursor,
 			    char *json, struct error *err)
 {
-	struct json_object *root = json_object_new_object();
-	struct json_object *query = json_object_new_object();
-	struct json_object *filter = json_object_new_object();
-	struct json_object *types = json_object_new_array();
-	struct json_object *created = json_object_new_object();
-	struct json_object *sort = json_object_new_object();
-	char from[32], to[32];
+	struct json_object *root, *query, *filter, *types, *created, *sort;
+	char from[UTC_RFC3339_MAX], to[UTC_RFC3339_MAX];
 	const char *text;
 	int rc = -1;
 
-	rfc3339(w->from, from);
-	rfc3339(w->to, to);
+	if (utc_format(w->from, UTC_RFC3339, from, sizeof(from)) != 0 ||
+	    utc_format(w->to, UTC_RFC3339, to, sizeof(to)) != 0)
+		return error_set(err, "square: the window has no calendar date");
+	root = json_object_new_object();
+	query = json_object_new_object();
+	filter = json_object_new_object();
+	types = json_object_new_array();
+	created = json_object_new_object();
+	sort = json_object_new_object();
 	for (size_t i = 0; i < sizeof(event_types) / sizeof(event_types[0]); i++)
 		json_object_array_add(types,
 				      json_object_new_string(event_types[i]));

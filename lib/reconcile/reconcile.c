@@ -22,6 +22,7 @@
 #include "provider.h"
 #include "reconcile.h"
 #include "timing.h"
+#include "utc.h"
 
 /* A pass's lease on its profile, renewed at every page. */
 #define LEASE_S 300L
@@ -190,13 +191,11 @@ void reconcile_free(struct reconcile *r)
 	free(r);
 }
 
+/* seconds in RFC 3339 for a line or a message; "?" when it has no date. */
 static void format_time(int64_t seconds, char out[32])
 {
-	time_t t = (time_t)seconds;
-	struct tm tm;
-
-	gmtime_r(&t, &tm);
-	strftime(out, 32, "%Y-%m-%dT%H:%M:%SZ", &tm);
+	if (utc_format(seconds, UTC_RFC3339, out, 32) != 0)
+		snprintf(out, 32, "?");
 }
 
 static bool stopped(const struct reconcile_options *o)
