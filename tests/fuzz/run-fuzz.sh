@@ -73,9 +73,9 @@ compile() { # source object
 # stub_backends.c, the other targets never reach them (nor sample.c, the
 # samples). As an archive, each
 # target pulls in only what it calls.
-LIB_MODULES="error log timing utc number endpoint encoding secret currency configuration
+LIB_MODULES="error log sharedfile timing utc number endpoint encoding secret currency configuration
 	request route signature payload lifecycle response textbuf scoreboard metrics provider_lifecycle provider
-	pipeline backend backend_stripe backend_paddle backend_square backend_payjp backend_komoju
+	inbox inbox_spool pipeline backend backend_stripe backend_paddle backend_square backend_payjp backend_komoju
 	backend_razorpay backend_shopify backends"
 echo "run-fuzz.sh: building with $("$CLANG" --version | head -n 1)"
 lib_objs=
