@@ -339,9 +339,10 @@ static void load_spool(struct inbox *in)
 		in->spooled_us = 0;
 }
 
-/* The batch of a worker that is busy: to the spool when there is one,
- * loaded only once it is too old or too big to wait for an idle moment. */
-static void flush_busy(struct inbox *in)
+/* The batch before the worker is idle long enough to load: to the spool
+ * when there is one (else the table), the spool loaded only once it is too
+ * old or too big to wait for that moment. */
+static void spool_batch(struct inbox *in)
 {
 	struct inbox_row rows[INBOX_BATCH_ROWS];
 
@@ -396,12 +397,8 @@ long inbox_idle_wait_ms(const struct inbox *in, int64_t idle_us)
 
 void inbox_idle(struct inbox *in, int64_t idle_us)
 {
-	if (in->count > 0 && idle_us >= INBOX_IDLE_MS * 1000L) {
-		if (in->spool != NULL)
-			flush_busy(in);
-		else
-			write_batch(in);
-	}
+	if (in->count > 0 && idle_us >= INBOX_IDLE_MS * 1000L)
+		spool_batch(in);
 	if (spool_due(in) && idle_us >= INBOX_LOAD_IDLE_MS * 1000L)
 		load_spool(in);
 }
@@ -410,7 +407,7 @@ void inbox_flush_due(struct inbox *in)
 {
 	if (in->count > 0 &&
 	    timing_now_us() - in->first_us >= INBOX_FLUSH_MS * 1000L)
-		flush_busy(in);
+		spool_batch(in);
 }
 
 size_t inbox_held(const struct inbox *in)
@@ -435,7 +432,7 @@ int inbox_keep(struct inbox *in, const char *body, size_t len)
 	hlen = strlen(headers);
 	/* A batch has room for at least one delivery. */
 	if (in->count > 0 && in->bytes + hlen + len > INBOX_BATCH_BYTES)
-		flush_busy(in);
+		spool_batch(in);
 	h = &in->batch[in->count];
 	h->data = malloc(hlen + 1 + len + 1);
 	if (h->data == NULL) {
@@ -460,7 +457,7 @@ int inbox_keep(struct inbox *in, const char *body, size_t len)
 	in->count++;
 	in->bytes += hlen + len;
 	if (in->count == INBOX_BATCH_ROWS || in->bytes >= INBOX_BATCH_BYTES)
-		flush_busy(in);
+		spool_batch(in);
 	else
 		inbox_flush_due(in);
 	return 1;
