@@ -99,7 +99,8 @@ static int listen_unix(const char *path, unsigned mode, struct error *err)
 	if (fd < 0)
 		return error_set(err, "socket: %s", strerror(errno));
 	if (bind(fd, (struct sockaddr *)&addr, sizeof(addr)) != 0 ||
-	    chmod(path, (mode_t)mode) != 0 || listen(fd, LISTEN_BACKLOG) != 0) {
+	    fchmodat(AT_FDCWD, path, (mode_t)mode, AT_SYMLINK_NOFOLLOW) != 0 ||
+	    listen(fd, LISTEN_BACKLOG) != 0) {
 		error_set(err, "--listen %s: %s", path, strerror(errno));
 		close(fd);
 		return -1;
@@ -260,7 +261,7 @@ static int own_socket(const struct master *m, struct error *err)
 	if (o->socket_group != NULL && find_group(o->socket_group, &gid,
 						  err) != 0)
 		return -1;
-	if (chown(m->made_path, uid, gid) != 0)
+	if (lchown(m->made_path, uid, gid) != 0)
 		return error_set(err, "--listen %s: chown: %s", m->made_path,
 				 strerror(errno));
 	return 0;

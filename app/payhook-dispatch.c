@@ -19,6 +19,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <limits.h>
 #include <poll.h>
@@ -51,6 +52,7 @@
 #include "number.h"
 #include "pool.h"
 #include "retention.h"
+#include "sharedfile.h"
 #include "sqlconn.h"
 #include "target_store.h"
 #include "timing.h"
@@ -442,6 +444,7 @@ static int run_dispatcher(const struct config *cfg, int ready_fd, bool once,
 		goto out;
 	}
 	pool_child_ready(ready_fd);
+	log_echo_errors(false);
 	log_info("dispatcher started: %s, batch %d, lease %ld ms, attempt "
 		 "timeout %ld ms, %d attempts%s", command ? "command" :
 		 cfg->dispatch_secret.count > 0 ? "signed HTTP POST" : "HTTP POST",
@@ -497,6 +500,7 @@ static void dispatcher_entry(void *ctx, bool replacement, int ready_fd)
 	const struct config *cfg = ((struct master *)ctx)->cfg;
 
 	(void)replacement;
+	log_echo_errors(true);
 	if (install_signals() != 0) {
 		log_error("cannot set up signal handling: %s", strerror(errno));
 		exit(1);
@@ -564,6 +568,8 @@ static int run_master(const struct config *cfg, const char *config_path)
 		return 1;
 	}
 	log_info("master started: %u dispatchers", pc.count);
+	/* Each dispatcher turns it on and off around its own start. */
+	log_echo_errors(false);
 	rc = pool_run(m.pool, &unclean, &err);
 	if (rc != 0)
 		log_error("%s", err.message);
@@ -584,6 +590,17 @@ static int check_config(const struct config *cfg, const char *path)
 
 	printf("config: ok (%s)\n",
 	       path != NULL ? path : "defaults and environment");
+	/* The files the daemon opens, as it opens them. */
+	if (cfg->log_file != NULL &&
+	    sharedfile_check(cfg->log_file, O_WRONLY | O_APPEND, &err) != 0) {
+		printf("config: FAILED: log_file %s\n", err.message);
+		rc = 1;
+	}
+	if (cfg->metrics_file != NULL &&
+	    sharedfile_check(cfg->metrics_file, O_RDWR, &err) != 0) {
+		printf("config: FAILED: metrics_file %s\n", err.message);
+		rc = 1;
+	}
 	if (handoff_check_config(cfg, &err) != 0) {
 		printf("target: FAILED: %s\n", err.message);
 		rc = 1;
@@ -896,6 +913,8 @@ int main(int argc, char **argv)
 		free(resolved);
 		return 1;
 	}
+	/* Until it runs, what stops it is said on stderr too (the journal). */
+	log_echo_errors(true);
 	switch (mode) {
 	case 'C':
 		rc = check_config(&cfg, path);

@@ -23,6 +23,7 @@
 #include "number.h"
 #include "pipeline.h"
 #include "pool.h"
+#include "sharedfile.h"
 #include "sqlconn.h"
 #include "status.h"
 #include "timing.h"
@@ -68,37 +69,17 @@ static int check_redis(const struct config *cfg)
 	return rc;
 }
 
-/* Opens path as a worker will (flags without O_CREAT), or, when it does not
- * exist yet, checks that its directory lets a worker create it. Nothing is
- * created: run as root, the file would be root's and the workers (another
- * user) could not open it. Returns 0, or 1 with a FAILED line printed. */
+/* Opens path as a worker will (sharedfile_check): nothing is created (run
+ * as root, the file would be root's and the workers could not open it).
+ * Returns 0, or 1 with a FAILED line printed. */
 static int check_file(const char *key, const char *path, int flags)
 {
-	char dir[PATH_MAX];
-	const char *slash = strrchr(path, '/');
-	int fd = open(path, flags | O_CLOEXEC);
+	struct error err;
 
-	if (fd >= 0) {
-		close(fd);
+	if (sharedfile_check(path, flags, &err) == 0)
 		return 0;
-	}
-	if (errno != ENOENT) {
-		printf("config: FAILED: %s %s cannot be opened: %s\n", key, path,
-		       strerror(errno));
-		return 1;
-	}
-	if (slash == NULL)
-		snprintf(dir, sizeof(dir), ".");
-	else if (slash == path)
-		snprintf(dir, sizeof(dir), "/");
-	else
-		snprintf(dir, sizeof(dir), "%.*s", (int)(slash - path), path);
-	if (access(dir, W_OK | X_OK) != 0) {
-		printf("config: FAILED: %s %s does not exist and cannot be "
-		       "created in %s: %s\n", key, path, dir, strerror(errno));
-		return 1;
-	}
-	return 0;
+	printf("config: FAILED: %s %s\n", key, err.message);
+	return 1;
 }
 
 /* A check that succeeded but took longer than a worker waits: the worker

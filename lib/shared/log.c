@@ -39,6 +39,7 @@ static ino_t log_ino;
 static bool log_created;
 static time_t log_checked_s;
 static struct sharedfile_owner log_owner;
+static bool log_echo;
 
 static const char *const level_names[] = { "error", "warn", "info", "debug" };
 static const int syslog_priorities[] = { LOG_ERR, LOG_WARNING, LOG_INFO,
@@ -49,6 +50,11 @@ void log_init(const char *program, enum log_level threshold)
 	if (program != NULL)
 		log_program = program;
 	log_threshold = threshold;
+}
+
+void log_echo_errors(bool on)
+{
+	log_echo = on;
 }
 
 void log_set_format(enum log_format format)
@@ -86,12 +92,13 @@ static void use_file(int fd, bool created)
 int log_open_file(const char *path, struct error *err)
 {
 	bool created;
+	struct error why;
 	int fd = sharedfile_open(path, O_WRONLY | O_APPEND, 0640, &log_owner,
-				 &created);
+				 &created, &why);
 	char *copy;
 
 	if (fd < 0)
-		return error_set(err, "log_file %s: %s", path, strerror(errno));
+		return error_set(err, "log_file %s", why.message);
 	copy = strdup(path);
 	if (copy == NULL) {
 		close(fd);
@@ -110,6 +117,27 @@ void log_set_file_owner(const struct sharedfile_owner *owner)
 		(void)sharedfile_give(log_fd, &log_owner);
 }
 
+/* Says once, in the file still open, that the path now names a file this
+ * process will not open (sharedfile_open's refusal): the lines stay where
+ * they were. Not through emit: this runs inside it. */
+static bool log_refused;
+static void refused_line(const struct error *why)
+{
+	char line[sizeof(why->message) + 160];
+	int n;
+
+	if (log_refused)
+		return;
+	log_refused = true;
+	n = snprintf(line, sizeof(line), "%s[%ld]: error log.c: log_file %s; "
+		     "lines go on to the file opened before\n", log_program,
+		     (long)getpid(), why->message);
+	if (n > 0 && write(log_fd, line, (size_t)n < sizeof(line) ?
+					 (size_t)n : sizeof(line) - 1) < 0) {
+		/* Nowhere left to report it. */
+	}
+}
+
 /* Before a line goes to the file, at most once a second: when its path
  * names another file now (logrotate moved it, and created a new one or
  * not), the line and the next go there. A path that cannot be opened
@@ -118,6 +146,7 @@ static void follow_rotation(void)
 {
 	struct timespec now;
 	struct stat st;
+	struct error why;
 	bool created;
 	int fd;
 
@@ -129,9 +158,13 @@ static void follow_rotation(void)
 	    st.st_ino == log_ino)
 		return;
 	fd = sharedfile_open(log_path, O_WRONLY | O_APPEND, 0640, &log_owner,
-			     &created);
-	if (fd >= 0)
+			     &created, &why);
+	if (fd >= 0) {
 		use_file(fd, created);
+		log_refused = false;
+	} else {
+		refused_line(&why);
+	}
 }
 
 void log_open_syslog(void)
@@ -208,6 +241,10 @@ static void emit(enum log_level level, char *buf, size_t len)
 		return;
 	}
 	buf[len++] = '\n';
+	if (log_echo && level == LOG_LEVEL_ERROR && log_target == TARGET_FILE &&
+	    write(STDERR_FILENO, buf, len) < 0) {
+		/* Nowhere left to report it. */
+	}
 	if (log_target == TARGET_FILE)
 		follow_rotation();
 	/* One write per line so lines from several workers do not interleave. */

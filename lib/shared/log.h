@@ -57,6 +57,12 @@ void log_set_file_owner(const struct sharedfile_owner *owner);
  * Can't fail. */
 void log_open_syslog(void);
 
+/* While on, an error line also goes to standard error when the lines go
+ * to log_file or syslog: a program's start-up errors reach the terminal or
+ * the journal, not only a file nobody reads before it is running. Off by
+ * default; a program turns it off once it is running. */
+void log_echo_errors(bool on);
+
 /* Reopens the current target: the file by its path (after logrotate moved
  * it), or the syslog connection; nothing for standard error. Returns 0, or
  * -1 with err set (the old target stays). */

@@ -156,10 +156,11 @@ struct metrics *metrics_open_file_for(const char *path,
 				      const struct sharedfile_owner *owner,
 				      struct error *err)
 {
-	int fd = sharedfile_open(path, O_RDWR, 0640, owner, NULL);
+	struct error why;
+	int fd = sharedfile_open(path, O_RDWR, 0640, owner, NULL, &why);
 
 	if (fd < 0) {
-		error_set(err, "metrics_file %s: %s", path, strerror(errno));
+		error_set(err, "metrics_file %s", why.message);
 		return NULL;
 	}
 	return map_fd(fd, false, err);

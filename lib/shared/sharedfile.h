@@ -11,6 +11,8 @@
 #include <stdbool.h>
 #include <sys/types.h>
 
+#include "error.h"
+
 /* Who a created file belongs to: set by a master started as root with
  * --user/--group (its workers' identity); unset, a file is its creator's. */
 struct sharedfile_owner {
@@ -19,13 +21,24 @@ struct sharedfile_owner {
 	gid_t gid;
 };
 
-/* Opens path with flags (O_CLOEXEC is added; no O_CREAT), or, when it does
- * not exist, creates it with mode (less the umask) and gives it to owner
- * when owner is set (owner may be NULL). *created (may be NULL) says whether
- * this call made the file. Returns the descriptor, or -1 with errno set
- * (nothing is left behind: a file made but not given to owner is removed). */
+/* Opens path with flags (O_CLOEXEC and O_NOFOLLOW are added; no O_CREAT),
+ * or, when it does not exist, creates it with mode (less the umask) and
+ * gives it to owner when owner is set (owner may be NULL). *created (may be
+ * NULL) says whether this call made the file. A symbolic link is never
+ * followed; run as root, an existing file must also be a regular file with
+ * one name and, when owner is set, be root's or owner's: root writes these
+ * files in folders the workers' user may own. Returns the descriptor, or -1 with err set to
+ * "<path>: <why>" (nothing is left behind: a file made but not given to
+ * owner is removed). */
 int sharedfile_open(const char *path, int flags, mode_t mode,
-		    const struct sharedfile_owner *owner, bool *created);
+		    const struct sharedfile_owner *owner, bool *created,
+		    struct error *err);
+
+/* What --check-config asks of a shared file: that path opens with flags
+ * under sharedfile_open's rules (no owner known), or, when it
+ * does not exist, that its folder lets this process create it (a read-only
+ * mount included). Creates nothing. Returns 0, or -1 with err saying why. */
+int sharedfile_check(const char *path, int flags, struct error *err);
 
 /* Gives the file open on fd to owner (a file created before the owner was
  * known), when owner is set and the file is not already theirs. Returns 0,
