@@ -444,29 +444,36 @@ static int walk_window(struct reconcile *r, const struct backend *b,
 	}
 }
 
-/* Where this pass starts, or -1 with err set when it would start before
- * what the provider keeps. */
+/* Where this pass starts (*start), and how far the cursor already is
+ * (*cursor_s; INT64_MIN before the first complete window), or -1 with err
+ * set when it would start before what the provider keeps. The cursor
+ * moves only past what the pass covered from the cursor on: a --since
+ * that starts after the cursor (or after where a first pass would start)
+ * leaves a gap never listed, so that pass keeps the cursor
+ * (*keeps_cursor). */
 static int pass_start(struct reconcile *r, const struct backend *b,
 		      const struct reconcile_options *o, int64_t now,
-		      int64_t *start, struct error *err)
+		      int64_t *start, int64_t *cursor_s, bool *keeps_cursor,
+		      struct error *err)
 {
 	const char *name = config_provider_name(b->profile);
 	int64_t kept_from = now - b->retention_s;
+	int64_t first = now - r->cfg->reconcile_lookback_s < kept_from ?
+				kept_from : now - r->cfg->reconcile_lookback_s;
 	struct cursor_row row;
 	char from[32], kept[32];
 
+	if (cursor_store_read(r->cursors, name, &row, err) != 0)
+		return -1;
+	*cursor_s = row.has_cursor ? row.cursor_s : INT64_MIN;
+	/* The first pass: never further back than kept. */
+	*start = row.has_cursor ? row.cursor_s - r->cfg->reconcile_overlap_s
+				: first;
+	*keeps_cursor = false;
 	if (o->has_since) {
+		*keeps_cursor = o->since_s > (row.has_cursor ? row.cursor_s
+							      : first);
 		*start = o->since_s;
-	} else {
-		if (cursor_store_read(r->cursors, name, &row, err) != 0)
-			return -1;
-		if (row.has_cursor)
-			*start = row.cursor_s - r->cfg->reconcile_overlap_s;
-		else
-			/* The first pass: never further back than kept. */
-			*start = now - r->cfg->reconcile_lookback_s < kept_from ?
-					 kept_from :
-					 now - r->cfg->reconcile_lookback_s;
 	}
 	if (*start >= kept_from)
 		return 0;
@@ -494,8 +501,8 @@ static int pass_one(struct reconcile *r, enum config_provider profile,
 	char header[BACKEND_HEADER_MAX], own_base[BACKEND_URL_MAX];
 	char from[32] = "-", until[32] = "-";
 	const char *base;
-	int64_t now = (int64_t)time(NULL), start;
-	bool leased = false;
+	int64_t now = (int64_t)time(NULL), start, cursor_s;
+	bool leased = false, keeps_cursor;
 	int rc = RECONCILE_FAILED, got;
 
 	if (b == NULL) {
@@ -526,8 +533,12 @@ static int pass_one(struct reconcile *r, enum config_provider profile,
 			goto out;
 		leased = true;
 	}
-	if (pass_start(r, b, o, now, &start, &err) != 0)
+	if (pass_start(r, b, o, now, &start, &cursor_s, &keeps_cursor,
+		       &err) != 0)
 		goto out;
+	if (keeps_cursor)
+		log_info("%s: --since starts after the cursor: this pass does "
+			 "not move it (what lies between was not listed)", name);
 	t.from_s = start;
 	t.until_s = now;
 	{
@@ -557,7 +568,9 @@ static int pass_one(struct reconcile *r, enum config_provider profile,
 
 		if (walk_window(r, b, client, base, &w, o, &t, &err) != 0)
 			goto out;
-		if (!o->dry_run &&
+		/* Never back: a --since before the cursor lists again what
+		 * it already passed. */
+		if (!o->dry_run && !keeps_cursor && w.to > cursor_s &&
 		    cursor_store_advance(r->cursors, name, w.to, &err) != 0)
 			goto out;
 		at = w.to;
