@@ -226,18 +226,35 @@ unsigned long api_client_requests(const struct api_client *c)
 	return c->requests;
 }
 
-/* Sleeps until until_us (timing_now_us), in steps that notice stop.
- * Returns 0, or -1 when stopped. */
-static int sleep_until(const struct api_client *c, int64_t until_us)
+/* Sleeps until until_us (timing_now_us), in steps that notice stop,
+ * calling on_wait before a wait of a second or more and every
+ * API_CLIENT_WAIT_CALL_S seconds in it. Returns 0, or -1 with err set
+ * (stopped, past the deadline, or on_wait's error). */
+static int sleep_until(const struct api_client *c, int64_t until_us,
+		       struct error *err)
 {
+	const struct api_client_options *o = &c->options;
+	int64_t call_us = until_us - timing_now_us() >= 1000000 ?
+				  timing_now_us() : INT64_MAX;
+
+	if (o->deadline_us != 0 && until_us > o->deadline_us)
+		return error_set(err, "a wait of %lld s would end past the "
+				 "pass's time (reconcile_max_pass_s)",
+				 (long long)((until_us - timing_now_us()) /
+					     1000000));
 	for (;;) {
-		int64_t left = until_us - timing_now_us();
+		int64_t now = timing_now_us(), left = until_us - now;
 		struct timespec ts;
 
-		if (c->options.stop != NULL && *c->options.stop)
-			return -1;
+		if (o->stop != NULL && *o->stop)
+			return error_set(err, "stopped");
 		if (left <= 0)
 			return 0;
+		if (o->on_wait != NULL && now >= call_us) {
+			if (o->on_wait(o->wait_ctx, err) != 0)
+				return -1;
+			call_us = now + API_CLIENT_WAIT_CALL_S * 1000000LL;
+		}
 		if (left > 100000)
 			left = 100000;
 		ts.tv_sec = 0;
@@ -263,15 +280,17 @@ static int set_method(struct api_client *c, const char *json)
 	       0 : -1;
 }
 
-/* One request, paced: its HTTP status, or 0 when no answer came. */
-static long send_once(struct api_client *c, const char *url, const char *json)
+/* One request, paced: its HTTP status, 0 when no answer came, or -1
+ * with err set when the wait before it failed. */
+static long send_once(struct api_client *c, const char *url, const char *json,
+		      struct error *err)
 {
 	int64_t gap_us = 1000000 / c->options.rate_per_s;
 	long status = 0;
 	CURLcode rc;
 
 	if (c->last_start_us != 0 &&
-	    sleep_until(c, c->last_start_us + gap_us) != 0)
+	    sleep_until(c, c->last_start_us + gap_us, err) != 0)
 		return -1;
 	c->last_start_us = timing_now_us();
 	c->requests++;
@@ -302,10 +321,10 @@ static int request(struct api_client *c, const char *url, const char *json,
 	int tries = 0, waits = 0;
 
 	for (;;) {
-		long status = send_once(c, url, json);
+		long status = send_once(c, url, json, err);
 
 		if (status < 0)
-			return error_set(err, "stopped");
+			return -1;
 		if (status == 200 && !c->too_large) {
 			if (c->body == NULL && keep_body("", 1, 0, c) != 0)
 				return error_set(err, "out of memory");
@@ -329,8 +348,9 @@ static int request(struct api_client *c, const char *url, const char *json,
 			log_info("HTTP %ld with Retry-After: %ld s: waiting",
 				 status, c->retry_after_s);
 			if (sleep_until(c, timing_now_us() +
-						   c->retry_after_s * 1000000L) != 0)
-				return error_set(err, "stopped");
+						   c->retry_after_s * 1000000L,
+					err) != 0)
+				return -1;
 			continue;
 		}
 		/* No answer, a 5xx or a 429 without Retry-After: tried again
@@ -349,8 +369,9 @@ static int request(struct api_client *c, const char *url, const char *json,
 		log_info("HTTP %ld%s%s: trying again in %ld ms", status,
 			 status == 0 ? ", no answer: " : "",
 			 status == 0 ? c->curl_error : "", backoff_ms);
-		if (sleep_until(c, timing_now_us() + backoff_ms * 1000L) != 0)
-			return error_set(err, "stopped");
+		if (sleep_until(c, timing_now_us() + backoff_ms * 1000L,
+				err) != 0)
+			return -1;
 		backoff_ms = backoff_ms * 2 > BACKOFF_MAX_MS ? BACKOFF_MAX_MS
 							     : backoff_ms * 2;
 	}

@@ -2,8 +2,9 @@
  * api_client_): libcurl with TLS verified, the key in one header, at most
  * reconcile_rate_per_s requests a second, a 429 or 503's Retry-After
  * waited for, other 429s, 5xx answers and no answer retried with back-off
- * up to reconcile_max_retries tries. A page that still fails is an error
- * that says why, never quoting the key.
+ * up to reconcile_max_retries tries, no wait past the caller's deadline,
+ * and the caller told while it waits long. A page that still fails is an
+ * error that says why, never quoting the key.
  */
 #ifndef PAYHOOK_API_CLIENT_H
 #define PAYHOOK_API_CLIENT_H
@@ -11,6 +12,7 @@
 #include <signal.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "error.h"
 
@@ -29,7 +31,20 @@ struct api_client_options {
 	/* Set (by a signal handler) to end waits early: the page then
 	 * fails with "stopped". May be NULL. */
 	volatile sig_atomic_t *stop;
+	/* When the caller's time is up (timing_now_us; 0: never): a wait
+	 * (Retry-After, a back-off) that would end later fails the page. */
+	int64_t deadline_us;
+	/* Optional: called before a wait of a second or more and every
+	 * API_CLIENT_WAIT_CALL_S seconds during it, with wait_ctx (the
+	 * pass renews its lease there, so a wait never outlasts it).
+	 * Returns 0 to go on waiting, or -1 with err set to end the page
+	 * with that error. */
+	int (*on_wait)(void *wait_ctx, struct error *err);
+	void *wait_ctx;
 };
+
+/* How often on_wait is called during one long wait. */
+#define API_CLIENT_WAIT_CALL_S 5
 
 /* Calls curl_global_init once per process: before any thread exists.
  * Returns 0, or -1 with err set. */

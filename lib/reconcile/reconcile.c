@@ -29,8 +29,9 @@
 /* One request to the API, connecting included. */
 #define REQUEST_TIMEOUT_MS 30000L
 /* An event answered in_progress or unavailable is tried again after
- * 250 ms, doubling, reconcile_max_retries times in all. */
+ * 250 ms, doubling up to 5 s, reconcile_max_retries times in all. */
 #define EVENT_RETRY_FIRST_MS 250L
+#define EVENT_RETRY_MAX_MS 5000L
 
 struct reconcile {
 	const struct config *cfg;
@@ -46,8 +47,33 @@ struct tally {
 	/* Progress lines on standard error, when it is a terminal. */
 	bool progress;
 	int64_t started_us;
+	/* When the pass's time is up (reconcile_max_pass_s). */
+	int64_t deadline_us;
 	struct api_client *client;
+	/* The pass's lease, renewed while it waits (NULL: a dry run, which
+	 * holds none). */
+	struct reconcile *leased_by;
+	const char *name;
 };
+
+/* Renews the pass's lease (struct tally as ctx): api_client's on_wait,
+ * and before an event's retry. Returns 0, or -1 with err set when the
+ * lease is lost or cannot be renewed. */
+static int renew_lease(void *ctx, struct error *err)
+{
+	struct tally *t = ctx;
+	struct error why;
+	int rc;
+
+	if (t->leased_by == NULL)
+		return 0;
+	rc = cursor_store_lease(t->leased_by->cursors, t->name, LEASE_S, &why);
+	if (rc == 1)
+		return 0;
+	return error_set(err, "%s", rc == 0 ?
+			 "the pass lost its lease to another host" :
+			 why.message);
+}
 
 static void format_time(int64_t seconds, char out[32]);
 
@@ -287,12 +313,16 @@ static int record_event(struct reconcile *r, enum config_provider profile,
 		case OUTCOME_IN_PROGRESS:
 		case OUTCOME_UNAVAILABLE:
 			if (tries < r->cfg->reconcile_max_retries &&
-			    !stopped(o)) {
+			    !stopped(o) &&
+			    timing_now_us() + wait_ms * 1000 < t->deadline_us) {
 				struct timespec ts = { wait_ms / 1000,
 						       (wait_ms % 1000) * 1000000L };
 
+				if (renew_lease(t, err) != 0)
+					return -1;
 				nanosleep(&ts, NULL);
-				wait_ms *= 2;
+				wait_ms = wait_ms * 2 > EVENT_RETRY_MAX_MS ?
+						  EVENT_RETRY_MAX_MS : wait_ms * 2;
 				continue;
 			}
 			break;
@@ -375,12 +405,18 @@ static int walk_window(struct reconcile *r, const struct backend *b,
 
 		if (stopped(o))
 			return error_set(err, "stopped (SIGTERM)");
-		if (!o->dry_run &&
-		    (rc = cursor_store_lease(r->cursors, name, LEASE_S,
-					     &why)) != 1)
-			return error_set(err, "%s", rc == 0 ?
-				"the pass lost its lease to another host" :
-				why.message);
+		if (t->pages >= (unsigned long)r->cfg->reconcile_max_pages)
+			return error_set(err, "%lu pages read, the most a pass "
+					 "reads (reconcile_max_pages): the next "
+					 "pass goes on from the cursor",
+					 t->pages);
+		if (timing_now_us() >= t->deadline_us)
+			return error_set(err, "the pass ran %ld s, the most it "
+					 "may (reconcile_max_pass_s): the next "
+					 "pass goes on from the cursor",
+					 r->cfg->reconcile_max_pass_s);
+		if (renew_lease(t, err) != 0)
+			return -1;
 		if (b->page_url(base, w, after[0] != '\0' ? after : NULL, url,
 				err) != 0)
 			return -1;
@@ -424,6 +460,18 @@ static int walk_window(struct reconcile *r, const struct backend *b,
 		show_progress(name, w, t);
 		rc = page.has_more;
 		if (b->paging == BACKEND_PAGING_CURSOR) {
+			/* A list that names the page just read (or none) as
+			 * the next would be read for ever. */
+			if (rc && (page.next[0] == '\0' ||
+				   strcmp(page.next, after) == 0)) {
+				backend_page_cleanup(&page);
+				return error_set(err, "page %lu: the list did not "
+						 "advance (it has more, but names "
+						 "%s as the next page)", t->pages,
+						 page.next[0] == '\0' ?
+							 "no cursor" :
+							 "the same cursor");
+			}
 			snprintf(after, sizeof(after), "%s", page.next);
 		} else {
 			bool restarted;
@@ -533,6 +581,10 @@ static int pass_one(struct reconcile *r, enum config_provider profile,
 			goto out;
 		leased = true;
 	}
+	t.name = name;
+	t.leased_by = leased ? r : NULL;
+	t.started_us = timing_now_us();
+	t.deadline_us = t.started_us + cfg->reconcile_max_pass_s * 1000000LL;
 	if (pass_start(r, b, o, now, &start, &cursor_s, &keeps_cursor,
 		       &err) != 0)
 		goto out;
@@ -549,6 +601,9 @@ static int pass_one(struct reconcile *r, enum config_provider profile,
 			.timeout_ms = REQUEST_TIMEOUT_MS,
 			.https_only = strncmp(base, "https://", 8) == 0,
 			.stop = o->stop,
+			.deadline_us = t.deadline_us,
+			.on_wait = renew_lease,
+			.wait_ctx = &t,
 		};
 
 		if (b->auth_header(cfg->api_key[profile], header, &err) != 0)
@@ -559,7 +614,6 @@ static int pass_one(struct reconcile *r, enum config_provider profile,
 			goto out;
 	}
 	t.client = client;
-	t.started_us = timing_now_us();
 	t.progress = isatty(STDERR_FILENO) != 0;
 	/* Oldest window first; the cursor moves past each once recorded. */
 	for (int64_t at = start; at < now;) {

@@ -187,6 +187,8 @@ struct config {
 	long reconcile_rate_per_s;  /* requests a second per provider, 5 */
 	int reconcile_max_retries;  /* tries of a page that fails, default 3 */
 	long reconcile_interval_s;  /* between passes without --once, 900 */
+	long reconcile_max_pages;   /* pages of one provider's pass, 5000 */
+	long reconcile_max_pass_s;  /* seconds of one provider's pass, 3600 */
 
 	int in_progress_status;     /* 409 (default) or 503 */
 	int retry_after_s;          /* Retry-After value, default 5 */

@@ -33,6 +33,8 @@
  *   429 P C [S]     429 (or 503), with "Retry-After: S" when S is given
  *   truncate P C    a 200 whose body stops half-way
  *   slow P C MS     answer after MS milliseconds
+ *   stuck P C       (Stripe) the first page's events again, has_more true:
+ *                   a list that never advances
  *
  * Each request appends one line to the log file:
  *
@@ -409,7 +411,8 @@ static void stripe_list(int fd, const char *target, const char *auth)
 					       (fault_arg % 1000) * 1000000L };
 
 			nanosleep(&ts, NULL);
-		} else if (strcmp(what, "truncate") != 0) {
+		} else if (strcmp(what, "truncate") != 0 &&
+			   strcmp(what, "stuck") != 0) {
 			int status = atoi(what);
 
 			log_request(status, page, "GET", target);
@@ -424,6 +427,8 @@ static void stripe_list(int fd, const char *target, const char *auth)
 		}
 	}
 	data = json_object_new_array();
+	if (strcmp(what, "stuck") == 0)
+		start = 0;
 	for (size_t i = start; i < n && i < start + (size_t)query.limit; i++)
 		json_object_array_add(data, json_object_get(
 					      json_object_array_get_idx(all, i)));
@@ -431,7 +436,8 @@ static void stripe_list(int fd, const char *target, const char *auth)
 	json_object_object_add(page_obj, "object", json_object_new_string("list"));
 	json_object_object_add(page_obj, "url", json_object_new_string("/v1/events"));
 	json_object_object_add(page_obj, "has_more",
-			       json_object_new_boolean(start + (size_t)query.limit < n));
+			       json_object_new_boolean(strcmp(what, "stuck") == 0 ||
+						       start + (size_t)query.limit < n));
 	json_object_object_add(page_obj, "data", data);
 	{
 		size_t len = 0;
