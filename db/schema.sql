@@ -283,17 +283,26 @@ CREATE TABLE IF NOT EXISTS reconcile_cursors (
 -- delivery on an enabled profile's path answered 200 ignored or 401:
 -- received_at is when it came (a replay judges the signature's timestamp
 -- against it), outcome and reason what payhook answered (the last replay's
--- reason after one), headers the profile's signature headers only (a JSON
--- object of name and value; never a cookie or an authorization), body the
--- raw body, size its bytes (inbox_max_bytes counts them; oldest out first).
+-- reason after one), signature whether it carried a signature that
+-- verified (the ignored ones), one that failed, or none (a full inbox,
+-- past inbox_max_bytes, lets the unsigned go first, then the failed, each
+-- oldest first: a flood of posts anyone can send never pushes out a signed
+-- delivery), headers the profile's signature headers only (a JSON object
+-- of name and value; never a cookie, an authorization or a credential: a
+-- header that is the secret itself, PAY.JP's X-Payjp-Webhook-Token, is
+-- kept as "sha256:" and the hex SHA-256 of it, enough for a replay to
+-- tell which configured secret it was), body the raw body, size its bytes
+-- (what inbox_max_bytes counts).
 CREATE TABLE IF NOT EXISTS inbox (
     id             BIGINT UNSIGNED NOT NULL AUTO_INCREMENT PRIMARY KEY,
     provider       VARCHAR(32) CHARACTER SET ascii COLLATE ascii_bin NOT NULL,
     received_at    DATETIME(6) NOT NULL DEFAULT CURRENT_TIMESTAMP(6),
     outcome        ENUM('ignored', 'unauthorized') NOT NULL,
+    signature      ENUM('verified', 'failed', 'missing') NOT NULL DEFAULT 'failed',
     reason         VARCHAR(255) NOT NULL DEFAULT '',
     headers        TEXT NOT NULL,
     body           MEDIUMBLOB NOT NULL,
     size           INT UNSIGNED NOT NULL,
-    KEY ix_inbox_received (received_at)
+    KEY ix_inbox_received (received_at),
+    KEY ix_inbox_signature (signature, id)
 ) ENGINE=InnoDB;

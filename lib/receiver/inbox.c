@@ -22,7 +22,7 @@
 /* A delivery held for the next write: headers then body in one block. */
 struct held {
 	const struct provider *provider;
-	bool unauthorized;
+	enum inbox_signature signature;
 	int64_t received_us;
 	char reason[REASON_MAX];
 	char *data;            /* headers, '\0', body */
@@ -41,7 +41,8 @@ struct inbox {
 	int64_t spool_log_due_us;
 	struct metrics *metrics;             /* NULL: nothing counted */
 	/* The delivery noted: pending until inbox_keep. */
-	bool pending, unauthorized;
+	bool pending;
+	enum inbox_signature signature;
 	const struct provider *provider;
 	int64_t received_us;
 	char reason[REASON_MAX];
@@ -164,7 +165,7 @@ bool inbox_wants(const struct result *r)
 
 void inbox_note(struct inbox *in, const struct provider *provider,
 		const struct request *req, const struct result *r,
-		const char *event_type)
+		const char *event_type, bool signature_missing)
 {
 	const char *names[PROVIDER_HEADER_PARAMS_MAX];
 	size_t n = provider_header_params(provider, names);
@@ -173,8 +174,13 @@ void inbox_note(struct inbox *in, const struct provider *provider,
 	json_object_put(in->headers);
 	in->headers = json_object_new_object();
 	for (size_t i = 0; in->headers != NULL && i < n; i++) {
+		char marker[SIGNATURE_TOKEN_MARKER_MAX];
 		const char *value = request_param(req, names[i]);
 
+		/* Never a credential: a token that is the secret, hashed. */
+		if (value != NULL)
+			value = provider_header_kept(provider, names[i], value,
+						     marker);
 		if (value != NULL)
 			json_object_object_add(in->headers, names[i],
 					       json_object_new_string(value));
@@ -182,7 +188,10 @@ void inbox_note(struct inbox *in, const struct provider *provider,
 	clock_gettime(CLOCK_REALTIME, &now);
 	in->received_us = (int64_t)now.tv_sec * 1000000 + now.tv_nsec / 1000;
 	in->provider = provider;
-	in->unauthorized = r->outcome == OUTCOME_UNAUTHORIZED;
+	in->signature = r->outcome != OUTCOME_UNAUTHORIZED ?
+				INBOX_SIGNATURE_VERIFIED :
+			signature_missing ? INBOX_SIGNATURE_MISSING :
+					    INBOX_SIGNATURE_FAILED;
 	if (r->reason[0] != '\0')
 		snprintf(in->reason, sizeof(in->reason), "%s", r->reason);
 	else
@@ -250,7 +259,9 @@ static void batch_rows(const struct inbox *in, struct inbox_row *rows)
 		rows[i] = (struct inbox_row){
 			.provider = provider_name(h->provider),
 			.received_us = h->received_us,
-			.outcome = h->unauthorized ? "unauthorized" : "ignored",
+			.outcome = h->signature == INBOX_SIGNATURE_VERIFIED ?
+					   "ignored" : "unauthorized",
+			.signature = h->signature,
 			.reason = h->reason,
 			.headers = h->data,
 			.body = h->data + h->headers_len + 1,
@@ -439,7 +450,8 @@ int inbox_keep(struct inbox *in, const char *body, size_t len)
 		error_set(&err, "inbox: out of memory for a %zu-byte body",
 			  len);
 		metrics_inbox(in->metrics, provider_id(in->provider),
-			      in->unauthorized, METRICS_INBOX_FAILED);
+			      in->signature != INBOX_SIGNATURE_VERIFIED,
+			      METRICS_INBOX_FAILED);
 		report(in, 1, in->provider, &err, false);
 		return 1;
 	}
@@ -449,7 +461,7 @@ int inbox_keep(struct inbox *in, const char *body, size_t len)
 	h->headers_len = hlen;
 	h->len = len;
 	h->provider = in->provider;
-	h->unauthorized = in->unauthorized;
+	h->signature = in->signature;
 	h->received_us = in->received_us;
 	memcpy(h->reason, in->reason, sizeof(h->reason));
 	if (in->count == 0)

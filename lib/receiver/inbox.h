@@ -86,12 +86,14 @@ bool inbox_wants(const struct result *r);
 
 /* Notes the request answered r by provider (a copy of its signature
  * headers, the time now, the outcome and reason; event_type names what was
- * ignored), for the inbox_keep after the answer. Replaces any delivery
- * noted before. Can't fail: headers too long to keep are left out, and the
- * replay then finds the signature missing. */
+ * ignored; signature_missing: a 401 for a request that carried no
+ * signature, which a full inbox lets go first), for the inbox_keep after
+ * the answer. Replaces any delivery noted before. Can't fail: headers too
+ * long to keep are left out, and the replay then finds the signature
+ * missing. */
 void inbox_note(struct inbox *inbox, const struct provider *provider,
 		const struct request *req, const struct result *r,
-		const char *event_type);
+		const char *event_type, bool signature_missing);
 
 /* Holds the delivery noted, with a copy of body[0..len), in the batch and
  * forgets it; writes the batch when it is full or its oldest is due.

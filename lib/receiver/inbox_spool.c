@@ -29,8 +29,9 @@
 /* The file's header: its magic, then the offset loaded up to. */
 #define FILE_MAGIC "PHINBOX1"
 #define HEADER_BYTES 16
-/* A delivery's head: magic, the lengths of provider, outcome (0 ignored,
- * 1 unauthorized), reason, headers and body, then received_us; the bytes
+/* A delivery's head: magic, the lengths of provider, its class (0 ignored,
+ * 1 unauthorized with a signature that failed, 2 unauthorized without
+ * one), reason, headers and body, then received_us; the bytes
  * follow without terminators. */
 #define RECORD_MAGIC 0x52494850u
 #define HEAD_BYTES 32
@@ -46,7 +47,7 @@ struct inbox_spool {
 };
 
 struct record_head {
-	uint32_t magic, provider_len, unauthorized, reason_len, headers_len,
+	uint32_t magic, provider_len, class, reason_len, headers_len,
 		body_len;
 	int64_t received_us;
 };
@@ -180,6 +181,18 @@ static int create_file(struct inbox_spool *s, struct error *err)
 	return 0;
 }
 
+/* The class a record's head carries for row. */
+static uint32_t class_of(const struct inbox_row *row)
+{
+	if (row->signature == INBOX_SIGNATURE_MISSING)
+		return 2;
+	if (row->signature == INBOX_SIGNATURE_FAILED)
+		return 1;
+	if (row->signature == INBOX_SIGNATURE_VERIFIED)
+		return 0;
+	return strcmp(row->outcome, "unauthorized") == 0 ? 1 : 0;
+}
+
 int inbox_spool_append(struct inbox_spool *s, const struct inbox_row *rows,
 		       size_t n, struct error *err)
 {
@@ -201,7 +214,7 @@ int inbox_spool_append(struct inbox_spool *s, const struct inbox_row *rows,
 		struct record_head h = {
 			.magic = RECORD_MAGIC,
 			.provider_len = (uint32_t)strlen(r->provider),
-			.unauthorized = strcmp(r->outcome, "unauthorized") == 0,
+			.class = class_of(r),
 			.reason_len = (uint32_t)strlen(r->reason),
 			.headers_len = (uint32_t)strlen(r->headers),
 			.body_len = (uint32_t)r->len,
@@ -248,7 +261,7 @@ struct batch {
 	struct entry {
 		size_t provider, reason, headers, body, body_len;
 		int64_t received_us;
-		bool unauthorized;
+		uint32_t class; /* as in struct record_head */
 	} *entries;
 	struct inbox_row *rows;
 	size_t n, max_rows, bytes;
@@ -301,7 +314,10 @@ static int batch_load(struct batch *b, inbox_spool_load_fn load, void *ctx,
 		b->rows[i] = (struct inbox_row){
 			.provider = b->buf + e->provider,
 			.received_us = e->received_us,
-			.outcome = e->unauthorized ? "unauthorized" : "ignored",
+			.outcome = e->class > 0 ? "unauthorized" : "ignored",
+			.signature = e->class == 0 ? INBOX_SIGNATURE_VERIFIED :
+				     e->class == 1 ? INBOX_SIGNATURE_FAILED :
+						     INBOX_SIGNATURE_MISSING,
 			.reason = b->buf + e->reason,
 			.headers = b->buf + e->headers,
 			.body = b->buf + e->body,
@@ -331,7 +347,7 @@ static int read_record(struct batch *b, int fd, uint64_t size, uint64_t *off)
 		return rc;
 	at += HEAD_BYTES;
 	if (h.magic != RECORD_MAGIC || h.provider_len == 0 ||
-	    h.provider_len > PROVIDER_MAX || h.unauthorized > 1 ||
+	    h.provider_len > PROVIDER_MAX || h.class > 2 ||
 	    h.reason_len > FIELD_MAX || h.headers_len > FIELD_MAX ||
 	    h.body_len > FIELD_MAX ||
 	    (uint64_t)h.provider_len + h.reason_len + h.headers_len +
@@ -346,7 +362,7 @@ static int read_record(struct batch *b, int fd, uint64_t size, uint64_t *off)
 		return errno == 0 ? 0 : -1;
 	e->body_len = h.body_len;
 	e->received_us = h.received_us;
-	e->unauthorized = h.unauthorized == 1;
+	e->class = h.class;
 	b->n++;
 	b->bytes += h.headers_len + h.body_len;
 	*off = at;

@@ -680,13 +680,16 @@ void pipeline_answer_profile(struct pipeline *p, const struct request *req,
 		response_set(r, request_outcome(checked), "%s", reason);
 		goto out;
 	}
-	read = p->trusted ? provider_read_trusted(provider, req, p->parser,
-						  p->body, body_len, p->batch,
-						  &why)
-			  : provider_read(provider, req, p->parser, p->body,
-					  body_len, p->replay_at != 0 ?
-					  p->replay_at : time(NULL), p->batch,
-					  &why);
+	if (p->trusted)
+		read = provider_read_trusted(provider, req, p->parser, p->body,
+					     body_len, p->batch, &why);
+	else if (p->replay_at != 0)
+		read = provider_read_replay(provider, req, p->parser, p->body,
+					    body_len, p->replay_at, p->batch,
+					    &why);
+	else
+		read = provider_read(provider, req, p->parser, p->body,
+				     body_len, time(NULL), p->batch, &why);
 	p->unsigned_refusal = read == PROVIDER_UNAUTHORIZED;
 	switch (read) {
 	case PROVIDER_PAYMENTS:
@@ -722,7 +725,8 @@ out:
 	/* Only the delivery itself: never a reconciled or replayed one. */
 	if (p->inbox != NULL && provider != NULL && !p->trusted &&
 	    p->replay_at == 0 && inbox_wants(r)) {
-		inbox_note(p->inbox, provider, req, r, p->batch->event_type);
+		inbox_note(p->inbox, provider, req, r, p->batch->event_type,
+			   p->batch->signature_missing);
 		p->body_len = body_len;
 	}
 	/* Before the answer goes out: a provider that sends the next event

@@ -499,11 +499,25 @@ size_t provider_header_params(const struct provider *p, const char **names)
 	return n;
 }
 
-/* Checks a signature carried in headers. */
+const char *provider_header_kept(const struct provider *p, const char *name,
+				 const char *value,
+				 char marker[SIGNATURE_TOKEN_MARKER_MAX])
+{
+	if (p->profile.scheme != SCHEME_TOKEN ||
+	    strcmp(name, p->signature_param) != 0)
+		return value;
+	/* The header is the secret itself (PAY.JP): its marker only. */
+	return signature_token_marker(value, marker) == 0 ? marker : NULL;
+}
+
+/* Checks a signature carried in headers; replay: of a delivery the inbox
+ * kept, which never records without a secret to verify against and holds
+ * a token that is the secret only as its marker. */
 static enum provider_status verify_headers(const struct provider *p,
 					   const struct request *req,
 					   const char *body, size_t len,
-					   time_t now, struct error *why)
+					   time_t now, bool replay,
+					   bool *missing, struct error *why)
 {
 	const struct profile *row = &p->profile;
 	const char *header;
@@ -511,6 +525,10 @@ static enum provider_status verify_headers(const struct provider *p,
 	enum signature_status status;
 	struct signature_part parts[2] = { { body, len }, { NULL, 0 } };
 
+	if (p->ring == NULL && replay)
+		return signature_outcome(SIGNATURE_MISSING, "no secret to verify "
+					 "a replay against (signature_scheme "
+					 "= none)", why);
 	if (p->ring == NULL)
 		return PROVIDER_PAYMENTS; /* signature_scheme = none */
 	header = header_value(req, p->signature_param);
@@ -550,8 +568,12 @@ static enum provider_status verify_headers(const struct provider *p,
 		break;
 	}
 	case SCHEME_TOKEN:
-		status = signature_verify_token(p->ring, header,
-						p->signature_missing, &reason);
+		status = replay ? signature_verify_token_marker(
+					  p->ring, header, p->signature_missing,
+					  &reason)
+				: signature_verify_token(p->ring, header,
+							 p->signature_missing,
+							 &reason);
 		break;
 	case SCHEME_GENERIC:
 		status = generic_verify(p, req, body, len, now, &reason);
@@ -560,6 +582,7 @@ static enum provider_status verify_headers(const struct provider *p,
 	default:
 		return PROVIDER_PAYMENTS; /* in the body: checked per item */
 	}
+	*missing = status == SIGNATURE_MISSING;
 	return signature_outcome(status, reason, why);
 }
 
@@ -932,13 +955,17 @@ const char *provider_ignored_instead(const struct provider *p,
 	return NULL;
 }
 
-/* provider_read, with the signature checked (verify) or vouched for by the
- * caller (provider_read_trusted). */
+/* How read_event takes a body: a delivery (its signature checked), a
+ * kept delivery replayed (checked as verify_headers says), or one payhook
+ * fetched itself (vouched for by the caller). */
+enum read_mode { READ_DELIVERY, READ_REPLAY, READ_TRUSTED };
+
+/* provider_read, provider_read_replay and provider_read_trusted. */
 static enum provider_status read_event(const struct provider *p,
 				       const struct request *req,
 				       struct payload_parser *parser,
 				       const char *body, size_t len,
-				       time_t now, bool verify,
+				       time_t now, enum read_mode mode,
 				       struct provider_batch *out,
 				       struct error *why)
 {
@@ -949,10 +976,14 @@ static enum provider_status read_event(const struct provider *p,
 	out->lifecycle_count = 0;
 	out->event_type[0] = '\0';
 	out->success_body = NULL;
+	out->signature_missing = false;
 	memset(&out->payments[0], 0, sizeof(out->payments[0]));
 	/* The signature on the raw body first, before parsing it. */
-	status = verify ? verify_headers(p, req, body, len, now, why)
-			: PROVIDER_PAYMENTS;
+	status = mode != READ_TRUSTED ?
+			 verify_headers(p, req, body, len, now,
+					mode == READ_REPLAY,
+					&out->signature_missing, why) :
+			 PROVIDER_PAYMENTS;
 	if (status != PROVIDER_PAYMENTS)
 		return status;
 	status = field_outcome(payload_parse_json(parser, body, len, &root, why));
@@ -984,7 +1015,20 @@ enum provider_status provider_read(const struct provider *p,
 				   struct provider_batch *out,
 				   struct error *why)
 {
-	return read_event(p, req, parser, body, len, now, true, out, why);
+	return read_event(p, req, parser, body, len, now, READ_DELIVERY, out,
+			  why);
+}
+
+enum provider_status provider_read_replay(const struct provider *p,
+					  const struct request *req,
+					  struct payload_parser *parser,
+					  const char *body, size_t len,
+					  time_t received_at,
+					  struct provider_batch *out,
+					  struct error *why)
+{
+	return read_event(p, req, parser, body, len, received_at, READ_REPLAY,
+			  out, why);
 }
 
 enum provider_status provider_read_trusted(const struct provider *p,
@@ -994,8 +1038,8 @@ enum provider_status provider_read_trusted(const struct provider *p,
 					   struct provider_batch *out,
 					   struct error *why)
 {
-	return read_event(p, req, parser, body, len, time(NULL), false, out,
-			  why);
+	return read_event(p, req, parser, body, len, time(NULL), READ_TRUSTED,
+			  out, why);
 }
 
 /* ---- the sending side: the same profile, written instead of read ---- */

@@ -17,6 +17,7 @@
 #include "payload.h"
 #include "provider_lifecycle.h"
 #include "request.h"
+#include "signature.h"
 
 /* Adyen may batch notification items; more than this in one request is
  * refused as invalid rather than half recorded. */
@@ -89,6 +90,9 @@ struct provider_batch {
 	/* The body to send for a 2xx instead of payhook's JSON, as the
 	 * provider requires (Adyen: "[accepted]"); NULL for the JSON. */
 	const char *success_body;
+	/* PROVIDER_UNAUTHORIZED for a request that carried no signature at
+	 * all (the inbox lets those go first). */
+	bool signature_missing;
 };
 
 /* Where a provider puts what payhook reads, for the side that writes such
@@ -151,6 +155,19 @@ enum provider_status provider_read(const struct provider *provider,
 				   struct provider_batch *out,
 				   struct error *why);
 
+/* provider_read of a delivery the inbox kept (payhook-reconcile --replay):
+ * its signature judged at received_at, a token that is the secret compared
+ * as the marker the inbox kept (provider_header_kept), and nothing read
+ * without a secret to verify against (signature_scheme = none:
+ * PROVIDER_UNAUTHORIZED). Returns as provider_read does. */
+enum provider_status provider_read_replay(const struct provider *provider,
+					  const struct request *req,
+					  struct payload_parser *parser,
+					  const char *body, size_t len,
+					  time_t received_at,
+					  struct provider_batch *out,
+					  struct error *why);
+
 /* provider_read without the signature step, for a body payhook fetched
  * itself from the provider's API with the merchant's key (over verified
  * TLS or loopback): the parse, the event table and the field rules are
@@ -174,6 +191,15 @@ enum provider_status provider_read_trusted(const struct provider *provider,
  * profile's signature header). Can't fail. */
 size_t provider_header_params(const struct provider *provider,
 			      const char **names);
+
+/* What the inbox keeps of header name (one of provider_header_params)
+ * whose value the request carried: the value itself (returned), or, where
+ * the header is the secret itself (PAY.JP's X-Payjp-Webhook-Token), only
+ * its marker, written into marker. NULL when the marker cannot be made
+ * (keep nothing). Can't fail otherwise. */
+const char *provider_header_kept(const struct provider *provider,
+				 const char *name, const char *value,
+				 char marker[SIGNATURE_TOKEN_MARKER_MAX]);
 
 /* ---- the sending side (payhook-sign, the tests, the benchmarks) ---- */
 

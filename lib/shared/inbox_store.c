@@ -29,18 +29,18 @@
  * the table still connects, and the statement's 1146 names the
  * migration). */
 enum {
-	ST_CHECK, ST_INSERT, ST_SUM, ST_OLDEST, ST_DROP_RANGE, ST_EXPIRE,
+	ST_CHECK, ST_SUM, ST_OLDEST, ST_DROP_RANGE, ST_EXPIRE,
 	ST_NEXT, ST_REMOVE, ST_NOTE, ST_BATCH, STATEMENTS
 };
 static const char *const statement_sql[STATEMENTS] = {
-	[ST_CHECK] = "SELECT id, provider, received_at, outcome, reason, "
-		     "headers, body, size FROM inbox LIMIT 0",
-	[ST_INSERT] = "INSERT INTO inbox (provider, received_at, outcome, "
-		      "reason, headers, body, size) VALUES (?, ?, ?, ?, ?, ?, ?)",
+	[ST_CHECK] = "SELECT id, provider, received_at, outcome, signature, "
+		     "reason, headers, body, size FROM inbox LIMIT 0",
 	[ST_SUM] = "SELECT COALESCE(SUM(size), 0) FROM inbox",
-	[ST_OLDEST] = "SELECT id, size FROM inbox WHERE id > ? ORDER BY id "
-		      "LIMIT " STR(TRIM_BATCH),
-	[ST_DROP_RANGE] = "DELETE FROM inbox WHERE id > ? AND id <= ?",
+	/* One class of signature at a time (ix_inbox_signature). */
+	[ST_OLDEST] = "SELECT id, size FROM inbox WHERE signature = ? AND "
+		      "id > ? ORDER BY id LIMIT " STR(TRIM_BATCH),
+	[ST_DROP_RANGE] = "DELETE FROM inbox WHERE signature = ? AND id > ? "
+			  "AND id <= ?",
 	[ST_EXPIRE] = "DELETE FROM inbox WHERE received_at < "
 		      "UTC_TIMESTAMP(6) - INTERVAL ? DAY ORDER BY id LIMIT ?",
 	/* A filter left NULL (or since 0) matches every row. */
@@ -119,6 +119,10 @@ static int failed(struct inbox_store *s, size_t which, unsigned code,
 	if (code == SQLCONN_ER_NO_SUCH_TABLE)
 		error_set(err, "inbox: %s: table inbox missing (run "
 			  SCHEMA_MIGRATE_INBOX ")", what);
+	else if (code == SQLCONN_ER_BAD_FIELD)
+		error_set(err, "inbox: %s: table inbox lacks its signature "
+			  "column (run " SCHEMA_MIGRATE_INBOX_SIGNATURE ")",
+			  what);
 	else
 		error_set(err, "inbox: %s: mysql: %u %s", what, code,
 			  sqlconn_message(s->conn, which));
@@ -186,66 +190,25 @@ int inbox_store_check(struct inbox_store *s, struct error *err)
 	return 0;
 }
 
-int inbox_store_keep(struct inbox_store *s, const char *provider,
-		     int64_t received_us, const char *outcome,
-		     const char *reason, const char *headers,
-		     const char *body, size_t len, struct error *err)
-{
-	MYSQL_BIND param[7];
-	unsigned long lens[6];
-	my_bool nulls[6];
-	unsigned long long size = len;
-	MYSQL_TIME at;
-	struct tm tm;
-	time_t secs = (time_t)(received_us / 1000000);
-	long long rows;
 
-	memset(param, 0, sizeof(param));
-	memset(&at, 0, sizeof(at));
-	gmtime_r(&secs, &tm);
-	at.year = (unsigned)tm.tm_year + 1900;
-	at.month = (unsigned)tm.tm_mon + 1;
-	at.day = (unsigned)tm.tm_mday;
-	at.hour = (unsigned)tm.tm_hour;
-	at.minute = (unsigned)tm.tm_min;
-	at.second = (unsigned)tm.tm_sec;
-	at.second_part = (unsigned long)(received_us % 1000000);
-	at.time_type = MYSQL_TIMESTAMP_DATETIME;
-	bind_text(&param[0], provider, VALUE_MAX, &lens[0], &nulls[0]);
-	param[1].buffer_type = MYSQL_TYPE_DATETIME;
-	param[1].buffer = &at;
-	bind_text(&param[2], outcome, VALUE_MAX, &lens[2], &nulls[2]);
-	bind_text(&param[3], reason, VALUE_MAX, &lens[3], &nulls[3]);
-	bind_text(&param[4], headers, (size_t)-1, &lens[4], &nulls[4]);
-	lens[5] = (unsigned long)len;
-	nulls[5] = 0;
-	param[5].buffer_type = MYSQL_TYPE_BLOB;
-	param[5].buffer = (void *)body;
-	param[5].buffer_length = lens[5];
-	param[5].length = &lens[5];
-	bind_u64(&param[6], &size);
-	rows = run_change(s, ST_INSERT, "keeping a delivery", param, err);
-	if (rows < 0 || s->cfg->inbox_max_bytes == 0)
-		return rows < 0 ? -1 : 0;
-	s->total += len;
-	if (!s->total_known || ++s->writes >= SUM_EVERY ||
-	    s->total > s->cfg->inbox_max_bytes) {
-		if (inbox_store_trim(s, s->cfg->inbox_max_bytes, err) < 0)
-			return -1;
-	}
-	return 0;
-}
+/* The order in which a full inbox lets deliveries go: the unsigned
+ * first, then those whose signature failed, the signed last (anyone can
+ * post the first two; a flood of them must not push out what passed). */
+static const char *const drop_order[] = { "missing", "failed", "verified" };
 
-/* Drops the oldest deliveries until their bodies add up to bytes or more
- * (or the table is empty), without adding the table up; *dropped_bytes:
- * what they held (another worker may have dropped some of them first).
- * Returns the rows it dropped, or -1 with err set. */
-static long long drop_oldest(struct inbox_store *s, unsigned long long bytes,
-			     unsigned long long *dropped_bytes,
-			     struct error *err)
+/* Drops the oldest deliveries of the class signature until their bodies
+ * add up to bytes or more (or none is left), without adding the table up;
+ * *dropped_bytes: what they held (another worker may have dropped some of
+ * them first). Returns the rows it dropped, or -1 with err set. */
+static long long drop_oldest_of(struct inbox_store *s, const char *signature,
+				unsigned long long bytes,
+				unsigned long long *dropped_bytes,
+				struct error *err)
 {
 	unsigned long long last = 0, id = 0, size = 0;
-	MYSQL_BIND param[2], out[2];
+	MYSQL_BIND param[3], out[2];
+	unsigned long signature_len;
+	my_bool no = 0;
 	long long rows = 0;
 
 	*dropped_bytes = 0;
@@ -257,7 +220,8 @@ static long long drop_oldest(struct inbox_store *s, unsigned long long bytes,
 
 		memset(param, 0, sizeof(param));
 		memset(out, 0, sizeof(out));
-		bind_u64(&param[0], &last);
+		bind_text(&param[0], signature, VALUE_MAX, &signature_len, &no);
+		bind_u64(&param[1], &last);
 		bind_u64(&out[0], &id);
 		bind_u64(&out[1], &size);
 		if (run(s, ST_OLDEST, "finding the oldest", param, out,
@@ -274,14 +238,39 @@ static long long drop_oldest(struct inbox_store *s, unsigned long long bytes,
 				      err);
 		if (cut == 0)
 			break;
-		bind_u64(&param[0], &last);
-		bind_u64(&param[1], &cut);
+		bind_u64(&param[1], &last);
+		bind_u64(&param[2], &cut);
 		n = run_change(s, ST_DROP_RANGE, "dropping the oldest", param,
 			       err);
 		if (n < 0)
 			return -1;
 		rows += n;
 		last = cut;
+	}
+	return rows;
+}
+
+/* Drops deliveries in drop_order, each class oldest first, until their
+ * bodies add up to bytes or more (or the table is empty); *dropped_bytes:
+ * what they held. Returns the rows it dropped, or -1 with err set. */
+static long long drop_oldest(struct inbox_store *s, unsigned long long bytes,
+			     unsigned long long *dropped_bytes,
+			     struct error *err)
+{
+	long long rows = 0;
+
+	*dropped_bytes = 0;
+	for (size_t i = 0; i < sizeof(drop_order) / sizeof(drop_order[0]) &&
+			   *dropped_bytes < bytes; i++) {
+		unsigned long long dropped = 0;
+		long long n = drop_oldest_of(s, drop_order[i],
+					     bytes - *dropped_bytes, &dropped,
+					     err);
+
+		if (n < 0)
+			return -1;
+		rows += n;
+		*dropped_bytes += dropped;
 	}
 	return rows;
 }
@@ -458,20 +447,37 @@ int inbox_store_note(struct inbox_store *s, unsigned long long id,
 
 /* ---- a batch of deliveries in one statement ---- */
 
-/* A statement of a batch: the columns, then "(?, ?, ?, ?, ?, ?, ?)" a row,
+/* A statement of a batch: the columns, then "(?, ?, ...)" a row,
  * the values sent in the binary protocol (no escaping, nothing for the
  * server to parse in the bodies). */
 static const char batch_head[] = "INSERT INTO inbox (provider, received_at, "
-				 "outcome, reason, headers, body, size) "
-				 "VALUES ";
-static const char batch_row[] = "(?, ?, ?, ?, ?, ?, ?)";
-#define BATCH_PARAMS 7
+				 "outcome, signature, reason, headers, body, "
+				 "size) VALUES ";
+static const char batch_row[] = "(?, ?, ?, ?, ?, ?, ?, ?)";
+#define BATCH_PARAMS 8
 
 /* The most a batch sends in one statement: the client's packet that
  * inbox_store_new asks for (2 * max_body_bytes + 65536), less a margin. */
 static size_t statement_max(const struct config *cfg)
 {
 	return 2 * cfg->max_body_bytes + 65536 - 1024;
+}
+
+/* The signature column's value of row. */
+static const char *signature_name(const struct inbox_row *row)
+{
+	switch (row->signature) {
+	case INBOX_SIGNATURE_VERIFIED:
+		return "verified";
+	case INBOX_SIGNATURE_FAILED:
+		return "failed";
+	case INBOX_SIGNATURE_MISSING:
+		return "missing";
+	case INBOX_SIGNATURE_BY_OUTCOME:
+	default:
+		return strcmp(row->outcome, "ignored") == 0 ? "verified"
+							     : "failed";
+	}
 }
 
 /* The most row adds to a statement's packet. */
@@ -575,13 +581,15 @@ static int keep_rows(struct inbox_store *s, const struct inbox_row *rows,
 		b[1].buffer = &times[i];
 		bind_bytes(&b[2], MYSQL_TYPE_STRING, row->outcome,
 			   strlen(row->outcome), VALUE_MAX, &len[2]);
-		bind_bytes(&b[3], MYSQL_TYPE_STRING, row->reason,
-			   strlen(row->reason), VALUE_MAX, &len[3]);
-		bind_bytes(&b[4], MYSQL_TYPE_STRING, row->headers,
-			   strlen(row->headers), SIZE_MAX, &len[4]);
-		bind_bytes(&b[5], MYSQL_TYPE_BLOB, row->body, row->len,
-			   SIZE_MAX, &len[5]);
-		bind_u64(&b[6], &sizes[i]);
+		bind_bytes(&b[3], MYSQL_TYPE_STRING, signature_name(row),
+			   strlen(signature_name(row)), VALUE_MAX, &len[3]);
+		bind_bytes(&b[4], MYSQL_TYPE_STRING, row->reason,
+			   strlen(row->reason), VALUE_MAX, &len[4]);
+		bind_bytes(&b[5], MYSQL_TYPE_STRING, row->headers,
+			   strlen(row->headers), SIZE_MAX, &len[5]);
+		bind_bytes(&b[6], MYSQL_TYPE_BLOB, row->body, row->len,
+			   SIZE_MAX, &len[6]);
+		bind_u64(&b[7], &sizes[i]);
 	}
 	if (prepare_batch(s, n, err) != 0)
 		goto out;

@@ -50,24 +50,26 @@ void inbox_store_free(struct inbox_store *store);
  * adds it (db/migrate-11-inbox.sql) or what failed. */
 int inbox_store_check(struct inbox_store *store, struct error *err);
 
-/* Keeps one delivery (provider's name, received at received_us, outcome
- * "ignored" or "unauthorized", reason, the headers' JSON object,
- * body[0..len)), then, with inbox_max_bytes above 0, drops the oldest
- * deliveries until the bodies fit (inbox_store_trim) when this store's
- * count says they may not: at its first write, every 100th, and whenever
- * the last sum plus its own writes since pass the cap (so the other
- * workers' writes may pass it by that much until then, or until
- * payhook-dispatch's retention step). Returns 0, or -1 with err set. */
-int inbox_store_keep(struct inbox_store *store, const char *provider,
-		     int64_t received_us, const char *outcome,
-		     const char *reason, const char *headers,
-		     const char *body, size_t len, struct error *err);
+/* What a kept delivery's signature was, which decides the order in which
+ * a full inbox (inbox_max_bytes) lets deliveries go: those that carried
+ * none first, then those whose signature failed, the signed ones (answered
+ * ignored) last; each oldest first. Anyone can post the first two. */
+enum inbox_signature {
+	INBOX_SIGNATURE_BY_OUTCOME = 0, /* verified if ignored, else failed */
+	INBOX_SIGNATURE_VERIFIED,
+	INBOX_SIGNATURE_FAILED,
+	INBOX_SIGNATURE_MISSING,
+};
 
-/* One delivery for inbox_store_keep_batch: what inbox_store_keep takes. */
+/* One delivery for inbox_store_keep_batch: the provider's name, when it
+ * was received (Unix microseconds), its outcome ("ignored" or
+ * "unauthorized") and signature, the reason, the kept headers' JSON
+ * object and body[0..len). */
 struct inbox_row {
 	const char *provider;
 	int64_t received_us;
 	const char *outcome;
+	enum inbox_signature signature;
 	const char *reason;
 	const char *headers;
 	const char *body;
@@ -79,8 +81,8 @@ struct inbox_row {
  * then, with inbox_max_bytes above 0, keeps the cap once for the whole
  * batch: it adds the table up (inbox_store_trim) at its first batch and
  * once its writes since pass a sixteenth of the cap; in between, when its
- * count says the cap is passed, it drops the oldest deliveries adding up
- * to the excess without a scan (so other workers' writes may pass the cap
+ * count says the cap is passed, it drops deliveries adding up to the
+ * excess, in enum inbox_signature's order, without a scan (so other workers' writes may pass the cap
  * by up to a sixteenth of it each until the next sum, or payhook-dispatch's
  * retention step). Sets *kept to how many rows were written.
  * Returns 0, or -1 with err set: the rows from *kept on were not written,
@@ -89,8 +91,8 @@ int inbox_store_keep_batch(struct inbox_store *store,
 			   const struct inbox_row *rows, size_t n,
 			   size_t *kept, struct error *err);
 
-/* Drops the oldest deliveries until the bodies of the others add up to at
- * most max_bytes. Returns how many it dropped, or -1 with err set. */
+/* Drops deliveries, in enum inbox_signature's order and each class oldest
+ * first, until the bodies of the others add up to at most max_bytes. Returns how many it dropped, or -1 with err set. */
 long inbox_store_trim(struct inbox_store *store, size_t max_bytes,
 		      struct error *err);
 

@@ -637,6 +637,51 @@ enum signature_status signature_verify_token(
 	return finish(SIGNATURE_MISMATCH, "token does not match", reason);
 }
 
+int signature_token_marker(const char *token,
+			   char out[SIGNATURE_TOKEN_MARKER_MAX])
+{
+	unsigned char digest[SIGNATURE_MAC_LEN];
+	unsigned int len = 0;
+	size_t prefix = strlen(SIGNATURE_TOKEN_MARKER_PREFIX);
+
+	out[0] = '\0';
+	if (header_too_long(token) ||
+	    EVP_Digest(token, strlen(token), digest, &len, EVP_sha256(),
+		       NULL) != 1 || len != SIGNATURE_MAC_LEN)
+		return -1;
+	memcpy(out, SIGNATURE_TOKEN_MARKER_PREFIX, prefix);
+	encoding_hex_encode(digest, SIGNATURE_MAC_LEN, out + prefix);
+	OPENSSL_cleanse(digest, sizeof(digest));
+	return 0;
+}
+
+enum signature_status signature_verify_token_marker(
+	const struct signature_keyring *ring, const char *marker,
+	const char *header_missing, const char **reason)
+{
+	size_t prefix = strlen(SIGNATURE_TOKEN_MARKER_PREFIX);
+	unsigned char digest[SIGNATURE_MAC_LEN];
+	bool found = false;
+
+	if (marker == NULL || marker[0] == '\0')
+		return finish(SIGNATURE_MISSING, header_missing, reason);
+	if (strncmp(marker, SIGNATURE_TOKEN_MARKER_PREFIX, prefix) != 0 ||
+	    strlen(marker + prefix) != 2 * SIGNATURE_MAC_LEN ||
+	    encoding_hex_decode(marker + prefix, 2 * SIGNATURE_MAC_LEN, digest,
+				sizeof(digest)) != SIGNATURE_MAC_LEN)
+		return finish(SIGNATURE_MALFORMED, "the token kept is not its "
+			      "digest", reason);
+	if (ring == NULL)
+		return finish(SIGNATURE_ERROR, "token could not be checked",
+			      reason);
+	for (size_t k = 0; k < ring->count; k++)
+		found |= CRYPTO_memcmp(digest, ring->keys[k].token_digest,
+				       SIGNATURE_MAC_LEN) == 0;
+	if (found)
+		return finish(SIGNATURE_VALID, NULL, reason);
+	return finish(SIGNATURE_MISMATCH, "token does not match", reason);
+}
+
 int signature_parts_sha256(const struct signature_part *parts, size_t count,
 			   unsigned char out[SIGNATURE_MAC_LEN])
 {

@@ -135,6 +135,25 @@ enum signature_status signature_verify_token(
 	const struct signature_keyring *ring, const char *header,
 	const char *header_missing, const char **reason);
 
+/* What is kept of a token that is itself the secret (PAY.JP's): "sha256:"
+ * and the hex SHA-256 of it, never the token. */
+#define SIGNATURE_TOKEN_MARKER_PREFIX "sha256:"
+#define SIGNATURE_TOKEN_MARKER_MAX (sizeof(SIGNATURE_TOKEN_MARKER_PREFIX) - 1 + \
+				    2 * SIGNATURE_MAC_LEN + 1)
+
+/* Writes token's marker into out (SIGNATURE_TOKEN_MARKER_MAX bytes).
+ * Returns 0, or -1 when the digest fails or the token is too long to be
+ * one (out then empty). */
+int signature_token_marker(const char *token,
+			   char out[SIGNATURE_TOKEN_MARKER_MAX]);
+
+/* signature_verify_token for a token kept as its marker (a replay of a
+ * kept delivery): the marker must name one of the secrets' digests,
+ * compared in constant time. */
+enum signature_status signature_verify_token_marker(
+	const struct signature_keyring *ring, const char *marker,
+	const char *header_missing, const char **reason);
+
 /* The signers: the senders' side of the verifiers above, over the same
  * signed text, with the first key of ring (what payhook-sign and the tests
  * send). Each writes a header value and a NUL into out (cap bytes) and

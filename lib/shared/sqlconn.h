@@ -41,6 +41,7 @@
 /* Server error codes callers decide on (mysqld_error.h names them ER_*). */
 #define SQLCONN_ER_DUP_ENTRY 1062
 #define SQLCONN_ER_NO_SUCH_TABLE 1146
+#define SQLCONN_ER_BAD_FIELD 1054
 #define SQLCONN_ER_LOCK_WAIT_TIMEOUT 1205
 #define SQLCONN_ER_LOCK_DEADLOCK 1213
 #define SQLCONN_ER_STATEMENT_TIMEOUT 1969     /* MariaDB: max_statement_time */
