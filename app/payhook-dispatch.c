@@ -186,6 +186,9 @@ struct world {
 	struct alert *alert;
 	struct metrics *metrics;   /* metrics_file's segment; NULL: none */
 	struct retention *retention; /* NULL: payloads are kept */
+	/* The circuit_open episode counted last: its alert's retries are
+	 * not new openings. */
+	unsigned long long opened_alert_id;
 };
 
 /* Steps of the payloads' retention per tick at most, and the time they may
@@ -320,21 +323,27 @@ static bool env_stopping(void *ctx)
 }
 
 /* An episode's start or end: the alert, each saying what to do. */
-static void env_event(void *ctx, const struct dispatcher_event *e)
+static int env_event(void *ctx, const struct dispatcher_event *e)
 {
-	const struct world *world = ctx;
+	struct world *world = ctx;
 	struct dispatcher_alert alert;
 	struct error err = { "" };
 
-	if (e->kind == DISPATCHER_EVENT_CIRCUIT_OPEN)
+	if (e->kind == DISPATCHER_EVENT_CIRCUIT_OPEN &&
+	    (e->alert_id == 0 || e->alert_id != world->opened_alert_id)) {
 		metrics_dispatch_circuit_opened(world->metrics);
+		world->opened_alert_id = e->alert_id;
+	}
 	if (!alert_enabled(world->alert))
-		return;
+		return 0;
 	dispatcher_alert_init(&alert, e);
-	if (alert_send(world->alert, &alert.message, &err) != 0)
-		log_warn("alert %s: %s", alert.message.event, err.message);
-	else
-		log_info("alert %s sent", alert.message.event);
+	if (alert_send(world->alert, &alert.message, &err) != 0) {
+		log_warn("alert %s: %s%s", alert.message.event, err.message,
+			 e->alert_id != 0 ? " (tried again later)" : "");
+		return -1;
+	}
+	log_info("alert %s sent", alert.message.event);
+	return 0;
 }
 
 static uint64_t env_random(void *ctx)

@@ -167,10 +167,15 @@ int alert_send(struct alert *a, const struct alert_message *m,
 	clock_gettime(CLOCK_REALTIME, &now);
 	if (utc_format(now.tv_sec, UTC_RFC3339, at, sizeof(at)) != 0)
 		snprintf(at, sizeof(at), "?");
-	/* Unique per alert: the receiver may drop a repeat by it. */
-	snprintf(key, sizeof(key), "alert:%s:%lld%03ld:%ld:%llu", m->event,
-		 (long long)now.tv_sec, now.tv_nsec / 1000000L, (long)getpid(),
-		 ++a->sent);
+	/* The same on every try of an episode, unique otherwise: the
+	 * receiver may drop a repeat by it. */
+	if (m->episode != 0)
+		snprintf(key, sizeof(key), "alert:%s:%llu", m->event,
+			 m->episode);
+	else
+		snprintf(key, sizeof(key), "alert:%s:%lld%03ld:%ld:%llu",
+			 m->event, (long long)now.tv_sec,
+			 now.tv_nsec / 1000000L, (long)getpid(), ++a->sent);
 	body = body_new(a, m, at);
 	if (body == NULL)
 		return error_set(err, "alert: out of memory");

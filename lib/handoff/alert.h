@@ -34,6 +34,10 @@ struct alert_message {
 	unsigned long long id;
 	const char *provider;
 	const char *transaction_id;
+	/* The episode's row in dispatch_alerts: the idempotency key is then
+	 * "alert:<event>:<episode>" on every try, so a receiver can drop a
+	 * resend; 0 for an alert sent once (a key of its own). */
+	unsigned long long episode;
 };
 
 /* The start-up checks of the alert keys: at most one of alert_url and

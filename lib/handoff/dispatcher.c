@@ -145,8 +145,10 @@ void dispatcher_flush_events(struct dispatcher *d)
 		const struct dispatcher_event *e = &d->pending[i];
 
 		log_event(d, e);
+		/* No shared table: this process's only try (its line says
+		 * why it failed). */
 		if (d->env.on_event != NULL)
-			d->env.on_event(d->env.ctx, e);
+			(void)d->env.on_event(d->env.ctx, e);
 	}
 	d->pending_count = 0;
 }
@@ -156,6 +158,7 @@ void dispatcher_alert_init(struct dispatcher_alert *a,
 {
 	memset(a, 0, sizeof(*a));
 	a->message.detail = e->detail;
+	a->message.episode = e->alert_id;
 	if (e->kind == DISPATCHER_EVENT_DEAD &&
 	    e->row_kind == HANDOFF_ROW_CHANGE) {
 		/* No "payment" object: the id is the change's. */
@@ -683,6 +686,7 @@ static void alert_to_event(const struct target_alert *a,
 	e->attempts = a->attempts;
 	e->failures = a->failures;
 	copy_text(e->detail, sizeof(e->detail), a->detail);
+	e->alert_id = a->alert_id;
 }
 
 /* One attempt judged on the target's row, locked. */
@@ -777,9 +781,7 @@ static int send_one(void *ctx, const struct target_alert *a)
 	struct dispatcher_event e;
 
 	alert_to_event(a, &e);
-	if (d->env.on_event != NULL)
-		d->env.on_event(d->env.ctx, &e);
-	return 0;
+	return d->env.on_event != NULL ? d->env.on_event(d->env.ctx, &e) : 0;
 }
 
 /* Sends the shared alerts not sent yet (this process's and those of one
@@ -1210,6 +1212,26 @@ int dispatcher_run(struct dispatcher *d, struct handoff_store *store,
 			return error_set(err, "--once: the time bound ran out "
 					 "with payments still due");
 		sync_target(d);
+		/* The metrics' view of the table, now and then: one
+		 * indexed statement; and the alerts due again, the
+		 * reconcile watch. Before any wait: an open circuit's wait
+		 * (when its own alert may be what is due again) does not
+		 * pause them. */
+		if (d->gauges_at_us == 0 ||
+		    now_us(d) - d->gauges_at_us >=
+			    DISPATCHER_GAUGES_EVERY_MS * 1000) {
+			d->gauges_at_us = now_us(d);
+			if (d->env.on_gauges != NULL &&
+			    handoff_admin_gauges(store, &gauges, &claim_err) == 0)
+				d->env.on_gauges(d->env.ctx, &gauges);
+			else if (d->env.on_gauges != NULL)
+				log_debug("reading the gauges failed: %s",
+					  claim_err.message);
+			if (d->env.on_tick != NULL)
+				d->env.on_tick(d->env.ctx);
+			watch_reconcile(d, store);
+			send_alerts(d);
+		}
 		wait = dispatcher_wait_ms(d);
 		if (wait > 0) {
 			/* The target's time (Retry-After, the circuit's next
@@ -1227,23 +1249,6 @@ int dispatcher_run(struct dispatcher *d, struct handoff_store *store,
 				wait = cfg->dispatch_poll_ms;
 			wait_ms(d, wait);
 			continue;
-		}
-		/* The metrics' view of the table, now and then: one
-		 * indexed statement. */
-		if (d->gauges_at_us == 0 ||
-		    now_us(d) - d->gauges_at_us >=
-			    DISPATCHER_GAUGES_EVERY_MS * 1000) {
-			d->gauges_at_us = now_us(d);
-			if (d->env.on_gauges != NULL &&
-			    handoff_admin_gauges(store, &gauges, &claim_err) == 0)
-				d->env.on_gauges(d->env.ctx, &gauges);
-			else if (d->env.on_gauges != NULL)
-				log_debug("reading the gauges failed: %s",
-					  claim_err.message);
-			if (d->env.on_tick != NULL)
-				d->env.on_tick(d->env.ctx);
-			watch_reconcile(d, store);
-			send_alerts(d);
 		}
 		rc = handoff_store_paused(store, &paused, &claim_err);
 		if (rc == 0 && paused) {

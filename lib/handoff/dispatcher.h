@@ -63,6 +63,9 @@ struct dispatcher_event {
 	unsigned failures;              /* failed attempts at the target in a
 					 * row */
 	char detail[TRANSPORT_DETAIL_MAX]; /* the attempt's detail */
+	/* The episode's row in dispatch_alerts (its alert's idempotency key
+	 * on every try); 0 for an alert of this process alone. */
+	unsigned long long alert_id;
 };
 
 /* What became of an attempt, for the metrics. */
@@ -111,8 +114,10 @@ struct dispatcher_env {
 	/* 64 random bits for the back-off's jitter. */
 	uint64_t (*random)(void *ctx);
 	/* Told of each episode's start and end (alert.h sends them), after
-	 * the attempt is recorded; may be NULL. */
-	void (*on_event)(void *ctx, const struct dispatcher_event *event);
+	 * the attempt is recorded; may be NULL. Returns 0 when the alert
+	 * was delivered (or none is set up), -1 when it was not: a shared
+	 * alert (dispatch_alerts) then stays due and is tried again. */
+	int (*on_event)(void *ctx, const struct dispatcher_event *event);
 	/* Told of each attempt once recorded, and of the table's gauges every
 	 * DISPATCHER_GAUGES_EVERY_MS; either may be NULL. */
 	void (*on_attempt)(void *ctx, enum dispatcher_count what,

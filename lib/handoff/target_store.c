@@ -40,6 +40,10 @@ static const char state_columns[] =
 
 /* The database's clock, in statements. */
 #define NOW_US "CAST(UNIX_TIMESTAMP(NOW(6)) * 1000000 AS SIGNED)"
+/* An alert not delivered is tried again after 5 s at the least, 10 min at
+ * the most. */
+#define ALERT_RETRY_MIN_US 5000000LL
+#define ALERT_RETRY_MAX_US 600000000LL
 
 /* The URL without its user, query or fragment, cut to fit; or
  * "dispatch_command". */
@@ -560,20 +564,33 @@ enum target_store_status target_store_send_alerts(
 		return TARGET_STORE_OK;
 	/* Sent outside any transaction: a slow alert holds no lock. */
 	for (size_t i = 0; i < count; i++) {
-		if (send(ctx, &batch[i]) != 0)
-			continue;
-		st = run(t, c,
+		bool delivered = send(ctx, &batch[i]) == 0;
+
+		/* Not delivered: due again after half the time it has been
+		 * due (ALERT_RETRY_MIN_US to ALERT_RETRY_MAX_US), a back-off
+		 * that needs no count of the tries. */
+		st = run(t, c, delivered ?
 			 handoff_store_sql_new(err,
 				 "UPDATE dispatch_alerts SET sent_at = "
 				 "UTC_TIMESTAMP(6), claim_owner = NULL WHERE id "
 				 "= %llu",
+				 batch[i].alert_id) :
+			 handoff_store_sql_new(err,
+				 "UPDATE dispatch_alerts SET claim_owner = NULL, "
+				 "claim_until_us = " NOW_US " + GREATEST(%lld, "
+				 "LEAST(%lld, (" NOW_US " - CAST(UNIX_TIMESTAMP("
+				 "created_at) * 1000000 AS SIGNED)) DIV 2)) WHERE "
+				 "id = %llu",
+				 (long long)ALERT_RETRY_MIN_US,
+				 (long long)ALERT_RETRY_MAX_US,
 				 batch[i].alert_id),
 			 "dispatch_alerts sent", err);
 		if (st == TARGET_STORE_OK && sqlconn_commit(c) != 0)
 			st = failed(t, c, "dispatch_alerts commit", err);
 		if (st != TARGET_STORE_OK)
 			return st;
-		(*sent)++;
+		if (delivered)
+			(*sent)++;
 	}
 	return TARGET_STORE_OK;
 }

@@ -125,7 +125,8 @@ enum target_store_status target_store_release_probe(struct target_store *t,
 
 /* Sends the alerts not sent yet (oldest first) whose claim is free or
  * ended: each is claimed for lease_ms, passed to send, and marked sent
- * when send returns 0 (else left for a later call). Sent ones stay (one
+ * when send returns 0; else it stays due, tried again after a back-off
+ * (half the time it has been due: 5 s at least, 10 min at most). Sent ones stay (one
  * row per episode: the alerts' history; the user needs no DELETE). Stores
  * how many were sent in *sent. */
 enum target_store_status target_store_send_alerts(

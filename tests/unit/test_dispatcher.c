@@ -48,9 +48,10 @@ static uint64_t w_random(void *ctx)
 	return 0;
 }
 
-static void w_event(void *ctx, const struct dispatcher_event *event)
+static int w_event(void *ctx, const struct dispatcher_event *event)
 {
 	((struct world *)ctx)->events[event->kind]++;
+	return 0;
 }
 
 static void w_circuit(void *ctx, const struct dispatcher_circuit *c)
