@@ -44,6 +44,9 @@ struct inbox_spool {
 	int fd;            /* -1 until created */
 	uint64_t loaded;   /* offset loaded up to */
 	uint64_t end;      /* offset of its end */
+	/* When an orphan that cannot be opened was last said (monotonic
+	 * seconds): at most once a minute, its deliveries waiting there. */
+	time_t unopened_said_s;
 };
 
 struct record_head {
@@ -468,9 +471,22 @@ static int load_orphans(struct inbox_spool *s, struct batch *b,
 				     d->d_name) >= sizeof(path) ||
 		    (s->path != NULL && strcmp(path, s->path) == 0))
 			continue;
-		fd = open(path, O_RDWR | O_CLOEXEC);
-		if (fd < 0)
+		fd = open(path, O_RDWR | O_CLOEXEC | O_NOFOLLOW);
+		if (fd < 0) {
+			struct timespec now;
+
+			clock_gettime(CLOCK_MONOTONIC_COARSE, &now);
+			if (s->unopened_said_s == 0 ||
+			    now.tv_sec - s->unopened_said_s >= 60) {
+				s->unopened_said_s = now.tv_sec;
+				log_warn("inbox spool: %s cannot be opened (%s): "
+					 "what it holds is not loaded until it "
+					 "can be (a file of another user? run "
+					 "the pools that share the directory "
+					 "as one user)", path, strerror(errno));
+			}
 			continue;
+		}
 		/* Locked: its worker lives, or another one loads it. Unlinked
 		 * since we opened it: another one loaded it. */
 		if (flock(fd, LOCK_EX | LOCK_NB) != 0 || fstat(fd, &st) != 0 ||

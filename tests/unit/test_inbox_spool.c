@@ -3,8 +3,8 @@
  * a load that fails resumes where the last committed batch ended (nothing
  * twice); the file of a process that died is loaded by another and
  * removed, one whose writer lives is left alone; a delivery cut short is
- * left out and counted; a directory that is missing is an error that names
- * it.
+ * left out and counted; an orphan that cannot be opened is said in the log;
+ * a directory that is missing is an error that names it.
  */
 #include "config.h"
 
@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "inbox_spool.h"
+#include "log.h"
 
 #define MAX_SEEN 64
 
@@ -326,6 +327,43 @@ START_TEST(a_file_with_deliveries_outlives_its_spool)
 }
 END_TEST
 
+/* An orphan that cannot be opened (here a link, never followed) is said
+ * in the log, once a minute at most, and the rest is loaded. */
+START_TEST(an_orphan_that_cannot_be_opened_is_said)
+{
+	struct error err;
+	struct inbox_spool *spool;
+	size_t loaded, lost;
+	char link_path[128], log_path[128], text[4096] = "";
+	FILE *f;
+	size_t n;
+
+	make_dir();
+	reap(child_appends(1, 2, -1));
+	snprintf(link_path, sizeof(link_path), "%s/inbox-1-99999.spool", dir);
+	ck_assert_int_eq(symlink("/etc/hostname", link_path), 0);
+	snprintf(log_path, sizeof(log_path), "%s.log", dir);
+	ck_assert_int_eq(log_open_file(log_path, &err), 0);
+	spool = inbox_spool_new(dir, &err);
+	ck_assert_int_eq(load(spool, 64, &loaded, &lost), 0);
+	ck_assert_uint_eq(loaded, 2);
+	ck_assert_int_eq(load(spool, 64, &loaded, &lost), 0);
+	f = fopen(log_path, "r");
+	ck_assert_ptr_nonnull(f);
+	n = fread(text, 1, sizeof(text) - 1, f);
+	text[n] = '\0';
+	fclose(f);
+	ck_assert_msg(strstr(text, "inbox-1-99999.spool cannot be opened") !=
+			      NULL, "%s", text);
+	/* Once, though two loads passed it. */
+	ck_assert_ptr_null(strstr(strstr(text, "cannot be opened") + 1,
+				  "cannot be opened"));
+	inbox_spool_free(spool);
+	unlink(log_path);
+	remove_dir();
+}
+END_TEST
+
 START_TEST(a_missing_directory_is_named)
 {
 	struct error err;
@@ -358,6 +396,7 @@ int main(void)
 	tcase_add_test(tc, orphans_are_loaded_and_removed);
 	tcase_add_test(tc, a_delivery_cut_short_is_left_out);
 	tcase_add_test(tc, a_file_with_deliveries_outlives_its_spool);
+	tcase_add_test(tc, an_orphan_that_cannot_be_opened_is_said);
 	tcase_add_test(tc, a_missing_directory_is_named);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
