@@ -353,20 +353,27 @@ static uint64_t env_random(void *ctx)
 }
 
 /* --once's last line, on standard output (cron mails it): what it did, and
- * why it exits as it does. Returns the exit status: EXIT_TARGET when the
- * target failed or asked to wait in this run, or when payments are left
- * pending (pending) while its circuit is open or it asked to wait; else
- * rc. */
+ * why it exits as it does. left: the payments and changes left pending
+ * (-1: unknown, taken as some). "waiting" is what the target held back:
+ * those left pending behind its open circuit or its Retry-After when the
+ * run ends, else the attempts it answered with Retry-After. Returns the
+ * exit status: EXIT_TARGET when the target failed or asked to wait in
+ * this run, or when payments are left pending while its circuit is open
+ * or it asked to wait; else rc. */
 static int once_report(const struct dispatcher *d, int rc, const char *why,
-		       bool pending)
+		       long long left)
 {
 	const struct dispatcher_stats *st = dispatcher_stats(d);
 	unsigned long long waiting = st->waited,
 			   failed = st->retried + st->deferred - st->waited;
+	bool pending = left != 0;
 	struct dispatcher_circuit c;
 	char reason[TRANSPORT_DETAIL_MAX + 128];
 
 	dispatcher_circuit(d, &c);
+	if (left > 0 && (c.state != DISPATCHER_CIRCUIT_CLOSED ||
+			 c.pause_until_us != 0))
+		waiting = (unsigned long long)left;
 	if (c.state != DISPATCHER_CIRCUIT_CLOSED && pending)
 		snprintf(reason, sizeof(reason), "the target's circuit is "
 			 "open (last: %s)", c.last_error);
@@ -478,8 +485,10 @@ static int run_dispatcher(const struct config *cfg, int ready_fd, bool once,
 
 		/* Unknown counts as pending: better a mail too many. */
 		rc = once_report(d, rc, err.message,
-				 handoff_admin_gauges(db, &g, &gauge_err) != 0 ||
-					 g.pending > g.in_flight);
+				 handoff_admin_gauges(db, &g, &gauge_err) != 0 ?
+					 -1 :
+				 g.pending > g.in_flight ?
+					 (long long)(g.pending - g.in_flight) : 0);
 	}
 out:
 	dispatcher_free(d);

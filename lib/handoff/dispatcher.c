@@ -44,6 +44,9 @@ struct dispatcher {
 	int64_t next_start_us;     /* dispatch_rate_per_s */
 	struct target_store *ts;   /* the shared state; NULL: none */
 	bool shared;               /* ts works (the table exists) */
+	/* This attempt closed the circuit: what the outage held back is
+	 * made due once the attempt is recorded. */
+	bool closed_now;
 	int64_t synced_us;         /* when t was last read or written there */
 	int64_t written_us;        /* when this process last wrote it */
 	int64_t offset_us;         /* env's clock - the database's */
@@ -365,6 +368,7 @@ static void judge(struct dispatcher *d, const struct handoff_row *row,
 			t->open = false;
 			t->since_us = now;
 			t->next_probe_us = 0;
+			d->closed_now = true;
 			fire(d, DISPATCHER_EVENT_CIRCUIT_CLOSED, row, out->detail);
 		}
 		return;
@@ -967,7 +971,30 @@ static void attempt(struct dispatcher *d, struct handoff_store *store,
 	elapsed_us = now_us(d) - started;
 	elapsed_ms = (long long)(elapsed_us / 1000);
 	judge_attempt(d, p, &out, &v);
-	st = record_result(d, store, lease_end_us, p, &v, out.detail);
+	if (v.result == DISPATCHER_RETRY && strcmp(v.reason, "outage") == 0) {
+		/* Marked, so the circuit's closing makes it due at once
+		 * (handoff_store_wake_outage). */
+		char marked[sizeof(out.detail) + sizeof(HANDOFF_STORE_OUTAGE_PREFIX)];
+
+		snprintf(marked, sizeof(marked), HANDOFF_STORE_OUTAGE_PREFIX "%s",
+			 out.detail);
+		st = record_result(d, store, lease_end_us, p, &v, marked);
+	} else {
+		st = record_result(d, store, lease_end_us, p, &v, out.detail);
+	}
+	if (d->closed_now) {
+		long long woke;
+
+		d->closed_now = false;
+		woke = handoff_store_wake_outage(store, &err);
+		if (woke < 0)
+			log_warn("the circuit closed, but what the outage held "
+				 "back could not be made due now: %s (it comes "
+				 "due as its back-off says)", err.message);
+		else if (woke > 0)
+			log_info("the circuit closed: %lld payments and changes "
+				 "held back by the outage are due now", woke);
+	}
 	answer_text(d, &out, answer, sizeof(answer));
 
 	if (st == HANDOFF_STORE_SUPERSEDED) {

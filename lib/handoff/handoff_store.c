@@ -1141,3 +1141,39 @@ int handoff_store_refresh_totals(struct handoff_store *d, struct handoff_row *p,
 	/* End the read's transaction: no snapshot kept. */
 	return end_read(d, err);
 }
+
+long long handoff_store_wake_outage(struct handoff_store *d, struct error *err)
+{
+	static const char *const sql[] = {
+		"UPDATE payments SET dispatch_due_at = UTC_TIMESTAMP(6) WHERE "
+		"dispatch_state = 'pending' AND dispatch_due_at > "
+		"UTC_TIMESTAMP(6) AND dispatch_last_error LIKE '"
+		HANDOFF_STORE_OUTAGE_PREFIX "%'",
+		"UPDATE " CHANGES " SET dispatch_due_at = UTC_TIMESTAMP(6) "
+		"WHERE dispatch_state = 'pending' AND dispatch_due_at > "
+		"UTC_TIMESTAMP(6) AND dispatch_last_error LIKE '"
+		HANDOFF_STORE_OUTAGE_PREFIX "%'",
+	};
+	unsigned long long woke = 0, n;
+	unsigned code;
+
+	if (sqlconn_connect(d->conn, err) != 0 || changes_table(d, err) != 0)
+		return -1;
+	for (size_t i = 0; i < (d->no_changes ? 1u : 2u); i++) {
+		n = 0;
+		code = sqlconn_exec(d->conn, sql[i], &n);
+		if (code != 0) {
+			failed_code(d, code, "wake what the outage held back",
+				    err);
+			roll_back(d);
+			return -1;
+		}
+		woke += n;
+	}
+	if (sqlconn_commit(d->conn) != 0) {
+		connection_failed(d, "wake commit", err);
+		roll_back(d);
+		return -1;
+	}
+	return (long long)woke;
+}

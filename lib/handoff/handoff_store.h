@@ -148,6 +148,19 @@ enum handoff_store_status handoff_store_record_delivered(
 	struct handoff_store *d, const struct handoff_row *p,
 	struct error *err);
 
+/* What begins the last_error of a row deferred by an outage (its failure
+ * counted no attempt): handoff_store_wake_outage finds them by it. */
+#define HANDOFF_STORE_OUTAGE_PREFIX "outage: "
+
+/* Makes due now every pending payment and change whose back-off comes
+ * from an outage (its last_error begins with HANDOFF_STORE_OUTAGE_PREFIX):
+ * once the target's circuit closes, what waited only because of it need
+ * not wait out back-offs that grew with the outage. The claims pace them
+ * (dispatch_batch_size at a time). Returns how many, or -1 with err set
+ * (they then come due as their back-off says). */
+long long handoff_store_wake_outage(struct handoff_store *d,
+				    struct error *err);
+
 /* Records a failed attempt while p's token is current: due again delay_ms
  * from now (server time), owner cleared, last_error kept (cut to
  * HANDOFF_STORE_LAST_ERROR_MAX, bytes outside printable ASCII replaced by '?').
