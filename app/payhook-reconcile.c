@@ -18,6 +18,7 @@
 #include "lifecycle.h"
 #include "log.h"
 #include "pipeline.h"
+#include "backend.h"
 #include "reconcile.h"
 #include "replay.h"
 
@@ -240,7 +241,7 @@ int main(int argc, char **argv)
 			if (strcmp(provider, config_provider_name(i)) == 0)
 				ro.only = (int)i;
 		if (ro.only < 0 ||
-		    !reconcile_has_key(&cfg, (enum config_provider)ro.only)) {
+		    !backend_has_key(&cfg, (enum config_provider)ro.only)) {
 			fprintf(stderr, PROGRAM ": --provider %s: no such "
 				"profile with an API key (set %s_api_key)\n",
 				provider, provider);

@@ -277,6 +277,30 @@ CREATE TABLE IF NOT EXISTS reconcile_cursors (
     stale_episode  TINYINT(1) NOT NULL DEFAULT 0
 ) ENGINE=InnoDB;
 
+-- reconcile_discrepancies: each discrepancy payhook-reconcile found (a
+-- listed payment, refund or dispute that payhook holds with another amount
+-- or currency), once per (object, listed value): the first pass that sees
+-- it logs it, counts it and exits 3; a later pass (the overlap lists it
+-- again) only notes when it was seen last. A new listed value is a new
+-- discrepancy. Nothing in payments or payment_events is changed for it
+-- (db/migrate-14-reconcile-discrepancies.sql).
+CREATE TABLE IF NOT EXISTS reconcile_discrepancies (
+    id             BIGINT UNSIGNED NOT NULL AUTO_INCREMENT PRIMARY KEY,
+    provider       VARCHAR(32) CHARACTER SET ascii COLLATE ascii_bin NOT NULL,
+    kind           VARCHAR(16) CHARACTER SET ascii COLLATE ascii_bin NOT NULL,
+    object_id      VARBINARY(255) NOT NULL,
+    transaction_id VARBINARY(128) NOT NULL,
+    listed_amount  BIGINT UNSIGNED NOT NULL,
+    listed_currency CHAR(3) CHARACTER SET ascii COLLATE ascii_bin NOT NULL,
+    held_amount    BIGINT UNSIGNED NOT NULL,
+    held_currency  CHAR(3) CHARACTER SET ascii COLLATE ascii_bin NOT NULL,
+    first_seen_at  DATETIME(6) NOT NULL DEFAULT CURRENT_TIMESTAMP(6),
+    last_seen_at   DATETIME(6) NOT NULL DEFAULT CURRENT_TIMESTAMP(6),
+    seen           INT UNSIGNED NOT NULL DEFAULT 1,
+    UNIQUE KEY uq_reconcile_discrepancies (provider, kind, object_id,
+        listed_amount, listed_currency)
+) ENGINE=InnoDB;
+
 -- inbox: deliveries payhook answered without recording anything, kept while
 -- inbox_days is above 0 so payhook-reconcile --replay can put them through
 -- the webhook path again once the configuration is fixed. One row per

@@ -144,3 +144,51 @@ int backend_page_add_json(struct backend_page *page, struct json_object *obj,
 		return -1;
 	return backend_page_add_with(page, text, len, header);
 }
+
+int backend_key_live(const char *key)
+{
+	if (strncmp(key, "sk_live_", 8) == 0 || strncmp(key, "rk_live_", 8) == 0)
+		return 1;
+	if (strncmp(key, "sk_test_", 8) == 0 || strncmp(key, "rk_test_", 8) == 0)
+		return 0;
+	return -1;
+}
+
+int backend_check_owner(const struct backend *b, const char *key,
+			const struct backend_event *event, struct error *err)
+{
+	const char *name = config_provider_name(b->profile);
+	struct json_object *root, *member;
+	int live = backend_key_live(key), rc = 0;
+
+	if (b->livemode_member == NULL && b->account_member == NULL)
+		return 0;
+	root = backend_parse_json(event->body, event->len);
+	if (root == NULL)
+		return error_set(err, "%s: a listed event is not JSON", name);
+	if (b->account_member != NULL &&
+	    json_object_object_get_ex(root, b->account_member, &member) &&
+	    !json_object_is_type(member, json_type_null))
+		rc = error_set(err, "%s listed an event of another account "
+			       "(its %s is set): the key lists its own "
+			       "account's, so the API base is not what it "
+			       "should be", name, b->account_member);
+	else if (b->livemode_member != NULL && live >= 0 &&
+		 (!json_object_object_get_ex(root, b->livemode_member,
+					     &member) ||
+		  !json_object_is_type(member, json_type_boolean) ||
+		  json_object_get_boolean(member) != (live == 1)))
+		rc = error_set(err, "%s listed a%s event with a %s key: test "
+			       "data is not the merchant's books (or the "
+			       "other way round); check %s_api_key and "
+			       "%s_api_base", name,
+			       live ? " test (or unmarked)" : " live (or unmarked)",
+			       live ? "live" : "test", name, name);
+	json_object_put(root);
+	return rc;
+}
+
+bool backend_has_key(const struct config *cfg, enum config_provider profile)
+{
+	return cfg->api_key[profile] != NULL && cfg->api_key[profile][0] != '\0';
+}

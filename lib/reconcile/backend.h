@@ -119,11 +119,38 @@ struct backend {
 	 * calls it instead of parse_page. Same contract as parse_page. */
 	int (*parse_answer)(const struct backend_answer *answer,
 			    struct backend_page *page, struct error *err);
+	/* Optional: the member of a listed event that says whether it is
+	 * live (Stripe's and PAY.JP's "livemode"), checked against the key
+	 * (backend_key_live): a test key's data is not the merchant's books,
+	 * nor a live key's when the key is a test one. */
+	const char *livemode_member;
+	/* Optional: a member whose presence marks another account's event
+	 * (Stripe Connect's "account"): the key's account lists its own. */
+	const char *account_member;
+	/* Optional: the start-up checks of the provider's own keys
+	 * (Shopify's shop; Paddle's key against its base). Returns 0, or -1
+	 * with err saying what to set. */
+	int (*check_config)(const struct config *cfg, struct error *err);
 	/* Optional: writes the base to use when <profile>_api_base is unset
 	 * and default_base is NULL (Shopify: the shop's own host) into out
 	 * (BACKEND_URL_MAX bytes). Returns 0, or -1 with err set. */
 	int (*base_for)(const struct config *cfg, char *out, struct error *err);
 };
+
+/* Whether cfg holds <profile>_api_key (not empty): the profile is
+ * reconciled. Can't fail. */
+bool backend_has_key(const struct config *cfg, enum config_provider profile);
+
+/* Whether key is a live key (1: "sk_live_", "rk_live_"), a test key (0:
+ * "sk_test_", "rk_test_"), or neither (-1), as Stripe and PAY.JP name
+ * theirs. Can't fail. */
+int backend_key_live(const char *key);
+
+/* Whether event (a listed body) is the account's whose key lists it, by
+ * b's livemode_member and account_member. Returns 0, or -1 with err
+ * saying why not (never quoting the key). */
+int backend_check_owner(const struct backend *b, const char *key,
+			const struct backend_event *event, struct error *err);
 
 /* Frees what a page holds and empties it; an empty page is fine. */
 void backend_page_cleanup(struct backend_page *page);

@@ -183,9 +183,37 @@ out:
 	return rc;
 }
 
+/* A Paddle API key names its environment (pdl_sdbx_... the sandbox,
+ * pdl_live_... live), and each lives on its own API: a sandbox key
+ * against the live API lists nothing of the merchant's, and a live key
+ * against the sandbox lists test data as if it were real. */
+static int paddle_check_config(const struct config *cfg, struct error *err)
+{
+	const char *key = cfg->api_key[CONFIG_PROVIDER_PADDLE];
+	const char *base = cfg->api_base[CONFIG_PROVIDER_PADDLE];
+	bool sandbox_base = base != NULL &&
+			    strstr(base, "://sandbox-api.paddle.com") != NULL;
+
+	if (!backend_has_key(cfg, CONFIG_PROVIDER_PADDLE))
+		return 0;
+	if (strncmp(key, "pdl_sdbx_", 9) == 0 &&
+	    (base == NULL || strstr(base, "://api.paddle.com") != NULL))
+		return error_set(err, "paddle_api_key is a sandbox key "
+				 "(pdl_sdbx_...): set paddle_api_base = "
+				 "https://sandbox-api.paddle.com, or use a live "
+				 "key");
+	if (strncmp(key, "pdl_live_", 9) == 0 && sandbox_base)
+		return error_set(err, "paddle_api_key is a live key "
+				 "(pdl_live_...) but paddle_api_base is the "
+				 "sandbox: the sandbox's test data is not the "
+				 "merchant's books");
+	return 0;
+}
+
 const struct backend backend_paddle = {
 	.profile = CONFIG_PROVIDER_PADDLE,
 	.default_base = "https://api.paddle.com",
+	.check_config = paddle_check_config,
 	.retention_s = PADDLE_RETENTION_S,
 	.window_s = PADDLE_RETENTION_S,
 	.page_url = paddle_page_url,

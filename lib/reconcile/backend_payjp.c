@@ -133,5 +133,6 @@ const struct backend backend_payjp = {
 	.page_url = payjp_page_url,
 	.auth_header = payjp_auth_header,
 	.parse_page = payjp_parse_page,
+	.livemode_member = "livemode",
 	.paging = BACKEND_PAGING_OFFSET,
 };

@@ -27,6 +27,7 @@
 #include <json-c/json.h>
 #include <stdio.h>
 #include <string.h>
+#include <strings.h>
 
 #include "backend_shopify.h"
 #include "utc.h"
@@ -248,6 +249,43 @@ out:
 	return rc;
 }
 
+/* Whether shop is <shop>.myshopify.com: the shop's handle (letters,
+ * digits, '-', not at either end) and Shopify's own domain. */
+static bool shopify_shop_form(const char *shop)
+{
+	static const char domain[] = ".myshopify.com";
+	size_t len = strlen(shop), handle = len - (sizeof(domain) - 1);
+
+	if (len <= sizeof(domain) - 1 ||
+	    strcasecmp(shop + handle, domain) != 0 || shop[0] == '-' ||
+	    shop[handle - 1] == '-')
+		return false;
+	for (size_t i = 0; i < handle; i++)
+		if (!((shop[i] >= 'a' && shop[i] <= 'z') ||
+		      (shop[i] >= 'A' && shop[i] <= 'Z') ||
+		      (shop[i] >= '0' && shop[i] <= '9') || shop[i] == '-'))
+			return false;
+	return true;
+}
+
+/* The shopify profile's own keys: its API lives on the shop's host. */
+static int shopify_check_config(const struct config *cfg, struct error *err)
+{
+	if (cfg->shopify_shop != NULL && !shopify_shop_form(cfg->shopify_shop))
+		return error_set(err, "shopify_shop must be the shop's "
+				 "<shop>.myshopify.com domain (letters, digits "
+				 "and '-' before .myshopify.com), not a URL or "
+				 "a custom domain");
+	if (backend_has_key(cfg, CONFIG_PROVIDER_SHOPIFY) &&
+	    cfg->shopify_shop == NULL &&
+	    cfg->api_base[CONFIG_PROVIDER_SHOPIFY] == NULL)
+		return error_set(err, "shopify_api_key is set but shopify_shop "
+				 "is not: set it to the shop's "
+				 "<shop>.myshopify.com domain");
+	return 0;
+}
+
+
 const struct backend backend_shopify = {
 	.profile = CONFIG_PROVIDER_SHOPIFY,
 	.default_base = NULL, /* the shop's own host: base_for */
@@ -259,4 +297,5 @@ const struct backend backend_shopify = {
 	.auth_header = shopify_auth_header,
 	.parse_answer = shopify_parse_answer,
 	.base_for = shopify_base_for,
+	.check_config = shopify_check_config,
 };

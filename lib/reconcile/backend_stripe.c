@@ -144,4 +144,6 @@ const struct backend backend_stripe = {
 	.page_url = stripe_page_url,
 	.auth_header = stripe_auth_header,
 	.parse_page = stripe_parse_page,
+	.livemode_member = "livemode",
+	.account_member = "account",
 };

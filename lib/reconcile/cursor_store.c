@@ -17,7 +17,7 @@
 /* The statement set (sqlconn, prepared at first use). */
 enum {
 	ST_ENSURE, ST_LEASE, ST_RELEASE, ST_READ, ST_ADVANCE, ST_SUCCESS,
-	ST_ERROR, ST_COUNTS, ST_HELD, STATEMENTS
+	ST_ERROR, ST_COUNTS, ST_HELD, ST_DISCREPANCY, STATEMENTS
 };
 static const char *const statement_sql[STATEMENTS] = {
 	[ST_ENSURE] = "INSERT IGNORE INTO reconcile_cursors (provider) "
@@ -48,6 +48,14 @@ static const char *const statement_sql[STATEMENTS] = {
 		      "failed_passes + 1) WHERE provider = ?",
 	[ST_HELD] = "SELECT amount, currency FROM payments WHERE provider = ? "
 		    "AND transaction_id = ?",
+	/* 1 row changed: new; 2: seen before (found_rows counts it). */
+	[ST_DISCREPANCY] = "INSERT INTO reconcile_discrepancies (provider, "
+			   "kind, object_id, transaction_id, listed_amount, "
+			   "listed_currency, held_amount, held_currency) "
+			   "VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON DUPLICATE KEY "
+			   "UPDATE last_seen_at = UTC_TIMESTAMP(6), seen = "
+			   "seen + 1, held_amount = VALUES(held_amount), "
+			   "held_currency = VALUES(held_currency)",
 };
 
 struct cursor_store {
@@ -330,4 +338,48 @@ int cursor_store_held_payment(struct cursor_store *s, const char *profile,
 	cur[currency_len < sizeof(cur) ? currency_len : sizeof(cur) - 1] = '\0';
 	snprintf(currency, 4, "%s", cur);
 	return 1;
+}
+
+int cursor_store_note_discrepancy(struct cursor_store *s,
+				  const struct cursor_discrepancy *d,
+				  struct error *err)
+{
+	MYSQL_BIND param[8];
+	unsigned long len[6];
+	unsigned long long listed = d->listed_amount, held = d->held_amount;
+	unsigned code;
+	long long rows;
+
+	memset(param, 0, sizeof(param));
+	if (bind_text(&param[0], d->provider, &len[0], err) != 0 ||
+	    bind_text(&param[1], d->kind, &len[1], err) != 0 ||
+	    bind_text(&param[2], d->object_id, &len[2], err) != 0 ||
+	    bind_text(&param[3], d->transaction_id, &len[3], err) != 0 ||
+	    bind_text(&param[5], d->listed_currency, &len[4], err) != 0 ||
+	    bind_text(&param[7], d->held_currency, &len[5], err) != 0)
+		return -1;
+	param[4].buffer_type = MYSQL_TYPE_LONGLONG;
+	param[4].buffer = &listed;
+	param[4].is_unsigned = 1;
+	param[6].buffer_type = MYSQL_TYPE_LONGLONG;
+	param[6].buffer = &held;
+	param[6].is_unsigned = 1;
+	if (sqlconn_connect(s->conn, err) != 0)
+		return -1;
+	code = sqlconn_run(s->conn, ST_DISCREPANCY, param, NULL);
+	if (code == SQLCONN_ER_NO_SUCH_TABLE) {
+		error_set(err, "table reconcile_discrepancies missing (run "
+			  "db/migrate-14-reconcile-discrepancies.sql): each "
+			  "pass reports every discrepancy it sees");
+		sqlconn_fail(s->conn, code, false);
+		return CURSOR_STORE_NO_TABLE;
+	}
+	if (code != 0) {
+		error_set(err, "mysql: %u %s", code,
+			  sqlconn_message(s->conn, ST_DISCREPANCY));
+		sqlconn_fail(s->conn, code, false);
+		return -1;
+	}
+	rows = (long long)sqlconn_affected(s->conn, ST_DISCREPANCY);
+	return rows == 1 ? 1 : 0;
 }

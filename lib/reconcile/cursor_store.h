@@ -69,4 +69,25 @@ int cursor_store_held_payment(struct cursor_store *store, const char *profile,
 			      unsigned long long *amount, char currency[4],
 			      struct error *err);
 
+/* A discrepancy: an object payhook-reconcile listed (kind "payment",
+ * "refund", ...; object_id: the transaction id for a payment) whose
+ * payment payhook holds with another amount or currency. */
+struct cursor_discrepancy {
+	const char *provider, *kind, *object_id, *transaction_id;
+	unsigned long long listed_amount, held_amount;
+	const char *listed_currency, *held_currency;
+};
+
+/* cursor_store_note_discrepancy's answer for a database without table
+ * reconcile_discrepancies (err says which migration adds it). */
+#define CURSOR_STORE_NO_TABLE (-2)
+
+/* Notes d in reconcile_discrepancies, once per object and listed value.
+ * Returns 1 when it is new (the pass reports it), 0 when a pass saw it
+ * before (its last_seen_at moves), CURSOR_STORE_NO_TABLE, or -1 with err
+ * set. */
+int cursor_store_note_discrepancy(struct cursor_store *store,
+				  const struct cursor_discrepancy *d,
+				  struct error *err);
+
 #endif

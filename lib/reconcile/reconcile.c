@@ -16,12 +16,15 @@
 #include "api_client.h"
 #include "backends.h"
 #include "cursor_store.h"
+#include "encoding.h"
 #include "log.h"
 #include "payment.h"
 #include "pipeline.h"
 #include "provider.h"
 #include "reconcile.h"
+#include "signature.h"
 #include "timing.h"
+#include "url.h"
 #include "utc.h"
 
 /* A pass's lease on its profile, renewed at every page. */
@@ -37,12 +40,14 @@ struct reconcile {
 	const struct config *cfg;
 	struct pipeline *pipeline;
 	struct cursor_store *cursors;
+	/* A database without reconcile_discrepancies was said once. */
+	bool discrepancies_told;
 };
 
 /* What one provider's pass did. */
 struct tally {
 	unsigned long listed, processed, duplicate, ignored, discrepancy,
-		invalid, pages, requests;
+		known_discrepancy, invalid, invalid_new, pages, requests;
 	int64_t from_s, until_s;
 	/* Progress lines on standard error, when it is a terminal. */
 	bool progress;
@@ -100,86 +105,46 @@ static void show_progress(const char *name, const struct backend_window *w,
 	fputc('\n', stderr);
 }
 
-bool reconcile_has_key(const struct config *cfg, enum config_provider profile)
+/* Checks <name>_api_base as libcurl will read it: https://, or http://
+ * to a loopback address only (the key travels with every request), never
+ * with userinfo (http://127.0.0.1:1@elsewhere:9 connects elsewhere).
+ * Returns 0, or -1 with err set. */
+static int check_base(const char *name, const char *base, struct error *err)
 {
-	return cfg->api_key[profile] != NULL && cfg->api_key[profile][0] != '\0';
-}
+	struct url_parts url;
+	struct error why;
 
-/* Whether base names a loopback host: 127.0.0.0/8, ::1 or localhost. */
-static bool loopback_base(const char *base)
-{
-	const char *host = base + strlen("http://");
-	size_t len = strcspn(host, ":/");
-
-	if (strncmp(host, "[::1]", 5) == 0)
-		return host[5] == '\0' || host[5] == ':' || host[5] == '/';
-	if (len == 9 && strncasecmp(host, "localhost", 9) == 0)
-		return true;
-	if (strncmp(host, "127.", 4) != 0)
-		return false;
-	for (size_t i = 4; i < len; i++)
-		if (!(host[i] == '.' || (host[i] >= '0' && host[i] <= '9')))
-			return false;
-	return true;
-}
-
-/* Whether shop is <shop>.myshopify.com: the shop's handle (letters,
- * digits, '-', not at either end) and Shopify's own domain. */
-static bool shopify_shop_form(const char *shop)
-{
-	static const char domain[] = ".myshopify.com";
-	size_t len = strlen(shop), handle = len - (sizeof(domain) - 1);
-
-	if (len <= sizeof(domain) - 1 ||
-	    strcasecmp(shop + handle, domain) != 0 || shop[0] == '-' ||
-	    shop[handle - 1] == '-')
-		return false;
-	for (size_t i = 0; i < handle; i++)
-		if (!((shop[i] >= 'a' && shop[i] <= 'z') ||
-		      (shop[i] >= 'A' && shop[i] <= 'Z') ||
-		      (shop[i] >= '0' && shop[i] <= '9') || shop[i] == '-'))
-			return false;
-	return true;
-}
-
-/* The shopify profile's own keys: its API lives on the shop's host. */
-static int check_shopify(const struct config *cfg, struct error *err)
-{
-	if (cfg->shopify_shop != NULL && !shopify_shop_form(cfg->shopify_shop))
-		return error_set(err, "shopify_shop must be the shop's "
-				 "<shop>.myshopify.com domain (letters, digits "
-				 "and '-' before .myshopify.com), not a URL or "
-				 "a custom domain");
-	if (reconcile_has_key(cfg, CONFIG_PROVIDER_SHOPIFY) &&
-	    cfg->shopify_shop == NULL &&
-	    cfg->api_base[CONFIG_PROVIDER_SHOPIFY] == NULL)
-		return error_set(err, "shopify_api_key is set but shopify_shop "
-				 "is not: set it to the shop's "
-				 "<shop>.myshopify.com domain");
-	return 0;
+	if (url_parse(base, &url, &why) != 0)
+		return error_set(err, "%s_api_base: %s", name, why.message);
+	if (url.userinfo)
+		return error_set(err, "%s_api_base must not hold a user or a "
+				 "password (user@host): payhook sends the key "
+				 "itself", name);
+	if (strcmp(url.scheme, "https") == 0 || url_host_loopback(url.host))
+		return 0;
+	return error_set(err, "%s_api_base must be https://... (http:// "
+			 "only to a loopback address such as 127.0.0.1): the "
+			 "key travels with every request", name);
 }
 
 int reconcile_check_config(const struct config *cfg, struct error *err)
 {
-	if (check_shopify(cfg, err) != 0)
-		return -1;
 	for (unsigned i = 0; i < CONFIG_PROVIDER_COUNT; i++) {
 		const char *name = config_provider_name(i);
 		const char *base = cfg->api_base[i];
+		const struct backend *b = backends_for(i);
 
-		if (reconcile_has_key(cfg, i) && !config_provider_enabled(cfg, i))
+		/* Each backend's own keys (Shopify's shop, Paddle's key
+		 * against its base). */
+		if (b != NULL && b->check_config != NULL &&
+		    b->check_config(cfg, err) != 0)
+			return -1;
+
+		if (backend_has_key(cfg, i) && !config_provider_enabled(cfg, i))
 			return error_set(err, "%s_api_key is set but providers "
 					 "does not enable %s", name, name);
-		if (base == NULL)
-			continue;
-		if (strncmp(base, "https://", 8) == 0 && base[8] != '\0')
-			continue;
-		if (strncmp(base, "http://", 7) == 0 && loopback_base(base))
-			continue;
-		return error_set(err, "%s_api_base must be https://... (http:// "
-				 "only to a loopback address such as "
-				 "127.0.0.1): the key travels with every request",
-				 name);
+		if (base != NULL && check_base(name, base, err) != 0)
+			return -1;
 	}
 	return 0;
 }
@@ -229,20 +194,29 @@ static bool stopped(const struct reconcile_options *o)
 	return o->stop != NULL && *o->stop;
 }
 
-/* Logs a discrepancy: the listed payment's (or lifecycle event's) amount
- * and currency beside what payhook holds. */
-static void log_discrepancy(struct reconcile *r, const char *profile,
-			    const struct result *res)
+/* A discrepancy found (the listed payment's, or lifecycle event's, amount
+ * and currency beside what payhook holds): noted in
+ * reconcile_discrepancies unless dry_run, and logged at warn when it is
+ * new, at info when a pass reported it before. Returns whether it is new
+ * (a pass counts only those). */
+static bool judge_discrepancy(struct reconcile *r, const char *profile,
+			      const struct result *res, bool dry_run)
 {
 	const struct provider_batch *batch = pipeline_last_batch(r->pipeline);
+	const struct lifecycle_event *event =
+		batch->count == 0 && batch->lifecycle_count > 0 ?
+			&batch->lifecycle[0] : NULL;
 	const struct payment *listed =
 		batch->count > 0 ? &batch->payments[0] :
-		batch->lifecycle_count > 0 ? &batch->lifecycle[0].link : NULL;
+		event != NULL ? &event->link : NULL;
 	unsigned long long held_amount = 0;
 	char held_currency[4] = "-";
 	struct error err;
 	struct log_field fields[10];
+	struct cursor_discrepancy d;
 	size_t n = 0;
+	bool fresh = true;
+	int rc;
 
 	if (listed != NULL &&
 	    cursor_store_held_payment(r->cursors, profile,
@@ -250,26 +224,89 @@ static void log_discrepancy(struct reconcile *r, const char *profile,
 				      held_currency, &err) < 0)
 		log_warn("%s: the payment held could not be read: %s", profile,
 			 err.message);
+	d = (struct cursor_discrepancy){
+		.provider = profile,
+		.kind = event != NULL ? lifecycle_kind_name(event->kind)
+				      : "payment",
+		.object_id = event != NULL ? event->object_id :
+			     listed != NULL ? listed->transaction_id : "",
+		.transaction_id = listed != NULL ? listed->transaction_id : "",
+		.listed_amount = listed != NULL ? (unsigned long long)
+							  listed->amount : 0,
+		.listed_currency = listed != NULL ? listed->currency : "",
+		.held_amount = held_amount,
+		.held_currency = held_currency,
+	};
+	if (!dry_run && listed != NULL) {
+		rc = cursor_store_note_discrepancy(r->cursors, &d, &err);
+		if (rc == 0)
+			fresh = false;
+		else if (rc == CURSOR_STORE_NO_TABLE && !r->discrepancies_told) {
+			log_warn("%s: %s", profile, err.message);
+			r->discrepancies_told = true;
+		} else if (rc == -1) {
+			log_warn("%s: the discrepancy could not be noted: %s",
+				 profile, err.message);
+		}
+	}
 	fields[n++] = (struct log_field)LOG_TEXT("outcome", "discrepancy");
 	fields[n++] = (struct log_field)LOG_TEXT("provider", profile);
 	fields[n++] = (struct log_field)LOG_TEXT("transaction_id",
 						 res->transaction_id);
-	fields[n++] = (struct log_field)LOG_TEXT(
-		"kind", batch->count > 0 ? "payment" :
-			batch->lifecycle_count > 0 ?
-			lifecycle_kind_name(batch->lifecycle[0].kind) : "-");
+	fields[n++] = (struct log_field)LOG_TEXT("kind", listed != NULL ?
+						 d.kind : "-");
 	fields[n++] = (struct log_field)LOG_TEXT(
 		"event_id", listed != NULL && listed->event_id_len > 0 ?
 				    listed->event_id : "-");
-	fields[n++] = (struct log_field)LOG_NUMBER(
-		"listed_amount", listed != NULL ? listed->amount : 0);
+	fields[n++] = (struct log_field)LOG_NUMBER("listed_amount",
+						   d.listed_amount);
 	fields[n++] = (struct log_field)LOG_TEXT(
 		"listed_currency", listed != NULL && listed->currency[0] != '\0' ?
 					   listed->currency : "-");
 	fields[n++] = (struct log_field)LOG_NUMBER("held_amount", held_amount);
 	fields[n++] = (struct log_field)LOG_TEXT("held_currency", held_currency);
-	fields[n++] = (struct log_field)LOG_TEXT("action", "not applied");
-	log_fields_at(LOG_LEVEL_WARN, fields, n);
+	fields[n++] = (struct log_field)LOG_TEXT(
+		"action", fresh ? "not applied" : "not applied, reported before");
+	log_fields_at(fresh ? LOG_LEVEL_WARN : LOG_LEVEL_INFO, fields, n);
+	return fresh;
+}
+
+/* A listed event that payhook cannot record (what its webhook would get
+ * 400 for): noted once in reconcile_discrepancies as kind "invalid", its
+ * object the SHA-256 of its body, so the pass that first lists it reports
+ * it (exit 3) and the next ones (the overlap lists it again) do not.
+ * Returns whether it is new. */
+static bool judge_invalid(struct reconcile *r, const char *profile,
+			  const struct backend_event *event,
+			  const struct result *res, bool dry_run)
+{
+	struct signature_part part = { event->body, event->len };
+	unsigned char digest[SIGNATURE_MAC_LEN];
+	char hex[2 * SIGNATURE_MAC_LEN + 1];
+	struct cursor_discrepancy d;
+	struct error err;
+	int rc;
+
+	if (dry_run || signature_parts_sha256(&part, 1, digest) != 0)
+		return true;
+	encoding_hex_encode(digest, sizeof(digest), hex);
+	d = (struct cursor_discrepancy){
+		.provider = profile, .kind = "invalid", .object_id = hex,
+		.transaction_id = res->transaction_id,
+		.listed_currency = "", .held_currency = "",
+	};
+	rc = cursor_store_note_discrepancy(r->cursors, &d, &err);
+	if (rc == 0)
+		return false;
+	if (rc == -1)
+		log_warn("%s: the invalid event could not be noted: %s",
+			 profile, err.message);
+	else if (rc > 0)
+		log_warn("%s: a listed event payhook cannot record (%s: %s), "
+			 "reported once (reconcile_discrepancies, kind invalid)",
+			 profile, response_outcome_name(res->outcome),
+			 res->reason);
+	return true;
 }
 
 /* Records one listed event, trying again while another delivery of it is
@@ -301,14 +338,20 @@ static int record_event(struct reconcile *r, enum config_provider profile,
 			t->ignored++;
 			return 0;
 		case OUTCOME_CONFLICT:
-			t->discrepancy++;
-			log_discrepancy(r, name, &res);
+			if (judge_discrepancy(r, name, &res, o->dry_run))
+				t->discrepancy++;
+			else
+				t->known_discrepancy++;
 			return 0;
 		case OUTCOME_INVALID:
 		case OUTCOME_TOO_LARGE:
 			/* The webhook would have been refused the same way
-			 * (its line is logged): nothing to record. */
+			 * (its line is logged): nothing to record, but the
+			 * provider says it happened, so a new one is
+			 * reported as a discrepancy is. */
 			t->invalid++;
+			if (judge_invalid(r, name, event, &res, o->dry_run))
+				t->invalid_new++;
 			return 0;
 		case OUTCOME_IN_PROGRESS:
 		case OUTCOME_UNAVAILABLE:
@@ -448,6 +491,17 @@ static int walk_window(struct reconcile *r, const struct backend *b,
 		if (rc != 0)
 			return error_set(err, "page %lu: %s", t->pages + 1,
 					 why.message);
+		/* Only the account's own, in the key's mode, is signed
+		 * data: a mix-up of keys or bases fails the page before
+		 * anything of it is recorded. */
+		for (size_t i = 0; i < page.count; i++) {
+			if (backend_check_owner(b, r->cfg->api_key[b->profile],
+						&page.events[i], &why) != 0) {
+				backend_page_cleanup(&page);
+				return error_set(err, "page %lu: %s",
+						 t->pages + 1, why.message);
+			}
+		}
 		t->listed += page.count;
 		for (size_t i = 0; i < page.count; i++) {
 			if (record_event(r, b->profile, &page.events[i], o, t,
@@ -630,7 +684,8 @@ static int pass_one(struct reconcile *r, enum config_provider profile,
 		at = w.to;
 	}
 	status = "complete";
-	rc = t.discrepancy > 0 ? RECONCILE_DISCREPANCY : RECONCILE_COMPLETE;
+	rc = t.discrepancy > 0 || t.invalid_new > 0 ? RECONCILE_DISCREPANCY
+						    : RECONCILE_COMPLETE;
 out:
 	if (client != NULL)
 		t.requests = api_client_requests(client);
@@ -641,9 +696,11 @@ out:
 	}
 	fprintf(out, "provider=%s status=%s listed=%lu processed=%lu "
 		"duplicate=%lu ignored=%lu discrepancy=%lu pages=%lu "
-		"invalid=%lu requests=%lu from=%s until=%s%s",
+		"invalid=%lu requests=%lu reported_before=%lu from=%s "
+		"until=%s%s",
 		name, status, t.listed, t.processed, t.duplicate, t.ignored,
-		t.discrepancy, t.pages, t.invalid, t.requests, from, until,
+		t.discrepancy, t.pages, t.invalid, t.requests,
+		t.known_discrepancy + (t.invalid - t.invalid_new), from, until,
 		o->dry_run ? " dry_run=yes" : "");
 	if (rc == RECONCILE_FAILED) {
 		/* The reason, quoted as logfmt quotes (no '"' in it). */
@@ -658,7 +715,8 @@ out:
 	if (!o->dry_run && strcmp(status, "busy") != 0 &&
 	    cursor_store_finish(r->cursors, name,
 				rc == RECONCILE_FAILED ? err.message : NULL,
-				t.processed, t.discrepancy, &ignored) != 0)
+				t.processed, t.discrepancy + t.invalid_new,
+				&ignored) != 0)
 		log_warn("%s: the pass's end not written to reconcile_cursors: "
 			 "%s", name, ignored.message);
 	if (leased)
@@ -675,7 +733,7 @@ int reconcile_pass(struct reconcile *r, const struct reconcile_options *o,
 		int rc;
 
 		if ((o->only >= 0 && (unsigned)o->only != i) ||
-		    !reconcile_has_key(r->cfg, i))
+		    !backend_has_key(r->cfg, i))
 			continue;
 		if (stopped(o))
 			break;

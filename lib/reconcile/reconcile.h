@@ -40,9 +40,6 @@ struct reconcile_options {
  * naming the key (never its value). */
 int reconcile_check_config(const struct config *cfg, struct error *err);
 
-/* Whether profile has an API key (is reconciled). */
-bool reconcile_has_key(const struct config *cfg, enum config_provider profile);
-
 /* Returns a reconciler for cfg (which must outlive it), or NULL with err
  * set. Backends are connected lazily. */
 struct reconcile *reconcile_new(const struct config *cfg, struct error *err);
