@@ -75,6 +75,7 @@ compile() { # source object
 # target pulls in only what it calls.
 LIB_MODULES="error log sharedfile timing utc number endpoint encoding secret currency configuration
 	request route signature payload lifecycle response textbuf scoreboard metrics provider_lifecycle provider
+	provider_row provider_hmac provider_adyen provider_generic
 	inbox inbox_spool pipeline backend backend_stripe backend_paddle backend_square backend_payjp backend_komoju
 	backend_razorpay backend_shopify backends"
 echo "run-fuzz.sh: building with $("$CLANG" --version | head -n 1)"
