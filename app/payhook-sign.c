@@ -353,10 +353,6 @@ static int print_sample(struct sample_input in, const char *amount,
 				  "minor units", amount);
 		in.amount = (int64_t)n;
 	}
-	if (in.currency == NULL)
-		in.currency = provider == CONFIG_PROVIDER_PAYJP ||
-			      provider == CONFIG_PROVIDER_KOMOJU ? "JPY" :
-			      provider == CONFIG_PROVIDER_RAZORPAY ? "INR" : "USD";
 	if (in.transaction_id == NULL || in.event_id == NULL) {
 		unsigned char rnd[SAMPLE_ID_RANDOM];
 

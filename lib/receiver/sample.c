@@ -23,10 +23,48 @@
 /* Each provider's payment event, abridged from its documentation (the
  * fixtures under tests/fixtures/providers/ hold the full examples). The
  * fields payhook reads are overwritten from the input. */
-static const char *const templates[CONFIG_PROVIDER_COUNT] = {
-	[CONFIG_PROVIDER_STANDARD] =
+/* How a provider writes an id: prefix, alphabet, length. */
+struct id_shape {
+	const char *prefix;
+	const char *alphabet;
+	size_t len;
+	bool uuid; /* 8-4-4-4-12 hex (Square's event ids) */
+};
+
+#define BASE62 "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+#define LOWER36 "0123456789abcdefghijklmnopqrstuvwxyz"
+#define UPPER36 "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+#define ULID32 "0123456789abcdefghjkmnpqrstvwxyz"
+#define HEX "0123456789abcdef"
+#define DIGITS "0123456789"
+
+/* Each provider's samples: its payment event (abridged from its
+ * documentation; the fixtures under tests/fixtures/providers/ hold the full
+ * examples; the fields payhook reads are overwritten from the input), how
+ * its own events write what the profile does not say, the currency a
+ * sample is in unless told, and the shape of its ids. A profile without a
+ * template (generic) has no samples. */
+struct sample_profile {
+	const char *template;
+	const char *currency;         /* --sample's default */
+	bool lower_currency;          /* written lower case (Stripe, PAY.JP) */
+	const char *also_id_path;     /* a second copy of the id (Square) */
+	const char *also_amount_path; /* a second amount (Stripe's amount) */
+	bool first_item;              /* the event is the body's first
+				       * notification item (Adyen) */
+	struct id_shape ids[2];       /* [0] its transactions', [1] events' */
+};
+
+static const struct sample_profile samples[CONFIG_PROVIDER_COUNT] = {
+	[CONFIG_PROVIDER_STANDARD] = {
+		.template =
 		"{\"transaction_id\":\"\",\"amount\":1,\"currency\":\"\"}",
-	[CONFIG_PROVIDER_STRIPE] =
+		.currency = "USD",
+		.ids = { { "tx_", LOWER36, 24, false },
+			 { "msg_", HEX, 24, false } },
+	},
+	[CONFIG_PROVIDER_STRIPE] = {
+		.template =
 		"{\"id\":\"evt_3MtwBwLkdIwHu7ix2Jy0ZHIh\",\"object\":\"event\","
 		"\"api_version\":\"2024-06-20\",\"created\":1680800523,"
 		"\"data\":{\"object\":{\"id\":\"\",\"object\":\"payment_intent\","
@@ -35,7 +73,14 @@ static const char *const templates[CONFIG_PROVIDER_COUNT] = {
 		"\"metadata\":{},\"status\":\"succeeded\"}},\"livemode\":false,"
 		"\"pending_webhooks\":1,\"request\":{\"id\":null,"
 		"\"idempotency_key\":null},\"type\":\"\"}",
-	[CONFIG_PROVIDER_PADDLE] =
+		.currency = "USD",
+		.lower_currency = true,
+		.also_amount_path = "data.object.amount",
+		.ids = { { "pi_", BASE62, 24, false },
+			 { "evt_", BASE62, 24, false } },
+	},
+	[CONFIG_PROVIDER_PADDLE] = {
+		.template =
 		"{\"event_id\":\"evt_01h8e1jxjnw9ra6zarhnz1a7y1\",\"event_type\":"
 		"\"\",\"occurred_at\":\"2023-08-22T07:15:45.366122Z\","
 		"\"notification_id\":\"ntf_01h8e1jxna32kc43ev1vkqsq8x\","
@@ -43,42 +88,85 @@ static const char *const templates[CONFIG_PROVIDER_COUNT] = {
 		"\"\",\"origin\":\"web\",\"details\":{\"totals\":{\"subtotal\":"
 		"\"0\",\"tax\":\"0\",\"discount\":\"0\",\"total\":\"0\","
 		"\"grand_total\":\"\"}}}}",
-	[CONFIG_PROVIDER_RAZORPAY] =
+		.currency = "USD",
+		.ids = { { "txn_01", ULID32, 24, false },
+			 { "evt_01", ULID32, 24, false } },
+	},
+	[CONFIG_PROVIDER_RAZORPAY] = {
+		.template =
 		"{\"entity\":\"event\",\"account_id\":\"acc_BFQ7uQEaa7j2z7\","
 		"\"event\":\"\",\"contains\":[\"payment\"],\"payload\":"
 		"{\"payment\":{\"entity\":{\"id\":\"\",\"entity\":\"payment\","
 		"\"amount\":1,\"currency\":\"\",\"status\":\"captured\","
 		"\"method\":\"card\",\"captured\":true}}},"
 		"\"created_at\":1567674606}",
-	[CONFIG_PROVIDER_KOMOJU] =
+		.currency = "INR",
+		.ids = { { "pay_", BASE62, 14, false },
+			 { "", BASE62, 14, false } },
+	},
+	[CONFIG_PROVIDER_KOMOJU] = {
+		.template =
 		"{\"id\":\"b2lhvm8e6pny4sz4xz9l1qh7c\",\"type\":\"\",\"resource\":"
 		"\"event\",\"data\":{\"id\":\"\",\"resource\":\"payment\","
 		"\"status\":\"captured\",\"amount\":1,\"currency\":\"\"},"
 		"\"created_at\":\"2024-06-17T04:03:26Z\",\"reason\":null}",
-	[CONFIG_PROVIDER_PAYJP] =
+		.currency = "JPY",
+		.ids = { { "", LOWER36, 25, false },
+			 { "", LOWER36, 25, false } },
+	},
+	[CONFIG_PROVIDER_PAYJP] = {
+		.template =
 		"{\"id\":\"evnt_54db4d63c7886256acdbc784ccf\",\"object\":\"event\","
 		"\"livemode\":false,\"created\":1433127984,\"pending_webhooks\":1,"
 		"\"type\":\"\",\"data\":{\"id\":\"\",\"object\":\"charge\","
 		"\"amount\":1,\"currency\":\"\",\"paid\":true,\"captured\":true}}",
-	[CONFIG_PROVIDER_SQUARE] =
+		.currency = "JPY",
+		.lower_currency = true,
+		.ids = { { "ch_", HEX, 29, false },
+			 { "evnt_", HEX, 27, false } },
+	},
+	[CONFIG_PROVIDER_SQUARE] = {
+		.template =
 		"{\"merchant_id\":\"6SSW7HV8K2ST5\",\"type\":\"\",\"event_id\":"
 		"\"6a8f5f28-54a1-4eb0-a98a-3111513fd4fc\",\"created_at\":"
 		"\"2020-11-22T21:16:51.310Z\",\"data\":{\"type\":\"payment\","
 		"\"id\":\"\",\"object\":{\"payment\":{\"id\":\"\","
 		"\"amount_money\":{\"amount\":1,\"currency\":\"\"},\"status\":"
 		"\"COMPLETED\",\"source_type\":\"CARD\"}}}}",
-	[CONFIG_PROVIDER_SHOPIFY] =
+		.currency = "USD",
+		.also_id_path = "data.object.payment.id",
+		.ids = { { "", BASE62, 29, false },
+			 { "", HEX, 32, true } },
+	},
+	[CONFIG_PROVIDER_SHOPIFY] = {
+		.template =
 		"{\"id\":1,\"name\":\"#1001\",\"currency\":\"\",\"total_price\":"
 		"\"\",\"financial_status\":\"paid\",\"created_at\":"
 		"\"2021-12-31T19:00:00-05:00\"}",
-	[CONFIG_PROVIDER_ADYEN] =
+		.currency = "USD",
+		.ids = { { "", DIGITS, 13, false },
+			 { "", LOWER36, 24, false } },
+	},
+	[CONFIG_PROVIDER_ADYEN] = {
+		.template =
 		"{\"live\":\"false\",\"notificationItems\":[{"
 		"\"NotificationRequestItem\":{\"additionalData\":{"
 		"\"hmacSignature\":\"\"},\"amount\":{\"currency\":\"\",\"value\":1},"
 		"\"eventCode\":\"\",\"eventDate\":\"2024-06-17T13:42:40+02:00\","
 		"\"merchantAccountCode\":\"TestMerchant\",\"merchantReference\":"
 		"\"order-1\",\"pspReference\":\"\",\"success\":\"true\"}}]}",
+		.currency = "USD",
+		.first_item = true,
+		.ids = { { "", UPPER36, 16, false },
+			 { "", UPPER36, 16, false } },
+	},
+	[CONFIG_PROVIDER_GENERIC] = {
+		.currency = "USD",
+		.ids = { { "", LOWER36, 24, false },
+			 { "evt_", LOWER36, 24, false } },
+	},
 };
+
 
 /* The events a sample can be of: each provider's payment event first, then
  * events of the same object that record nothing (200 ignored), with the
@@ -317,44 +405,20 @@ static void no_such_sample(enum config_provider provider, const char *event,
 		  config_provider_name(provider));
 }
 
-/* How each provider writes the ids of a sample: prefix, alphabet, length. */
-struct id_shape {
-	const char *prefix;
-	const char *alphabet;
-	size_t len;
-	bool uuid; /* 8-4-4-4-12 hex (Square's event ids) */
-};
+const char *sample_none(enum config_provider provider)
+{
+	if (provider == CONFIG_PROVIDER_GENERIC)
+		return "the generic profile's fields are the generic_ keys': "
+		       "no sample knows them";
+	return NULL;
+}
 
-#define BASE62 "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
-#define LOWER36 "0123456789abcdefghijklmnopqrstuvwxyz"
-#define UPPER36 "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ"
-#define ULID32 "0123456789abcdefghjkmnpqrstvwxyz"
-#define HEX "0123456789abcdef"
-#define DIGITS "0123456789"
-
-/* Each provider's ids: [0] its transactions', [1] its events'. */
-static const struct id_shape id_shapes[CONFIG_PROVIDER_COUNT][2] = {
-	[CONFIG_PROVIDER_STANDARD] = { { "tx_", LOWER36, 24, false },
-				       { "msg_", HEX, 24, false } },
-	[CONFIG_PROVIDER_STRIPE] = { { "pi_", BASE62, 24, false },
-				     { "evt_", BASE62, 24, false } },
-	[CONFIG_PROVIDER_PADDLE] = { { "txn_01", ULID32, 24, false },
-				     { "evt_01", ULID32, 24, false } },
-	[CONFIG_PROVIDER_RAZORPAY] = { { "pay_", BASE62, 14, false },
-				       { "", BASE62, 14, false } },
-	[CONFIG_PROVIDER_KOMOJU] = { { "", LOWER36, 25, false },
-				     { "", LOWER36, 25, false } },
-	[CONFIG_PROVIDER_PAYJP] = { { "ch_", HEX, 29, false },
-				    { "evnt_", HEX, 27, false } },
-	[CONFIG_PROVIDER_SQUARE] = { { "", BASE62, 29, false },
-				     { "", HEX, 32, true } },
-	[CONFIG_PROVIDER_SHOPIFY] = { { "", DIGITS, 13, false },
-				      { "", LOWER36, 24, false } },
-	[CONFIG_PROVIDER_ADYEN] = { { "", UPPER36, 16, false },
-				    { "", UPPER36, 16, false } },
-	[CONFIG_PROVIDER_GENERIC] = { { "", LOWER36, 24, false },
-				      { "evt_", LOWER36, 24, false } },
-};
+const char *sample_currency(enum config_provider provider)
+{
+	return (unsigned)provider < CONFIG_PROVIDER_COUNT &&
+			       samples[provider].template != NULL ?
+		       samples[provider].currency : NULL;
+}
 
 int sample_id(enum config_provider provider, enum sample_id_kind kind,
 		     const unsigned char *rnd, size_t n, char *out, size_t cap)
@@ -364,7 +428,7 @@ int sample_id(enum config_provider provider, enum sample_id_kind kind,
 
 	if ((unsigned)provider >= CONFIG_PROVIDER_COUNT)
 		return -1;
-	shape = &id_shapes[provider][kind == SAMPLE_ID_EVENT];
+	shape = &samples[provider].ids[kind == SAMPLE_ID_EVENT];
 	alphabet = strlen(shape->alphabet);
 	used = strlen(shape->prefix);
 	if (n < shape->len || cap < used + shape->len + 5)
@@ -544,15 +608,17 @@ char *sample_event(const struct sample_input *in, struct error *err)
 	char currency[4], number[32];
 	const char *text;
 	char *out = NULL;
-	bool lower = in->provider == CONFIG_PROVIDER_STRIPE ||
-		     in->provider == CONFIG_PROVIDER_PAYJP;
+	const struct sample_profile *row;
+	const char *in_currency;
 	int rc = 0;
 
 	if ((unsigned)in->provider >= CONFIG_PROVIDER_COUNT ||
-	    templates[in->provider] == NULL) {
+	    samples[in->provider].template == NULL) {
 		error_set(err, "no sample for this provider");
 		return NULL;
 	}
+	row = &samples[in->provider];
+	in_currency = in->currency != NULL ? in->currency : row->currency;
 	sample = find_sample(in->provider, in->event);
 	lifecycle = sample == NULL ? find_lifecycle_sample(in->provider,
 							   in->event)
@@ -561,7 +627,7 @@ char *sample_event(const struct sample_input *in, struct error *err)
 		no_such_sample(in->provider, in->event, err);
 		return NULL;
 	}
-	if (in->currency == NULL || strlen(in->currency) != 3 ||
+	if (strlen(in_currency) != 3 ||
 	    in->transaction_id == NULL || in->transaction_id[0] == '\0' ||
 	    in->amount < 1) {
 		error_set(err, "a sample needs a transaction id, an amount of at "
@@ -569,24 +635,25 @@ char *sample_event(const struct sample_input *in, struct error *err)
 		return NULL;
 	}
 	for (int i = 0; i < 3; i++) {
-		unsigned char c = (unsigned char)in->currency[i];
+		unsigned char c = (unsigned char)in_currency[i];
 
-		currency[i] = (char)(lower ? tolower(c) : toupper(c));
+		currency[i] = (char)(row->lower_currency ? tolower(c)
+							 : toupper(c));
 	}
 	currency[3] = '\0';
 	if (lifecycle != NULL)
 		return lifecycle_text(lifecycle, in, currency, err);
 	provider_fields(in->provider, &f);
-	root = json_tokener_parse(templates[in->provider]);
+	root = json_tokener_parse(row->template);
 	if (root == NULL) {
 		error_set(err, "out of memory");
 		return NULL;
 	}
 	node = root;
-	if (in->provider == CONFIG_PROVIDER_ADYEN)
+	if (row->first_item)
 		node = json_object_object_get(json_object_array_get_idx(
 			json_object_object_get(root, "notificationItems"), 0),
-			"NotificationRequestItem");
+		"NotificationRequestItem");
 	if (f.event_path != NULL)
 		rc |= set_path(node, f.event_path,
 			       json_object_new_string(sample->event));
@@ -605,11 +672,11 @@ char *sample_event(const struct sample_input *in, struct error *err)
 		rc |= set_path(node, f.id_path,
 			       json_object_new_string(in->transaction_id));
 	}
-	if (in->provider == CONFIG_PROVIDER_SQUARE)
-		rc |= set_path(node, "data.object.payment.id",
+	if (row->also_id_path != NULL)
+		rc |= set_path(node, row->also_id_path,
 			       json_object_new_string(in->transaction_id));
-	if (in->provider == CONFIG_PROVIDER_STRIPE)
-		rc |= set_path(node, "data.object.amount",
+	if (row->also_amount_path != NULL)
+		rc |= set_path(node, row->also_amount_path,
 			       json_object_new_int64(in->amount));
 	rc |= set_path(node, f.currency_path, json_object_new_string(currency));
 	switch (f.amount_form) {

@@ -17,7 +17,8 @@ struct sample_input {
 	const char *event;          /* the event type; NULL: the payment event */
 	const char *transaction_id; /* Shopify: digits only */
 	int64_t amount;             /* minor units */
-	const char *currency;       /* 3 letters */
+	const char *currency;       /* 3 letters; NULL: the provider's
+				     * usual one (USD, JPY for PAY.JP...) */
 	const char *event_id;       /* NULL: the sample's own */
 	/* Refund, dispute and cancellation samples only: */
 	const char *object_id;      /* the object's id; NULL: derived from
@@ -40,6 +41,16 @@ char *sample_event(const struct sample_input *in, struct error *err);
  * cancellation events, as --sample takes them. Returns a static string, or
  * NULL past the last (and for a provider without samples). Can't fail. */
 const char *sample_name(enum config_provider provider, size_t index);
+
+/* Why provider has no samples (the generic profile: its fields are the
+ * generic_ keys'), or NULL when it has some. Every profile has one or the
+ * other (tests/unit/test_providers.c). Can't fail. */
+const char *sample_none(enum config_provider provider);
+
+/* The currency provider's samples are in unless told (USD; JPY for PAY.JP
+ * and KOMOJU, INR for Razorpay), or NULL for a provider without samples.
+ * Can't fail. */
+const char *sample_currency(enum config_provider provider);
 
 /* Which id sample_id writes. */
 enum sample_id_kind {
