@@ -600,3 +600,25 @@ enum payload_status provider_lifecycle_read(enum config_provider provider,
 	*count = n;
 	return PAYLOAD_VALID;
 }
+
+const char *provider_lifecycle_none(enum config_provider provider)
+{
+	/* The providers with no lifecycle event payhook reads, and why. */
+	static const char *const none[CONFIG_PROVIDER_COUNT] = {
+		[CONFIG_PROVIDER_GENERIC] = "the generic_ keys describe "
+					    "payments only",
+	};
+
+	return (unsigned)provider < CONFIG_PROVIDER_COUNT ? none[provider]
+							  : NULL;
+}
+
+bool provider_lifecycle_reads(enum config_provider provider)
+{
+	if (provider == CONFIG_PROVIDER_SHOPIFY)
+		return true; /* read_shopify: by the body's shape */
+	for (size_t i = 0; i < RULE_COUNT; i++)
+		if (rules_table[i].provider == provider)
+			return true;
+	return false;
+}

@@ -7,6 +7,7 @@
 #ifndef PAYHOOK_PROVIDER_LIFECYCLE_H
 #define PAYHOOK_PROVIDER_LIFECYCLE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include <json-c/json.h>
@@ -36,5 +37,14 @@ enum payload_status provider_lifecycle_read(enum config_provider provider,
 					    struct lifecycle_event *out,
 					    size_t cap, size_t *count,
 					    struct error *why);
+
+/* Why provider has no refund, dispute or cancellation event payhook reads
+ * (the generic profile records payments only), or NULL when it has some.
+ * Every profile has one or the other (tests/unit/test_providers.c).
+ * Can't fail. */
+const char *provider_lifecycle_none(enum config_provider provider);
+
+/* Whether provider_lifecycle_read knows events of provider. Can't fail. */
+bool provider_lifecycle_reads(enum config_provider provider);
 
 #endif

@@ -1,4 +1,6 @@
-/* backends.c - the table of providers' list APIs (backends.h). */
+/* backends.c - the table of providers' list APIs (backends.h): every
+ * profile has a row, its backend or why it has none.
+ */
 #include "config.h"
 
 #include "backend_stripe.h"
@@ -12,26 +14,35 @@
 #include "backend_shopify.h"
 #include "backends.h"
 
+static const struct backend_row {
+	const struct backend *backend;
+	const char *none; /* why there is none */
+} rows[CONFIG_PROVIDER_COUNT] = {
+	[CONFIG_PROVIDER_STANDARD] = { NULL, "the standard profile is "
+				       "payhook's own format: no provider "
+				       "API to list" },
+	[CONFIG_PROVIDER_STRIPE] = { &backend_stripe, NULL },
+	[CONFIG_PROVIDER_PADDLE] = { &backend_paddle, NULL },
+	[CONFIG_PROVIDER_RAZORPAY] = { &backend_razorpay, NULL },
+	[CONFIG_PROVIDER_KOMOJU] = { &backend_komoju, NULL },
+	[CONFIG_PROVIDER_PAYJP] = { &backend_payjp, NULL },
+	[CONFIG_PROVIDER_SQUARE] = { &backend_square, NULL },
+	[CONFIG_PROVIDER_SHOPIFY] = { &backend_shopify, NULL },
+	[CONFIG_PROVIDER_ADYEN] = { NULL, "Adyen has no API that lists past "
+				    "notifications; it retries each one it "
+				    "was not answered [accepted] for 30 days" },
+	[CONFIG_PROVIDER_GENERIC] = { NULL, "the generic profile names no "
+				      "provider's API" },
+};
+
 const struct backend *backends_for(enum config_provider profile)
 {
-	switch (profile) {
-	case CONFIG_PROVIDER_STRIPE:
-		return &backend_stripe;
-	/* The event-list backends beyond Stripe. */
-	case CONFIG_PROVIDER_PADDLE:
-		return &backend_paddle;
-	case CONFIG_PROVIDER_SQUARE:
-		return &backend_square;
-	case CONFIG_PROVIDER_PAYJP:
-		return &backend_payjp;
-	case CONFIG_PROVIDER_KOMOJU:
-		return &backend_komoju;
-	/* The snapshot backends: objects listed, mapped to webhook bodies. */
-	case CONFIG_PROVIDER_RAZORPAY:
-		return &backend_razorpay;
-	case CONFIG_PROVIDER_SHOPIFY:
-		return &backend_shopify;
-	default:
-		return NULL;
-	}
+	return (unsigned)profile < CONFIG_PROVIDER_COUNT ? rows[profile].backend
+							 : NULL;
+}
+
+const char *backends_none(enum config_provider profile)
+{
+	return (unsigned)profile < CONFIG_PROVIDER_COUNT ? rows[profile].none
+							 : NULL;
 }

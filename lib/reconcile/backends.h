@@ -12,4 +12,9 @@
  * the bodies their webhooks give. */
 const struct backend *backends_for(enum config_provider profile);
 
+/* Why profile has no backend (Adyen keeps no list of its notifications),
+ * or NULL when it has one. Every profile has one or the other
+ * (tests/unit/test_providers.c). Can't fail. */
+const char *backends_none(enum config_provider profile);
+
 #endif

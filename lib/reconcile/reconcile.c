@@ -610,8 +610,10 @@ static int pass_one(struct reconcile *r, enum config_provider profile,
 	if (b == NULL) {
 		fprintf(out, "provider=%s status=unsupported\n", name);
 		fflush(out);
-		log_warn("%s: %s_api_key is set, but this version cannot "
-			 "reconcile %s yet", name, name, name);
+		log_warn("%s: %s_api_key is set, but %s cannot be "
+			 "reconciled: %s", name, name, name,
+			 backends_none(profile) != NULL ?
+				 backends_none(profile) : "no list API");
 		return RECONCILE_COMPLETE;
 	}
 	base = cfg->api_base[profile] != NULL ? cfg->api_base[profile]
