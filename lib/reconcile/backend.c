@@ -3,12 +3,14 @@
 
 #include <json-c/json.h>
 #include <limits.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "backend.h"
 #include "encoding.h"
+#include "utc.h"
 
 void backend_page_cleanup(struct backend_page *page)
 {
@@ -191,4 +193,120 @@ int backend_check_owner(const struct backend *b, const char *key,
 bool backend_has_key(const struct config *cfg, enum config_provider profile)
 {
 	return cfg->api_key[profile] != NULL && cfg->api_key[profile][0] != '\0';
+}
+
+int backend_page_begin(const char *name, const char *body, size_t len,
+		       struct backend_page *page, struct json_object **root,
+		       struct error *err)
+{
+	memset(page, 0, sizeof(*page));
+	page->total = -1;
+	*root = backend_parse_json(body, len);
+	if (*root == NULL || !json_object_is_type(*root, json_type_object))
+		return error_set(err, "%s: the page is not one JSON object "
+				 "(cut short?)", name);
+	return 0;
+}
+
+int backend_page_events(const char *name, struct json_object *items,
+			const struct backend_event_shape *shape,
+			struct backend_page *page, const char **last,
+			struct error *err)
+{
+	for (size_t i = 0; i < json_object_array_length(items); i++) {
+		struct json_object *event = json_object_array_get_idx(items, i);
+		const char *kind = shape->kind_member != NULL ?
+					   backend_string(event,
+							  shape->kind_member) :
+					   NULL;
+		const char *id = backend_string(event, shape->id_member);
+		struct json_object *object;
+
+		if (!json_object_is_type(event, json_type_object) ||
+		    (shape->kind_member != NULL &&
+		     (kind == NULL || strcmp(kind, shape->kind_value) != 0)) ||
+		    id == NULL || (shape->id_form != NULL && !shape->id_form(id)) ||
+		    backend_string(event, shape->type_member) == NULL ||
+		    (shape->object_member != NULL &&
+		     (!json_object_object_get_ex(event, shape->object_member,
+						 &object) ||
+		      !json_object_is_type(object, json_type_object))))
+			return error_set(err, "%s: item %zu of %s is not an "
+					 "event with %s", name, i, shape->list,
+					 shape->needs);
+		if (last != NULL)
+			*last = id;
+		if (shape->mend != NULL)
+			shape->mend(event);
+		if (backend_page_add_json(page, event, NULL) != 0)
+			return error_set(err, "%s: out of memory", name);
+	}
+	return 0;
+}
+
+int backend_page_more(const char *name, struct backend_page *page, bool more,
+		      struct error *err)
+{
+	page->has_more = more;
+	if (more && page->count == 0)
+		return error_set(err, "%s: the page says more follows but "
+				 "holds nothing", name);
+	return 0;
+}
+
+int backend_page_end(struct backend_page *page, struct json_object *root,
+		     int rc)
+{
+	if (rc != 0)
+		backend_page_cleanup(page);
+	json_object_put(root);
+	return rc;
+}
+
+bool backend_plain_id(const char *id)
+{
+	if (id[0] == '\0')
+		return false;
+	for (const char *c = id; *c != '\0'; c++)
+		if (!((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') ||
+		      (*c >= '0' && *c <= '9') || *c == '_'))
+			return false;
+	return true;
+}
+
+int backend_url(const char *name, char *url, struct error *err,
+		const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(url, BACKEND_URL_MAX, fmt, ap);
+	va_end(ap);
+	if (n < 0 || n >= BACKEND_URL_MAX)
+		return error_set(err, "%s: the list URL is too long", name);
+	return 0;
+}
+
+/* RFC 3339 UTC with ':' as %3A: a query value. */
+#define QUERY_TIME "%Y-%m-%dT%H%%3A%M%%3A%SZ"
+
+int backend_window_query(const char *name, const struct backend_window *w,
+			 char *from, char *to, struct error *err)
+{
+	if (utc_format(w->from, QUERY_TIME, from, BACKEND_QUERY_TIME_MAX) != 0 ||
+	    utc_format(w->to - 1, QUERY_TIME, to, BACKEND_QUERY_TIME_MAX) != 0)
+		return error_set(err, "%s: the window has no calendar date",
+				 name);
+	return 0;
+}
+
+bool backend_decimal(const char *text)
+{
+	if (text[0] == '\0' || strlen(text) > 18)
+		return false;
+	for (const char *c = text; *c != '\0'; c++)
+		if (*c < '0' || *c > '9')
+			return false;
+	return true;
 }

@@ -152,6 +152,77 @@ int backend_key_live(const char *key);
 int backend_check_owner(const struct backend *b, const char *key,
 			const struct backend_event *event, struct error *err);
 
+/* ---- what every backend's page reading shares (as curl's vtls.c) ---- */
+
+/* Starts reading a page: page emptied (total -1), *root the body as one
+ * JSON object (the caller puts it; backend_page_end does). Returns 0, or
+ * -1 with err "<name>: the page is not one JSON object (cut short?)". */
+int backend_page_begin(const char *name, const char *body, size_t len,
+		       struct backend_page *page, struct json_object **root,
+		       struct error *err);
+
+/* What each listed event must carry to be one. */
+struct backend_event_shape {
+	const char *list;          /* the array's name, for the message */
+	const char *kind_member;   /* "object" = kind_value ("event"), or */
+	const char *kind_value;    /* NULL: no such member */
+	const char *id_member;     /* "id", "event_id" */
+	/* Optional: the form the id must have (it is the next page's
+	 * cursor: backend_plain_id). */
+	bool (*id_form)(const char *id);
+	const char *type_member;   /* "type", "event_type" */
+	const char *object_member; /* a member that must be an object, or NULL */
+	const char *needs;         /* "an id and a type": for the message */
+	/* Optional: mends an event before it is kept (Square's zone-less
+	 * times). */
+	void (*mend)(struct json_object *event);
+};
+
+/* Adds every item of the array items to page as a listed event (its JSON
+ * text, as its webhook would deliver it), each checked against shape;
+ * *last (may be NULL) is the last one's id. Returns 0, or -1 with err
+ * "<name>: item N of <list> is not an event with <needs>" (or out of
+ * memory). */
+int backend_page_events(const char *name, struct json_object *items,
+			const struct backend_event_shape *shape,
+			struct backend_page *page, const char **last,
+			struct error *err);
+
+/* Sets whether a page of the window follows. A page that says more but
+ * holds nothing would be asked for again (offsets and page numbers do not
+ * move by it): refused. Returns 0, or -1 with err set. */
+int backend_page_more(const char *name, struct backend_page *page, bool more,
+		      struct error *err);
+
+/* Ends reading a page: with rc != 0 the page is emptied; root is put.
+ * Returns rc. */
+int backend_page_end(struct backend_page *page, struct json_object *root,
+		     int rc);
+
+/* Whether id is letters, digits and '_' only, and not empty: safe in a
+ * URL as it is (an event id that is the next page's cursor). Can't fail. */
+bool backend_plain_id(const char *id);
+
+/* Whether text is a count of 1 to 18 decimal digits: an offset or a page
+ * number that is the next page's cursor. Can't fail. */
+bool backend_decimal(const char *text);
+
+/* Writes the list URL as fmt says into url (BACKEND_URL_MAX bytes).
+ * Returns 0, or -1 with err "<name>: the list URL is too long". */
+int backend_url(const char *name, char *url, struct error *err,
+		const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+
+/* The longest backend_window_query text, with its '\0'. */
+#define BACKEND_QUERY_TIME_MAX 32
+
+/* Writes window w's first and last second (w->to - 1: the bounds of the
+ * APIs that take RFC 3339 in the query are inclusive) as RFC 3339 UTC with
+ * ':' written %3A, a query value, into from and to
+ * (BACKEND_QUERY_TIME_MAX bytes each). Returns 0, or -1 with err
+ * "<name>: the window has no calendar date". */
+int backend_window_query(const char *name, const struct backend_window *w,
+			 char *from, char *to, struct error *err);
+
 /* Frees what a page holds and empties it; an empty page is fine. */
 void backend_page_cleanup(struct backend_page *page);
 

@@ -30,36 +30,20 @@
 /* KOMOJU states no retention for events; the lookback bounds a pass. */
 #define KOMOJU_RETENTION_S (30 * 86400)
 
-static bool decimal(const char *text)
-{
-	if (text[0] == '\0' || strlen(text) > 9)
-		return false;
-	for (const char *c = text; *c != '\0'; c++)
-		if (*c < '0' || *c > '9')
-			return false;
-	return true;
-}
-
 static int komoju_page_url(const char *base, const struct backend_window *w,
 			   const char *cursor, char *url, struct error *err)
 {
-	char from[32], to[32];
-	int n;
+	char from[BACKEND_QUERY_TIME_MAX], to[BACKEND_QUERY_TIME_MAX];
 
-	if (cursor != NULL && !decimal(cursor))
+	if (cursor != NULL && !backend_decimal(cursor))
 		return error_set(err, "komoju: a page that is not a number");
-	if (utc_format(w->from, UTC_RFC3339, from, sizeof(from)) != 0 ||
-	    utc_format(w->to - 1, UTC_RFC3339, to, sizeof(to)) != 0)
-		return error_set(err, "komoju: the window has no calendar date");
-	/* ':' written as %3A: a query value, encoded. */
-	n = snprintf(url, BACKEND_URL_MAX,
-		     "%s/api/v1/events?start_time=%.13s%%3A%.2s%%3A%s"
-		     "&end_time=%.13s%%3A%.2s%%3A%s&per_page=%d&page=%s",
-		     base, from, from + 14, from + 17, to, to + 14, to + 17,
-		     KOMOJU_PAGE_LIMIT, cursor != NULL ? cursor : "1");
-	if (n < 0 || n >= BACKEND_URL_MAX)
-		return error_set(err, "komoju: the list URL is too long");
-	return 0;
+	if (backend_window_query("komoju", w, from, to, err) != 0)
+		return -1;
+	return backend_url("komoju", url, err,
+			   "%s/api/v1/events?start_time=%s&end_time=%s"
+			   "&per_page=%d&page=%s",
+			   base, from, to, KOMOJU_PAGE_LIMIT,
+			   cursor != NULL ? cursor : "1");
 }
 
 static int komoju_auth_header(const char *key, char *out, struct error *err)
@@ -79,22 +63,22 @@ static long long count_member(struct json_object *obj, const char *name)
 	return (long long)json_object_get_int64(v);
 }
 
+static const struct backend_event_shape komoju_event = {
+	.list = "data", .kind_member = "resource", .kind_value = "event",
+	.id_member = "id", .type_member = "type",
+	.needs = "an id and a type",
+};
+
 static int komoju_parse_page(const char *body, size_t len,
 			     struct backend_page *page, struct error *err)
 {
-	struct json_object *root = backend_parse_json(body, len);
-	struct json_object *data;
+	struct json_object *root, *data;
 	const char *resource;
 	long long total, at, last;
 	int rc = -1;
 
-	memset(page, 0, sizeof(*page));
-	page->total = -1;
-	if (root == NULL) {
-		error_set(err, "komoju: the page is not one JSON object "
-			  "(cut short?)");
+	if (backend_page_begin("komoju", body, len, page, &root, err) != 0)
 		goto out;
-	}
 	resource = backend_string(root, "resource");
 	total = count_member(root, "total");
 	at = count_member(root, "page");
@@ -108,34 +92,15 @@ static int komoju_parse_page(const char *body, size_t len,
 			  "total, page and last_page");
 		goto out;
 	}
-	for (size_t i = 0; i < json_object_array_length(data); i++) {
-		struct json_object *event = json_object_array_get_idx(data, i);
-		const char *kind = backend_string(event, "resource");
-
-		if (kind == NULL || strcmp(kind, "event") != 0 ||
-		    backend_string(event, "id") == NULL ||
-		    backend_string(event, "type") == NULL) {
-			error_set(err, "komoju: item %zu of data is not an "
-				  "event with an id and a type", i);
-			goto out;
-		}
-		if (backend_page_add_json(page, event, NULL) != 0) {
-			error_set(err, "komoju: out of memory");
-			goto out;
-		}
-	}
-	page->has_more = at < last;
-	page->total = total;
-	if (page->has_more && page->count == 0) {
-		error_set(err, "komoju: an empty page before the last");
+	if (backend_page_events("komoju", data, &komoju_event, page, NULL,
+				err) != 0)
 		goto out;
-	}
+	page->total = total;
+	if (backend_page_more("komoju", page, at < last, err) != 0)
+		goto out;
 	rc = 0;
 out:
-	if (rc != 0)
-		backend_page_cleanup(page);
-	json_object_put(root);
-	return rc;
+	return backend_page_end(page, root, rc);
 }
 
 const struct backend backend_komoju = {

@@ -48,7 +48,7 @@ static const char types_query[] =
 static const char ulid_digits[] = "0123456789abcdefghjkmnpqrstvwxyz";
 
 /* Paddle IDs after "evt_": lower-case base32 only, nothing to encode. */
-static bool plain_id(const char *id)
+static bool paddle_id(const char *id)
 {
 	if (strncmp(id, "evt_", 4) != 0 || id[4] == '\0')
 		return false;
@@ -77,21 +77,17 @@ static int paddle_page_url(const char *base, const struct backend_window *w,
 			   const char *cursor, char *url, struct error *err)
 {
 	char first[32];
-	int n;
-
-	if (cursor != NULL && !plain_id(cursor))
+	if (cursor != NULL && !paddle_id(cursor))
 		return error_set(err, "paddle: an event id that is not evt_ "
 				 "and base32");
 	if (cursor == NULL) {
 		last_id_of(w->from * 1000 - 1, first);
 		cursor = first;
 	}
-	n = snprintf(url, BACKEND_URL_MAX,
-		     "%s/events?%s&order_by=id%%5BASC%%5D&per_page=%d&after=%s",
-		     base, types_query, PADDLE_PAGE_LIMIT, cursor);
-	if (n < 0 || n >= BACKEND_URL_MAX)
-		return error_set(err, "paddle: the list URL is too long");
-	return 0;
+	return backend_url("paddle", url, err,
+			   "%s/events?%s&order_by=id%%5BASC%%5D&per_page=%d"
+			   "&after=%s",
+			   base, types_query, PADDLE_PAGE_LIMIT, cursor);
 }
 
 static int paddle_auth_header(const char *key, char *out, struct error *err)
@@ -114,28 +110,28 @@ static bool after_of(const char *next, char out[BACKEND_CURSOR_MAX + 1])
 		if (strncmp(q, "after=", 6) == 0 && len - 6 <= BACKEND_CURSOR_MAX) {
 			memcpy(out, q + 6, len - 6);
 			out[len - 6] = '\0';
-			return plain_id(out);
+			return paddle_id(out);
 		}
 		q = q[len] == '&' ? q + len : NULL;
 	}
 	return false;
 }
 
+static const struct backend_event_shape paddle_event = {
+	.list = "data", .id_member = "event_id", .id_form = paddle_id,
+	.type_member = "event_type",
+	.needs = "an event_id (evt_, base32) and an event_type",
+};
+
 static int paddle_parse_page(const char *body, size_t len,
 			     struct backend_page *page, struct error *err)
 {
-	struct json_object *root = backend_parse_json(body, len);
-	struct json_object *data, *meta, *pagination, *more;
+	struct json_object *root, *data, *meta, *pagination, *more;
 	const char *next, *last = NULL;
 	int rc = -1;
 
-	memset(page, 0, sizeof(*page));
-	page->total = -1;
-	if (root == NULL) {
-		error_set(err, "paddle: the page is not one JSON object "
-			  "(cut short?)");
+	if (backend_page_begin("paddle", body, len, page, &root, err) != 0)
 		goto out;
-	}
 	if (!json_object_object_get_ex(root, "data", &data) ||
 	    !json_object_is_type(data, json_type_array) ||
 	    !json_object_object_get_ex(root, "meta", &meta) ||
@@ -146,22 +142,9 @@ static int paddle_parse_page(const char *body, size_t len,
 			  "meta.pagination.has_more");
 		goto out;
 	}
-	for (size_t i = 0; i < json_object_array_length(data); i++) {
-		struct json_object *event = json_object_array_get_idx(data, i);
-
-		last = backend_string(event, "event_id");
-		if (last == NULL || !plain_id(last) ||
-		    backend_string(event, "event_type") == NULL) {
-			error_set(err, "paddle: item %zu of data is not an "
-				  "event with an event_id (evt_, base32) and an "
-				  "event_type", i);
-			goto out;
-		}
-		if (backend_page_add_json(page, event, NULL) != 0) {
-			error_set(err, "paddle: out of memory");
-			goto out;
-		}
-	}
+	if (backend_page_events("paddle", data, &paddle_event, page, &last,
+				err) != 0)
+		goto out;
 	page->has_more = json_object_get_boolean(more);
 	if (page->has_more) {
 		next = backend_string(pagination, "next");
@@ -177,10 +160,7 @@ static int paddle_parse_page(const char *body, size_t len,
 	}
 	rc = 0;
 out:
-	if (rc != 0)
-		backend_page_cleanup(page);
-	json_object_put(root);
-	return rc;
+	return backend_page_end(page, root, rc);
 }
 
 /* A Paddle API key names its environment (pdl_sdbx_... the sandbox,

@@ -32,31 +32,16 @@
 /* PAY.JP states no retention for events; the lookback bounds a pass. */
 #define PAYJP_RETENTION_S (30 * 86400)
 
-static bool decimal(const char *text)
-{
-	if (text[0] == '\0' || strlen(text) > 18)
-		return false;
-	for (const char *c = text; *c != '\0'; c++)
-		if (*c < '0' || *c > '9')
-			return false;
-	return true;
-}
-
 static int payjp_page_url(const char *base, const struct backend_window *w,
 			  const char *cursor, char *url, struct error *err)
 {
-	int n;
-
-	if (cursor != NULL && !decimal(cursor))
+	if (cursor != NULL && !backend_decimal(cursor))
 		return error_set(err, "payjp: an offset that is not a number");
-	n = snprintf(url, BACKEND_URL_MAX,
-		     "%s/v1/events?since=%" PRId64 "&until=%" PRId64
-		     "&limit=%d&offset=%s",
-		     base, w->from, w->to - 1, PAYJP_PAGE_LIMIT,
-		     cursor != NULL ? cursor : "0");
-	if (n < 0 || n >= BACKEND_URL_MAX)
-		return error_set(err, "payjp: the list URL is too long");
-	return 0;
+	return backend_url("payjp", url, err,
+			   "%s/v1/events?since=%" PRId64 "&until=%" PRId64
+			   "&limit=%d&offset=%s",
+			   base, w->from, w->to - 1, PAYJP_PAGE_LIMIT,
+			   cursor != NULL ? cursor : "0");
 }
 
 static int payjp_auth_header(const char *key, char *out, struct error *err)
@@ -64,21 +49,21 @@ static int payjp_auth_header(const char *key, char *out, struct error *err)
 	return backend_basic_auth(key, "payjp: payjp_api_key", out, err);
 }
 
+static const struct backend_event_shape payjp_event = {
+	.list = "data", .kind_member = "object", .kind_value = "event",
+	.id_member = "id", .type_member = "type",
+	.needs = "an id and a type",
+};
+
 static int payjp_parse_page(const char *body, size_t len,
 			    struct backend_page *page, struct error *err)
 {
-	struct json_object *root = backend_parse_json(body, len);
-	struct json_object *data, *more, *count;
+	struct json_object *root, *data, *more, *count;
 	const char *object;
 	int rc = -1;
 
-	memset(page, 0, sizeof(*page));
-	page->total = -1;
-	if (root == NULL) {
-		error_set(err, "payjp: the page is not one JSON object "
-			  "(cut short?)");
+	if (backend_page_begin("payjp", body, len, page, &root, err) != 0)
 		goto out;
-	}
 	object = backend_string(root, "object");
 	if (object == NULL ||
 	    strcmp(object, "list") != 0 ||
@@ -93,36 +78,17 @@ static int payjp_parse_page(const char *body, size_t len,
 			  "data, count and has_more");
 		goto out;
 	}
-	for (size_t i = 0; i < json_object_array_length(data); i++) {
-		struct json_object *event = json_object_array_get_idx(data, i);
-		const char *kind = backend_string(event, "object");
-
-		if (kind == NULL || strcmp(kind, "event") != 0 ||
-		    backend_string(event, "id") == NULL ||
-		    backend_string(event, "type") == NULL) {
-			error_set(err, "payjp: item %zu of data is not an "
-				  "event with an id and a type", i);
-			goto out;
-		}
-		if (backend_page_add_json(page, event, NULL) != 0) {
-			error_set(err, "payjp: out of memory");
-			goto out;
-		}
-	}
-	page->has_more = json_object_get_boolean(more);
-	page->total = (long long)json_object_get_int64(count);
-	/* The next offset is the walk's (BACKEND_PAGING_OFFSET); a page
-	 * that says more but holds nothing would be asked for again. */
-	if (page->has_more && page->count == 0) {
-		error_set(err, "payjp: has_more with an empty page");
+	if (backend_page_events("payjp", data, &payjp_event, page, NULL,
+				err) != 0)
 		goto out;
-	}
+	page->total = (long long)json_object_get_int64(count);
+	/* The next offset is the walk's (BACKEND_PAGING_OFFSET). */
+	if (backend_page_more("payjp", page, json_object_get_boolean(more),
+			      err) != 0)
+		goto out;
 	rc = 0;
 out:
-	if (rc != 0)
-		backend_page_cleanup(page);
-	json_object_put(root);
-	return rc;
+	return backend_page_end(page, root, rc);
 }
 
 const struct backend backend_payjp = {

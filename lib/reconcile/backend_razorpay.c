@@ -78,17 +78,13 @@ static int razorpay_page_url(const char *base, const struct backend_window *w,
 {
 	const char *list;
 	long skip;
-	int n;
 
 	if (read_cursor(cursor, &list, &skip, err) != 0)
 		return -1;
-	n = snprintf(url, BACKEND_URL_MAX,
-		     "%s/v1/%s?from=%" PRId64 "&to=%" PRId64
-		     "&count=%d&skip=%ld", base, list, w->from, w->to - 1,
-		     RAZORPAY_PAGE_COUNT, skip);
-	if (n < 0 || n >= BACKEND_URL_MAX)
-		return error_set(err, "razorpay: the list URL is too long");
-	return 0;
+	return backend_url("razorpay", url, err,
+			   "%s/v1/%s?from=%" PRId64 "&to=%" PRId64
+			   "&count=%d&skip=%ld", base, list, w->from,
+			   w->to - 1, RAZORPAY_PAGE_COUNT, skip);
 }
 
 static int razorpay_auth_header(const char *key, char *out, struct error *err)
@@ -188,20 +184,15 @@ static int razorpay_parse_answer(const struct backend_answer *a,
 	long skip;
 	int rc = -1;
 
-	memset(page, 0, sizeof(*page));
-	if (read_cursor(a->cursor, &list, &skip, err) != 0)
+	if (backend_page_begin("razorpay", a->body, a->len, page, &root,
+			       err) != 0 ||
+	    read_cursor(a->cursor, &list, &skip, err) != 0)
 		goto out;
 	kind = list == payments_list ? "payment" : "refund";
 	wanted = list == payments_list ? "captured" : "processed";
 	event = list == payments_list ? "payment.captured" : "refund.processed";
-	root = backend_parse_json(a->body, a->len);
-	if (root == NULL) {
-		error_set(err, "razorpay: the page is not one JSON object "
-			  "(cut short?)");
-		goto out;
-	}
 	entity = backend_string(root, "entity");
-	if (!json_object_is_type(root, json_type_object) || entity == NULL ||
+	if (entity == NULL ||
 	    strcmp(entity, "collection") != 0 ||
 	    !json_object_object_get_ex(root, "items", &items) ||
 	    !json_object_is_type(items, json_type_array)) {
@@ -252,10 +243,7 @@ static int razorpay_parse_answer(const struct backend_answer *a,
 	}
 	rc = 0;
 out:
-	if (rc != 0)
-		backend_page_cleanup(page);
-	json_object_put(root);
-	return rc;
+	return backend_page_end(page, root, rc);
 }
 
 const struct backend backend_razorpay = {

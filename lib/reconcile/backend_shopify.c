@@ -51,35 +51,25 @@ static bool plain_token(const char *t, size_t len)
 	return true;
 }
 
-/* Seconds as 2026-12-01T00:00:00Z, its colons URL-encoded. */
-#define QUERY_TIME "%Y-%m-%dT%H%%3A%M%%3A%SZ"
-
 static int shopify_page_url(const char *base, const struct backend_window *w,
 			    const char *cursor, char *url, struct error *err)
 {
-	char from[40], to[40];
-	int n;
+	char from[BACKEND_QUERY_TIME_MAX], to[BACKEND_QUERY_TIME_MAX];
 
 	if (cursor != NULL) {
 		if (!plain_token(cursor, strlen(cursor)))
 			return error_set(err, "shopify: a page_info that is "
 					 "not letters, digits, '_', '-', '='");
-		n = snprintf(url, BACKEND_URL_MAX,
-			     "%s" SHOPIFY_ORDERS "?limit=%d&page_info=%s", base,
-			     SHOPIFY_PAGE_LIMIT, cursor);
-	} else {
-		if (utc_format(w->from, QUERY_TIME, from, sizeof(from)) != 0 ||
-		    utc_format(w->to - 1, QUERY_TIME, to, sizeof(to)) != 0)
-			return error_set(err, "shopify: the window has no "
-					 "calendar date");
-		n = snprintf(url, BACKEND_URL_MAX,
-			     "%s" SHOPIFY_ORDERS "?status=any&updated_at_min=%s"
-			     "&updated_at_max=%s&limit=%d", base, from, to,
-			     SHOPIFY_PAGE_LIMIT);
+		return backend_url("shopify", url, err,
+				   "%s" SHOPIFY_ORDERS "?limit=%d&page_info=%s",
+				   base, SHOPIFY_PAGE_LIMIT, cursor);
 	}
-	if (n < 0 || n >= BACKEND_URL_MAX)
-		return error_set(err, "shopify: the list URL is too long");
-	return 0;
+	if (backend_window_query("shopify", w, from, to, err) != 0)
+		return -1;
+	return backend_url("shopify", url, err,
+			   "%s" SHOPIFY_ORDERS "?status=any&updated_at_min=%s"
+			   "&updated_at_max=%s&limit=%d", base, from, to,
+			   SHOPIFY_PAGE_LIMIT);
 }
 
 static int shopify_auth_header(const char *key, char *out, struct error *err)
@@ -198,18 +188,14 @@ out:
 static int shopify_parse_answer(const struct backend_answer *a,
 				struct backend_page *page, struct error *err)
 {
-	struct json_object *root = backend_parse_json(a->body, a->len), *orders;
+	struct json_object *root, *orders;
 	int rc = -1, more = 0;
 	size_t n;
 
-	memset(page, 0, sizeof(*page));
-	if (root == NULL) {
-		error_set(err, "shopify: the page is not one JSON object "
-			  "(cut short?)");
+	if (backend_page_begin("shopify", a->body, a->len, page, &root,
+			       err) != 0)
 		goto out;
-	}
-	if (!json_object_is_type(root, json_type_object) ||
-	    !json_object_object_get_ex(root, "orders", &orders) ||
+	if (!json_object_object_get_ex(root, "orders", &orders) ||
 	    !json_object_is_type(orders, json_type_array)) {
 		error_set(err, "shopify: the page is not an object with an "
 			  "orders array");
@@ -243,10 +229,7 @@ static int shopify_parse_answer(const struct backend_answer *a,
 	page->has_more = more == 1;
 	rc = 0;
 out:
-	if (rc != 0)
-		backend_page_cleanup(page);
-	json_object_put(root);
-	return rc;
+	return backend_page_end(page, root, rc);
 }
 
 /* Whether shop is <shop>.myshopify.com: the shop's handle (letters,

@@ -42,13 +42,9 @@ static const char *const event_types[] = {
 static int square_page_url(const char *base, const struct backend_window *w,
 			   const char *cursor, char *url, struct error *err)
 {
-	int n = snprintf(url, BACKEND_URL_MAX, "%s/v2/events", base);
-
 	(void)w;
 	(void)cursor;
-	if (n < 0 || n >= BACKEND_URL_MAX)
-		return error_set(err, "square: the list URL is too long");
-	return 0;
+	return backend_url("square", url, err, "%s/v2/events", base);
 }
 
 static int square_page_json(const struct backend_window *w, const char *cursor,
@@ -118,17 +114,37 @@ static bool zone_less(const char *text)
 	return text[i] == '\0';
 }
 
+/* Square's times are UTC: the zone the webhook writes is given back, so
+ * that the event reads as its webhook would (the lifecycle takes
+ * created_at only with a zone). */
+static void square_mend(struct json_object *event)
+{
+	const char *at = backend_string(event, "created_at");
+
+	if (zone_less(at)) {
+		char zoned[64];
+
+		snprintf(zoned, sizeof(zoned), "%.62sZ", at);
+		json_object_object_add(event, "created_at",
+				       json_object_new_string(zoned));
+	}
+}
+
+static const struct backend_event_shape square_event = {
+	.list = "events", .id_member = "event_id", .type_member = "type",
+	.object_member = "data", .needs = "an event_id, a type and data",
+	.mend = square_mend,
+};
+
 static int square_parse_page(const char *body, size_t len,
 			     struct backend_page *page, struct error *err)
 {
-	struct json_object *root = backend_parse_json(body, len), *events, *v;
+	struct json_object *root, *events, *v;
 	const char *cursor;
 	int rc = -1;
 
-	memset(page, 0, sizeof(*page));
-	if (root == NULL)
-		return error_set(err, "square: the page is not one JSON object "
-				 "(cut short?)");
+	if (backend_page_begin("square", body, len, page, &root, err) != 0)
+		goto out;
 	/* A page with errors lists nothing ("events" is absent then). */
 	if (json_object_object_get_ex(root, "errors", &v) &&
 	    json_object_is_type(v, json_type_array) &&
@@ -142,35 +158,10 @@ static int square_parse_page(const char *body, size_t len,
 		error_set(err, "square: events is not a list");
 		goto out;
 	}
-	for (size_t i = 0; events != NULL && i < json_object_array_length(events);
-	     i++) {
-		struct json_object *event = json_object_array_get_idx(events, i);
-		const char *at;
-
-		if (backend_string(event, "event_id") == NULL ||
-		    backend_string(event, "type") == NULL ||
-		    !json_object_object_get_ex(event, "data", &v) ||
-		    !json_object_is_type(v, json_type_object)) {
-			error_set(err, "square: item %zu of events is not an "
-				  "event with an event_id, a type and data", i);
-			goto out;
-		}
-		/* Square's times are UTC: the zone the webhook writes is
-		 * given back, so that the event reads as its webhook would
-		 * (the lifecycle takes created_at only with a zone). */
-		at = backend_string(event, "created_at");
-		if (zone_less(at)) {
-			char zoned[64];
-
-			snprintf(zoned, sizeof(zoned), "%.62sZ", at);
-			json_object_object_add(event, "created_at",
-					       json_object_new_string(zoned));
-		}
-		if (backend_page_add_json(page, event, NULL) != 0) {
-			error_set(err, "square: out of memory");
-			goto out;
-		}
-	}
+	if (events != NULL &&
+	    backend_page_events("square", events, &square_event, page, NULL,
+				err) != 0)
+		goto out;
 	cursor = backend_string(root, "cursor");
 	if (json_object_object_get_ex(root, "cursor", &v) && cursor == NULL &&
 	    !json_object_is_type(v, json_type_null)) {
@@ -188,10 +179,7 @@ static int square_parse_page(const char *body, size_t len,
 	}
 	rc = 0;
 out:
-	if (rc != 0)
-		backend_page_cleanup(page);
-	json_object_put(root);
-	return rc;
+	return backend_page_end(page, root, rc);
 }
 
 /* Whether text says events are not enabled (Square's error detail). */

@@ -32,35 +32,20 @@ static const char types_query[] =
 
 #define STRIPE_PAGE_LIMIT 100
 
-/* Stripe's ids are letters, digits and '_': nothing to encode. */
-static bool plain_id(const char *id)
-{
-	if (id[0] == '\0')
-		return false;
-	for (const char *c = id; *c != '\0'; c++)
-		if (!((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') ||
-		      (*c >= '0' && *c <= '9') || *c == '_'))
-			return false;
-	return true;
-}
-
 static int stripe_page_url(const char *base, const struct backend_window *w,
 			   const char *cursor, char *url, struct error *err)
 {
-	int n;
-
-	if (cursor != NULL && !plain_id(cursor))
+	/* Stripe's ids are letters, digits and '_': nothing to encode. */
+	if (cursor != NULL && !backend_plain_id(cursor))
 		return error_set(err, "stripe: an event id that is not "
 				 "letters, digits and '_'");
-	n = snprintf(url, BACKEND_URL_MAX,
-		     "%s/v1/events?%s&created%%5Bgte%%5D=%" PRId64
-		     "&created%%5Blt%%5D=%" PRId64 "&limit=%d%s%s",
-		     base, types_query, w->from, w->to, STRIPE_PAGE_LIMIT,
-		     cursor != NULL ? "&starting_after=" : "",
-		     cursor != NULL ? cursor : "");
-	if (n < 0 || n >= BACKEND_URL_MAX)
-		return error_set(err, "stripe: the list URL is too long");
-	return 0;
+	return backend_url("stripe", url, err,
+			   "%s/v1/events?%s&created%%5Bgte%%5D=%" PRId64
+			   "&created%%5Blt%%5D=%" PRId64 "&limit=%d%s%s",
+			   base, types_query, w->from, w->to,
+			   STRIPE_PAGE_LIMIT,
+			   cursor != NULL ? "&starting_after=" : "",
+			   cursor != NULL ? cursor : "");
 }
 
 static int stripe_auth_header(const char *key, char *out, struct error *err)
@@ -69,22 +54,25 @@ static int stripe_auth_header(const char *key, char *out, struct error *err)
 				  "stripe: stripe_api_key", out, err);
 }
 
+/* What each event of data carries: its id is the next page's
+ * starting_after. */
+static const struct backend_event_shape stripe_event = {
+	.list = "data", .kind_member = "object", .kind_value = "event",
+	.id_member = "id", .id_form = backend_plain_id, .type_member = "type",
+	.needs = "an id (letters, digits, '_') and a type",
+};
+
 static int stripe_parse_page(const char *body, size_t len,
 			     struct backend_page *page, struct error *err)
 {
-	struct json_object *root = backend_parse_json(body, len), *data, *more;
+	struct json_object *root, *data, *more;
 	const char *object, *last = NULL;
 	int rc = -1;
 
-	memset(page, 0, sizeof(*page));
-	if (root == NULL) {
-		error_set(err, "stripe: the page is not one JSON object "
-			  "(cut short?)");
+	if (backend_page_begin("stripe", body, len, page, &root, err) != 0)
 		goto out;
-	}
 	object = backend_string(root, "object");
-	if (!json_object_is_type(root, json_type_object) || object == NULL ||
-	    strcmp(object, "list") != 0 ||
+	if (object == NULL || strcmp(object, "list") != 0 ||
 	    !json_object_object_get_ex(root, "data", &data) ||
 	    !json_object_is_type(data, json_type_array) ||
 	    !json_object_object_get_ex(root, "has_more", &more) ||
@@ -93,32 +81,9 @@ static int stripe_parse_page(const char *body, size_t len,
 			  "data and has_more");
 		goto out;
 	}
-	for (size_t i = 0; i < json_object_array_length(data); i++) {
-		struct json_object *event = json_object_array_get_idx(data, i);
-		const char *kind = backend_string(event, "object");
-		const char *text;
-		size_t text_len = 0;
-
-		/* The id is the next page's starting_after: an empty or
-		 * odd one would list the first page again, for ever. */
-		last = backend_string(event, "id");
-		if (kind == NULL || strcmp(kind, "event") != 0 ||
-		    last == NULL || !plain_id(last) ||
-		    backend_string(event, "type") == NULL) {
-			error_set(err, "stripe: item %zu of data is not an "
-				  "event with an id (letters, digits, '_') and "
-				  "a type", i);
-			goto out;
-		}
-		text = json_object_to_json_string_length(
-			event, JSON_C_TO_STRING_PLAIN |
-				       JSON_C_TO_STRING_NOSLASHESCAPE,
-			&text_len);
-		if (text == NULL || backend_page_add(page, text, text_len) != 0) {
-			error_set(err, "stripe: out of memory");
-			goto out;
-		}
-	}
+	if (backend_page_events("stripe", data, &stripe_event, page, &last,
+				err) != 0)
+		goto out;
 	page->has_more = json_object_get_boolean(more);
 	if (page->has_more) {
 		if (last == NULL || strlen(last) > BACKEND_CURSOR_MAX) {
@@ -130,10 +95,7 @@ static int stripe_parse_page(const char *body, size_t len,
 	}
 	rc = 0;
 out:
-	if (rc != 0)
-		backend_page_cleanup(page);
-	json_object_put(root);
-	return rc;
+	return backend_page_end(page, root, rc);
 }
 
 const struct backend backend_stripe = {
