@@ -330,3 +330,17 @@ CREATE TABLE IF NOT EXISTS inbox (
     KEY ix_inbox_received (received_at),
     KEY ix_inbox_signature (signature, id)
 ) ENGINE=InnoDB;
+
+-- paypal_certs: the certificates PayPal signs its webhooks with, fetched
+-- once from a PAYPAL-CERT-URL payhook trusts (https, a host of
+-- paypal_cert_hosts) and kept here so that every worker of every host
+-- shares one fetch: url the address, pem what it served (the leaf, then
+-- its chain), not_after when the chain's first certificate expires,
+-- fetched_at when it was kept. A row is judged again whenever a worker
+-- reads it (chain, dates, subject): a row is a cache, never a trust.
+CREATE TABLE IF NOT EXISTS paypal_certs (
+    url            VARCHAR(500) CHARACTER SET ascii COLLATE ascii_bin NOT NULL PRIMARY KEY,
+    pem            MEDIUMBLOB NOT NULL,
+    not_after      DATETIME NOT NULL,
+    fetched_at     DATETIME(6) NOT NULL DEFAULT CURRENT_TIMESTAMP(6)
+) ENGINE=InnoDB;

@@ -82,8 +82,11 @@ BEGIN {
 NF >= 4 {
 	print ".TP"
 	def = $3 == "" ? "none" : "\\fB" roff($3) "\\fR"
+	# A long list of choices may break after each "|" (\\:).
+	bounds = roff($4)
+	gsub(/\|/, "|\\:", bounds)
 	printf "\\fB%s\\fR (%s%s; %s; default %s)\n", roff($1), $2,
-		$5 == "secret" && $2 != "secrets" ? ", secret" : "", roff($4), def
+		$5 == "secret" && $2 != "secrets" ? ", secret" : "", bounds, def
 	m = ($1 in meaning) && meaning[$1] != "" ? meaning[$1] : "Not described."
 	print m
 }'

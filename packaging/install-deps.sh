@@ -5,7 +5,7 @@
 # during the install (a policy-rc.d that exists only for this install).
 set -eu
 packages="build-essential autoconf automake pkg-config
-  libfcgi-dev libhiredis-dev libjson-c-dev libssl-dev libmariadb-dev check
+  libfcgi-dev libhiredis-dev libjson-c-dev libssl-dev libmariadb-dev zlib1g-dev check
   redis-server mariadb-server mariadb-client lighttpd spawn-fcgi
   apache2 libapache2-mod-fcgid nginx-light curl valgrind wrk gnuplot-nox
   libcurl4-openssl-dev jq socat openssl

@@ -417,13 +417,21 @@ static struct json_object *lookup(struct json_object *root, const char *path,
 	while (*path != '\0') {
 		size_t len = strcspn(path, ".");
 
-		if (node == NULL || len >= sizeof(step) ||
-		    !json_object_is_type(node, json_type_object))
+		if (node == NULL || len >= sizeof(step))
 			return NULL;
 		memcpy(step, path, len);
 		step[len] = '\0';
-		if (!json_object_object_get_ex(node, step, &node))
+		/* A step of digits into an array: its entry ("items.0.id"). */
+		if (json_object_is_type(node, json_type_array) && len > 0 &&
+		    len <= 4 && strspn(step, "0123456789") == len) {
+			node = json_object_array_get_idx(node,
+							 (size_t)atoi(step));
+			if (node == NULL)
+				return NULL;
+		} else if (!json_object_is_type(node, json_type_object) ||
+			   !json_object_object_get_ex(node, step, &node)) {
 			return NULL;
+		}
 		path += len;
 		if (*path == '.')
 			path++;

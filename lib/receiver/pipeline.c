@@ -715,6 +715,11 @@ void pipeline_answer_profile(struct pipeline *p, const struct request *req,
 			       p->batch->payments[0].transaction_id_len + 1);
 		response_set(r, OUTCOME_INVALID, "%s", why.message);
 		break;
+	case PROVIDER_UNAVAILABLE:
+		/* The signature cannot be checked yet (PayPal's certificate
+		 * out of reach): 503 and Retry-After, never 200 or 401. */
+		response_set(r, OUTCOME_UNAVAILABLE, "%s", why.message);
+		break;
 	case PROVIDER_ERROR:
 	default:
 		/* 500: ours, not the sender's, so the provider retries. */

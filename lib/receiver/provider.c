@@ -18,6 +18,7 @@
 #include "provider_adyen.h"
 #include "provider_generic.h"
 #include "provider_hmac.h"
+#include "provider_paypal.h"
 #include "provider_row.h"
 #include "provider_scheme.h"
 
@@ -118,6 +119,45 @@ static const struct profile profiles[CONFIG_PROVIDER_COUNT] = {
 		.id = CONFIG_PROVIDER_GENERIC, .scheme = &provider_scheme_generic,
 		.form = SECRET_TEXT, /* generic_secret_encoding decides */
 	},
+	/* developer.paypal.com/api/rest/webhooks; the capture's amount is a
+	 * decimal string (the money object of payments_payment_v2). */
+	[CONFIG_PROVIDER_PAYPAL] = {
+		.id = CONFIG_PROVIDER_PAYPAL, .scheme = &provider_scheme_paypal,
+		.form = SECRET_TEXT, /* keyless: its certificate signs */
+		.signature_header = "PAYPAL-TRANSMISSION-SIG",
+		.timestamp_header = "PAYPAL-TRANSMISSION-TIME",
+		.more_headers = provider_paypal_headers,
+		.event_path = "event_type",
+		.payment_event = "PAYMENT.CAPTURE.COMPLETED",
+		.event_id_path = "id",
+		.id_path = "resource.id",
+		.amount_path = "resource.amount.value",
+		.amount_form = PAYLOAD_AMOUNT_DECIMAL,
+		.currency_path = "resource.amount.currency_code",
+	},
+	/* checkout.com/docs: Cko-Signature, a hex HMAC-SHA256 of the body
+	 * with the webhook's signature key; data.amount in minor units. */
+	[CONFIG_PROVIDER_CHECKOUT] = {
+		.id = CONFIG_PROVIDER_CHECKOUT, .scheme = &provider_scheme_body_hex,
+		.form = SECRET_TEXT,
+		.signature_header = "Cko-Signature",
+		.event_path = "type", .payment_event = "payment_captured",
+		.event_id_path = "id",
+		.id_path = "data.id", .amount_path = "data.amount",
+		.currency_path = "data.currency",
+	},
+	/* docs.lemonsqueezy.com/help/webhooks: X-Signature, a hex
+	 * HMAC-SHA256 of the body with the signing secret; a JSON:API order
+	 * whose total is in cents. */
+	[CONFIG_PROVIDER_LEMONSQUEEZY] = {
+		.id = CONFIG_PROVIDER_LEMONSQUEEZY,
+		.scheme = &provider_scheme_body_hex, .form = SECRET_TEXT,
+		.signature_header = "X-Signature",
+		.event_path = "meta.event_name", .payment_event = "order_created",
+		.status_path = "data.attributes.status", .status_value = "paid",
+		.id_path = "data.id", .amount_path = "data.attributes.total",
+		.currency_path = "data.attributes.currency",
+	},
 };
 
 /* Announcements of refunds and disputes that a profile does not read (the
@@ -191,6 +231,11 @@ static int header_params(struct provider *p, struct error *err)
 	    header_param(row->event_header, p->event_param, err) != 0 ||
 	    header_param(row->event_id_header, p->event_id_param, err) != 0)
 		return -1;
+	for (size_t i = 0; i < PROVIDER_MORE_HEADERS_MAX; i++)
+		if (header_param(row->more_headers != NULL ?
+					 row->more_headers[i] : NULL,
+				 p->more_params[i], err) != 0)
+			return -1;
 	snprintf(p->signature_missing, sizeof(p->signature_missing),
 		 "%s header missing",
 		 row->signature_header != NULL ? row->signature_header
@@ -224,9 +269,11 @@ struct provider_set *provider_set_new(const struct config *cfg,
 		     p->profile.scheme->setup(p, cfg, err) != 0) ||
 		    header_params(p, err) != 0)
 			goto fail;
-		/* Standard under signature_scheme = none checks nothing. */
-		if (i == CONFIG_PROVIDER_STANDARD &&
-		    cfg->signature_scheme == CONFIG_SIGNATURE_NONE)
+		/* Standard under signature_scheme = none checks nothing; a
+		 * keyless scheme has no secret to hold. */
+		if ((i == CONFIG_PROVIDER_STANDARD &&
+		     cfg->signature_scheme == CONFIG_SIGNATURE_NONE) ||
+		    p->profile.scheme->keyless)
 			continue;
 		p->ring = signature_keyring_new(cfg->secrets[i].items,
 						cfg->secrets[i].count,
@@ -247,8 +294,13 @@ void provider_set_free(struct provider_set *set)
 {
 	if (set == NULL)
 		return;
-	for (unsigned i = 0; i < CONFIG_PROVIDER_COUNT; i++)
-		signature_keyring_free(set->providers[i].ring);
+	for (unsigned i = 0; i < CONFIG_PROVIDER_COUNT; i++) {
+		struct provider *p = &set->providers[i];
+
+		signature_keyring_free(p->ring);
+		if (p->state != NULL && p->profile.scheme->cleanup != NULL)
+			p->profile.scheme->cleanup(p);
+	}
 	free(set);
 }
 
@@ -257,6 +309,11 @@ const struct provider *provider_enabled(const struct provider_set *set,
 {
 	return (unsigned)id < CONFIG_PROVIDER_COUNT && set->enabled[id] ?
 		       &set->providers[id] : NULL;
+}
+
+bool provider_keyless(enum config_provider id)
+{
+	return (unsigned)id < CONFIG_PROVIDER_COUNT && profiles[id].scheme->keyless;
 }
 
 const char *provider_name(const struct provider *provider)
@@ -290,6 +347,8 @@ size_t provider_header_params(const struct provider *p, const char **names)
 	add_param(p->timestamp_param, names, &n);
 	add_param(p->event_param, names, &n);
 	add_param(p->event_id_param, names, &n);
+	for (size_t i = 0; i < PROVIDER_MORE_HEADERS_MAX; i++)
+		add_param(p->more_params[i], names, &n);
 	return n;
 }
 
@@ -315,12 +374,13 @@ static enum provider_status verify_headers(const struct provider *p,
 {
 	const char *reason = NULL;
 	enum signature_status status;
+	bool keyless = p->profile.scheme->keyless;
 
-	if (p->ring == NULL && replay)
+	if (p->ring == NULL && !keyless && replay)
 		return provider_row_signature_outcome(
 			SIGNATURE_MISSING, "no secret to verify a replay "
 			"against (signature_scheme = none)", why);
-	if (p->ring == NULL)
+	if (p->ring == NULL && !keyless)
 		return PROVIDER_PAYMENTS; /* signature_scheme = none */
 	if (p->profile.scheme->verify == NULL)
 		return PROVIDER_PAYMENTS; /* in the body: the scheme's read */
@@ -438,7 +498,7 @@ int provider_sign(const struct provider_sign_input *in, const char *body,
 	struct provider p;
 	char *secrets[1];
 	struct error inner;
-	int rc;
+	int rc = -1;
 
 	h->count = 0;
 	*signed_body = NULL;
@@ -459,12 +519,20 @@ int provider_sign(const struct provider_sign_input *in, const char *body,
 	if (p.profile.scheme->setup != NULL &&
 	    p.profile.scheme->setup(&p, in->cfg, err) != 0)
 		return -1;
-	secrets[0] = (char *)in->secret;
-	p.ring = signature_keyring_new(secrets, 1, p.profile.form, &inner);
-	if (p.ring == NULL)
-		return error_set(err, "%s", inner.message);
-	rc = p.profile.scheme->sign(&p, in, body, len, h, signed_body, err);
+	/* A keyless scheme's secret is its own (PayPal: the key's file). */
+	if (!p.profile.scheme->keyless) {
+		secrets[0] = (char *)in->secret;
+		p.ring = signature_keyring_new(secrets, 1, p.profile.form,
+					       &inner);
+		if (p.ring == NULL)
+			rc = error_set(err, "%s", inner.message);
+	}
+	if (p.profile.scheme->keyless || p.ring != NULL)
+		rc = p.profile.scheme->sign(&p, in, body, len, h, signed_body,
+					    err);
 	signature_keyring_free(p.ring);
+	if (p.state != NULL && p.profile.scheme->cleanup != NULL)
+		p.profile.scheme->cleanup(&p);
 	return rc;
 }
 
@@ -473,7 +541,8 @@ int provider_sign(const struct provider_sign_input *in, const char *body,
 int provider_check_config(const struct config *cfg, struct error *err)
 {
 	for (unsigned p = 0; p < CONFIG_PROVIDER_COUNT; p++) {
-		if (!config_provider_enabled(cfg, p) || cfg->secrets[p].count > 0)
+		if (!config_provider_enabled(cfg, p) || cfg->secrets[p].count > 0 ||
+		    profiles[p].scheme->keyless)
 			continue;
 		if (p == CONFIG_PROVIDER_STANDARD) {
 			if (cfg->signature_scheme == CONFIG_SIGNATURE_STANDARD)

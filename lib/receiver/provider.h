@@ -56,6 +56,10 @@ const struct provider *provider_enabled(const struct provider_set *set,
 const char *provider_name(const struct provider *provider);
 enum config_provider provider_id(const struct provider *provider);
 
+/* Whether id's deliveries are signed by a certificate of the provider's
+ * (PayPal), not with a shared <name>_secret. */
+bool provider_keyless(enum config_provider id);
+
 /* When event_type is an announcement of a refund or a dispute that the
  * profile does not read because another event of its provider carries
  * the same change (Stripe's charge.refunded: the Refund's refund.*
@@ -106,7 +110,7 @@ enum provider_status provider_read_trusted(const struct provider *provider,
 					   struct error *why);
 
 /* The most provider_header_params gives. */
-#define PROVIDER_HEADER_PARAMS_MAX 4
+#define PROVIDER_HEADER_PARAMS_MAX 8
 
 /* The CGI names ("HTTP_STRIPE_SIGNATURE") of the headers the profile reads
  * to check a signature and classify an event (signature, timestamp, webhook

@@ -53,6 +53,12 @@ struct rule {
 	bool map_default;
 	const char *time_path;
 	enum time_form time_form;
+	/* Read when time_path is absent (Checkout.com writes timestamp or
+	 * created_on, by event and version). */
+	const char *time_path2;
+	/* The link is the last path segment of the href of the entry of
+	 * this array whose rel is "up" (a PayPal refund's capture). */
+	const char *up_links_path;
 	bool cumulative;
 	/* The kind comes from an unsigned field: an object recorded before
 	 * keeps its own (lifecycle_event.kind_from_first). */
@@ -87,6 +93,20 @@ static const struct state_map square_refund[] = {
 static const struct state_map square_dispute[] = {
 	{ "WON", LIFECYCLE_WON }, { "LOST", LIFECYCLE_LOST },
 	{ "ACCEPTED", LIFECYCLE_LOST }, { NULL, LIFECYCLE_OPEN },
+};
+/* developer.paypal.com: a refund's status, and a resolved dispute's
+ * outcome_code (buyer favour or accepted: the money went back; seller
+ * favour, canceled or denied: it stayed; a payout by PayPal: it stayed). */
+static const struct state_map paypal_refund[] = {
+	{ "COMPLETED", LIFECYCLE_SUCCEEDED }, { "PENDING", LIFECYCLE_PENDING },
+	{ "FAILED", LIFECYCLE_FAILED }, { "CANCELLED", LIFECYCLE_FAILED },
+	{ NULL, LIFECYCLE_PENDING },
+};
+static const struct state_map paypal_outcome[] = {
+	{ "RESOLVED_BUYER_FAVOUR", LIFECYCLE_LOST }, { "ACCEPTED", LIFECYCLE_LOST },
+	{ "RESOLVED_SELLER_FAVOUR", LIFECYCLE_WON },
+	{ "CANCELED_BY_BUYER", LIFECYCLE_WON }, { "DENIED", LIFECYCLE_WON },
+	{ "RESOLVED_WITH_PAYOUT", LIFECYCLE_WON }, { NULL, LIFECYCLE_OPEN },
 };
 /* accepted: the merchant conceded, the money went back to the buyer. */
 static const struct state_map shopify_dispute[] = {
@@ -189,6 +209,50 @@ static const struct state_map shopify_dispute[] = {
 	.state_path = "data.object.dispute.state", .map = square_dispute, \
 	.state = LIFECYCLE_OPEN, .map_default = true, \
 	.time_path = "created_at", .time_form = TIME_RFC3339 }
+
+/* A PayPal refund (or reversal) of a capture: the capture is its "up"
+ * link's last segment. */
+#define PAYPAL_REFUND(name) { \
+	.provider = CONFIG_PROVIDER_PAYPAL, \
+	.event_path = "event_type", .event = name, .kind = LIFECYCLE_REFUND, \
+	.object_path = "resource.id", .up_links_path = "resource.links", \
+	.amount_path = "resource.amount.value", \
+	.amount_form = PAYLOAD_AMOUNT_DECIMAL, \
+	.currency_path = "resource.amount.currency_code", \
+	.state_path = "resource.status", .map = paypal_refund, \
+	.time_path = "resource.update_time", .time_form = TIME_RFC3339 }
+
+/* A PayPal dispute of a capture (disputed_transactions' seller id). */
+#define PAYPAL_DISPUTE(name, outcome, fixed) { \
+	.provider = CONFIG_PROVIDER_PAYPAL, \
+	.event_path = "event_type", .event = name, .kind = LIFECYCLE_DISPUTE, \
+	.object_path = "resource.dispute_id", \
+	.link_path = "resource.disputed_transactions.0.seller_transaction_id", \
+	.amount_path = "resource.dispute_amount.value", \
+	.amount_form = PAYLOAD_AMOUNT_DECIMAL, \
+	.currency_path = "resource.dispute_amount.currency_code", \
+	.state_path = outcome, .map = paypal_outcome, .state = fixed, \
+	.map_default = true, \
+	.time_path = "resource.update_time", .time_form = TIME_RFC3339 }
+
+/* Checkout.com: a refund is the payment's refund action. */
+#define CHECKOUT_REFUND(name, fixed) { \
+	.provider = CONFIG_PROVIDER_CHECKOUT, \
+	.event_path = "type", .event = name, .kind = LIFECYCLE_REFUND, \
+	.object_path = "data.action_id", .link_path = "data.id", \
+	.amount_path = "data.amount", .currency_path = "data.currency", \
+	.state = fixed, \
+	.time_path = "timestamp", .time_path2 = "created_on", \
+	.time_form = TIME_RFC3339 }
+
+#define CHECKOUT_DISPUTE(name, fixed) { \
+	.provider = CONFIG_PROVIDER_CHECKOUT, \
+	.event_path = "type", .event = name, .kind = LIFECYCLE_DISPUTE, \
+	.object_path = "data.id", .link_path = "data.payment_id", \
+	.amount_path = "data.amount", .currency_path = "data.currency", \
+	.state = fixed, \
+	.time_path = "timestamp", .time_path2 = "created_on", \
+	.time_form = TIME_RFC3339 }
 
 /* An Adyen item: the object is its pspReference, the payment its
  * originalReference. success and the modification's action narrow; the
@@ -301,6 +365,53 @@ static const struct rule rules_table[] = {
 		     LIFECYCLE_SUCCEEDED),
 	ADYEN_ACTION("true", "refund", LIFECYCLE_REFUND, LIFECYCLE_SUCCEEDED),
 	ADYEN_ACTION("false", "refund", LIFECYCLE_REFUND, LIFECYCLE_FAILED),
+
+	/* PayPal: a capture refunded or reversed (a reversal returns the
+	 * money too: a refund), and disputes with their outcome. */
+	PAYPAL_REFUND("PAYMENT.CAPTURE.REFUNDED"),
+	PAYPAL_REFUND("PAYMENT.CAPTURE.REVERSED"),
+	PAYPAL_DISPUTE("CUSTOMER.DISPUTE.CREATED", NULL, LIFECYCLE_OPEN),
+	PAYPAL_DISPUTE("CUSTOMER.DISPUTE.UPDATED", NULL, LIFECYCLE_OPEN),
+	PAYPAL_DISPUTE("CUSTOMER.DISPUTE.RESOLVED",
+		       "resource.dispute_outcome.outcome_code", LIFECYCLE_OPEN),
+
+	/* Checkout.com's refund actions and disputes (checkout.com/docs,
+	 * webhook event types; the disputes API's event list). */
+	CHECKOUT_REFUND("payment_refunded", LIFECYCLE_SUCCEEDED),
+	CHECKOUT_REFUND("payment_refund_pending", LIFECYCLE_PENDING),
+	CHECKOUT_REFUND("payment_refund_declined", LIFECYCLE_FAILED),
+	CHECKOUT_DISPUTE("dispute_received", LIFECYCLE_OPEN),
+	CHECKOUT_DISPUTE("dispute_evidence_required", LIFECYCLE_OPEN),
+	CHECKOUT_DISPUTE("dispute_evidence_submitted", LIFECYCLE_OPEN),
+	CHECKOUT_DISPUTE("dispute_evidence_acknowledged_by_scheme",
+			 LIFECYCLE_OPEN),
+	CHECKOUT_DISPUTE("dispute_arbitration_sent_to_scheme", LIFECYCLE_OPEN),
+	CHECKOUT_DISPUTE("dispute_arbitration_evidence_submitted",
+			 LIFECYCLE_OPEN),
+	CHECKOUT_DISPUTE("dispute_won", LIFECYCLE_WON),
+	CHECKOUT_DISPUTE("dispute_arbitration_won", LIFECYCLE_WON),
+	CHECKOUT_DISPUTE("dispute_canceled", LIFECYCLE_WON),
+	/* Resolved: it had been refunded already; nothing more moves. */
+	CHECKOUT_DISPUTE("dispute_resolved", LIFECYCLE_WON),
+	CHECKOUT_DISPUTE("dispute_lost", LIFECYCLE_LOST),
+	CHECKOUT_DISPUTE("dispute_arbitration_lost", LIFECYCLE_LOST),
+	CHECKOUT_DISPUTE("dispute_accepted", LIFECYCLE_LOST),
+	CHECKOUT_DISPUTE("dispute_expired", LIFECYCLE_LOST),
+
+	/* Lemon Squeezy: order_refunded is the order after the refund;
+	 * refunded_amount is its running total (one refund object per
+	 * order: the row keeps the largest seen). */
+	{
+		.provider = CONFIG_PROVIDER_LEMONSQUEEZY,
+		.event_path = "meta.event_name", .event = "order_refunded",
+		.kind = LIFECYCLE_REFUND,
+		.object_path = "data.id", .link_path = "data.id",
+		.amount_path = "data.attributes.refunded_amount",
+		.currency_path = "data.attributes.currency",
+		.state = LIFECYCLE_SUCCEEDED,
+		.time_path = "data.attributes.updated_at",
+		.time_form = TIME_RFC3339, .cumulative = true,
+	},
 };
 
 #define RULE_COUNT (sizeof(rules_table) / sizeof(rules_table[0]))
@@ -396,6 +507,52 @@ static enum payload_status map_state(const struct rule *r,
 }
 
 /* One object: its own fields under entry, the rest under node. */
+/* The payment's id as the last path segment of the href of the entry of
+ * the array at path whose rel is "up" (PayPal's refund: .../captures/ID),
+ * held to the transaction id's rules. */
+static enum payload_status take_up_link(struct json_object *node,
+					const char *path,
+					const struct payload_rules *rules,
+					struct payment *out, struct error *why)
+{
+	struct json_object *links = payload_lookup(node, path), *wrap, *id;
+	const char *href = NULL, *last;
+	enum payload_status status;
+
+	if (!json_object_is_type(links, json_type_array))
+		return invalid(why, "%s: must be an array", path);
+	for (size_t i = 0; i < json_object_array_length(links); i++) {
+		struct json_object *link = json_object_array_get_idx(links, i);
+
+		if (payload_string_is(payload_lookup(link, "rel"), "up") &&
+		    json_object_is_type(payload_lookup(link, "href"),
+					json_type_string))
+			href = json_object_get_string(payload_lookup(link,
+								     "href"));
+	}
+	if (href == NULL)
+		return invalid(why, "%s: no link with rel up", path);
+	last = strrchr(href, '/');
+	last = last != NULL ? last + 1 : href;
+	/* Through the id's own rules: a wrapper, not a copy of them. */
+	wrap = json_object_new_object();
+	id = json_object_new_string(last);
+	if (wrap == NULL || id == NULL) {
+		json_object_put(wrap);
+		json_object_put(id);
+		error_set(why, "out of memory");
+		return PAYLOAD_ERROR;
+	}
+	json_object_object_add(wrap, "up", id);
+	status = payload_take_transaction_id(wrap, "up", false, rules, out,
+					     why);
+	json_object_put(wrap);
+	if (status == PAYLOAD_INVALID)
+		error_set(why, "%s: the up link's last segment is no "
+			  "transaction id", path);
+	return status;
+}
+
 static enum payload_status take_object(const struct rule *r,
 				       struct json_object *node,
 				       struct json_object *entry,
@@ -411,8 +568,12 @@ static enum payload_status take_object(const struct rule *r,
 	out->state = r->state;
 	out->cumulative = r->cumulative;
 	out->kind_from_first = r->kind_from_first;
-	status = payload_take_transaction_id(node, r->link_path, r->id_integer,
-					     rules, &out->link, why);
+	status = r->up_links_path != NULL ?
+			 take_up_link(node, r->up_links_path, rules,
+				      &out->link, why) :
+			 payload_take_transaction_id(node, r->link_path,
+						     r->id_integer, rules,
+						     &out->link, why);
 	if (status == PAYLOAD_VALID)
 		status = payload_take_id(entry, r->object_path, r->id_integer,
 					 false, LIFECYCLE_OBJECT_ID_MAX,
@@ -429,8 +590,11 @@ static enum payload_status take_object(const struct rule *r,
 			map_state(r, state, out, why);
 	}
 	if (status == PAYLOAD_VALID)
-		status = take_time(node, r->time_path, r->time_form,
-				   &out->occurred_at, why);
+		status = take_time(node, r->time_path2 != NULL &&
+					 payload_lookup(node, r->time_path) ==
+						 NULL ?
+					 r->time_path2 : r->time_path,
+				   r->time_form, &out->occurred_at, why);
 	return status;
 }
 

@@ -22,8 +22,9 @@ enum provider_status provider_row_signature_outcome(enum signature_status status
 	if (status == SIGNATURE_VALID)
 		return PROVIDER_PAYMENTS;
 	error_set(why, "%s", reason != NULL ? reason : "bad signature");
-	return status == SIGNATURE_ERROR ? PROVIDER_ERROR
-					 : PROVIDER_UNAUTHORIZED;
+	return status == SIGNATURE_ERROR ? PROVIDER_ERROR :
+	       status == SIGNATURE_UNAVAILABLE ? PROVIDER_UNAVAILABLE :
+						 PROVIDER_UNAUTHORIZED;
 }
 
 enum provider_status provider_row_field_outcome(enum payload_status status)

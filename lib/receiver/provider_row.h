@@ -15,7 +15,8 @@ const char *provider_row_header(const struct request *req, const char *param);
 
 /* The provider status a signature's status makes: PROVIDER_PAYMENTS when
  * it verified, else why set to reason (or "bad signature") and
- * PROVIDER_UNAUTHORIZED, or PROVIDER_ERROR for SIGNATURE_ERROR. */
+ * PROVIDER_UNAUTHORIZED, PROVIDER_ERROR for SIGNATURE_ERROR or
+ * PROVIDER_UNAVAILABLE for SIGNATURE_UNAVAILABLE. */
 enum provider_status provider_row_signature_outcome(enum signature_status status,
 						    const char *reason,
 						    struct error *why);

@@ -48,7 +48,14 @@ struct profile {
 	const char *id_path, *amount_path, *currency_path;
 	enum payload_amount_form amount_form;
 	bool id_integer; /* the id may be a JSON integer (Shopify orders) */
+	/* Headers the scheme reads besides those above (PayPal's
+	 * transmission id, certificate URL and algorithm), NULL-terminated;
+	 * the inbox keeps them with the others. NULL: none. */
+	const char *const *more_headers;
 };
+
+/* The most more_headers a row names. */
+#define PROVIDER_MORE_HEADERS_MAX 4
 
 /* generic_signed_payload as the verifier follows it: literal runs of the
  * template and the three placeholders. A template needing more parts than
@@ -80,8 +87,12 @@ struct provider {
 	char signature_param[PROVIDER_PARAM_MAX];
 	char timestamp_param[PROVIDER_PARAM_MAX];
 	char event_param[PROVIDER_PARAM_MAX], event_id_param[PROVIDER_PARAM_MAX];
+	char more_params[PROVIDER_MORE_HEADERS_MAX][PROVIDER_PARAM_MAX];
 	char signature_missing[CONFIG_HEADER_NAME_MAX + sizeof(" header missing")];
 	long tolerance_s;
+	/* The scheme's own, made by its setup and freed by its cleanup
+	 * (PayPal's certificates); NULL: none. */
+	void *state;
 	/* generic: generic_signed_payload, split once at set-up */
 	struct provider_template_part template[PROVIDER_TEMPLATE_PARTS_MAX];
 	size_t template_count;
@@ -110,6 +121,8 @@ struct provider_scheme {
 	 * -1 with err set. */
 	int (*setup)(struct provider *p, const struct config *cfg,
 		     struct error *err);
+	/* Optional: frees what setup made (p->state). */
+	void (*cleanup)(struct provider *p);
 	/* Optional: the start-up checks of the scheme's own keys, for an
 	 * enabled profile of it (its secret is checked by the table).
 	 * Returns 0, or -1 with err saying what to set. */
@@ -149,6 +162,9 @@ struct provider_scheme {
 				   char marker[SIGNATURE_TOKEN_MARKER_MAX]);
 	/* The scheme's own: which layout of the module it is. */
 	int variant;
+	/* Signs with no shared secret (PayPal's certificates): no
+	 * <profile>_secret is needed, and p->ring stays NULL. */
+	bool keyless;
 };
 
 #endif

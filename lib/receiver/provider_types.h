@@ -30,6 +30,8 @@ enum provider_status {
 	PROVIDER_INVALID,      /* a payment event that breaks a field rule, or a
 				* body that is no event of this provider */
 	PROVIDER_ERROR,        /* libcrypto or memory failed: ours, not theirs */
+	PROVIDER_UNAVAILABLE,  /* what checks the signature cannot be had now
+				* (PayPal's certificate): 503, retried */
 };
 
 /* What a request carries. */
@@ -68,9 +70,9 @@ struct provider_fields {
 
 /* ---- the sending side (payhook-sign, the tests, the benchmarks) ---- */
 
-#define PROVIDER_HEADERS_MAX 4
+#define PROVIDER_HEADERS_MAX 6
 #define PROVIDER_HEADER_NAME_MAX 64
-#define PROVIDER_HEADER_VALUE_MAX 320
+#define PROVIDER_HEADER_VALUE_MAX 600
 
 /* The headers a provider sends with a body, in order. */
 struct provider_headers {
@@ -93,6 +95,8 @@ struct provider_sign_input {
 	const char *url;       /* the notification URL (square; generic
 				* {url}, default generic_url) */
 	const char *topic;     /* X-Shopify-Topic; default orders/paid */
+	const char *cert_url;  /* PayPal: the certificate's URL (its
+				* secret is the file of the key to sign with) */
 	const struct config *cfg; /* the generic_ keys (generic only) */
 };
 

@@ -160,6 +160,56 @@ static const struct sample_profile samples[CONFIG_PROVIDER_COUNT] = {
 		.ids = { { "", UPPER36, 16, false },
 			 { "", UPPER36, 16, false } },
 	},
+	/* PAYMENT.CAPTURE.COMPLETED, as PayPal's sample
+	 * WH-58D329510W468432D-8HN650336L201105X (abridged). */
+	[CONFIG_PROVIDER_PAYPAL] = {
+		.template =
+		"{\"id\":\"WH-58D329510W468432D-8HN650336L201105X\","
+		"\"event_version\":\"1.0\",\"create_time\":"
+		"\"2019-02-14T21:50:07.940Z\",\"resource_type\":\"capture\","
+		"\"resource_version\":\"2.0\",\"event_type\":\"\","
+		"\"summary\":\"Payment completed\",\"resource\":{\"id\":"
+		"\"\",\"amount\":{\"currency_code\":\"\",\"value\":\"\"},"
+		"\"final_capture\":true,\"seller_protection\":{\"status\":"
+		"\"ELIGIBLE\"},\"status\":\"COMPLETED\",\"create_time\":"
+		"\"2019-02-14T21:49:58Z\",\"update_time\":"
+		"\"2019-02-14T21:49:58Z\"}}",
+		.currency = "USD",
+		.ids = { { "", UPPER36, 17, false },
+			 { "WH-", UPPER36, 17, false } },
+	},
+	/* payment_captured, as checkout.com/docs' example (abridged). */
+	[CONFIG_PROVIDER_CHECKOUT] = {
+		.template =
+		"{\"id\":\"evt_fkfqht6yonme7bk7jawrgzbbxq\",\"source\":"
+		"\"gateway\",\"type\":\"\",\"timestamp\":"
+		"\"2023-05-24T09:12:32.357+00:00\",\"version\":\"1.0.29\","
+		"\"data\":{\"id\":\"\",\"action_id\":"
+		"\"act_uqlj3642dyyuroivzdwfg2fysq\",\"reference\":"
+		"\"ORD-5023-4E89\",\"amount\":1,\"processed_on\":"
+		"\"2023-05-24T09:12:27Z\",\"response_code\":\"10000\","
+		"\"currency\":\"\"}}",
+		.currency = "EUR",
+		.ids = { { "pay_", LOWER36, 26, false },
+			 { "evt_", LOWER36, 26, false } },
+	},
+	/* order_created, the order object of docs.lemonsqueezy.com
+	 * (abridged); Lemon Squeezy sends no event id. */
+	[CONFIG_PROVIDER_LEMONSQUEEZY] = {
+		.template =
+		"{\"meta\":{\"test_mode\":false,\"event_name\":\"\"},"
+		"\"data\":{\"type\":\"orders\",\"id\":\"\",\"attributes\":"
+		"{\"store_id\":1,\"customer_id\":1,\"identifier\":"
+		"\"104e18a2-d755-4d4b-80c4-a6c1dcbe1c10\",\"order_number\":1,"
+		"\"currency\":\"\",\"subtotal\":1,\"tax\":0,\"total\":1,"
+		"\"refunded_amount\":0,\"status\":\"paid\",\"refunded\":"
+		"false,\"created_at\":\"2021-08-17T09:45:53.000000Z\","
+		"\"updated_at\":\"2021-08-17T09:45:53.000000Z\","
+		"\"test_mode\":false}}}",
+		.currency = "USD",
+		.ids = { { "", DIGITS, 7, false },
+			 { "", LOWER36, 24, false } },
+	},
 	[CONFIG_PROVIDER_GENERIC] = {
 		.currency = "USD",
 		.ids = { { "", LOWER36, 24, false },
@@ -219,6 +269,12 @@ static const struct sample_event sample_events[] = {
 	  { { "financial_status", "\"pending\"" } } },
 	{ CONFIG_PROVIDER_ADYEN, "AUTHORISATION", { { NULL, NULL } } },
 	{ CONFIG_PROVIDER_ADYEN, "CAPTURE", { { NULL, NULL } } },
+	{ CONFIG_PROVIDER_PAYPAL, "PAYMENT.CAPTURE.COMPLETED", { { NULL, NULL } } },
+	{ CONFIG_PROVIDER_PAYPAL, "PAYMENT.CAPTURE.PENDING",
+	  { { "resource.status", "\"PENDING\"" } } },
+	{ CONFIG_PROVIDER_CHECKOUT, "payment_captured", { { NULL, NULL } } },
+	{ CONFIG_PROVIDER_CHECKOUT, "payment_approved", { { NULL, NULL } } },
+	{ CONFIG_PROVIDER_LEMONSQUEEZY, "order_created", { { NULL, NULL } } },
 };
 
 #define SAMPLE_EVENT_COUNT (sizeof(sample_events) / sizeof(sample_events[0]))
@@ -300,6 +356,43 @@ static const struct sample_event sample_events[] = {
 	"\"merchantReference\":\"order-1\",\"originalReference\":\"@TX@\","    \
 	"\"pspReference\":\"@OBJ@\",\"success\":\"@STATE@\"}}]}"
 
+#define PAYPAL_REFUND_LC                                                       \
+	"{\"id\":\"@EVT@\",\"event_version\":\"1.0\",\"create_time\":"        \
+	"\"@TIME@\",\"resource_type\":\"refund\",\"event_type\":"          \
+	"\"@EVENT@\",\"resource\":{\"id\":\"@OBJ@\",\"amount\":{"          \
+	"\"currency_code\":\"@CUR@\",\"value\":\"@DECIMAL@\"},\"status\":"   \
+	"\"@STATE@\",\"create_time\":\"@TIME@\",\"update_time\":"          \
+	"\"@TIME@\",\"links\":[{\"href\":"                                  \
+	"\"https://api.paypal.com/v2/payments/refunds/@OBJ@\",\"rel\":"      \
+	"\"self\",\"method\":\"GET\"},{\"href\":"                          \
+	"\"https://api.paypal.com/v2/payments/captures/@TX@\",\"rel\":"      \
+	"\"up\",\"method\":\"GET\"}]}}"
+#define PAYPAL_DISPUTE_LC(status, outcome)                                     \
+	"{\"id\":\"@EVT@\",\"event_version\":\"1.0\",\"create_time\":"        \
+	"\"@TIME@\",\"resource_type\":\"dispute\",\"event_type\":"         \
+	"\"@EVENT@\",\"resource\":{\"dispute_id\":\"@OBJ@\","                \
+	"\"disputed_transactions\":[{\"seller_transaction_id\":\"@TX@\"}],"    \
+	"\"reason\":\"MERCHANDISE_OR_SERVICE_NOT_RECEIVED\",\"status\":"      \
+	"\"" status "\",\"dispute_amount\":{\"currency_code\":\"@CUR@\","    \
+	"\"value\":\"@DECIMAL@\"}" outcome ",\"create_time\":\"@TIME@\","    \
+	"\"update_time\":\"@TIME@\"}}"
+#define CHECKOUT_REFUND_LC                                                     \
+	"{\"id\":\"@EVT@\",\"type\":\"@EVENT@\",\"version\":\"1.0.29\","       \
+	"\"created_on\":\"@TIME@\",\"data\":{\"id\":\"@TX@\",\"action_id\":"  \
+	"\"@OBJ@\",\"amount\":@AMOUNT@,\"currency\":\"@CUR@\","               \
+	"\"processed_on\":\"@TIME@\"}}"
+#define CHECKOUT_DISPUTE_LC                                                    \
+	"{\"id\":\"@EVT@\",\"type\":\"@EVENT@\",\"version\":\"2.0\","          \
+	"\"timestamp\":\"@TIME@\",\"data\":{\"id\":\"@OBJ@\",\"category\":"   \
+	"\"fraudulent\",\"amount\":@AMOUNT@,\"currency\":\"@CUR@\","          \
+	"\"reason_code\":\"10.4\",\"payment_id\":\"@TX@\"}}"
+#define LEMONSQUEEZY_LC                                                        \
+	"{\"meta\":{\"test_mode\":false,\"event_name\":\"@EVENT@\"},"        \
+	"\"data\":{\"type\":\"orders\",\"id\":\"@TX@\",\"attributes\":{"    \
+	"\"store_id\":1,\"currency\":\"@CUR@\",\"total\":@AMOUNT@,"          \
+	"\"refunded_amount\":@AMOUNT@,\"status\":\"@STATE@\",\"refunded\":"  \
+	"true,\"updated_at\":\"@TIME@\"}}}"
+
 /* A refund, dispute or cancellation sample: its name (what --sample
  * takes), the event type when it differs from the name, its template, the
  * provider's status value, and the prefix of an object id derived from the
@@ -356,6 +449,17 @@ static const struct lifecycle_sample lifecycle_samples[] = {
 	{ CONFIG_PROVIDER_ADYEN, "PREARBITRATION_WON", NULL, ADYEN_LC(""), "true", "C" },
 	{ CONFIG_PROVIDER_ADYEN, "CANCELLATION", NULL, ADYEN_LC(""), "true", "X" },
 	{ CONFIG_PROVIDER_ADYEN, "CANCEL_OR_REFUND", NULL, ADYEN_LC(",\"modification.action\":\"cancel\""), "true", "X" },
+	{ CONFIG_PROVIDER_PAYPAL, "PAYMENT.CAPTURE.REFUNDED", NULL, PAYPAL_REFUND_LC, "COMPLETED", "R" },
+	{ CONFIG_PROVIDER_PAYPAL, "PAYMENT.CAPTURE.REVERSED", NULL, PAYPAL_REFUND_LC, "COMPLETED", "V" },
+	{ CONFIG_PROVIDER_PAYPAL, "CUSTOMER.DISPUTE.CREATED", NULL, PAYPAL_DISPUTE_LC("OPEN", ""), "OPEN", "PP-" },
+	{ CONFIG_PROVIDER_PAYPAL, "CUSTOMER.DISPUTE.UPDATED", NULL, PAYPAL_DISPUTE_LC("UNDER_REVIEW", ""), "UNDER_REVIEW", "PP-" },
+	{ CONFIG_PROVIDER_PAYPAL, "CUSTOMER.DISPUTE.RESOLVED", NULL, PAYPAL_DISPUTE_LC("RESOLVED", ",\"dispute_outcome\":{\"outcome_code\":\"@STATE@\"}"), "RESOLVED_BUYER_FAVOUR", "PP-" },
+	{ CONFIG_PROVIDER_CHECKOUT, "payment_refunded", NULL, CHECKOUT_REFUND_LC, "", "act_" },
+	{ CONFIG_PROVIDER_CHECKOUT, "payment_refund_pending", NULL, CHECKOUT_REFUND_LC, "", "act_" },
+	{ CONFIG_PROVIDER_CHECKOUT, "dispute_received", NULL, CHECKOUT_DISPUTE_LC, "", "dsp_" },
+	{ CONFIG_PROVIDER_CHECKOUT, "dispute_won", NULL, CHECKOUT_DISPUTE_LC, "", "dsp_" },
+	{ CONFIG_PROVIDER_CHECKOUT, "dispute_lost", NULL, CHECKOUT_DISPUTE_LC, "", "dsp_" },
+	{ CONFIG_PROVIDER_LEMONSQUEEZY, "order_refunded", NULL, LEMONSQUEEZY_LC, "refunded", NULL },
 };
 
 #define LIFECYCLE_SAMPLE_COUNT                                                 \

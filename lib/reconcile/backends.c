@@ -33,6 +33,16 @@ static const struct backend_row {
 				    "was not answered [accepted] for 30 days" },
 	[CONFIG_PROVIDER_GENERIC] = { NULL, "the generic profile names no "
 				      "provider's API" },
+	/* Until their backends land (issue 39, the list APIs' part). */
+	[CONFIG_PROVIDER_PAYPAL] = { NULL, "not reconciled yet" },
+	[CONFIG_PROVIDER_LEMONSQUEEZY] = { NULL, "not reconciled yet" },
+	/* The current platform's webhooks are a workflow's actions; the
+	 * previous platform's GET /events is for that platform only. */
+	[CONFIG_PROVIDER_CHECKOUT] = { NULL, "Checkout.com has no API that "
+				       "lists past webhook events on its "
+				       "current platform; it retries each "
+				       "one not answered 2xx for about a "
+				       "day" },
 };
 
 const struct backend *backends_for(enum config_provider profile)

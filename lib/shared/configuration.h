@@ -45,6 +45,9 @@ enum config_provider {
 	CONFIG_PROVIDER_SHOPIFY,
 	CONFIG_PROVIDER_ADYEN,
 	CONFIG_PROVIDER_GENERIC,
+	CONFIG_PROVIDER_PAYPAL,
+	CONFIG_PROVIDER_CHECKOUT,
+	CONFIG_PROVIDER_LEMONSQUEEZY,
 	CONFIG_PROVIDER_COUNT
 };
 
@@ -182,6 +185,13 @@ struct config {
 				     * the provider's public API */
 	char *shopify_shop;         /* <shop>.myshopify.com: the shopify
 				     * profile's API host (its default base) */
+	/* PayPal signs with a certificate (provider_paypal.h). */
+	char *paypal_webhook_id;    /* the webhook's id, in the signed text */
+	char *paypal_cert_hosts;    /* hosts (host[:port]) a certificate may
+				     * come from, apart by spaces */
+	char *paypal_ca_file;       /* CAs its chain ends in; NULL: the
+				     * system's */
+	long paypal_cert_timeout_ms; /* the longest a request waits for one */
 	long reconcile_lookback_s;  /* the first pass, default 259200 */
 	long reconcile_overlap_s;   /* listed again each pass, default 600 */
 	long reconcile_rate_per_s;  /* requests a second per provider, 5 */

@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "lifecycle.h"
+#include "log.h"
 #include "metrics.h"
 #include "scoreboard.h"
 #include "timing.h"
@@ -77,6 +78,26 @@ static void status_init(struct scoreboard *seg)
 	atomic_store(&seg->listen_queue_len, -1);
 }
 
+/* Writes zeros over the first len bytes of fd. Returns 0, or -1 with err
+ * set. */
+static int zero_fill(int fd, size_t len, struct error *err)
+{
+	static const char zeros[4096];
+
+	for (size_t at = 0; at < len;) {
+		size_t n = len - at < sizeof(zeros) ? len - at : sizeof(zeros);
+		ssize_t w = pwrite(fd, zeros, n, (off_t)at);
+
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			return error_set(err, "metrics: zeroing the segment: %s",
+					 w < 0 ? strerror(errno) : "no progress");
+		at += (size_t)w;
+	}
+	return 0;
+}
+
 static struct metrics *map_fd(int fd, bool fresh, struct error *err)
 {
 	struct metrics *m = calloc(1, sizeof(*m));
@@ -101,11 +122,25 @@ static struct metrics *map_fd(int fd, bool fresh, struct error *err)
 	if (!fresh && older_size((size_t)st.st_size) &&
 	    ftruncate(fd, (off_t)sizeof(struct scoreboard)) == 0)
 		st.st_size = (off_t)sizeof(struct scoreboard);
+	/* A segment laid out by another version (providers added: the
+	 * arrays per provider grew in its middle) starts again from zero:
+	 * its figures cannot be read, and refusing it would stop every
+	 * program sharing metrics_file after an upgrade. It is zeroed in
+	 * place and only ever grown: a process of that version may still
+	 * have it mapped, and a shorter file would fault it (SIGBUS). */
 	if (!fresh && (size_t)st.st_size != sizeof(struct scoreboard)) {
-		error_set(err, "metrics: the segment is %lld bytes, not %zu: "
-			  "written by another version of payhook",
-			  (long long)st.st_size, sizeof(struct scoreboard));
-		goto fail;
+		log_warn("metrics: the segment is %lld bytes, not %zu: written "
+			 "by another version of payhook; its counters start "
+			 "again from zero", (long long)st.st_size,
+			 sizeof(struct scoreboard));
+		if (zero_fill(fd, (size_t)st.st_size, err) != 0)
+			goto fail;
+		if ((size_t)st.st_size < sizeof(struct scoreboard) &&
+		    ftruncate(fd, (off_t)sizeof(struct scoreboard)) != 0) {
+			error_set(err, "metrics: ftruncate: %s", strerror(errno));
+			goto fail;
+		}
+		st.st_size = (off_t)sizeof(struct scoreboard);
 	}
 	m->seg = mmap(NULL, sizeof(struct scoreboard), PROT_READ | PROT_WRITE,
 		      MAP_SHARED, fd, 0);

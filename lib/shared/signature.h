@@ -37,6 +37,8 @@ enum signature_status {
 	SIGNATURE_MISMATCH,  /* well formed, but no signature matches any key */
 	SIGNATURE_ERROR,     /* libcrypto failed (out of memory): not the
 			      * sender's fault, so the answer must ask for a retry */
+	SIGNATURE_UNAVAILABLE, /* what checks it cannot be had now (PayPal's
+				* certificate): ask for a retry later (503) */
 };
 
 /* How a digest is written as text. */

@@ -50,7 +50,7 @@ out=$BUILD_DIR/tests/fuzz
 obj=$out/obj
 mkdir -p "$obj" "$out/artifacts" || die "cannot create $out"
 
-PKGS="json-c hiredis libmariadb libcrypto"
+PKGS="json-c hiredis libmariadb libcrypto libcurl zlib"
 DEP_CFLAGS=$(pkg-config --cflags $PKGS) || die "pkg-config --cflags $PKGS failed"
 DEP_LIBS=$(pkg-config --libs $PKGS) || die "pkg-config --libs $PKGS failed"
 SAN="-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined"
@@ -75,7 +75,7 @@ compile() { # source object
 # target pulls in only what it calls.
 LIB_MODULES="error log sharedfile timing utc number endpoint encoding secret currency configuration
 	request route signature payload lifecycle response textbuf scoreboard metrics provider_lifecycle provider
-	provider_row provider_hmac provider_adyen provider_generic
+	provider_row provider_hmac provider_adyen provider_generic provider_paypal paypal_cert curlopts url
 	inbox inbox_spool pipeline backend backend_stripe backend_paddle backend_square backend_payjp backend_komoju
 	backend_razorpay backend_shopify backends"
 echo "run-fuzz.sh: building with $("$CLANG" --version | head -n 1)"
@@ -88,6 +88,7 @@ done
 rm -f "$obj/libpayhook-fuzz.a"
 ar rcs "$obj/libpayhook-fuzz.a" $lib_objs || die "ar failed"
 compile "$fuzzdir/stub_backends.c" "$obj/stub_backends.o"
+compile "$fuzzdir/stub_cert_store.c" "$obj/stub_cert_store.o"
 
 for t in $FUZZ_TARGETS; do
 	case $t in
@@ -102,8 +103,8 @@ for t in $FUZZ_TARGETS; do
 		compile "$fuzzdir/fuzz_$t.c" "$obj/fuzz_$t.o"
 		;;
 	esac
-	extra=
-	[ "$t" = request ] && extra=$obj/stub_backends.o
+	extra=$obj/stub_cert_store.o
+	[ "$t" = request ] && extra="$extra $obj/stub_backends.o"
 	echo "  CCLD     tests/fuzz/fuzz_$t"
 	"$CLANG" $CFLAGS -o "$out/fuzz_$t" "$obj/fuzz_$t.o" $extra \
 		"$obj/libpayhook-fuzz.a" $DEP_LIBS || die "linking fuzz_$t failed"

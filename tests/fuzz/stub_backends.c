@@ -588,3 +588,4 @@ int inbox_store_keep_batch(struct inbox_store *store,
 	*kept = n;
 	return 0;
 }
+

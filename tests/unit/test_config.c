@@ -1104,9 +1104,9 @@ START_TEST(unknown_profile_named)
 {
 	struct error err;
 
-	write_conf("providers = standard paypal\n");
+	write_conf("providers = standard worldpay\n");
 	expect_failure(conf_path, ":1: bad value for key 'providers': unknown "
-		       "profile 'paypal'", &err);
+		       "profile 'worldpay'", &err);
 	write_conf("providers = stripe whsec_Ab+/cd=\n");
 	expect_failure(conf_path, "a word names no profile (not shown)", &err);
 	ck_assert_ptr_null(strstr(err.message, "Ab+/cd"));

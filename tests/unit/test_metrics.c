@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "metrics.h"
@@ -151,6 +152,54 @@ START_TEST(counters)
 }
 END_TEST
 
+/* A metrics_file written by another version of another layout (here:
+ * 3 bytes longer than ours, then 4 KiB shorter) opens with its counters
+ * from zero, and is never made shorter: a process of that version may
+ * still have it mapped. */
+static void another_layout(long delta)
+{
+	char path[] = "/tmp/payhook-test-metrics-XXXXXX";
+	int fd = mkstemp(path);
+	struct metrics *m;
+	struct metrics_counters *c = malloc(sizeof(*c));
+	struct error err;
+	struct stat st;
+	off_t theirs;
+	char junk[512];
+
+	ck_assert_int_ge(fd, 0);
+	ck_assert_ptr_nonnull(c);
+	/* Our size, as a file of ours would be. */
+	m = metrics_open_file(path, &err);
+	ck_assert_msg(m != NULL, "%s", err.message);
+	metrics_free(m);
+	ck_assert_int_eq(fstat(fd, &st), 0);
+	theirs = st.st_size + delta;
+	ck_assert_int_eq(ftruncate(fd, theirs), 0);
+	memset(junk, 0x5a, sizeof(junk));
+	ck_assert_int_eq(pwrite(fd, junk, sizeof(junk), 0), (ssize_t)sizeof(junk));
+	m = metrics_open_file(path, &err);
+	ck_assert_msg(m != NULL, "another layout refused: %s", err.message);
+	metrics_read_counters(m, c);
+	ck_assert_uint_eq(c->requests[CONFIG_PROVIDER_STRIPE][OUTCOME_PROCESSED], 0);
+	metrics_request(m, CONFIG_PROVIDER_STRIPE, OUTCOME_PROCESSED, 700);
+	metrics_read_counters(m, c);
+	ck_assert_uint_eq(c->requests[CONFIG_PROVIDER_STRIPE][OUTCOME_PROCESSED], 1);
+	ck_assert_int_eq(fstat(fd, &st), 0);
+	ck_assert_int_ge(st.st_size, theirs);
+	metrics_free(m);
+	free(c);
+	close(fd);
+	unlink(path);
+}
+
+START_TEST(another_layout_starts_from_zero)
+{
+	another_layout(3);
+	another_layout(-4096);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("metrics");
@@ -161,6 +210,7 @@ int main(void)
 	tcase_add_test(tc, worker_slot);
 	tcase_add_test(tc, failure_ring);
 	tcase_add_test(tc, counters);
+	tcase_add_test(tc, another_layout_starts_from_zero);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);

@@ -45,6 +45,11 @@ static const char *const secrets[CONFIG_PROVIDER_COUNT] = {
 	[CONFIG_PROVIDER_ADYEN] = "44782DEF547AAA06C910C43932B1EB0C71FC68D9D0C"
 				  "057550C48EC2ACF6BA056",
 	[CONFIG_PROVIDER_GENERIC] = "test_providers_generic",
+	/* PayPal signs with a certificate of its own: its round trip needs a
+	 * CA and a server (tests/integration/paypal.test). */
+	[CONFIG_PROVIDER_PAYPAL] = "",
+	[CONFIG_PROVIDER_CHECKOUT] = "sk_sbox_test_providers_checkout",
+	[CONFIG_PROVIDER_LEMONSQUEEZY] = "test_providers_lemonsqueezy",
 };
 
 /* The file top_srcdir/path, NUL-terminated; the caller frees. */
@@ -114,8 +119,9 @@ START_TEST(every_table_has_its_row)
 		ck_assert_msg(strstr(refunds_md, row) != NULL,
 			      "%s: no row %s in doc/refunds-and-disputes.md",
 			      name, row);
-		snprintf(key, sizeof(key), "%s_secret",
-			 p == CONFIG_PROVIDER_STANDARD ? "webhook" : name);
+		snprintf(key, sizeof(key), "%s_%s",
+			 p == CONFIG_PROVIDER_STANDARD ? "webhook" : name,
+			 provider_keyless(p) ? "webhook_id" : "secret");
 		ck_assert_msg(has_line(keys, key),
 			      "%s: %s not in man/payhook.conf.keys", name, key);
 		snprintf(key, sizeof(key), "%s_api_key", name);
@@ -155,7 +161,7 @@ START_TEST(each_sample_payment_reads_back)
 
 		ck_assert_ptr_nonnull(batch);
 		ck_assert_ptr_nonnull(parser);
-		if (sample_name(p, 0) == NULL) {
+		if (sample_name(p, 0) == NULL || provider_keyless(p)) {
 			free(batch);
 			payload_parser_free(parser);
 			continue;
