@@ -71,6 +71,8 @@ static void usage(FILE *out)
 		"Usage: " PROGRAM " [--provider NAME] [--secret-file FILE] [--id ID]\n"
 		"                    [--timestamp UNIX] [--url URL] [--topic TOPIC]\n"
 		"                    [-c FILE] [--curl URL] [BODY]\n"
+		"       " PROGRAM " --provider paypal --key FILE --cert-url URL\n"
+		"                    [--webhook-id ID] [--id ID] [--timestamp UNIX] [BODY]\n"
 		"       " PROGRAM " [--provider NAME] --sample EVENT [--transaction-id ID]\n"
 		"                    [--amount N] [--currency CUR] [--event-id ID]\n"
 		"                    [--object-id ID] [--time UNIX]\n"
@@ -79,7 +81,8 @@ static void usage(FILE *out)
 		"'name: value' (for adyen: the body with every item's hmacSignature set).\n"
 		"\n"
 		"  --provider NAME   standard (default), stripe, paddle, razorpay, komoju,\n"
-		"                    payjp, square, shopify, adyen or generic\n"
+		"                    payjp, square, shopify, adyen, paypal, checkout,\n"
+		"                    lemonsqueezy or generic\n"
 		"  --secret-file FILE  read the provider's secret (its own form, the\n"
 		"                    first word of FILE) from FILE; default: the first\n"
 		"                    of $PAYHOOK_WEBHOOK_SECRET (standard) or\n"
@@ -92,6 +95,13 @@ static void usage(FILE *out)
 		"  --url URL         the notification URL Square signs (default:\n"
 		"                    $PAYHOOK_SQUARE_NOTIFICATION_URL)\n"
 		"  --topic TOPIC     X-Shopify-Topic (default: orders/paid)\n"
+		"  --key FILE        paypal: the PEM private key to sign with (PayPal\n"
+		"                    signs with its own: for tests and demos, whose\n"
+		"                    certificate payhook is told to trust)\n"
+		"  --cert-url URL    paypal: PAYPAL-CERT-URL, where that key's\n"
+		"                    certificate is served\n"
+		"  --webhook-id ID   paypal: the webhook's id (default:\n"
+		"                    $PAYHOOK_PAYPAL_WEBHOOK_ID)\n"
 		"  -c FILE           configuration with the generic_ keys (generic)\n"
 		"  --curl URL        print a curl command that POSTs the signed body to URL\n"
 		"  --sample EVENT    write a sample EVENT of the provider instead (e.g.\n"
@@ -435,6 +445,9 @@ int main(int argc, char **argv)
 		{ "event-id", required_argument, NULL, 'e' },
 		{ "object-id", required_argument, NULL, 'o' },
 		{ "time", required_argument, NULL, 'w' },
+		{ "key", required_argument, NULL, 'k' },
+		{ "cert-url", required_argument, NULL, 'U' },
+		{ "webhook-id", required_argument, NULL, 'W' },
 		{ "version", no_argument, NULL, 'V' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -446,6 +459,7 @@ int main(int argc, char **argv)
 	const char *config_path = NULL, *sample = NULL, *tx = NULL;
 	const char *amount = NULL, *currency = NULL, *event_id = NULL;
 	const char *object_id = NULL, *when = NULL;
+	const char *key_file = NULL, *cert_url = NULL, *webhook_id = NULL;
 	char *secret_copy = NULL, *signed_body = NULL;
 	char id[SIGNATURE_ID_MAX + 1], ts[32];
 	struct provider_headers headers;
@@ -508,6 +522,15 @@ int main(int argc, char **argv)
 		case 'w':
 			when = optarg;
 			break;
+		case 'k':
+			key_file = optarg;
+			break;
+		case 'U':
+			cert_url = optarg;
+			break;
+		case 'W':
+			webhook_id = optarg;
+			break;
 		case 'V':
 			printf(PROGRAM " %s\n", PACKAGE_VERSION);
 			return fflush(stdout) == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
@@ -560,7 +583,17 @@ int main(int argc, char **argv)
 		    cfg.secrets[CONFIG_PROVIDER_GENERIC].count > 0)
 			secret_arg = cfg.secrets[CONFIG_PROVIDER_GENERIC].items[0];
 	}
-	if (secret_file != NULL) {
+	/* PayPal signs with a key, not a shared secret. */
+	if (provider_keyless(provider)) {
+		if (key_file == NULL)
+			die_usage("--provider paypal signs with --key FILE", NULL);
+		secret_arg = key_file;
+		if (webhook_id == NULL)
+			webhook_id = getenv("PAYHOOK_PAYPAL_WEBHOOK_ID");
+	} else if (key_file != NULL || cert_url != NULL) {
+		die_usage("--key and --cert-url are paypal's", NULL);
+	}
+	if (secret_arg == NULL && secret_file != NULL) {
 		secret_copy = secret_from_file(secret_file);
 		if (secret_copy == NULL) {
 			status = EXIT_USAGE;
@@ -631,6 +664,7 @@ int main(int argc, char **argv)
 	in = (struct provider_sign_input){
 		.provider = provider, .secret = secret_arg, .id = id,
 		.timestamp = ts, .url = square_url, .topic = topic,
+		.cert_url = cert_url, .webhook_id = webhook_id,
 		.cfg = have_cfg ? &cfg : NULL,
 	};
 	if (provider_sign(&in, (const char *)body.data, body.len, &headers,

@@ -121,7 +121,7 @@ enum paypal_cert_status paypal_cert_judge(const struct config *cfg,
 	X509_STORE_CTX *ctx = X509_STORE_CTX_new();
 	X509 *leaf = NULL, *x;
 	STACK_OF(X509) *chain;
-	time_t from = 0, until = (time_t)-1;
+	time_t from = 0, until = 0;
 
 	if (len > (size_t)CERT_STORE_PEM_MAX) {
 		st = PAYPAL_CERT_REFUSED;
@@ -179,7 +179,7 @@ enum paypal_cert_status paypal_cert_judge(const struct config *cfg,
 
 		if (nb > from)
 			from = nb;
-		if (na < until)
+		if (i == 0 || na < until)
 			until = na;
 	}
 	out->key = X509_get_pubkey(leaf);

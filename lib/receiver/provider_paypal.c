@@ -6,6 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <openssl/err.h>
 #include <openssl/evp.h>
 #include <openssl/pem.h>
 #include <zlib.h>
@@ -19,9 +20,6 @@
 #include "utc.h"
 
 #define ALGO "SHA256withRSA"
-/* The signed text's parts at most (PayPal's own bounds: 50, 100, and the
- * webhook id's 255), the CRC, three '|'. */
-#define SIGNED_MAX 512
 /* An RSA signature of up to 8192 bits. */
 #define SIG_MAX 1024
 
@@ -86,17 +84,16 @@ static int paypal_check_config(const struct config *cfg, struct error *err)
 	return 0;
 }
 
-/* The signed text of a delivery into out (SIGNED_MAX bytes). Returns its
- * length, or -1 when a part is too long. */
-static int signed_text(const char *id, const char *when, const char *webhook,
-		       const char *body, size_t len, char *out)
+int provider_paypal_signed_text(const char *id, const char *when,
+				const char *webhook, const char *body,
+				size_t len, char *out)
 {
 	unsigned long crc = crc32_z(crc32_z(0L, Z_NULL, 0),
 				    (const unsigned char *)body, len);
-	int n = snprintf(out, SIGNED_MAX, "%s|%s|%s|%lu", id, when, webhook,
-			 crc & 0xffffffffUL);
+	int n = snprintf(out, PROVIDER_PAYPAL_SIGNED_MAX, "%s|%s|%s|%lu", id,
+			 when, webhook, crc & 0xffffffffUL);
 
-	return n > 0 && n < SIGNED_MAX ? n : -1;
+	return n > 0 && n < PROVIDER_PAYPAL_SIGNED_MAX ? n : -1;
 }
 
 static enum signature_status paypal_verify(const struct provider *p,
@@ -113,11 +110,10 @@ static enum signature_status paypal_verify(const struct provider *p,
 	const char *sig = provider_row_header(req, p->signature_param);
 	struct lifecycle_time sent;
 	unsigned char raw[SIG_MAX];
-	char text[SIGNED_MAX];
-	EVP_MD_CTX *ctx;
+	char text[PROVIDER_PAYPAL_SIGNED_MAX];
 	EVP_PKEY *key;
 	long raw_len;
-	int n, ok;
+	int n;
 
 	(void)replay; /* the time judged is the receipt's either way */
 	if (id == NULL || id[0] == '\0' || url == NULL || url[0] == '\0' ||
@@ -143,8 +139,8 @@ static enum signature_status paypal_verify(const struct provider *p,
 	raw_len = strlen(sig) <= ENCODING_BASE64_LEN(SIG_MAX) ?
 			  encoding_base64_decode(sig, strlen(sig), raw,
 						 sizeof(raw)) : -1;
-	n = signed_text(id, when, p->set->cfg->paypal_webhook_id, body, len,
-			text);
+	n = provider_paypal_signed_text(id, when, p->set->cfg->paypal_webhook_id,
+					body, len, text);
 	if (raw_len <= 0 || n < 0) {
 		*reason = "PayPal's signature headers are not of their form";
 		return SIGNATURE_MALFORMED;
@@ -163,19 +159,34 @@ static enum signature_status paypal_verify(const struct provider *p,
 		*reason = st->why.message;
 		return SIGNATURE_ERROR;
 	}
-	ctx = EVP_MD_CTX_new();
-	if (ctx == NULL) {
+	switch (provider_paypal_check(key, raw, (size_t)raw_len, text,
+				      (size_t)n)) {
+	case 0:
+		return SIGNATURE_VALID;
+	case 1:
+		*reason = "PAYPAL-TRANSMISSION-SIG does not match";
+		return SIGNATURE_MISMATCH;
+	default:
 		*reason = "out of memory checking PayPal's signature";
 		return SIGNATURE_ERROR;
 	}
-	ok = EVP_DigestVerifyInit(ctx, NULL, EVP_sha256(), NULL, key) == 1 &&
-	     EVP_DigestVerify(ctx, raw, (size_t)raw_len,
-			      (const unsigned char *)text, (size_t)n) == 1;
+}
+
+int provider_paypal_check(EVP_PKEY *key, const unsigned char *sig,
+			  size_t sig_len, const char *text, size_t len)
+{
+	EVP_MD_CTX *ctx = EVP_MD_CTX_new();
+	int rc;
+
+	if (ctx == NULL)
+		return -1;
+	rc = EVP_DigestVerifyInit(ctx, NULL, EVP_sha256(), NULL, key) == 1 &&
+			     EVP_DigestVerify(ctx, sig, sig_len,
+					      (const unsigned char *)text,
+					      len) == 1 ? 0 : 1;
 	EVP_MD_CTX_free(ctx);
-	if (ok)
-		return SIGNATURE_VALID;
-	*reason = "PAYPAL-TRANSMISSION-SIG does not match";
-	return SIGNATURE_MISMATCH;
+	ERR_clear_error();
+	return rc;
 }
 
 /* Signs as PayPal does, with the private key in the file in->secret and
@@ -186,7 +197,7 @@ static int paypal_sign(const struct provider *p,
 		       size_t len, struct provider_headers *h,
 		       char **signed_body, struct error *err)
 {
-	char when[UTC_RFC3339_MAX], text[SIGNED_MAX];
+	char when[UTC_RFC3339_MAX], text[PROVIDER_PAYPAL_SIGNED_MAX];
 	unsigned char raw[SIG_MAX];
 	char sig[ENCODING_BASE64_LEN(SIG_MAX) + 1];
 	size_t raw_len = sizeof(raw);
@@ -194,6 +205,9 @@ static int paypal_sign(const struct provider *p,
 	EVP_MD_CTX *ctx = NULL;
 	FILE *f;
 	long seconds;
+	const char *webhook = in->webhook_id != NULL ? in->webhook_id :
+			      in->cfg != NULL ? in->cfg->paypal_webhook_id :
+						NULL;
 	char *end;
 	int n, rc = -1;
 
@@ -203,22 +217,20 @@ static int paypal_sign(const struct provider *p,
 	    provider_row_need(in->timestamp, "a timestamp", err) != 0 ||
 	    provider_row_need(in->cert_url, "the certificate's URL "
 			      "(--cert-url)", err) != 0 ||
-	    provider_row_need(in->cfg != NULL ? in->cfg->paypal_webhook_id
-					      : NULL,
-			      "paypal_webhook_id", err) != 0)
+	    provider_row_need(webhook, "the webhook's id (--webhook-id or "
+			      "paypal_webhook_id)", err) != 0)
 		return -1;
 	seconds = strtol(in->timestamp, &end, 10);
 	if (*end != '\0' ||
 	    utc_format(seconds, UTC_RFC3339, when, sizeof(when)) != 0)
 		return error_set(err, "the timestamp is not Unix seconds");
-	n = signed_text(in->id, when, in->cfg->paypal_webhook_id, body, len,
-			text);
+	n = provider_paypal_signed_text(in->id, when, webhook, body, len, text);
 	if (n < 0)
 		return error_set(err, "the signed text does not fit");
 	f = fopen(in->secret, "r");
 	if (f == NULL)
 		return error_set(err, "the private key's file cannot be read "
-				 "(--secret FILE: a PEM key)");
+				 "(--key FILE: a PEM key)");
 	key = PEM_read_PrivateKey(f, NULL, NULL, NULL);
 	fclose(f);
 	ctx = EVP_MD_CTX_new();

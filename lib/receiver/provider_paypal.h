@@ -14,9 +14,29 @@
 #ifndef PAYHOOK_PROVIDER_PAYPAL_H
 #define PAYHOOK_PROVIDER_PAYPAL_H
 
+#include <stddef.h>
+
+#include <openssl/evp.h>
+
 #include "provider_scheme.h"
 
+/* The signed text's parts at most (PayPal's own bounds: 50, 100, and the
+ * webhook id's 255), the CRC, three '|', the NUL. */
+#define PROVIDER_PAYPAL_SIGNED_MAX 512
+
 extern const struct provider_scheme provider_scheme_paypal;
+
+/* The text PayPal signs for a delivery of body[0..len) into out
+ * (PROVIDER_PAYPAL_SIGNED_MAX bytes): id|when|webhook|CRC32 of the body,
+ * unsigned decimal. Returns its length, or -1 when a part is too long. */
+int provider_paypal_signed_text(const char *id, const char *when,
+				const char *webhook, const char *body,
+				size_t len, char *out);
+
+/* Whether sig[0..sig_len) is key's SHA256withRSA signature of
+ * text[0..len): 0 it is, 1 it is not, -1 out of memory. */
+int provider_paypal_check(EVP_PKEY *key, const unsigned char *sig,
+			  size_t sig_len, const char *text, size_t len);
 
 /* The headers PayPal signs a delivery with, beside the profile row's. */
 extern const char *const provider_paypal_headers[];

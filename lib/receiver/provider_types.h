@@ -97,6 +97,8 @@ struct provider_sign_input {
 	const char *topic;     /* X-Shopify-Topic; default orders/paid */
 	const char *cert_url;  /* PayPal: the certificate's URL (its
 				* secret is the file of the key to sign with) */
+	const char *webhook_id; /* PayPal: paypal_webhook_id (default: the
+				 * one of cfg) */
 	const struct config *cfg; /* the generic_ keys (generic only) */
 };
 

@@ -350,10 +350,54 @@ def request():
         write("request", name, data)
 
 
+def paypal():
+    # fuzz_paypal.c: b0 % 3 picks the delivery (five NUL-ended headers, then
+    # the body), a certificate URL, or a certificate's PEM.
+    fix = os.path.join(HERE, "..", "fixtures", "providers", "paypal")
+    with open(os.path.join(fix, "java-sdk-vector.json"), "rb") as f:
+        body = f.read()
+    with open(os.path.join(fix, "java-sdk-vector-cert.pem"), "rb") as f:
+        pem = f.read()
+    sig = (b"aBjgm5/xljRYu3G64Q0axISrP2xcy7WbW1u4UTCKnQvyprOZ1a1BBmqn2Jdr6ce8"
+           b"E76I3Ti/AL9y4VYSHyGSEaoE6dVQcCDebLbOXLH0fjTAbTc1/rmfdWmsk0DPltW8"
+           b"4Y8W8jOHe3CLWDOwg5zmozyt+AceG2x5eOiw7mLSycaEoj/5RG+dOIWXnmWcLEAr"
+           b"bG3VFshy0wuhZrKuGa9C/bD4Ku+Y9gK7Bv5I5IuGRVnTGpcFnVG0KxOyJxccLGyB"
+           b"VCIUMY5IZS7LkmJszQ3HZZFDTNihvgJHECSLwLhzUaysIye5G6CbbLdtAmeeb6wi"
+           b"DciEAvr2dFf+SplOR4Lrng==")
+    now = b"2026-12-07T18:00:00Z"
+
+    def headers(url, when=now, algo=b"SHA256withRSA"):
+        return (b"\x00" + b"071f7d20-1584-11e7-abf0-6b62a8a99ac4\x00" + when +
+                b"\x00" + sig + b"\x00" + url + b"\x00" + algo + b"\x00" + body)
+
+    write("paypal", "delivery-allowed-url",
+          headers(b"https://127.0.0.1:1/v1/notifications/certs/CERT-1"))
+    write("paypal", "delivery-paypal-url",
+          headers(b"https://api.sandbox.paypal.com/v1/notifications/test"))
+    write("paypal", "delivery-stale", headers(
+        b"https://127.0.0.1:1/v1/notifications/certs/CERT-1",
+        when=b"2017-03-30T20:04:05Z"))
+    write("paypal", "delivery-sha1", headers(
+        b"https://127.0.0.1:1/v1/notifications/certs/CERT-1",
+        algo=b"SHA1withRSA"))
+    write("paypal", "delivery-no-headers", b"\x00\x00\x00\x00\x00\x00" + body)
+    write("paypal", "url-allowed",
+          b"\x01https://127.0.0.1:1/v1/notifications/certs/CERT-1")
+    write("paypal", "url-user",
+          b"\x01https://127.0.0.1:1@evil.example/v1/notifications/certs/CERT-1")
+    write("paypal", "url-query",
+          b"\x01https://127.0.0.1:1/v1/notifications/certs/CERT-1?a=b")
+    write("paypal", "url-http", b"\x01http://127.0.0.1:1/v1/notifications/certs/X")
+    write("paypal", "url-ipv6", b"\x01https://[::1]:1/v1/notifications/certs/X")
+    write("paypal", "cert-paypal-expired", b"\x02" + pem)
+    write("paypal", "cert-two", b"\x02" + pem + pem)
+    write("paypal", "cert-cut", b"\x02" + pem[: len(pem) // 2])
+
+
 if __name__ == "__main__":
     # Every target, or those named: make-corpus.py provider
     targets = {"payload": payload, "signature": signature, "config": config,
-               "request": request, "provider": provider}
+               "request": request, "provider": provider, "paypal": paypal}
     for t in sys.argv[1:] or list(targets):
         targets[t]()
     sys.exit(0)

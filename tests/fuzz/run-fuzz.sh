@@ -7,7 +7,7 @@
 #                  the argument, else $BUILD_DIR. Binaries, logs and crash
 #                  files go to BUILD_DIR/tests/fuzz/.
 #   FUZZ_SECONDS   seconds per target (default 60)
-#   FUZZ_TARGETS   which targets (default "payload signature config request
+#   FUZZ_TARGETS   which targets (default "payload signature config request paypal
 #                  provider list"); list_<profile> (list_stripe, list_paddle,
 #                  list_square, list_payjp, list_komoju, list_razorpay,
 #                  list_shopify) is fuzz_list for that provider's backend
@@ -26,7 +26,7 @@ srcdir=$(cd "$(dirname "$0")/../.." && pwd)
 fuzzdir=$srcdir/tests/fuzz
 BUILD_DIR=${1:-${BUILD_DIR:-}}
 FUZZ_SECONDS=${FUZZ_SECONDS:-60}
-FUZZ_TARGETS=${FUZZ_TARGETS:-payload signature config request provider list}
+FUZZ_TARGETS=${FUZZ_TARGETS:-payload signature config request provider list paypal}
 FUZZ_MERGE=${FUZZ_MERGE:-0}
 FUZZ_FLAGS=${FUZZ_FLAGS:-}
 CLANG=${CLANG:-clang}

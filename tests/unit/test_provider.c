@@ -173,6 +173,11 @@ static void hmac_b64(const char *key, const char *prefix, const char *text,
 
 static struct testreq req;
 
+static void sign_lemonsqueezy(const char *body, time_t t);
+static enum provider_status read_signed(const char *provider, const char *body,
+					void (*sign)(const char *body, time_t t));
+static void sign_hex(const char *header, const char *secret, const char *body);
+
 static void start(const char *provider, const char *body)
 {
 	char uri[96];
@@ -458,6 +463,81 @@ START_TEST(test_komoju)
 END_TEST
 
 /* ---- payjp: a static token ---- */
+
+/* Checkout.com: Cko-Signature, hex HMAC-SHA256 of the body with the
+ * webhook action's key; payment_captured records data.id, data.amount in
+ * minor units; payment_approved (an authorisation) is ignored. */
+START_TEST(test_checkout)
+{
+	char *pay = fixture("checkout/payment.json");
+	char *other = fixture("checkout/other.json");
+	char hex[128], *upper;
+	time_t now = time(NULL);
+
+	start("checkout", pay);
+	hmac_hex(CHECKOUT_SECRET, "", pay, hex, sizeof(hex));
+	testreq_header(&req, "Cko-Signature", hex);
+	assert_status(read_as("checkout", pay, now), PROVIDER_PAYMENTS);
+	assert_payment(0, "checkout", "pay_vti5layihapu5bhbn5tjtk6eem", 20, "EUR",
+		       "evt_fkfqht6yonme7bk7jawrgzbbxq");
+	/* Its docs say hex, not which case: upper case is the same digest. */
+	upper = strdup(hex);
+	for (char *c = upper; *c != '\0'; c++)
+		*c = (char)(*c >= 'a' && *c <= 'f' ? *c - 32 : *c);
+	start("checkout", pay);
+	testreq_header(&req, "Cko-Signature", upper);
+	assert_status(read_as("checkout", pay, now), PROVIDER_PAYMENTS);
+	start("checkout", pay);
+	hmac_hex("another key", "", pay, hex, sizeof(hex));
+	testreq_header(&req, "Cko-Signature", hex);
+	assert_status(read_as("checkout", pay, now), PROVIDER_UNAUTHORIZED);
+	start("checkout", other);
+	hmac_hex(CHECKOUT_SECRET, "", other, hex, sizeof(hex));
+	testreq_header(&req, "Cko-Signature", hex);
+	assert_status(read_as("checkout", other, now), PROVIDER_IGNORED);
+	ck_assert_str_eq(batch.event_type, "payment_approved");
+	free(upper);
+	free(pay);
+	free(other);
+}
+END_TEST
+
+/* Lemon Squeezy: X-Signature, hex HMAC-SHA256 of the body; order_created
+ * of a paid order records data.id and its total; an order not paid, or
+ * another event, is ignored; a broken total is invalid. */
+START_TEST(test_lemonsqueezy)
+{
+	char *pay = fixture("lemonsqueezy/payment.json");
+	char *other = fixture("lemonsqueezy/other.json");
+	const char *pending =
+		"{\"meta\":{\"event_name\":\"order_created\"},\"data\":"
+		"{\"type\":\"orders\",\"id\":\"2\",\"attributes\":{"
+		"\"currency\":\"USD\",\"total\":1199,\"status\":"
+		"\"pending\"}}}";
+	const char *broken =
+		"{\"meta\":{\"event_name\":\"order_created\"},\"data\":"
+		"{\"type\":\"orders\",\"id\":\"3\",\"attributes\":{"
+		"\"currency\":\"USD\",\"total\":\"11.99\",\"status\":"
+		"\"paid\"}}}";
+	time_t now = time(NULL);
+
+	assert_status(read_signed("lemonsqueezy", pay, sign_lemonsqueezy),
+		      PROVIDER_PAYMENTS);
+	assert_payment(0, "lemonsqueezy", "1", 1199, "USD", NULL);
+	start("lemonsqueezy", pay);
+	sign_hex("X-Signature", "another secret", pay);
+	assert_status(read_as("lemonsqueezy", pay, now), PROVIDER_UNAUTHORIZED);
+	assert_status(read_signed("lemonsqueezy", pending, sign_lemonsqueezy),
+		      PROVIDER_IGNORED);
+	assert_status(read_signed("lemonsqueezy", other, sign_lemonsqueezy),
+		      PROVIDER_IGNORED);
+	ck_assert_str_eq(batch.event_type, "subscription_created");
+	assert_status(read_signed("lemonsqueezy", broken, sign_lemonsqueezy),
+		      PROVIDER_INVALID);
+	free(pay);
+	free(other);
+}
+END_TEST
 
 START_TEST(test_payjp)
 {
@@ -1119,6 +1199,18 @@ static void sign_komoju(const char *body, time_t t)
 	sign_hex("X-Komoju-Signature", KOMOJU_SECRET, body);
 }
 
+static void sign_checkout(const char *body, time_t t)
+{
+	(void)t;
+	sign_hex("Cko-Signature", CHECKOUT_SECRET, body);
+}
+
+static void sign_lemonsqueezy(const char *body, time_t t)
+{
+	(void)t;
+	sign_hex("X-Signature", LEMONSQUEEZY_SECRET, body);
+}
+
 static void sign_payjp(const char *body, time_t t)
 {
 	(void)body;
@@ -1224,6 +1316,28 @@ static const struct {
 	{ "shopify", "shopify/dispute.json", sign_shopify, 0, 1,
 	  LIFECYCLE_DISPUTE, LIFECYCLE_OPEN, "598735659", "625362839", 1150,
 	  "USD", "98880550-7158-44d4-b7cd-2c97c8a091b5", 1367625600, 0 },
+	/* Checkout.com: the refund is the payment's refund action; the time
+	 * is created_on in this version, timestamp in others. */
+	{ "checkout", "checkout/refund.json", sign_checkout, 0, 1,
+	  LIFECYCLE_REFUND, LIFECYCLE_SUCCEEDED, "act_7fmebms4rtmuja2poigylogjk4",
+	  "pay_pswr5qaqzzferh2puzfyrefzuy", 200, "GBP",
+	  "evt_rmbwhvwacc7u5iczmz2tdcogum", 1580729703, 0 },
+	{ "checkout", "checkout/dispute-lost.json", sign_checkout, 0, 1,
+	  LIFECYCLE_DISPUTE, LIFECYCLE_LOST, "dsp_9rjdlsd4epepfjyyf9vl",
+	  "pay_cnhuomagalglgozxy5zm", 8150, "GBP",
+	  "evt_2ewyh3rdawmezabpjv5ott4zb4", 1671117632, 582000 },
+	/* Resolved: it had been refunded before; the money stayed. */
+	{ "checkout", "checkout/dispute-resolved.json", sign_checkout, 0, 1,
+	  LIFECYCLE_DISPUTE, LIFECYCLE_WON, "dsp_9rjdlsd4epepfjyyf9vl",
+	  "pay_cnhuomagalglgozxy5zm", 20020, "USD",
+	  "evt_3tquhbz5ochermjr4xk4gicmva", 1529582431, 0 },
+	/* Lemon Squeezy: one refund object per order, its running total. */
+	{ "lemonsqueezy", "lemonsqueezy/refund-partial.json", sign_lemonsqueezy,
+	  0, 1, LIFECYCLE_REFUND, LIFECYCLE_SUCCEEDED, "1", "1", 100, "USD",
+	  NULL, 1629280800, 0 },
+	{ "lemonsqueezy", "lemonsqueezy/refund-full.json", sign_lemonsqueezy,
+	  0, 1, LIFECYCLE_REFUND, LIFECYCLE_SUCCEEDED, "1", "1", 1199, "USD",
+	  NULL, 1629280800, 0 },
 };
 
 /* Every fixture's event, read as its provider signed it. */
@@ -1573,6 +1687,8 @@ int main(void)
 	tcase_add_test(tc, test_paddle);
 	tcase_add_test(tc, test_razorpay);
 	tcase_add_test(tc, test_komoju);
+	tcase_add_test(tc, test_checkout);
+	tcase_add_test(tc, test_lemonsqueezy);
 	tcase_add_test(tc, test_payjp);
 	tcase_add_test(tc, test_square);
 	tcase_add_test(tc, test_shopify);
