@@ -183,8 +183,13 @@ enum paypal_cert_status paypal_cert_judge(const struct config *cfg,
 			until = na;
 	}
 	out->key = X509_get_pubkey(leaf);
-	if (out->key == NULL) {
+	out->verifier = EVP_MD_CTX_new();
+	if (out->key == NULL || out->verifier == NULL ||
+	    EVP_DigestVerifyInit(out->verifier, NULL, EVP_sha256(), NULL,
+				 out->key) != 1) {
 		st = PAYPAL_CERT_ERROR;
+		ERR_clear_error();
+		paypal_cert_clear(out);
 		error_set(why, "PayPal's certificate's key cannot be read");
 		goto out;
 	}
@@ -198,6 +203,14 @@ out:
 	X509_STORE_free(store);
 	BIO_free(bio);
 	return st;
+}
+
+void paypal_cert_clear(struct paypal_cert *cert)
+{
+	EVP_MD_CTX_free(cert->verifier);
+	EVP_PKEY_free(cert->key);
+	cert->verifier = NULL;
+	cert->key = NULL;
 }
 
 /* ---- the cache ---- */
@@ -236,7 +249,7 @@ void paypal_certs_free(struct paypal_certs *c)
 	if (c == NULL)
 		return;
 	for (size_t i = 0; i < CACHE_SLOTS; i++)
-		EVP_PKEY_free(c->slots[i].cert.key);
+		paypal_cert_clear(&c->slots[i].cert);
 	cert_store_free(c->store);
 	free(c);
 }
@@ -260,7 +273,7 @@ static struct slot *take_slot(struct paypal_certs *c, const char *url)
 				oldest = &c->slots[i];
 		s = oldest;
 	}
-	EVP_PKEY_free(s->cert.key);
+	paypal_cert_clear(&s->cert);
 	memset(s, 0, sizeof(*s));
 	snprintf(s->url, sizeof(s->url), "%s", url);
 	return s;
@@ -478,16 +491,18 @@ out:
 	return st;
 }
 
-enum paypal_cert_status paypal_certs_key(struct paypal_certs *c,
-					 const char *url, time_t at,
-					 EVP_PKEY **key, struct error *why)
+enum paypal_cert_status paypal_certs_verifier(struct paypal_certs *c,
+					      const char *url, time_t at,
+					      const EVP_MD_CTX **verifier,
+					      struct error *why)
 {
-	struct slot *s;
+	struct slot *s = find_slot(c, url);
 	enum paypal_cert_status st;
 
-	if (paypal_cert_url_allowed(c->cfg, url, why) != 0)
+	/* Only a URL that passed the rule has a slot: the rule is asked
+	 * once per certificate, not per delivery. */
+	if (s == NULL && paypal_cert_url_allowed(c->cfg, url, why) != 0)
 		return PAYPAL_CERT_REFUSED;
-	s = find_slot(c, url);
 	if (s != NULL && s->cert.key == NULL) {
 		if (time(NULL) < s->refused_until) {
 			error_set(why, "PayPal's certificate at this URL was "
@@ -507,6 +522,6 @@ enum paypal_cert_status paypal_certs_key(struct paypal_certs *c,
 			  "delivery's time (expired?)");
 		return PAYPAL_CERT_REFUSED;
 	}
-	*key = s->cert.key;
+	*verifier = s->cert.verifier;
 	return PAYPAL_CERT_OK;
 }

@@ -47,17 +47,25 @@ enum paypal_cert_status {
 int paypal_cert_url_allowed(const struct config *cfg, const char *url,
 			    struct error *why);
 
-/* A certificate judged (paypal_cert_judge). */
+/* A certificate judged (paypal_cert_judge); paypal_cert_clear frees what
+ * it holds. */
 struct paypal_cert {
-	EVP_PKEY *key;      /* the leaf's public key (the holder frees) */
-	time_t valid_from;  /* the latest notBefore of its chain */
-	time_t valid_until; /* the earliest notAfter of its chain */
+	EVP_PKEY *key;          /* the leaf's public key */
+	EVP_MD_CTX *verifier;   /* SHA256withRSA with that key, initialised
+				 * once: copy it for each signature (an
+				 * initialisation costs a fetch of libcrypto's
+				 * algorithms a copy does not) */
+	time_t valid_from;      /* the latest notBefore of its chain */
+	time_t valid_until;     /* the earliest notAfter of its chain */
 };
+
+/* Frees what cert holds; a cleared or zeroed one is fine. */
+void paypal_cert_clear(struct paypal_cert *cert);
 
 /* Judges pem[0..len) (what a certificate URL served): its leaf's chain
  * against cfg's CAs, its CN, its dates at time at. Returns PAYPAL_CERT_OK
  * with *out filled, or PAYPAL_CERT_REFUSED / PAYPAL_CERT_ERROR with why
- * set (out untouched). */
+ * set (out holds nothing). */
 enum paypal_cert_status paypal_cert_judge(const struct config *cfg,
 					  const char *pem, size_t len,
 					  time_t at, struct paypal_cert *out,
@@ -73,12 +81,14 @@ struct paypal_certs *paypal_certs_new(const struct config *cfg,
 /* Frees it; NULL is fine. */
 void paypal_certs_free(struct paypal_certs *certs);
 
-/* The public key of the certificate at url, trusted at time at (now, or a
- * replayed delivery's receipt), from the cache, the table, or one fetch.
- * Returns PAYPAL_CERT_OK with *key set (the cache's: valid until the next
- * call), or another status with why set. */
-enum paypal_cert_status paypal_certs_key(struct paypal_certs *certs,
-					 const char *url, time_t at,
-					 EVP_PKEY **key, struct error *why);
+/* The verifier of the certificate at url (struct paypal_cert), trusted at
+ * time at (now, or a replayed delivery's receipt), from the cache, the
+ * table, or one fetch. A URL the cache holds passed paypal_cert_url_allowed
+ * when it was first asked. Returns PAYPAL_CERT_OK with *verifier set (the
+ * cache's: valid until the next call), or another status with why set. */
+enum paypal_cert_status paypal_certs_verifier(struct paypal_certs *certs,
+					      const char *url, time_t at,
+					      const EVP_MD_CTX **verifier,
+					      struct error *why);
 
 #endif

@@ -111,7 +111,7 @@ static enum signature_status paypal_verify(const struct provider *p,
 	struct lifecycle_time sent;
 	unsigned char raw[SIG_MAX];
 	char text[PROVIDER_PAYPAL_SIGNED_MAX];
-	EVP_PKEY *key;
+	const EVP_MD_CTX *verifier;
 	long raw_len;
 	int n;
 
@@ -145,7 +145,8 @@ static enum signature_status paypal_verify(const struct provider *p,
 		*reason = "PayPal's signature headers are not of their form";
 		return SIGNATURE_MALFORMED;
 	}
-	switch (paypal_certs_key(st->certs, url, now, &key, &st->why)) {
+	switch (paypal_certs_verifier(st->certs, url, now, &verifier,
+				      &st->why)) {
 	case PAYPAL_CERT_OK:
 		break;
 	case PAYPAL_CERT_REFUSED:
@@ -159,7 +160,7 @@ static enum signature_status paypal_verify(const struct provider *p,
 		*reason = st->why.message;
 		return SIGNATURE_ERROR;
 	}
-	switch (provider_paypal_check(key, raw, (size_t)raw_len, text,
+	switch (provider_paypal_check(verifier, raw, (size_t)raw_len, text,
 				      (size_t)n)) {
 	case 0:
 		return SIGNATURE_VALID;
@@ -172,18 +173,16 @@ static enum signature_status paypal_verify(const struct provider *p,
 	}
 }
 
-int provider_paypal_check(EVP_PKEY *key, const unsigned char *sig,
+int provider_paypal_check(const EVP_MD_CTX *verifier, const unsigned char *sig,
 			  size_t sig_len, const char *text, size_t len)
 {
 	EVP_MD_CTX *ctx = EVP_MD_CTX_new();
-	int rc;
+	int rc = -1;
 
-	if (ctx == NULL)
-		return -1;
-	rc = EVP_DigestVerifyInit(ctx, NULL, EVP_sha256(), NULL, key) == 1 &&
-			     EVP_DigestVerify(ctx, sig, sig_len,
-					      (const unsigned char *)text,
-					      len) == 1 ? 0 : 1;
+	if (ctx != NULL && EVP_MD_CTX_copy_ex(ctx, verifier) == 1)
+		rc = EVP_DigestVerify(ctx, sig, sig_len,
+				      (const unsigned char *)text, len) == 1 ?
+			     0 : 1;
 	EVP_MD_CTX_free(ctx);
 	ERR_clear_error();
 	return rc;

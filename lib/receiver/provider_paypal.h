@@ -33,9 +33,10 @@ int provider_paypal_signed_text(const char *id, const char *when,
 				const char *webhook, const char *body,
 				size_t len, char *out);
 
-/* Whether sig[0..sig_len) is key's SHA256withRSA signature of
- * text[0..len): 0 it is, 1 it is not, -1 out of memory. */
-int provider_paypal_check(EVP_PKEY *key, const unsigned char *sig,
+/* Whether sig[0..sig_len) is the SHA256withRSA signature of text[0..len)
+ * by the key verifier was initialised with (EVP_DigestVerifyInit; it is
+ * copied, never changed): 0 it is, 1 it is not, -1 out of memory. */
+int provider_paypal_check(const EVP_MD_CTX *verifier, const unsigned char *sig,
 			  size_t sig_len, const char *text, size_t len);
 
 /* The headers PayPal signs a delivery with, beside the profile row's. */

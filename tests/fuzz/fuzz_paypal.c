@@ -149,7 +149,7 @@ static void url(const char *text)
 
 static void certificate(const char *pem, size_t len)
 {
-	struct paypal_cert cert = { NULL, 0, 0 };
+	struct paypal_cert cert = { NULL, NULL, 0, 0 };
 	struct error why;
 	time_t now = time(NULL);
 	enum paypal_cert_status st =
@@ -160,13 +160,15 @@ static void certificate(const char *pem, size_t len)
 		   "status %d", (int)st);
 	if (st != PAYPAL_CERT_OK) {
 		FUZZ_CHECK(why.message[0] != '\0', "refused without why");
-		FUZZ_CHECK(cert.key == NULL, "a key with a refusal");
+		FUZZ_CHECK(cert.key == NULL && cert.verifier == NULL,
+			   "a key with a refusal");
 		return;
 	}
-	FUZZ_CHECK(cert.key != NULL && cert.valid_from <= now &&
+	FUZZ_CHECK(cert.key != NULL && cert.verifier != NULL &&
+			   cert.valid_from <= now &&
 			   now <= cert.valid_until,
 		   "trusted out of its dates");
-	EVP_PKEY_free(cert.key);
+	paypal_cert_clear(&cert);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
