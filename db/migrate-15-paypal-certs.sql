@@ -5,7 +5,8 @@
 --
 -- A new table, needed only with the paypal profile. Until it exists each
 -- worker fetches PayPal's certificate for itself, keeps it in its memory,
--- and says once a minute why it cannot share it. Its user needs:
+-- and says once a minute why it cannot share it; payhook --check-config
+-- fails, naming this file. Its user needs:
 --
 --     GRANT SELECT, INSERT, UPDATE ON payhook.paypal_certs TO ...
 

@@ -305,6 +305,25 @@ static struct cert_store *store_of(struct paypal_certs *c)
 	return c->store;
 }
 
+int paypal_certs_check(struct paypal_certs *c, struct error *err)
+{
+	char *pem;
+	int rc;
+
+	if (c->store == NULL) {
+		c->store = cert_store_new(c->cfg, err);
+		if (c->store == NULL)
+			return -1;
+	}
+	pem = malloc(CERT_STORE_PEM_MAX + 1);
+	if (pem == NULL)
+		return error_set(err, "paypal certificates: out of memory");
+	/* No URL is "": the look-up of none reads the table all the same. */
+	rc = cert_store_get(c->store, "", pem, err) < 0 ? -1 : 0;
+	free(pem);
+	return rc;
+}
+
 struct body {
 	char *data;
 	size_t len;

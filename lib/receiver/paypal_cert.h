@@ -81,6 +81,10 @@ struct paypal_certs *paypal_certs_new(const struct config *cfg,
 /* Frees it; NULL is fine. */
 void paypal_certs_free(struct paypal_certs *certs);
 
+/* Whether table paypal_certs can be read. Returns 0, or -1 with err set
+ * (the table missing names its migration). */
+int paypal_certs_check(struct paypal_certs *certs, struct error *err);
+
 /* The verifier of the certificate at url (struct paypal_cert), trusted at
  * time at (now, or a replayed delivery's receipt), from the cache, the
  * table, or one fetch. A URL the cache holds passed paypal_cert_url_allowed

@@ -157,6 +157,8 @@ int pipeline_check_mysql(struct pipeline *p, struct error *err)
 		return -1;
 	if (p->inbox != NULL && inbox_check(p->inbox, err) != 0)
 		return -1;
+	if (provider_set_check_stores(p->providers, err) != 0)
+		return -1;
 	return lifecycle_store_check_schema(p->events, err);
 }
 

@@ -304,6 +304,19 @@ void provider_set_free(struct provider_set *set)
 	free(set);
 }
 
+int provider_set_check_stores(const struct provider_set *set,
+			      struct error *err)
+{
+	for (unsigned i = 0; i < CONFIG_PROVIDER_COUNT; i++) {
+		const struct provider *p = &set->providers[i];
+
+		if (set->enabled[i] && p->profile.scheme->check_store != NULL &&
+		    p->profile.scheme->check_store(p, err) != 0)
+			return -1;
+	}
+	return 0;
+}
+
 const struct provider *provider_enabled(const struct provider_set *set,
 					enum config_provider id)
 {

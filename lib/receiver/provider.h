@@ -47,6 +47,12 @@ struct provider_set *provider_set_new(const struct config *cfg,
 /* Frees the set; NULL is fine. */
 void provider_set_free(struct provider_set *set);
 
+/* Whether the tables the enabled profiles keep their state in are there
+ * (PayPal's certificates): for --check-config. Returns 0, or -1 with err
+ * naming the table and its migration. */
+int provider_set_check_stores(const struct provider_set *set,
+			      struct error *err);
+
 /* Profile id (the one the request's path names, route.h) when it is
  * enabled; NULL when not (404). */
 const struct provider *provider_enabled(const struct provider_set *set,

@@ -84,6 +84,13 @@ static int paypal_check_config(const struct config *cfg, struct error *err)
 	return 0;
 }
 
+static int paypal_check_store(const struct provider *p, struct error *err)
+{
+	const struct paypal_state *st = p->state;
+
+	return paypal_certs_check(st->certs, err);
+}
+
 int provider_paypal_signed_text(const char *id, const char *when,
 				const char *webhook, const char *body,
 				size_t len, char *out)
@@ -262,6 +269,7 @@ const struct provider_scheme provider_scheme_paypal = {
 	.setup = paypal_setup,
 	.cleanup = paypal_cleanup,
 	.check_config = paypal_check_config,
+	.check_store = paypal_check_store,
 	.verify = paypal_verify,
 	.sign = paypal_sign,
 	.keyless = true,

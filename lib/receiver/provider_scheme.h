@@ -127,6 +127,10 @@ struct provider_scheme {
 	 * enabled profile of it (its secret is checked by the table).
 	 * Returns 0, or -1 with err saying what to set. */
 	int (*check_config)(const struct config *cfg, struct error *err);
+	/* Optional: whether the tables the scheme keeps its state in are
+	 * there (--check-config), for an enabled profile. Returns 0, or -1
+	 * with err naming the table and its migration. */
+	int (*check_store)(const struct provider *p, struct error *err);
 	/* Checks the signature of body[0..len) that req's headers carry, at
 	 * now (replay: a delivery the inbox kept), with p's ring (not NULL).
 	 * Sets *reason for anything but SIGNATURE_VALID. NULL: the signature
