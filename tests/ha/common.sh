@@ -178,7 +178,8 @@ ha_start_app() {
 # lease is 20 s; VAR=VALUE settings come after those. Records them as
 # ha-target and NAME (ha-dispatch); sets HA_TARGET_RECORD (one line per
 # request, see tests/servers/http_target.c), HA_TARGET_URL and
-# HA_DISPATCH_LOG (E2E_DIR/NAME.log; dispatch.log for ha-dispatch).
+# HA_DISPATCH_LOG (E2E_DIR/NAME.log; dispatch.log for ha-dispatch). The
+# program is HA_DISPATCHER when set (make chaos-ha's planted bugs).
 ha_start_dispatcher() {
 	local nodes=$1 name=${2:-ha-dispatch}
 	shift
@@ -200,7 +201,7 @@ ha_start_dispatcher() {
 		PAYHOOK_DISPATCH_TIMEOUT_MS=2000 PAYHOOK_DISPATCH_LEASE_MS=20000 \
 		PAYHOOK_DISPATCH_POLL_MS=50 PAYHOOK_DISPATCH_BACKOFF_MS=200 \
 		PAYHOOK_DISPATCH_URL="$HA_TARGET_URL" "$@" \
-		"$top_builddir/app/payhook-dispatch" >>"$HA_DISPATCH_LOG" 2>&1 &
+		"${HA_DISPATCHER:-$top_builddir/app/payhook-dispatch}" >>"$HA_DISPATCH_LOG" 2>&1 &
 	harness_record "$name" "$!"
 }
 

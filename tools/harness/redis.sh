@@ -18,7 +18,8 @@ harness__address_bind() {
 	fi
 	[ -f "$1/address" ] && read -r addr <"$1/address"
 	harness__bind=(--bind 127.0.0.1 ${addr:+"$addr"})
-	[ -z "$addr" ] || harness__bind+=(--bind-source-addr "$addr")
+	# Protected mode takes only 127.0.0.1 for loopback.
+	[ -z "$addr" ] || harness__bind+=(--bind-source-addr "$addr" --protected-mode no)
 }
 
 # harness__redis_cmd PORT DIR SOCKET

@@ -403,7 +403,8 @@ static void note(struct check *ck, enum rule rule, const struct chaos_rec *r,
 }
 
 /* The web server's own 5xx is expected when a worker died in the request
- * (or the web server itself was restarted). */
+ * (or the web server itself was restarted, or make chaos-ha killed an app
+ * host's pool). */
 static bool worker_killed_during(const struct chaos_run *run,
 				 const struct chaos_rec *r)
 {
@@ -411,7 +412,8 @@ static bool worker_killed_during(const struct chaos_run *run,
 		const struct chaos_fault *f = &run->faults[i];
 
 		if ((strcmp(f->kind, "worker_kill") == 0 ||
-		     strcmp(f->kind, "web_restart") == 0) &&
+		     strcmp(f->kind, "web_restart") == 0 ||
+		     strcmp(f->kind, "app_kill") == 0) &&
 		    f->begin_us <= r->answered_us + 1000000 &&
 		    f->end_us >= r->sent_us - 1000000)
 			return true;

@@ -1024,6 +1024,10 @@ int main(int argc, char **argv)
 	}
 
 	g.run.start_us = now_us();
+	/* The history's times count from here (make chaos-ha's figures). */
+	printf("# chaos: workload starts at %lld ms\n",
+	       (long long)(g.run.start_us / 1000));
+	fflush(stdout);
 	g.phase_end_us = g.run.start_us + (int64_t)g.run.seconds * 1000000;
 	run_phase("workload");
 	/* No request is sent after this, though some may still be answered. */
