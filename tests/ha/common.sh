@@ -43,7 +43,7 @@ declare -A HA=()
 ha_init() {
 	harness_init || return 1
 	E2E_DIR=$HARNESS_DIR/e2e
-	E2E_PAYHOOK=$top_builddir/app/payhook
+	E2E_PAYHOOK=${HA_PAYHOOK:-$top_builddir/app/payhook}
 	E2E_SIGN=$top_builddir/app/payhook-sign
 	mkdir -p "$E2E_DIR" || return 1
 	export E2E_PAYHOOK E2E_SIGN E2E_DIR

@@ -456,6 +456,10 @@ fault() {
 		app_kill "$c"
 		sleep_ms "$b"
 		app_start "$c"
+		# Healed once the host serves again: its web server answers 503
+		# until it notices the pool is back (lighttpd re-enables a
+		# backend a second or two after its last failed connect).
+		harness_wait_http "$([ "$c" = a ] && echo "$url_a" || echo "$url_b")" 405 15 >/dev/null
 		fault_log end "$id"
 		;;
 	slow_link)
@@ -679,12 +683,16 @@ done
 printf ' |\n'
 printf '| Redis failovers | %s (+switch-master seen by sentinel s2) |\n' \
 	"$(grep -c '+switch-master' "$HARNESS_DIR/s2/sentinel.log")"
-printf '| Galera | %s IST, %s SST received; the cluster Synced again %s s after the heal |\n' \
-	"$(cat "$HARNESS_DIR"/galera*/error.log | grep -c 'IST received')" \
-	"$(cat "$HARNESS_DIR"/galera*/error.log | grep -c 'SST received\|SST complete\|State transfer required')" \
-	"$(ha_seconds "$galera_healed")"
+# (The two joiners of the start each log one of both.)
+ist=$(($(cat "$HARNESS_DIR"/galera*/error.log | grep -c 'WSREP: IST received') - 2))
+sst=$(($(cat "$HARNESS_DIR"/galera*/error.log | grep -c 'WSREP: SST succeeded') - 2))
+printf '| Galera | %s node starts after the first (%s of them recovered with --wsrep-recover); %s IST and %s SST received; the cluster Synced again %s s after the heal |\n' \
+	"$(grep -c 'harness: galera node' "$HARNESS_DIR/restarts.log" 2>/dev/null)" \
+	"$(grep -c ' recovered at ' "$HARNESS_DIR/restarts.log" 2>/dev/null)" \
+	"$((ist < 0 ? 0 : ist))" "$((sst < 0 ? 0 : sst))" "$(ha_seconds "$galera_healed")"
 # Recovery after each fault: from its end to the first request from which
-# 20 in a row (by time sent) were answered (anything but 503, 5xx or none);
+# 20 in a row (by time sent) were answered (anything but 503, 5xx or none,
+# a hang-up of the client's own aside);
 # latency during faults (sent between a begin and its end) and outside.
 if [ -n "$client_t0" ]; then
 	awk -F '\t' -v t0="$client_t0" -v faults="$faults" -v dlat="$E2E_DIR/lat.during" \
@@ -698,7 +706,7 @@ if [ -n "$client_t0" ]; then
 		}
 		NR > 1 && $5 != "final" {
 			s = $1 * 1000; n++; sent[n] = s
-			st = $7; bad[n] = (st == 0 || st >= 500)
+			st = $7; bad[n] = ((st == 0 && $5 != "hangup") || st >= 500)
 			lat = ($2 - $1) * 1000; during = 0
 			for (id in b) if (s >= b[id] && (!(id in e) || s <= e[id])) { during = 1; break }
 			print lat > (during ? dlat : olat)
