@@ -690,8 +690,9 @@ printf '| Galera | %s node starts after the first (%s of them recovered with --w
 	"$(grep -c 'harness: galera node' "$HARNESS_DIR/restarts.log" 2>/dev/null)" \
 	"$(grep -c ' recovered at ' "$HARNESS_DIR/restarts.log" 2>/dev/null)" \
 	"$((ist < 0 ? 0 : ist))" "$((sst < 0 ? 0 : sst))" "$(ha_seconds "$galera_healed")"
-# Recovery after each fault: from its end to the first request from which
-# 20 in a row (by time sent) were answered (anything but 503, 5xx or none,
+# Recovery after each fault that ended while no other was going on: from
+# its end to the first request from which 20 in a row (by time sent) were
+# answered (anything but 503, 5xx or none,
 # a hang-up of the client's own aside);
 # latency during faults (sent between a begin and its end) and outside.
 if [ -n "$client_t0" ]; then
@@ -714,6 +715,14 @@ if [ -n "$client_t0" ]; then
 		END {
 			for (id in b) {
 				if (!(id in e)) continue
+				# The first fault of another kind that begins after
+				# this one ends; one still going then: not measured.
+				next_b = -1; alone = 1
+				for (o in b) {
+					if (o == id) continue
+					if (b[o] <= e[id] && (!(o in e) || e[o] >= e[id])) alone = 0
+					if (b[o] > e[id] && (next_b < 0 || b[o] < next_b)) next_b = b[o]
+				}
 				for (i = 1; i <= n && sent[i] < e[id]; i++) ;
 				for (; i <= n; i++) {
 					ok = 1
@@ -721,11 +730,16 @@ if [ -n "$client_t0" ]; then
 					if (ok) break
 				}
 				r = (i <= n ? sent[i] - e[id] : -1); if (r < 0) r = 0
+				if (!alone || (next_b >= 0 && e[id] + r > next_b)) { skip[k[id]]++; continue }
 				cnt[k[id]]++; sum[k[id]] += r; if (r > max[k[id]]) max[k[id]] = r
 			}
+			for (x in skip) if (!(x in cnt)) cnt[x] = 0
 			for (x in cnt)
-				printf "| recovery after %s | mean %.1f s, max %.1f s (%d faults) |\n", \
-					x, sum[x] / cnt[x] / 1000, max[x] / 1000, cnt[x]
+				if (cnt[x] > 0)
+					printf "| recovery after %s | mean %.1f s, max %.1f s (%d faults alone; %d overlapped by another, not measured) |\n", \
+						x, sum[x] / cnt[x] / 1000, max[x] / 1000, cnt[x], skip[x]
+				else
+					printf "| recovery after %s | not measured (%d faults, each overlapped by another) |\n", x, skip[x]
 		}' "$HARNESS_DIR/history.tsv" | sort
 	: >>"$E2E_DIR/lat.during"
 	: >>"$E2E_DIR/lat.outside"
