@@ -750,10 +750,11 @@ if [ -n "$client_t0" ]; then
 		"$(wc -l <"$E2E_DIR/lat.outside")" "$(ha__pct "$E2E_DIR/lat.outside" 50)" \
 		"$(ha__pct "$E2E_DIR/lat.outside" 99)" "$(ha__pct "$E2E_DIR/lat.outside" 100)"
 fi
-printf '| pool logs | %s warnings, %s lost leases, %s writes run once more after 1213 |\n' \
+printf '| pool logs (level warn) | %s warnings: %s recorded without the lock, %s Redis master changes seen by a worker, %s early-mark rebuilds that failed |\n' \
 	"$(cat "$HARNESS_DIR"/host?.log | grep -c ' warn ')" \
-	"$(cat "$HARNESS_DIR"/host?.log | grep -c 'lost lease')" \
-	"$(cat "$HARNESS_DIR"/host?.log | grep -c 'running the write once more')"
+	"$(cat "$HARNESS_DIR"/host?.log | grep -c 'recorded without the lock')" \
+	"$(cat "$HARNESS_DIR"/host?.log | grep -c 'redis: the master is now')" \
+	"$(cat "$HARNESS_DIR"/host?.log | grep -c 'early marks not rebuilt')"
 
 keep=${CHAOS_KEEP:-${TMPDIR:-/tmp}/payhook-chaos-ha-$seed}
 if mkdir -p "$keep" && cp "$HARNESS_DIR/history.tsv" "$faults" "$HARNESS_DIR/client.out" \
