@@ -143,7 +143,8 @@ done
 ha_skip_unless_tools jq >/dev/null || exit 2
 export HARNESS_GALERA_ADDR_PREFIX=127.0.1.
 HA_REDIS_ADDR_PREFIX=127.0.2. HA_REDIS_REPLICAS=2
-export E2E_PAYHOOK=$payhook
+# ha_init takes the pools' payhook from HA_PAYHOOK (planted-bug.sh's).
+export HA_PAYHOOK=$payhook
 
 show_logs() {
 	local f
