@@ -55,7 +55,7 @@
 #                     sentinels, 6-12 s: two sentinels of three fail over
 #                     while the old master still takes the locks
 #   sentinel_failover SENTINEL FAILOVER under load
-#   redis_kill        the master or a replica SIGKILLed, restarted 1-4 s
+#   redis_kill        the master or a replica SIGKILLed, restarted 1-5 s
 #                     later
 #   app_kill          host H's pool (master and workers) and dispatcher
 #                     SIGKILLed, restarted 1-3 s later
