@@ -223,6 +223,15 @@ static int check_master_role(struct lock_client *client, struct error *err)
 	return rc;
 }
 
+/* Whether the master named now is another server than before (a port of 0:
+ * no master known before). */
+static bool master_moved(const struct endpoint *before,
+			 const struct endpoint *now)
+{
+	return before->port != 0 && (before->port != now->port ||
+				     strcmp(before->host, now->host) != 0);
+}
+
 /* Asks the sentinels in turn for the master and connects to it. Every
  * connection fault drops the connection, so the master is found again after
  * any error, timeout or READONLY. */
@@ -241,9 +250,7 @@ static int connect_via_sentinels(struct lock_client *client, struct error *err)
 		    open_server(client, client->master.host,
 				client->master.port, err) == 0 &&
 		    check_master_role(client, err) == 0) {
-			if (before.port != 0 &&
-			    (before.port != client->master.port ||
-			     strcmp(before.host, client->master.host) != 0))
+			if (master_moved(&before, &client->master))
 				log_warn("redis: the master is now %s:%d "
 					 "(was %s:%d)", client->master.host,
 					 client->master.port, before.host,
@@ -330,9 +337,32 @@ static void read_policy(struct lock_client *client)
 			 client->policy[0] != '\0' ? client->policy : "(unknown)");
 }
 
+/* After this worker followed the master to another server: the early
+ * marks it (or any worker still on the old master) set there since the
+ * sentinels promoted the new one are lost (replication is asynchronous, and
+ * an old master cut off from the sentinels keeps taking writes until it is
+ * demoted), while the new master may already hold marks declared complete
+ * by a rebuild of its own. A payment would then read "complete, none" and
+ * skip its events' totals. Deleting the completeness key makes the marks
+ * incomplete: payments probe MySQL, and the next rebuild recomputes the
+ * totals of every payment that has events. */
+static void forget_complete(struct lock_client *client)
+{
+	const char *prefix = client->cfg->lock_key_prefix;
+	char complete[EARLY_KEY_MAX];
+	const char *del[2] = { "DEL", complete };
+	struct error err;
+
+	early_key(complete, EARLY_COMPLETE, prefix, strlen(prefix));
+	if (early_command(client, "DEL early complete", 2, del, NULL, NULL,
+			  &err) != 0)
+		log_warn("%s", err.message);
+}
+
 int lock_connect(struct lock_client *client, struct error *err)
 {
 	const struct config *cfg = client->cfg;
+	struct endpoint before = client->master;
 
 	if (client->redis != NULL && client->redis->err == 0)
 		return 0;
@@ -352,6 +382,8 @@ int lock_connect(struct lock_client *client, struct error *err)
 	info_field(client, "server", "run_id", client->run_id,
 		   sizeof(client->run_id));
 	read_policy(client);
+	if (client->sentinel_count > 0 && master_moved(&before, &client->master))
+		forget_complete(client);
 	if (client->redis == NULL || client->redis->err != 0) {
 		error_set(err, "redis INFO memory: %s", client->redis != NULL ?
 			  client->redis->errstr : "the connection failed");

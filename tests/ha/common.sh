@@ -43,7 +43,7 @@ declare -A HA=()
 ha_init() {
 	harness_init || return 1
 	E2E_DIR=$HARNESS_DIR/e2e
-	E2E_PAYHOOK=$top_builddir/app/payhook
+	E2E_PAYHOOK=${HA_PAYHOOK:-$top_builddir/app/payhook}
 	E2E_SIGN=$top_builddir/app/payhook-sign
 	mkdir -p "$E2E_DIR" || return 1
 	export E2E_PAYHOOK E2E_SIGN E2E_DIR
@@ -94,18 +94,32 @@ ha_sql() {
 	return 1
 }
 
-# ha_start_redis: master rmaster, replica rreplica, sentinels s1..s3
-# (quorum 2), and waits until every sentinel knows the replica and the two
-# other sentinels (their hello messages take a few seconds); exports
-# PAYHOOK_REDIS_SENTINELS and PAYHOOK_REDIS_MASTER_NAME.
+# ha_start_redis: master rmaster, replica rreplica (HA_REDIS_REPLICAS of
+# them: rreplica, rreplica2, ...), sentinels s1..s3 (quorum 2), and waits
+# until every sentinel knows the replicas and the two other sentinels
+# (their hello messages take a few seconds); exports
+# PAYHOOK_REDIS_SENTINELS and PAYHOOK_REDIS_MASTER_NAME. With
+# HA_REDIS_ADDR_PREFIX (e.g. 127.0.2.) each server is a host of its own:
+# the master PREFIX1, replica K PREFIX(K+1), sentinel sK beside server K
+# (tools/harness/redis.sh, harness__address_bind).
 ha_start_redis() {
-	local s deadline info
-	harness_start_redis rmaster || return 1
-	harness_start_redis rreplica || return 1
-	harness_redis_on rreplica REPLICAOF 127.0.0.1 "$REDIS_PORT_RMASTER" >/dev/null || return 1
+	local s k deadline info master_host=127.0.0.1 prefix=${HA_REDIS_ADDR_PREFIX:-}
+	local replicas=${HA_REDIS_REPLICAS:-1} name
+	[ -z "$prefix" ] || master_host=${prefix}1
+	HARNESS_REDIS_ADDRESS=${prefix:+${prefix}1} harness_start_redis rmaster || return 1
+	HA_REDIS_NODES=(rmaster)
+	for k in $(seq 1 "$replicas"); do
+		name=rreplica$([ "$k" = 1 ] || echo "$k")
+		HARNESS_REDIS_ADDRESS=${prefix:+$prefix$((k + 1))} harness_start_redis "$name" || return 1
+		harness_redis_on "$name" REPLICAOF "$master_host" "$REDIS_PORT_RMASTER" >/dev/null || return 1
+		HA_REDIS_NODES+=("$name")
+	done
 	PAYHOOK_REDIS_SENTINELS=
+	k=0
 	for s in s1 s2 s3; do
-		harness_start_sentinel "$s" "$HA_MASTER_NAME" "$REDIS_PORT_RMASTER" 2 || return 1
+		k=$((k + 1))
+		HARNESS_REDIS_ADDRESS=${prefix:+$prefix$k} HARNESS_SENTINEL_MASTER_HOST=$master_host \
+			harness_start_sentinel "$s" "$HA_MASTER_NAME" "$REDIS_PORT_RMASTER" 2 || return 1
 		PAYHOOK_REDIS_SENTINELS+=${PAYHOOK_REDIS_SENTINELS:+ }127.0.0.1:$(cat "$HARNESS_DIR/$s/sentinel.port")
 	done
 	export PAYHOOK_REDIS_SENTINELS PAYHOOK_REDIS_MASTER_NAME=$HA_MASTER_NAME
@@ -114,10 +128,10 @@ ha_start_redis() {
 		while :; do
 			info=$(harness_sentinel "$s" SENTINEL master "$HA_MASTER_NAME" | paste -sd' ')
 			case $info in
-			*"num-slaves 1 "*"num-other-sentinels 2 "*) break ;;
+			*"num-slaves $replicas "*"num-other-sentinels 2 "*) break ;;
 			esac
 			if [ "$(harness_now_ms)" -ge "$deadline" ]; then
-				echo "ha: sentinel $s does not see the replica and the others: $info" >&2
+				echo "ha: sentinel $s does not see the replicas and the others: $info" >&2
 				return 1
 			fi
 			sleep 0.2
@@ -156,30 +170,39 @@ ha_start_app() {
 	harness_wait_http "http://127.0.0.1:$LIGHTTPD_PORT/webhook" 405 10 "$LIGHTTPD_PID"
 }
 
-# ha_start_dispatcher "NODES": an HTTP target (tests/servers/http_target, answering
-# 200) and a payhook-dispatch delivering to it, whose only database setting
-# is mysql_nodes = NODES (mysql_host and mysql_port unset: the default
-# 127.0.0.1:3306, where nothing listens). Timeouts of 2 s, so its lease is
-# 20 s. Records them as ha-target and ha-dispatch; sets HA_TARGET_RECORD (one
-# line per request, see tests/servers/http_target.c) and HA_DISPATCH_LOG.
+# ha_start_dispatcher "NODES" [NAME [VAR=VALUE...]]: an HTTP target
+# (tests/servers/http_target, answering 200; started once, for every
+# dispatcher) and a payhook-dispatch delivering to it, whose only database
+# setting is mysql_nodes = NODES (mysql_host and mysql_port unset: the
+# default 127.0.0.1:3306, where nothing listens). Timeouts of 2 s, so its
+# lease is 20 s; VAR=VALUE settings come after those. Records them as
+# ha-target and NAME (ha-dispatch); sets HA_TARGET_RECORD (one line per
+# request, see tests/servers/http_target.c), HA_TARGET_URL and
+# HA_DISPATCH_LOG (E2E_DIR/NAME.log; dispatch.log for ha-dispatch). The
+# program is HA_DISPATCHER when set (make chaos-ha's planted bugs).
 ha_start_dispatcher() {
-	local nodes=$1
+	local nodes=$1 name=${2:-ha-dispatch}
+	shift
+	[ "$#" = 0 ] || shift
 	HA_TARGET_RECORD=$E2E_DIR/target.record
-	HA_DISPATCH_LOG=$E2E_DIR/dispatch.log
-	echo 200 >"$E2E_DIR/target.control"
-	: >"$HA_TARGET_RECORD"
-	harness__start_helper ha-target "$E2E_DIR/target.port" \
-		"$E2E_DIR/target.log" "HTTP target" \
-		"$top_builddir/tests/servers/http_target" --control "$E2E_DIR/target.control" \
-		--record "$HA_TARGET_RECORD" || return 1
+	HA_DISPATCH_LOG=$E2E_DIR/${name#ha-}.log
+	if ! harness_running ha-target; then
+		echo 200 >"$E2E_DIR/target.control"
+		: >"$HA_TARGET_RECORD"
+		harness__start_helper ha-target "$E2E_DIR/target.port" \
+			"$E2E_DIR/target.log" "HTTP target" \
+			"$top_builddir/tests/servers/http_target" --control "$E2E_DIR/target.control" \
+			--record "$HA_TARGET_RECORD" || return 1
+		HA_TARGET_URL=http://127.0.0.1:$harness__port/hook
+	fi
 	env -u PAYHOOK_MYSQL_HOST -u PAYHOOK_MYSQL_PORT \
 		PAYHOOK_MYSQL_NODES="$nodes" \
 		PAYHOOK_MYSQL_READ_TIMEOUT_S=2 PAYHOOK_MYSQL_WRITE_TIMEOUT_S=2 \
 		PAYHOOK_DISPATCH_TIMEOUT_MS=2000 PAYHOOK_DISPATCH_LEASE_MS=20000 \
 		PAYHOOK_DISPATCH_POLL_MS=50 PAYHOOK_DISPATCH_BACKOFF_MS=200 \
-		PAYHOOK_DISPATCH_URL="http://127.0.0.1:$harness__port/hook" \
-		"$top_builddir/app/payhook-dispatch" >>"$HA_DISPATCH_LOG" 2>&1 &
-	harness_record ha-dispatch "$!"
+		PAYHOOK_DISPATCH_URL="$HA_TARGET_URL" "$@" \
+		"${HA_DISPATCHER:-$top_builddir/app/payhook-dispatch}" >>"$HA_DISPATCH_LOG" 2>&1 &
+	harness_record "$name" "$!"
 }
 
 # ha_workers MASTER_PID: its workers' PIDs, sorted, on one line.

@@ -35,14 +35,29 @@ harness__galera_prepare() {
 	fi
 }
 
+# harness__galera_addr K: node K's address for Galera's own traffic
+# (gcomm, IST, SST): 127.0.0.1, or HARNESS_GALERA_ADDR_PREFIX followed by K
+# (e.g. 127.0.1. gives 127.0.1.K). Galera binds its outgoing gcomm
+# connections to that address too, so that a test in a network namespace of
+# its own can cut the link between two nodes by their addresses (make
+# chaos-ha). The SQL port stays on 127.0.0.1.
+harness__galera_addr() {
+	if [ -n "${HARNESS_GALERA_ADDR_PREFIX:-}" ]; then
+		printf '%s%s\n' "$HARNESS_GALERA_ADDR_PREFIX" "$1"
+	else
+		printf '127.0.0.1\n'
+	fi
+}
+
 # harness__galera_cmd PORT BASE SOCKET NAME K [MARIADBD OPTIONS...]: node K
 # of cluster NAME, its Galera ports from BASE/galera.ports (gcomm, IST, SST),
 # the cluster's addresses from $HARNESS_DIR/NAME.galera.
 harness__galera_cmd() {
-	local port=$1 base=$2 sock=$3 name=$4 k=$5 gport iport sport cluster
+	local port=$1 base=$2 sock=$3 name=$4 k=$5 gport iport sport cluster addr
 	shift 5
 	read -r gport iport sport <"$base/galera.ports" || return 1
 	read -r cluster <"$HARNESS_DIR/$name.galera" || return 1
+	addr=$(harness__galera_addr "$k")
 	harness__cmd=(mariadbd --no-defaults --datadir="$base/data" --socket="$sock"
 		--port="$port" --bind-address=127.0.0.1 --port-open-timeout=10
 		--user="$harness__galera_user" --pid-file="$base/mariadbd.pid"
@@ -57,11 +72,11 @@ harness__galera_cmd() {
 		--wsrep-cluster-name="payhook-$name"
 		--wsrep-cluster-address="gcomm://$cluster"
 		--wsrep-node-name="$name$k"
-		--wsrep-node-address="127.0.0.1:$gport"
+		--wsrep-node-address="$addr:$gport"
 		--wsrep-node-incoming-address="127.0.0.1:$port"
 		--wsrep-sst-method=rsync
-		--wsrep-sst-receive-address="127.0.0.1:$sport"
-		--wsrep-provider-options="gmcast.listen_addr=tcp://127.0.0.1:$gport;ist.recv_addr=127.0.0.1:$iport;gcache.size=128M"
+		--wsrep-sst-receive-address="$addr:$sport"
+		--wsrep-provider-options="gmcast.listen_addr=tcp://$addr:$gport;ist.recv_addr=$addr:$iport;gcache.size=128M${HARNESS_GALERA_OPTIONS:+;$HARNESS_GALERA_OPTIONS}"
 		"$@")
 }
 
@@ -219,7 +234,7 @@ harness_start_galera() {
 			chown -R "$harness__galera_user:" "$base" || return 1
 		fi
 		read -r var _ <"$base/galera.ports"
-		cluster+=${cluster:+,}127.0.0.1:$var
+		cluster+=${cluster:+,}$(harness__galera_addr "$k"):$var
 		nodes+=${nodes:+ }127.0.0.1:$(cat "$harness__iport")
 	done
 	printf '%s\n' "$cluster" >"$HARNESS_DIR/$name.galera" || return 1

@@ -11,13 +11,14 @@ harness__sentinel_cmd() {
 	local conf=$2/sentinel.conf
 	if [ ! -f "$conf" ]; then
 		cat >"$conf" <<-EOC || return 1
-		sentinel monitor $3 127.0.0.1 $4 $5
+		sentinel monitor $3 ${HARNESS_SENTINEL_MASTER_HOST:-127.0.0.1} $4 $5
 		sentinel down-after-milliseconds $3 ${HARNESS_SENTINEL_DOWN_AFTER_MS:-1000}
 		sentinel failover-timeout $3 ${HARNESS_SENTINEL_FAILOVER_TIMEOUT_MS:-3000}
 		sentinel parallel-syncs $3 1
 		EOC
 	fi
-	harness__cmd=(redis-server "$conf" --sentinel --bind 127.0.0.1
+	harness__address_bind "$2" || return 1
+	harness__cmd=(redis-server "$conf" --sentinel "${harness__bind[@]}"
 		--port "$1" --daemonize no --dir "$2" --logfile "$2/sentinel.log")
 }
 
@@ -27,7 +28,9 @@ harness__sentinel_ready() {
 
 # harness_start_sentinel NAME MASTER_NAME MASTER_PORT [QUORUM]: a Redis
 # Sentinel (redis-server --sentinel) on a loopback port, monitoring the
-# master 127.0.0.1:MASTER_PORT as MASTER_NAME with QUORUM (2),
+# master 127.0.0.1:MASTER_PORT (HARNESS_SENTINEL_MASTER_HOST instead of
+# 127.0.0.1, and HARNESS_REDIS_ADDRESS, as for harness_start_redis, the
+# first time) as MASTER_NAME with QUORUM (2),
 # down-after-milliseconds HARNESS_SENTINEL_DOWN_AFTER_MS (1000) and
 # failover-timeout HARNESS_SENTINEL_FAILOVER_TIMEOUT_MS (3000). Its files in
 # $HARNESS_DIR/NAME (sentinel.conf, sentinel.log, sentinel.port), recorded as

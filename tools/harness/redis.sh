@@ -4,10 +4,29 @@
 
 # ---- redis ------------------------------------------------------------------
 
+# harness__address_bind DIR: sets harness__bind to the bind options of the
+# redis-server (or sentinel) whose files are in DIR: 127.0.0.1 and, when
+# DIR/address names one, that address too, which its own connections
+# (replication, a sentinel's links) leave from (bind-source-addr), so that a
+# test in a network namespace of its own can cut one server off from the
+# others by their addresses (make chaos-ha). The first start writes
+# DIR/address from HARNESS_REDIS_ADDRESS; a restart reads it back.
+harness__address_bind() {
+	local addr=
+	if [ ! -f "$1/address" ] && [ -n "${HARNESS_REDIS_ADDRESS:-}" ]; then
+		printf '%s\n' "$HARNESS_REDIS_ADDRESS" >"$1/address" || return 1
+	fi
+	[ -f "$1/address" ] && read -r addr <"$1/address"
+	harness__bind=(--bind 127.0.0.1 ${addr:+"$addr"})
+	# Protected mode takes only 127.0.0.1 for loopback.
+	[ -z "$addr" ] || harness__bind+=(--bind-source-addr "$addr" --protected-mode no)
+}
+
 # harness__redis_cmd PORT DIR SOCKET
 harness__redis_cmd() {
+	harness__address_bind "$2" || return 1
 	# DEBUG SLEEP (local clients only) lets tests stall a reply.
-	harness__cmd=(redis-server --bind 127.0.0.1 --port "$1"
+	harness__cmd=(redis-server "${harness__bind[@]}" --port "$1"
 		--unixsocket "$3" --unixsocketperm 700
 		--save '' --appendonly no --daemonize no
 		--enable-debug-command local

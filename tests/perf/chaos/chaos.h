@@ -67,6 +67,7 @@ struct chaos_rec {
 	int16_t curl_code;   /* CURLcode of the transfer */
 	int16_t retry_after; /* seconds, -1 when absent */
 	uint8_t kind, body, outcome, seen, client;
+	uint8_t host;        /* index of the URL (app host) it went to */
 };
 
 /* Workload state of one thing the client delivers (a payment or a
@@ -158,5 +159,14 @@ int chaos_write_history(const struct chaos_run *run, const char *path);
  * concerned) on stdout. Returns the number of violations, or -1 when the
  * final table cannot be read. */
 long chaos_check(struct chaos_run *run, MYSQL *db);
+
+/* Reads the run's rows (payments and payment_events of its transactions)
+ * from every node (db[i] connected to the node named name[i], NULL when it
+ * could not be reached) and prints, per node, a digest of them; a node
+ * unreachable or whose digest differs from the first node's is a
+ * violation, printed. Returns the number of violations, or -1 when the
+ * first node cannot be read. */
+long chaos_check_nodes(const struct chaos_run *run, MYSQL **db,
+		       const char *const *name, size_t n);
 
 #endif

@@ -234,9 +234,9 @@ static void print_rec(FILE *to, const struct chaos_run *run,
 
 	chaos_tx_id(run, r->tx, id, sizeof(id));
 	body_text(run, r, body, sizeof(body));
-	fprintf(to, "%.3f%s%.3f%s%u%s%s%s%s%s%s%s%d%s%s%s%d%s%d%s%s%s%.1f\n",
+	fprintf(to, "%.3f%s%.3f%s%u@%u%s%s%s%s%s%s%s%d%s%s%s%d%s%d%s%s%s%.1f\n",
 		rel_s(run, r->sent_us), sep, rel_s(run, r->answered_us), sep,
-		r->client, sep, id, sep, chaos_kind_names[r->kind], sep, body,
+		r->client, r->host, sep, id, sep, chaos_kind_names[r->kind], sep, body,
 		sep, r->status, sep, chaos_outcome_names[r->outcome], sep,
 		r->retry_after, sep, r->curl_code, sep,
 		r->seen ? seen_names[r->seen] : "-", sep, r->check_us / 1000.0);
@@ -252,7 +252,7 @@ int chaos_write_history(const struct chaos_run *run, const char *path)
 		return -1;
 	}
 	qsort(run->recs, run->nrecs, sizeof(*run->recs), by_sent);
-	fprintf(out, "sent_s\tanswered_s\tclient\ttransaction\tkind\tbody\tstatus"
+	fprintf(out, "sent_s\tanswered_s\tclient@host\ttransaction\tkind\tbody\tstatus"
 		     "\tresult\tretry_after\tcurl\tcheck\tcheck_ms\n");
 	for (size_t i = 0; i < run->nrecs; i++)
 		print_rec(out, run, &run->recs[i], "\t");
@@ -403,7 +403,8 @@ static void note(struct check *ck, enum rule rule, const struct chaos_rec *r,
 }
 
 /* The web server's own 5xx is expected when a worker died in the request
- * (or the web server itself was restarted). */
+ * (or the web server itself was restarted, or make chaos-ha killed an app
+ * host's pool). */
 static bool worker_killed_during(const struct chaos_run *run,
 				 const struct chaos_rec *r)
 {
@@ -411,7 +412,8 @@ static bool worker_killed_during(const struct chaos_run *run,
 		const struct chaos_fault *f = &run->faults[i];
 
 		if ((strcmp(f->kind, "worker_kill") == 0 ||
-		     strcmp(f->kind, "web_restart") == 0) &&
+		     strcmp(f->kind, "web_restart") == 0 ||
+		     strcmp(f->kind, "app_kill") == 0) &&
 		    f->begin_us <= r->answered_us + 1000000 &&
 		    f->end_us >= r->sent_us - 1000000)
 			return true;
@@ -734,7 +736,7 @@ static void show_tx(struct check *ck, size_t tx, size_t *idx, size_t n)
 	if (ck->nnotes > NOTES_MAX)
 		printf("  (and %ld more)\n", ck->nnotes - NOTES_MAX);
 	printf("  requests around them (seconds from the start: sent, answered; "
-	       "client, id, kind, amount currency, status, result, Retry-After, "
+	       "client@host, id, kind, amount currency, status, result, Retry-After, "
 	       "curl code, read after a 200, its delay in ms):\n");
 	for (size_t k = 0; k < n; k++) {
 		const struct chaos_rec *r = &run->recs[idx[k]];
@@ -1067,4 +1069,78 @@ long chaos_check(struct chaos_run *run, MYSQL *db)
 		       run->seed);
 	check_cleanup(&ck);
 	return ck.violations;
+}
+
+/* A digest of the run's rows as node db holds them: "N rows, digest D" of
+ * payments and of payment_events, into out. Returns 0, or -1 when the node
+ * did not answer. */
+static int node_digest(const struct chaos_run *run, MYSQL *db, char *out,
+		       size_t size)
+{
+	size_t used = 0;
+
+	out[0] = '\0';
+	for (int i = 0; i < 2; i++) {
+		char q[512];
+		MYSQL_RES *res;
+		MYSQL_ROW row;
+		int n;
+
+		if (i == 0)
+			snprintf(q, sizeof(q), "SELECT COUNT(*), COALESCE(SUM("
+				 "CRC32(CONCAT_WS('|', provider, transaction_id, "
+				 "amount, currency, refunded_amount, "
+				 "IFNULL(dispute_state, '-'), cancelled))), 0) "
+				 "FROM payments WHERE transaction_id LIKE '%s-%%'",
+				 run->tag);
+		else
+			snprintf(q, sizeof(q), "SELECT COUNT(*), COALESCE(SUM("
+				 "CRC32(CONCAT_WS('|', provider, kind, object_id, "
+				 "transaction_id, state, amount, IFNULL(currency, "
+				 "'-'), occurred_at))), 0) FROM payment_events "
+				 "WHERE transaction_id LIKE '%s-%%'", run->tag);
+		if (db == NULL || mysql_query(db, q) != 0 ||
+		    (res = mysql_store_result(db)) == NULL)
+			return -1;
+		row = mysql_fetch_row(res);
+		n = snprintf(out + used, size - used, "%s%s %s rows, digest %s",
+			     i ? "; " : "", i ? "payment_events" : "payments",
+			     row ? row[0] : "?", row ? row[1] : "?");
+		mysql_free_result(res);
+		if (n < 0 || (size_t)n >= size - used)
+			return -1;
+		used += (size_t)n;
+	}
+	return 0;
+}
+
+long chaos_check_nodes(const struct chaos_run *run, MYSQL **db,
+		       const char *const *name, size_t n)
+{
+	char first[256], digest[256];
+	long violations = 0;
+
+	if (n == 0 || node_digest(run, db[0], first, sizeof(first)) != 0) {
+		fprintf(stderr, "chaos: reading the rows of node %s failed\n",
+			n ? name[0] : "-");
+		return -1;
+	}
+	printf("| node %s | %s |\n", name[0], first);
+	for (size_t i = 1; i < n; i++) {
+		if (node_digest(run, db[i], digest, sizeof(digest)) != 0) {
+			printf("| node %s | did not answer |\n", name[i]);
+			printf("chaos: VIOLATION: node %s did not answer after the "
+			       "faults healed (seed %lu)\n", name[i], run->seed);
+			violations++;
+		} else if (strcmp(digest, first) != 0) {
+			printf("| node %s | %s |\n", name[i], digest);
+			printf("chaos: VIOLATION: node %s holds other rows than "
+			       "node %s (seed %lu)\n", name[i], name[0], run->seed);
+			violations++;
+		} else {
+			printf("| node %s | the same |\n", name[i]);
+		}
+	}
+	printf("| nodes agree | %s |\n", violations ? "NO" : "yes");
+	return violations;
 }

@@ -14,6 +14,13 @@
  * event is checked the same way: right after it, the object's row must hold
  * that event's state or one that supersedes it.
  *
+ * With several --url (the app hosts of make chaos-ha) each request goes to
+ * one of them drawn from the seed, and the copies of a burst alternate
+ * between them: the same transaction delivered to every host at once. With
+ * --mysql-node (a Galera cluster) the read after a 200 waits for the
+ * cluster's commits (wsrep_sync_wait) and moves to the next node when its
+ * node fails, and at the end every node's rows of the run are compared.
+ *
  * After the workload the client waits for SIGUSR1 (chaos.sh sends it once
  * every fault is healed), delivers every transaction once more until it gets
  * a 2xx (the final round, bounded in time), and hands the history and the
@@ -47,6 +54,9 @@
 /* Longer than a worker SIGSTOPped past its lease holds a request. */
 #define HTTP_TIMEOUT_MS 30000
 #define MAX_CLIENTS 64
+/* App hosts (--url) and Galera nodes (--mysql-node) at most. */
+#define MAX_URLS 4
+#define MAX_NODES 8
 /* One transaction in this many has lifecycle events. */
 #define LIFECYCLE_SHARE 3
 /* The most events one transaction gets (see add_lifecycle). */
@@ -82,14 +92,20 @@ struct client {
 	CURLM *multi;
 	struct call calls[MAX_BURST];
 	MYSQL *db; /* the check's connection; NULL until (re)connected */
+	size_t node; /* the --mysql-node it uses, or tries next */
 	pthread_t thread;
 };
 
 static struct {
 	struct chaos_run run;
-	const char *url, *secret, *history, *faults;
+	const char *url[MAX_URLS], *secret, *history, *faults;
+	size_t nurls;
 	const char *db_host, *db_user, *db_password, *db_name;
 	unsigned db_port;
+	/* --mysql-node HOST:PORT, in order; none: db_host and db_port. */
+	char node_host[MAX_NODES][64];
+	unsigned node_port[MAX_NODES];
+	size_t nnodes;
 	int clients, think_ms, final_seconds, wait_seconds;
 	/* run.txs' and run.events' workload state, run.recs, next_release,
 	 * next_event */
@@ -276,30 +292,52 @@ static struct chaos_sched *sched_of(size_t unit)
 
 /* ---- the check right after a 200 ----------------------------------------- */
 
+/* Closes the check's connection; on a cluster the next one goes to the
+ * next node (this one may be down or outside the primary component). */
 static void db_close(struct client *c)
 {
 	mysql_close(c->db);
 	c->db = NULL;
+	if (g.nnodes > 0)
+		c->node = (c->node + 1) % g.nnodes;
+}
+
+/* Opens a connection for reading what is committed to node (the
+ * --mysql-node of that index; none: db_host and db_port), its reads
+ * waiting for the cluster's commits on a Galera node. Returns it, or NULL. */
+static MYSQL *db_open(size_t node, unsigned rw_s)
+{
+	unsigned int connect_s = 1;
+	MYSQL *db = mysql_init(NULL);
+
+	if (db == NULL)
+		return NULL;
+	mysql_options(db, MYSQL_OPT_CONNECT_TIMEOUT, &connect_s);
+	/* A table lock held by the schedule blocks the read for seconds. */
+	mysql_options(db, MYSQL_OPT_READ_TIMEOUT, &rw_s);
+	mysql_options(db, MYSQL_OPT_WRITE_TIMEOUT, &rw_s);
+	if (mysql_real_connect(db, g.nnodes > 0 ? g.node_host[node] : g.db_host,
+			       g.db_user, g.db_password, g.db_name,
+			       g.nnodes > 0 ? g.node_port[node] : g.db_port,
+			       NULL, 0) == NULL ||
+	    mysql_query(db, "SET SESSION TRANSACTION ISOLATION LEVEL "
+			    "READ COMMITTED") != 0 ||
+	    mysql_autocommit(db, 1) != 0 ||
+	    (g.nnodes > 0 &&
+	     mysql_query(db, "SET SESSION wsrep_sync_wait = 1") != 0)) {
+		mysql_close(db);
+		return NULL;
+	}
+	return db;
 }
 
 /* Connects the client's check connection. Returns 0, or -1 (c->db NULL). */
 static int db_connect(struct client *c)
 {
-	unsigned int connect_s = 1, rw_s = 10;
-
-	c->db = mysql_init(NULL);
-	if (c->db == NULL)
-		return -1;
-	mysql_options(c->db, MYSQL_OPT_CONNECT_TIMEOUT, &connect_s);
-	/* A table lock held by the schedule blocks the read for seconds. */
-	mysql_options(c->db, MYSQL_OPT_READ_TIMEOUT, &rw_s);
-	mysql_options(c->db, MYSQL_OPT_WRITE_TIMEOUT, &rw_s);
-	if (mysql_real_connect(c->db, g.db_host, g.db_user, g.db_password,
-			       g.db_name, g.db_port, NULL, 0) == NULL ||
-	    mysql_query(c->db, "SET SESSION TRANSACTION ISOLATION LEVEL "
-			       "READ COMMITTED") != 0 ||
-	    mysql_autocommit(c->db, 1) != 0) {
-		db_close(c);
+	c->db = db_open(c->node, 10);
+	if (c->db == NULL) {
+		if (g.nnodes > 0)
+			c->node = (c->node + 1) % g.nnodes;
 		return -1;
 	}
 	return 0;
@@ -464,9 +502,9 @@ static int event_body(const struct chaos_event *e, char *out, size_t size)
 }
 
 /* Sets up call to send kind/body of unit (a payment or a lifecycle event),
- * signed now. */
+ * signed now, to app host host (an index of g.url). */
 static int prepare(struct client *c, struct call *call, size_t unit,
-		   int kind, int body, int hangup_ms)
+		   int kind, int body, int hangup_ms, size_t host)
 {
 	const struct chaos_event *e =
 		unit < g.run.ntx ? NULL : &g.run.events[unit - g.run.ntx];
@@ -525,7 +563,8 @@ static int prepare(struct client *c, struct call *call, size_t unit,
 	call->rec.kind = (uint8_t)kind;
 	call->rec.body = (uint8_t)body;
 	call->rec.client = (uint8_t)c->index;
-	curl_easy_setopt(call->easy, CURLOPT_URL, g.url);
+	call->rec.host = (uint8_t)host;
+	curl_easy_setopt(call->easy, CURLOPT_URL, g.url[host]);
 	curl_easy_setopt(call->easy, CURLOPT_POSTFIELDS, call->body);
 	curl_easy_setopt(call->easy, CURLOPT_POSTFIELDSIZE, (long)len);
 	curl_easy_setopt(call->easy, CURLOPT_HTTPHEADER, call->headers);
@@ -609,10 +648,14 @@ static int send_plan(struct client *c, const struct plan *p)
 	int running = 0, left;
 	int64_t sent;
 	CURLMsg *msg;
+	/* One host drawn per plan; the copies of a burst go round the
+	 * hosts from there. */
+	size_t host = g.nurls > 1 ? rnd(&c->rng) % g.nurls : 0;
 
 	for (size_t i = 0; i < p->n; i++) {
 		if (prepare(c, &c->calls[i], p->unit[i], p->kind[i], p->body[i],
-			    p->kind[i] == KIND_HANGUP ? p->hangup_ms : 0) != 0)
+			    p->kind[i] == KIND_HANGUP ? p->hangup_ms : 0,
+			    (host + i) % g.nurls) != 0)
 			return -1;
 	}
 	/* One time for the copies of a burst: the checker takes them as
@@ -883,12 +926,13 @@ static int setup_clients(void)
 static void usage(FILE *to)
 {
 	fprintf(to,
-		"usage: " PROGRAM " --url URL --secret WHSEC --tag TAG --seed N\n"
+		"usage: " PROGRAM " --url URL [--url URL...] --secret WHSEC --tag TAG --seed N\n"
 		"         --seconds S --transactions N --history FILE --faults FILE\n"
 		"         --mysql-host H --mysql-port P --mysql-user U "
 		"--mysql-password PW --mysql-database DB\n"
 		"         [--clients N] [--think-ms MS] [--final-seconds S] "
-		"[--wait-seconds S]\n");
+		"[--wait-seconds S]\n"
+		"         [--mysql-node HOST:PORT...]\n");
 }
 
 int main(int argc, char **argv)
@@ -911,6 +955,7 @@ int main(int argc, char **argv)
 		{ "mysql-user", required_argument, NULL, 'U' },
 		{ "mysql-password", required_argument, NULL, 'P' },
 		{ "mysql-database", required_argument, NULL, 'D' },
+		{ "mysql-node", required_argument, NULL, 'N' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct timespec wait;
@@ -925,7 +970,22 @@ int main(int argc, char **argv)
 	g.wait_seconds = 600;
 	while ((opt = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
 		switch (opt) {
-		case 'u': g.url = optarg; break;
+		case 'u':
+			if (g.nurls == MAX_URLS) {
+				usage(stderr);
+				return 2;
+			}
+			g.url[g.nurls++] = optarg;
+			break;
+		case 'N':
+			if (g.nnodes == MAX_NODES ||
+			    sscanf(optarg, "%63[^:]:%u", g.node_host[g.nnodes],
+				   &g.node_port[g.nnodes]) != 2) {
+				usage(stderr);
+				return 2;
+			}
+			g.nnodes++;
+			break;
 		case 's': g.secret = optarg; break;
 		case 't': g.run.tag = optarg; break;
 		case 'S': g.run.seed = strtoul(optarg, NULL, 10); break;
@@ -945,7 +1005,7 @@ int main(int argc, char **argv)
 		default: usage(stderr); return 2;
 		}
 	}
-	if (!g.url || !g.secret || !g.run.tag || !g.history || !g.faults ||
+	if (g.nurls == 0 || !g.secret || !g.run.tag || !g.history || !g.faults ||
 	    !g.db_host || !g.db_user || !g.db_password || !g.db_name ||
 	    g.run.seconds <= 0 || g.run.ntx == 0 || g.clients < 1 ||
 	    g.clients > MAX_CLIENTS) {
@@ -964,6 +1024,10 @@ int main(int argc, char **argv)
 	}
 
 	g.run.start_us = now_us();
+	/* The history's times count from here (make chaos-ha's figures). */
+	printf("# chaos: workload starts at %lld ms\n",
+	       (long long)(g.run.start_us / 1000));
+	fflush(stdout);
 	g.phase_end_us = g.run.start_us + (int64_t)g.run.seconds * 1000000;
 	run_phase("workload");
 	/* No request is sent after this, though some may still be answered. */
@@ -996,14 +1060,31 @@ int main(int argc, char **argv)
 	if (chaos_write_history(&g.run, g.history) != 0 ||
 	    chaos_read_faults(&g.run, g.faults) != 0)
 		return 2;
-	db = mysql_init(NULL);
-	if (db == NULL || mysql_real_connect(db, g.db_host, g.db_user, g.db_password,
-					     g.db_name, g.db_port, NULL, 0) == NULL) {
-		fprintf(stderr, PROGRAM ": cannot read the final table: %s\n",
-			db ? mysql_error(db) : "out of memory");
+	db = db_open(0, 60);
+	if (db == NULL) {
+		fprintf(stderr, PROGRAM ": cannot read the final table\n");
 		return 2;
 	}
 	violations = chaos_check(&g.run, db);
 	mysql_close(db);
+	if (violations >= 0 && g.nnodes > 1) {
+		/* Every node must hold what the first one holds. */
+		MYSQL *nodes[MAX_NODES] = { NULL };
+		char names[MAX_NODES][80];
+		const char *name[MAX_NODES];
+		long differ;
+
+		for (size_t i = 0; i < g.nnodes; i++) {
+			snprintf(names[i], sizeof(names[i]), "%s:%u",
+				 g.node_host[i], g.node_port[i]);
+			name[i] = names[i];
+			nodes[i] = db_open(i, 60);
+		}
+		differ = chaos_check_nodes(&g.run, nodes, name, g.nnodes);
+		for (size_t i = 0; i < g.nnodes; i++)
+			if (nodes[i] != NULL)
+				mysql_close(nodes[i]);
+		violations = differ < 0 ? -1 : violations + differ;
+	}
 	return violations < 0 ? 2 : violations > 0 ? 1 : 0;
 }

@@ -19,6 +19,17 @@
 #   lc-older-wins       a lifecycle event of another state always replaces
 #                       the row's, however old (a provider's late, older
 #                       event overwrites the newer state)
+# and, for make chaos-ha (CHAOS_HA=1: tests/perf/chaos/chaos_ha.sh runs
+# instead of chaos.sh, on the Galera cluster):
+#   nonprimary-is-duplicate  a Galera node outside the primary component
+#                       (1047) taken for a duplicate: a write to a
+#                       minority node answered 200 duplicate
+#   commit-1213-committed    a certification failure at COMMIT (1213) taken
+#                       as committed: answered 200 processed, nothing
+#                       written
+#   marks-kept-after-failover  a worker that follows the Redis master to
+#                       another server leaves the early marks' completeness
+#                       there (payhook before make chaos-ha's seed 22)
 # CHAOS_* settings as for chaos.sh. Exit 0 when the chaos run failed (the
 # bug was caught), 1 when it passed, 2 when the bug could not be planted.
 set -u
@@ -56,8 +67,20 @@ lc-older-wins)
 	file=lib/shared/lifecycle.c
 	perl -0pi -e 's/(\tif \(order != 0\)\n\t\treturn) order > 0;/$1 true; \/* PLANTED *\//' "$file"
 	;;
+nonprimary-is-duplicate)
+	file=lib/shared/sqlconn.c
+	perl -0pi -e 's/(\tc->in_transaction = false;\n)(\tif \(code == SQLCONN_ER_DUP_ENTRY\) \{)/$1\tif (code == SQLCONN_ER_UNKNOWN_COM) \/* PLANTED *\/\n\t\tcode = SQLCONN_ER_DUP_ENTRY;\n$2/' "$file"
+	;;
+marks-kept-after-failover)
+	file=lib/receiver/lock.c
+	perl -0pi -e 's/(\tif \(client->sentinel_count > 0 && master_moved\(&before, &client->master\)\))\n\t\tforget_complete\(client\);\n/$1\n\t\t(void)forget_complete; \/* PLANTED *\/\n/' "$file"
+	;;
+commit-1213-committed)
+	file=lib/receiver/store.c
+	perl -0pi -e 's/(\tcode = sqlconn_commit\(store->conn\);\n)/$1\tif (code == SQLCONN_ER_LOCK_DEADLOCK) \/* PLANTED *\/\n\t\tcode = 0;\n/' "$file"
+	;;
 *)
-	echo "planted-bug: unknown bug '$bug' (busy-is-done, error-is-duplicate, plain-del, lc-totals-skipped, lc-older-wins)" >&2
+	echo "planted-bug: unknown bug '$bug' (busy-is-done, error-is-duplicate, plain-del, lc-totals-skipped, lc-older-wins, nonprimary-is-duplicate, commit-1213-committed, marks-kept-after-failover)" >&2
 	exit 2
 	;;
 esac
@@ -75,7 +98,9 @@ if ! { "$scratch/src/configure" -q && make -s -j2 app/payhook; } >"$scratch/buil
 	exit 2
 fi
 
-CHAOS_PAYHOOK=$scratch/build/app/payhook bash "$SRC_DIR/tests/perf/chaos/chaos.sh"
+script=chaos.sh
+[ "${CHAOS_HA:-0}" = 1 ] && script=chaos_ha.sh
+CHAOS_PAYHOOK=$scratch/build/app/payhook bash "$SRC_DIR/tests/perf/chaos/$script"
 case $? in
 1)
 	printf 'planted-bug: caught: the chaos run found the planted bug (%s)\n' "$bug"

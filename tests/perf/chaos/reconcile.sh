@@ -25,6 +25,10 @@ recon_key=rk_test_51ChaosReconcileKey0123456789abcdefXYZ
 recon_secret=whsec_chaos_reconcile_stripe_secret
 recon_dir=$HARNESS_DIR/reconcile
 recon_violations=0
+# make chaos-ha: the mysql_nodes of each app host; the passes take them in
+# turn. Empty: the passes use the configuration's database as it is.
+recon_hosts=()
+recon_npass=0
 
 # reconcile_setup: the fake API, and the configuration's keys for it.
 reconcile_setup() {
@@ -115,8 +119,13 @@ reconcile_feeder() {
 # payment listed in its span before it began.
 reconcile_pass() {
 	local start_ms end_ms rc line from until ids=() missing=- id created row rows
+	local -a hostenv=()
 	start_ms=$(harness_now_ms)
-	line=$(env PAYHOOK_CONFIG="$HARNESS_DIR/chaos.conf" PAYHOOK_LOG_LEVEL=warn \
+	if [ "${#recon_hosts[@]}" -gt 0 ]; then
+		hostenv=(PAYHOOK_MYSQL_NODES="${recon_hosts[$((recon_npass % ${#recon_hosts[@]}))]}")
+		recon_npass=$((recon_npass + 1))
+	fi
+	line=$(env PAYHOOK_CONFIG="$HARNESS_DIR/chaos.conf" PAYHOOK_LOG_LEVEL=warn "${hostenv[@]}" \
 		"$recon_bin" --once 2>>"$recon_dir/reconcile.log")
 	rc=$?
 	end_ms=$(harness_now_ms)
