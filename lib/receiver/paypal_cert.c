@@ -26,6 +26,8 @@
 #include "url.h"
 
 #define CERT_PATH "/v1/notifications/certs/"
+#define CERT_NAME_CHARS                                                        \
+	"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-"
 /* Certificates this worker keeps in memory. */
 #define CACHE_SLOTS 8
 #define URL_MAX 500
@@ -42,10 +44,17 @@ int paypal_cert_url_allowed(const struct config *cfg, const char *url,
 	struct url_parts u;
 	struct error inner;
 	size_t n = 0, hlen;
-	const char *host;
+	const char *host, *name;
 
 	if (strlen(url) > URL_MAX)
 		return error_set(why, "PAYPAL-CERT-URL is too long");
+	/* Only the plain form PayPal sends: libcurl forgives more (three
+	 * slashes, backslashes, escapes), and what it forgives is not
+	 * judged here. */
+	if (strncasecmp(url, "https://", 8) != 0 || url[8] == '/' ||
+	    strpbrk(url, "\\%") != NULL)
+		return error_set(why, "PAYPAL-CERT-URL is not a plain https:// "
+				 "URL");
 	if (url_parse(url, &u, &inner) != 0)
 		return error_set(why, "PAYPAL-CERT-URL: %s", inner.message);
 	if (strcmp(u.scheme, "https") != 0)
@@ -53,10 +62,14 @@ int paypal_cert_url_allowed(const struct config *cfg, const char *url,
 	if (u.userinfo || u.query || u.fragment)
 		return error_set(why, "PAYPAL-CERT-URL has a user, a query or a "
 				 "fragment");
+	/* One plain name under the folder (PayPal's are CERT-<hex and
+	 * dashes>): no escape a server would decode into another path. */
+	name = u.path + strlen(CERT_PATH);
 	if (strncmp(u.path, CERT_PATH, strlen(CERT_PATH)) != 0 ||
-	    u.path[strlen(CERT_PATH)] == '\0')
-		return error_set(why, "PAYPAL-CERT-URL is not under "
-				 CERT_PATH);
+	    name[0] == '\0' || strstr(name, "..") != NULL ||
+	    strspn(name, CERT_NAME_CHARS) != strlen(name))
+		return error_set(why, "PAYPAL-CERT-URL is not a certificate "
+				 "under " CERT_PATH);
 	if (endpoint_list_parse(cfg->paypal_cert_hosts, 443, hosts, &n,
 				&inner) != 0)
 		return error_set(why, "paypal_cert_hosts: %s", inner.message);

@@ -21,6 +21,8 @@
  */
 #include "config.h"
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
@@ -128,23 +130,39 @@ static void delivery(char *text, size_t size)
 	}
 }
 
+/* Independent of libcurl's parser: glibc's inet_aton reads the numeric
+ * forms of an IPv4 address (127.1, 0x7f.0.0.1) as libcurl does. */
 static void url(const char *text)
 {
 	struct error why;
-	const char *rest;
+	char authority[256], host[256];
+	const char *rest, *colon;
+	struct in_addr addr;
+	size_t len;
 
 	if (paypal_cert_url_allowed(&cfg, text, &why) != 0) {
 		FUZZ_CHECK(why.message[0] != '\0', "a URL refused without why");
 		return;
 	}
-	FUZZ_CHECK(strncmp(text, "https://127.0.0.1:1/", 20) == 0 ||
-			   strncasecmp(text, "https://127.0.0.1:1/", 20) == 0,
-		   "allowed: %s", text);
-	rest = text + 19;
-	FUZZ_CHECK(strpbrk(text, "@?#") == NULL, "allowed with @, ? or #: %s",
-		   text);
-	FUZZ_CHECK(strncmp(rest, "/v1/notifications/certs/", 24) == 0,
-		   "allowed outside the certificates' path: %s", text);
+	FUZZ_CHECK(strncasecmp(text, "https://", 8) == 0, "allowed: %s", text);
+	FUZZ_CHECK(strpbrk(text, "@?#%\\") == NULL,
+		   "allowed with @, ?, #, %% or \\: %s", text);
+	rest = strchr(text + 8, '/');
+	FUZZ_CHECK(rest != NULL && strncmp(rest, "/v1/notifications/certs/", 24) == 0 &&
+			   strstr(rest, "..") == NULL,
+		   "allowed outside the certificates' folder: %s", text);
+	len = (size_t)(rest - (text + 8));
+	FUZZ_CHECK(len < sizeof(authority), "an authority that long: %s", text);
+	memcpy(authority, text + 8, len);
+	authority[len] = '\0';
+	colon = strrchr(authority, ':');
+	FUZZ_CHECK(colon != NULL && strtol(colon + 1, NULL, 10) == 1,
+		   "allowed on another port: %s", text);
+	memcpy(host, authority, (size_t)(colon - authority));
+	host[colon - authority] = '\0';
+	FUZZ_CHECK(inet_aton(host, &addr) != 0 &&
+			   ntohl(addr.s_addr) == 0x7f000001,
+		   "allowed on another host: %s", text);
 }
 
 static void certificate(const char *pem, size_t len)

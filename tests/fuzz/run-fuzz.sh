@@ -103,8 +103,10 @@ for t in $FUZZ_TARGETS; do
 		compile "$fuzzdir/fuzz_$t.c" "$obj/fuzz_$t.o"
 		;;
 	esac
-	extra=$obj/stub_cert_store.o
-	[ "$t" = request ] && extra="$extra $obj/stub_backends.o"
+	# The stores and the lock are stubs for every target: those that
+	# load the configuration through pipeline_load_config pull in the
+	# pipeline, which names them (fuzz_request drives them).
+	extra="$obj/stub_cert_store.o $obj/stub_backends.o"
 	echo "  CCLD     tests/fuzz/fuzz_$t"
 	"$CLANG" $CFLAGS -o "$out/fuzz_$t" "$obj/fuzz_$t.o" $extra \
 		"$obj/libpayhook-fuzz.a" $DEP_LIBS || die "linking fuzz_$t failed"
@@ -125,7 +127,7 @@ for t in $FUZZ_TARGETS; do
 	signature) dict=$fuzzdir/headers.dict max_len=8192 ;;
 	config) dict=$fuzzdir/config.dict max_len=1024 ;;
 	list | list_*) dict=$fuzzdir/json.dict max_len=65536 ;;
-	request | provider)
+	request | provider | paypal)
 		dict=$scratch/request.dict max_len=8192
 		cat "$fuzzdir/json.dict" "$fuzzdir/headers.dict" >"$dict"
 		[ "$t" = request ] || max_len=16384
