@@ -720,9 +720,9 @@ int master_run(const struct master_options *opts, struct config *cfg)
 	}
 	find_alert_sender(m);
 	m->pool = pool_new(&pc, &err);
+	/* pool_new set up the signals (signals.h): SIGPIPE is ignored. */
 	if (m->pool == NULL)
 		goto fail;
-	signal(SIGPIPE, SIG_IGN);
 	m->listen_fd = find_listen_fd(opts, &err);
 	if (m->listen_fd < 0)
 		goto fail;

@@ -7,7 +7,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <getopt.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -23,6 +22,7 @@
 
 #include "configuration.h"
 #include "number.h"
+#include "options.h"
 #include "pipeline.h"
 #include "provider.h"
 #include "sample.h"
@@ -65,57 +65,111 @@ static void print_samples(FILE *out)
 	}
 }
 
-static void usage(FILE *out)
+enum {
+	OPT_PROVIDER = 256, OPT_SECRET, OPT_SECRET_FILE, OPT_ID, OPT_TIMESTAMP,
+	OPT_URL, OPT_TOPIC, OPT_CURL, OPT_SAMPLE, OPT_TRANSACTION_ID,
+	OPT_AMOUNT, OPT_CURRENCY, OPT_EVENT_ID, OPT_OBJECT_ID, OPT_TIME,
+	OPT_KEY, OPT_CERT_URL, OPT_WEBHOOK_ID,
+};
+
+static const struct options_entry entries[] = {
+	{ "provider", required_argument, OPT_PROVIDER, "NAME",
+	  "the profile whose scheme signs: standard (default) or another of "
+	  "the providers below" },
+	{ "secret-file", required_argument, OPT_SECRET_FILE, "FILE",
+	  "read the provider's secret (its own form, the first word of FILE) "
+	  "from FILE; default: the first of $PAYHOOK_WEBHOOK_SECRET "
+	  "(standard) or $PAYHOOK_<PROVIDER>_SECRET" },
+	{ "secret", required_argument, OPT_SECRET, "SECRET",
+	  "the secret itself: for tests only, since every user sees it in ps "
+	  "and it stays in the shell's history" },
+	{ "id", required_argument, OPT_ID, "ID",
+	  "webhook-id (standard), X-Razorpay-Event-Id, X-Shopify-Event-Id "
+	  "(default: random)" },
+	{ "timestamp", required_argument, OPT_TIMESTAMP, "UNIX",
+	  "the signed timestamp (default: now)" },
+	{ "url", required_argument, OPT_URL, "URL",
+	  "the notification URL Square signs (default: "
+	  "$PAYHOOK_SQUARE_NOTIFICATION_URL)" },
+	{ "topic", required_argument, OPT_TOPIC, "TOPIC",
+	  "X-Shopify-Topic (default: orders/paid)" },
+	{ "key", required_argument, OPT_KEY, "FILE",
+	  "paypal: the PEM private key to sign with (PayPal signs with its "
+	  "own: for tests and demos, whose certificate payhook is told to "
+	  "trust)" },
+	{ "cert-url", required_argument, OPT_CERT_URL, "URL",
+	  "paypal: PAYPAL-CERT-URL, where that key's certificate is served" },
+	{ "webhook-id", required_argument, OPT_WEBHOOK_ID, "ID",
+	  "paypal: the webhook's id (default: $PAYHOOK_PAYPAL_WEBHOOK_ID)" },
+	{ "config", required_argument, 'c', "FILE",
+	  "configuration with the generic_ keys (generic)" },
+	{ "curl", required_argument, OPT_CURL, "URL",
+	  "print a curl command that POSTs the signed body to URL" },
+	{ "sample", required_argument, OPT_SAMPLE, "EVENT",
+	  "write a sample EVENT of the provider instead (e.g. "
+	  "payment_intent.succeeded; the samples are below)" },
+	{ "transaction-id", required_argument, OPT_TRANSACTION_ID, "ID",
+	  "with --sample: the transaction's id (default: random, in the "
+	  "provider's form)" },
+	{ "amount", required_argument, OPT_AMOUNT, "N",
+	  "with --sample: the amount in minor units (default 1999)" },
+	{ "currency", required_argument, OPT_CURRENCY, "CUR",
+	  "with --sample: the currency" },
+	{ "event-id", required_argument, OPT_EVENT_ID, "ID",
+	  "with --sample: the event's id (default: random)" },
+	{ "object-id", required_argument, OPT_OBJECT_ID, "ID",
+	  "with --sample of a refund, dispute or cancellation (e.g. "
+	  "refund.updated): its object's id (default: from the transaction "
+	  "id)" },
+	{ "time", required_argument, OPT_TIME, "UNIX",
+	  "with --sample of a refund, dispute or cancellation: its time in "
+	  "Unix seconds (default 2024-06-17T04:03:25Z)" },
+	OPTIONS_ENTRY_VERSION,
+	OPTIONS_ENTRY_HELP,
+};
+
+static const char *const forms[] = {
+	"[--provider NAME] [--secret-file FILE | --secret SECRET] [--id ID] "
+	"[--timestamp UNIX] [--url URL] [--topic TOPIC] [-c FILE] "
+	"[--curl URL] [BODY]",
+	"--provider paypal --key FILE --cert-url URL [--webhook-id ID] "
+	"[--id ID] [--timestamp UNIX] [BODY]",
+	"[--provider NAME] --sample EVENT [--transaction-id ID] [--amount N] "
+	"[--currency CUR] [--event-id ID] [--object-id ID] [--time UNIX]",
+	"--version | --help",
+	NULL,
+};
+
+/* After the options: the providers, and the samples of each. */
+static void epilogue(FILE *out)
 {
-	fprintf(out,
-		"Usage: " PROGRAM " [--provider NAME] [--secret-file FILE] [--id ID]\n"
-		"                    [--timestamp UNIX] [--url URL] [--topic TOPIC]\n"
-		"                    [-c FILE] [--curl URL] [BODY]\n"
-		"       " PROGRAM " --provider paypal --key FILE --cert-url URL\n"
-		"                    [--webhook-id ID] [--id ID] [--timestamp UNIX] [BODY]\n"
-		"       " PROGRAM " [--provider NAME] --sample EVENT [--transaction-id ID]\n"
-		"                    [--amount N] [--currency CUR] [--event-id ID]\n"
-		"                    [--object-id ID] [--time UNIX]\n"
-		"Signs the webhook body in BODY (standard input without one, or with -)\n"
-		"as the provider does and prints its signature headers, one per line as\n"
-		"'name: value' (for adyen: the body with every item's hmacSignature set).\n"
-		"\n"
-		"  --provider NAME   standard (default), stripe, paddle, razorpay, komoju,\n"
-		"                    payjp, square, shopify, adyen, paypal, checkout,\n"
-		"                    lemonsqueezy or generic\n"
-		"  --secret-file FILE  read the provider's secret (its own form, the\n"
-		"                    first word of FILE) from FILE; default: the first\n"
-		"                    of $PAYHOOK_WEBHOOK_SECRET (standard) or\n"
-		"                    $PAYHOOK_<PROVIDER>_SECRET\n"
-		"  --secret SECRET   the secret itself: for tests only, since every user\n"
-		"                    sees it in ps and it stays in the shell's history\n"
-		"  --id ID           webhook-id (standard), X-Razorpay-Event-Id,\n"
-		"                    X-Shopify-Event-Id (default: random)\n"
-		"  --timestamp UNIX  the signed timestamp (default: now)\n"
-		"  --url URL         the notification URL Square signs (default:\n"
-		"                    $PAYHOOK_SQUARE_NOTIFICATION_URL)\n"
-		"  --topic TOPIC     X-Shopify-Topic (default: orders/paid)\n"
-		"  --key FILE        paypal: the PEM private key to sign with (PayPal\n"
-		"                    signs with its own: for tests and demos, whose\n"
-		"                    certificate payhook is told to trust)\n"
-		"  --cert-url URL    paypal: PAYPAL-CERT-URL, where that key's\n"
-		"                    certificate is served\n"
-		"  --webhook-id ID   paypal: the webhook's id (default:\n"
-		"                    $PAYHOOK_PAYPAL_WEBHOOK_ID)\n"
-		"  -c FILE           configuration with the generic_ keys (generic)\n"
-		"  --curl URL        print a curl command that POSTs the signed body to URL\n"
-		"  --sample EVENT    write a sample EVENT of the provider instead (e.g.\n"
-		"                    payment_intent.succeeded); --transaction-id, --amount\n"
-		"                    (minor units), --currency and --event-id fill it in;\n"
-		"                    a refund, dispute or cancellation (e.g.\n"
-		"                    refund.updated) is of --object-id (default: from\n"
-		"                    the transaction id) at --time (Unix seconds;\n"
-		"                    default 2024-06-17T04:03:25Z)\n"
-		"  --version, -h/--help\n"
-		"\n"
-		"Samples (--sample EVENT), by provider; the first is the payment:\n");
+	int column = fprintf(out, "Providers (--provider NAME):");
+
+	for (unsigned p = 0; p < CONFIG_PROVIDER_COUNT; p++) {
+		const char *name = config_provider_name(p);
+
+		if (column + (int)strlen(name) + 2 > 78)
+			column = fprintf(out, "\n   ") - 1;
+		column += fprintf(out, " %s%s", name,
+				  p + 1 < CONFIG_PROVIDER_COUNT ? "," : "\n");
+	}
+	fputs("\nSamples (--sample EVENT), by provider; the first is the "
+	      "payment:\n", out);
 	print_samples(out);
 }
+
+static const struct options_program program = {
+	.name = PROGRAM,
+	.forms = forms,
+	.about =
+		"Signs the webhook body in BODY (standard input without one, or with -)\n"
+		"as the provider does and prints its signature headers, one per line as\n"
+		"'name: value' (for adyen: the body with every item's hmacSignature set).\n",
+	.entries = entries,
+	.count = sizeof(entries) / sizeof(entries[0]),
+	.epilogue = epilogue,
+	.own_messages = true,
+};
 
 /* Prints msg (and the offending argument, when there is one) and the usage,
  * then exits with EXIT_USAGE. */
@@ -125,7 +179,7 @@ _Noreturn static void die_usage(const char *msg, const char *arg)
 		fprintf(stderr, PROGRAM ": %s: %s\n", msg, arg);
 	else
 		fprintf(stderr, PROGRAM ": %s\n", msg);
-	usage(stderr);
+	options_usage(&program, stderr);
 	exit(EXIT_USAGE);
 }
 
@@ -426,249 +480,249 @@ static int print_curl(const char *url, const char *file,
 	return 0;
 }
 
-int main(int argc, char **argv)
+/* The command line, as read. */
+struct cmdline {
+	enum config_provider provider;
+	const char *secret, *secret_file, *id, *timestamp, *square_url;
+	const char *topic, *curl_url, *config_path;
+	const char *key_file, *cert_url, *webhook_id; /* paypal's */
+	const char *sample, *amount, *when; /* --sample, --amount, --time */
+	struct sample_input wanted;         /* --sample's ids and currency */
+};
+
+/* One option (options_parse's take). */
+static int take_option(void *ctx, int val, const char *arg)
 {
-	static const struct option options[] = {
-		{ "provider", required_argument, NULL, 'p' },
-		{ "secret", required_argument, NULL, 's' },
-		{ "secret-file", required_argument, NULL, 'F' },
-		{ "id", required_argument, NULL, 'i' },
-		{ "timestamp", required_argument, NULL, 't' },
-		{ "url", required_argument, NULL, 'u' },
-		{ "topic", required_argument, NULL, 'T' },
-		{ "curl", required_argument, NULL, 'C' },
-		{ "config", required_argument, NULL, 'c' },
-		{ "sample", required_argument, NULL, 'S' },
-		{ "transaction-id", required_argument, NULL, 'x' },
-		{ "amount", required_argument, NULL, 'a' },
-		{ "currency", required_argument, NULL, 'y' },
-		{ "event-id", required_argument, NULL, 'e' },
-		{ "object-id", required_argument, NULL, 'o' },
-		{ "time", required_argument, NULL, 'w' },
-		{ "key", required_argument, NULL, 'k' },
-		{ "cert-url", required_argument, NULL, 'U' },
-		{ "webhook-id", required_argument, NULL, 'W' },
-		{ "version", no_argument, NULL, 'V' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
-	enum config_provider provider = CONFIG_PROVIDER_STANDARD;
-	const char *secret_arg = NULL, *id_arg = NULL, *ts_arg = NULL;
-	const char *secret_file = NULL;
-	const char *url = NULL, *file = NULL, *square_url = NULL, *topic = NULL;
-	const char *config_path = NULL, *sample = NULL, *tx = NULL;
-	const char *amount = NULL, *currency = NULL, *event_id = NULL;
-	const char *object_id = NULL, *when = NULL;
-	const char *key_file = NULL, *cert_url = NULL, *webhook_id = NULL;
-	char *secret_copy = NULL, *signed_body = NULL;
-	char id[SIGNATURE_ID_MAX + 1], ts[32];
-	struct provider_headers headers;
-	struct provider_sign_input in;
-	struct config cfg;
-	bool have_cfg = false;
-	struct body body = { NULL, 0 };
-	struct error err;
-	int opt, status = EXIT_FAILURE;
+	struct cmdline *c = ctx;
 
-	/* Error messages are ours, prefixed with the program name. */
-	opterr = 0;
-	while ((opt = getopt_long(argc, argv, ":hc:", options, NULL)) != -1) {
-		switch (opt) {
-		case 'p':
-			provider = provider_named(optarg);
-			break;
-		case 's':
-			secret_arg = optarg;
-			break;
-		case 'F':
-			secret_file = optarg;
-			break;
-		case 'i':
-			id_arg = optarg;
-			break;
-		case 't':
-			ts_arg = optarg;
-			break;
-		case 'u':
-			square_url = optarg;
-			break;
-		case 'T':
-			topic = optarg;
-			break;
-		case 'C':
-			url = optarg;
-			break;
-		case 'c':
-			config_path = optarg;
-			break;
-		case 'S':
-			sample = optarg;
-			break;
-		case 'x':
-			tx = optarg;
-			break;
-		case 'a':
-			amount = optarg;
-			break;
-		case 'y':
-			currency = optarg;
-			break;
-		case 'e':
-			event_id = optarg;
-			break;
-		case 'o':
-			object_id = optarg;
-			break;
-		case 'w':
-			when = optarg;
-			break;
-		case 'k':
-			key_file = optarg;
-			break;
-		case 'U':
-			cert_url = optarg;
-			break;
-		case 'W':
-			webhook_id = optarg;
-			break;
-		case 'V':
-			printf(PROGRAM " %s\n", PACKAGE_VERSION);
-			return fflush(stdout) == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
-		case 'h':
-			usage(stdout);
-			return fflush(stdout) == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
-		case ':':
-			die_usage("option needs an argument",
-				  argv[optind - 1]);
-			break;
-		default:
-			/* optopt names a bad short option; for a long one
-			 * it is 0 and the word was the last one taken. */
-			if (optopt != 0) {
-				char shortopt[3] = { '-', (char)optopt, '\0' };
+	switch (val) {
+	case OPT_PROVIDER:
+		c->provider = provider_named(arg);
+		break;
+	case OPT_SECRET:
+		c->secret = arg;
+		break;
+	case OPT_SECRET_FILE:
+		c->secret_file = arg;
+		break;
+	case OPT_ID:
+		c->id = arg;
+		break;
+	case OPT_TIMESTAMP:
+		c->timestamp = arg;
+		break;
+	case OPT_URL:
+		c->square_url = arg;
+		break;
+	case OPT_TOPIC:
+		c->topic = arg;
+		break;
+	case OPT_CURL:
+		c->curl_url = arg;
+		break;
+	case 'c':
+		c->config_path = arg;
+		break;
+	case OPT_SAMPLE:
+		c->sample = arg;
+		break;
+	case OPT_TRANSACTION_ID:
+		c->wanted.transaction_id = arg;
+		break;
+	case OPT_AMOUNT:
+		c->amount = arg;
+		break;
+	case OPT_CURRENCY:
+		c->wanted.currency = arg;
+		break;
+	case OPT_EVENT_ID:
+		c->wanted.event_id = arg;
+		break;
+	case OPT_OBJECT_ID:
+		c->wanted.object_id = arg;
+		break;
+	case OPT_KEY:
+		c->key_file = arg;
+		break;
+	case OPT_CERT_URL:
+		c->cert_url = arg;
+		break;
+	case OPT_WEBHOOK_ID:
+		c->webhook_id = arg;
+		break;
+	default: /* OPT_TIME */
+		c->when = arg;
+		break;
+	}
+	return OPTIONS_GO_ON;
+}
 
-				die_usage("unknown option", shortopt);
-			}
-			die_usage("unknown option", argv[optind - 1]);
-			break;
+/* The secret: --secret, --secret-file's, the generic profile's from the
+ * configuration, or the environment's; for paypal, which signs with a key
+ * and not a shared secret, --key's file name. Sets *secret (pointing into c, cfg
+ * or *copy, which the caller wipes and frees). Returns 0, or EXIT_USAGE
+ * with the reason said. */
+static int find_secret(const struct cmdline *c, const struct config *cfg,
+		       const char **secret, char **copy)
+{
+	*secret = c->secret;
+	*copy = NULL;
+	if (provider_keyless(c->provider)) {
+		if (c->key_file == NULL) {
+			fprintf(stderr, PROGRAM ": --provider paypal signs "
+				"with --key FILE\n");
+			options_usage(&program, stderr);
+			return EXIT_USAGE;
+		}
+		*secret = c->key_file;
+		return 0;
+	}
+	if (c->key_file != NULL || c->cert_url != NULL) {
+		fprintf(stderr, PROGRAM ": --key and --cert-url are paypal's\n");
+		options_usage(&program, stderr);
+		return EXIT_USAGE;
+	}
+	if (*secret == NULL && cfg != NULL &&
+	    cfg->secrets[CONFIG_PROVIDER_GENERIC].count > 0)
+		*secret = cfg->secrets[CONFIG_PROVIDER_GENERIC].items[0];
+	if (c->secret_file != NULL) {
+		*copy = secret_from_file(c->secret_file);
+		if (*copy == NULL)
+			return EXIT_USAGE;
+	} else if (*secret == NULL) {
+		*copy = secret_from_env(c->provider);
+		if (*copy == NULL) {
+			fprintf(stderr, PROGRAM ": no secret: pass --secret-file "
+				"FILE or set the provider's PAYHOOK_..._SECRET\n");
+			options_usage(&program, stderr);
+			return EXIT_USAGE;
 		}
 	}
-	if (secret_arg != NULL && secret_file != NULL)
-		die_usage("--secret and --secret-file: choose one", NULL);
-	if (sample != NULL) {
-		if (argc != optind)
-			die_usage("--sample takes no FILE", NULL);
-		struct sample_input wanted = {
-			.provider = provider, .event = sample,
-			.transaction_id = tx, .currency = currency,
-			.event_id = event_id, .object_id = object_id,
-		};
+	if (*copy != NULL)
+		*secret = *copy;
+	return 0;
+}
 
-		return print_sample(wanted, amount, when);
+/* The id (--id, checked by the verifier's own rules, or random) into id
+ * and the timestamp (--timestamp, or now) into ts. Returns 0, or the exit
+ * status with the reason said. */
+static int find_id_timestamp(const struct cmdline *c,
+			     char id[SIGNATURE_ID_MAX + 1], char ts[32])
+{
+	uint64_t unused;
+
+	if (c->id != NULL && !signature_id_valid(c->id)) {
+		/* Never sign what payhook refuses. */
+		fprintf(stderr, PROGRAM ": --id must be 1 to %d visible ASCII "
+			"characters\n", SIGNATURE_ID_MAX);
+		return EXIT_USAGE;
 	}
-	if (argc - optind > 1)
-		die_usage("at most one FILE", NULL);
-	if (argc - optind == 1 && strcmp(argv[optind], "-") != 0)
-		file = argv[optind];
+	if (c->id != NULL) {
+		snprintf(id, SIGNATURE_ID_MAX + 1, "%s", c->id);
+	} else if (random_id(c->provider, id, SIGNATURE_ID_MAX + 1) != 0) {
+		fprintf(stderr, PROGRAM ": no random bytes from the OS\n");
+		return EXIT_FAILURE;
+	}
+	if (c->timestamp == NULL) {
+		snprintf(ts, 32, "%lld", (long long)time(NULL));
+	} else if (signature_timestamp_parse(c->timestamp, strlen(c->timestamp),
+					     &unused) != 0) {
+		fprintf(stderr, PROGRAM ": --timestamp must be Unix seconds (1 "
+			"to %d digits)\n", SIGNATURE_TIMESTAMP_DIGITS_MAX);
+		return EXIT_USAGE;
+	} else {
+		snprintf(ts, 32, "%s", c->timestamp);
+	}
+	return 0;
+}
 
-	if (provider == CONFIG_PROVIDER_GENERIC) {
-		if (config_path == NULL)
-			config_path = config_default_path();
-		if (pipeline_load_config(&cfg, config_path, &err) != 0) {
+/* The body: FILE's (NULL: standard input). Returns 0, or -1 said. */
+static int read_input(const char *file, struct body *body)
+{
+	FILE *f;
+	int rc;
+
+	if (file == NULL)
+		return read_body(stdin, "standard input", body);
+	f = fopen(file, "rb");
+	if (f == NULL) {
+		fprintf(stderr, PROGRAM ": %s: %s\n", file, strerror(errno));
+		return -1;
+	}
+	rc = read_body(f, file, body);
+	fclose(f);
+	return rc;
+}
+
+/* What was signed: a curl command, Adyen's body, or the headers. Returns
+ * 0, or -1 said. */
+static int print_signed(const struct cmdline *c, const char *file,
+			const struct body *body,
+			const struct provider_headers *headers)
+{
+	if (c->curl_url != NULL) {
+		if (print_curl(c->curl_url, file, body, headers) < 0)
+			return -1;
+	} else if (c->provider == CONFIG_PROVIDER_ADYEN) {
+		fwrite(body->data, 1, body->len, stdout);
+		putchar('\n');
+	} else {
+		for (size_t i = 0; i < headers->count; i++)
+			printf("%s: %s\n", headers->items[i].name,
+			       headers->items[i].value);
+	}
+	if (fflush(stdout) != 0 || ferror(stdout)) {
+		fprintf(stderr, PROGRAM ": write error\n");
+		return -1;
+	}
+	return 0;
+}
+
+/* Signs the body of file (NULL: standard input) as c says and prints it.
+ * Returns the exit status. */
+static int sign(const struct cmdline *c, const char *file)
+{
+	char id[SIGNATURE_ID_MAX + 1], ts[32];
+	char *secret_copy = NULL, *signed_body = NULL;
+	const char *secret = NULL;
+	struct provider_headers headers;
+	struct provider_sign_input in;
+	struct body body = { NULL, 0 };
+	struct config cfg;
+	bool have_cfg = false;
+	struct error err;
+	int status = EXIT_FAILURE, rc;
+
+	if (c->provider == CONFIG_PROVIDER_GENERIC) {
+		if (pipeline_load_config(&cfg, c->config_path != NULL ?
+					 c->config_path : config_default_path(),
+					 &err) != 0) {
 			fprintf(stderr, PROGRAM ": %s\n", err.message);
 			return EXIT_USAGE;
 		}
 		have_cfg = true;
-		if (secret_arg == NULL &&
-		    cfg.secrets[CONFIG_PROVIDER_GENERIC].count > 0)
-			secret_arg = cfg.secrets[CONFIG_PROVIDER_GENERIC].items[0];
 	}
-	/* PayPal signs with a key, not a shared secret. */
-	if (provider_keyless(provider)) {
-		if (key_file == NULL)
-			die_usage("--provider paypal signs with --key FILE", NULL);
-		secret_arg = key_file;
-		if (webhook_id == NULL)
-			webhook_id = getenv("PAYHOOK_PAYPAL_WEBHOOK_ID");
-	} else if (key_file != NULL || cert_url != NULL) {
-		die_usage("--key and --cert-url are paypal's", NULL);
-	}
-	if (secret_arg == NULL && secret_file != NULL) {
-		secret_copy = secret_from_file(secret_file);
-		if (secret_copy == NULL) {
-			status = EXIT_USAGE;
-			goto out;
-		}
-		secret_arg = secret_copy;
-	}
-	if (secret_arg == NULL) {
-		secret_copy = secret_from_env(provider);
-		if (secret_copy == NULL) {
-			fprintf(stderr, PROGRAM ": no secret: pass --secret-file "
-				"FILE or set the provider's PAYHOOK_..._SECRET\n");
-			usage(stderr);
-			status = EXIT_USAGE;
-			goto out;
-		}
-		secret_arg = secret_copy;
-	}
-	if (square_url == NULL)
-		square_url = getenv("PAYHOOK_SQUARE_NOTIFICATION_URL");
-
-	if (id_arg != NULL) {
-		/* The verifier's own rules: never sign what payhook refuses. */
-		if (!signature_id_valid(id_arg)) {
-			fprintf(stderr, PROGRAM ": --id must be 1 to %d "
-				"visible ASCII characters\n", SIGNATURE_ID_MAX);
-			status = EXIT_USAGE;
-			goto out;
-		}
-		snprintf(id, sizeof(id), "%s", id_arg);
-	} else if (random_id(provider, id, sizeof(id)) != 0) {
-		fprintf(stderr, PROGRAM ": no random bytes from the OS\n");
+	rc = find_secret(c, have_cfg ? &cfg : NULL, &secret, &secret_copy);
+	if (rc == 0)
+		rc = find_id_timestamp(c, id, ts);
+	if (rc != 0) {
+		status = rc;
 		goto out;
 	}
-	if (ts_arg != NULL) {
-		uint64_t unused;
-
-		if (signature_timestamp_parse(ts_arg, strlen(ts_arg),
-					      &unused) != 0) {
-			fprintf(stderr, PROGRAM ": --timestamp must be Unix "
-				"seconds (1 to %d digits)\n",
-				SIGNATURE_TIMESTAMP_DIGITS_MAX);
-			status = EXIT_USAGE;
-			goto out;
-		}
-		snprintf(ts, sizeof(ts), "%s", ts_arg);
-	} else {
-		snprintf(ts, sizeof(ts), "%lld", (long long)time(NULL));
-	}
-
-	if (file != NULL) {
-		FILE *f = fopen(file, "rb");
-		int rc;
-
-		if (f == NULL) {
-			fprintf(stderr, PROGRAM ": %s: %s\n", file,
-				strerror(errno));
-			goto out;
-		}
-		rc = read_body(f, file, &body);
-		fclose(f);
-		if (rc < 0)
-			goto out;
-	} else if (read_body(stdin, "standard input", &body) < 0) {
+	if (read_input(file, &body) < 0)
 		goto out;
-	}
-
 	in = (struct provider_sign_input){
-		.provider = provider, .secret = secret_arg, .id = id,
-		.timestamp = ts, .url = square_url, .topic = topic,
-		.cert_url = cert_url, .webhook_id = webhook_id,
+		.provider = c->provider, .secret = secret, .id = id,
+		.timestamp = ts, .topic = c->topic,
+		.url = c->square_url != NULL ? c->square_url :
+		       getenv("PAYHOOK_SQUARE_NOTIFICATION_URL"),
+		.cert_url = c->cert_url,
+		.webhook_id = c->webhook_id != NULL ? c->webhook_id :
+			      getenv("PAYHOOK_PAYPAL_WEBHOOK_ID"),
 		.cfg = have_cfg ? &cfg : NULL,
 	};
 	if (provider_sign(&in, (const char *)body.data, body.len, &headers,
-			&signed_body, &err) != 0) {
+			  &signed_body, &err) != 0) {
 		fprintf(stderr, PROGRAM ": %s\n", err.message);
 		status = EXIT_USAGE;
 		goto out;
@@ -681,22 +735,8 @@ int main(int argc, char **argv)
 		signed_body = NULL;
 		file = NULL;
 	}
-	if (url != NULL) {
-		if (print_curl(url, file, &body, &headers) < 0)
-			goto out;
-	} else if (provider == CONFIG_PROVIDER_ADYEN) {
-		fwrite(body.data, 1, body.len, stdout);
-		putchar('\n');
-	} else {
-		for (size_t i = 0; i < headers.count; i++)
-			printf("%s: %s\n", headers.items[i].name,
-			       headers.items[i].value);
-	}
-	if (fflush(stdout) != 0 || ferror(stdout)) {
-		fprintf(stderr, PROGRAM ": write error\n");
-		goto out;
-	}
-	status = EXIT_SUCCESS;
+	if (print_signed(c, file, &body, &headers) == 0)
+		status = EXIT_SUCCESS;
 out:
 	free(body.data);
 	free(signed_body);
@@ -707,4 +747,26 @@ out:
 	if (have_cfg)
 		config_cleanup(&cfg);
 	return status;
+}
+
+int main(int argc, char **argv)
+{
+	struct cmdline c = { .provider = CONFIG_PROVIDER_STANDARD };
+	int rc = options_parse(&program, argc, argv, take_option, &c);
+
+	if (rc != OPTIONS_GO_ON)
+		return rc;
+	if (c.secret != NULL && c.secret_file != NULL)
+		die_usage("--secret and --secret-file: choose one", NULL);
+	if (c.sample != NULL) {
+		if (argc != optind)
+			die_usage("--sample takes no FILE", NULL);
+		c.wanted.provider = c.provider;
+		c.wanted.event = c.sample;
+		return print_sample(c.wanted, c.amount, c.when);
+	}
+	if (argc - optind > 1)
+		die_usage("at most one FILE", NULL);
+	return sign(&c, argc - optind == 1 && strcmp(argv[optind], "-") != 0
+				? argv[optind] : NULL);
 }

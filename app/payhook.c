@@ -1,185 +1,187 @@
 /* payhook.c - the program: a FastCGI worker (app/worker.c) by default, the
  * master of a pool of workers with --workers N (app/master.c), or one of the
- * operator's commands: --check-config, --stats, --version.
+ * operator's commands: --check-config (app/check.c), --test-config, --stats,
+ * --version. The command line is its option table (options.h).
  */
 #include "config.h"
 
 #include <errno.h>
-#include <fcntl.h>
-#include <getopt.h>
 #include <limits.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
+#include "check.h"
 #include "configuration.h"
-#include "lock.h"
 #include "log.h"
 #include "master.h"
 #include "metrics.h"
 #include "number.h"
+#include "options.h"
 #include "pipeline.h"
 #include "pool.h"
-#include "sharedfile.h"
-#include "sqlconn.h"
 #include "status.h"
-#include "timing.h"
 #include "worker.h"
 
-/* Redis for --check-config: each sentinel's answer, then the server in use
- * (with its ROLE when found through the sentinels). Down is a warning when
- * the configuration records without it (db_only), an error under fail. */
-static int check_redis(const struct config *cfg)
+enum {
+	MODE_SERVE = 0,
+	MODE_CHECK_CONFIG = 256,
+	MODE_TEST_CONFIG,
+	MODE_STATS,
+	OPT_MAX_REQUESTS,
+	OPT_WORKERS,
+	OPT_LISTEN,
+	OPT_SOCKET_MODE,
+	OPT_SOCKET_USER,
+	OPT_SOCKET_GROUP,
+	OPT_USER,
+	OPT_GROUP,
+};
+
+static const struct options_entry entries[] = {
+	OPTIONS_ENTRY_CONFIG,
+	{ "max-requests", required_argument, OPT_MAX_REQUESTS, "N",
+	  "a worker exits after N requests (its master or spawner starts "
+	  "another)" },
+	{ "workers", required_argument, OPT_WORKERS, "N",
+	  "run as a pool's master with N workers (1 to 1024)" },
+	{ "listen", required_argument, OPT_LISTEN, "PATH|HOST:PORT",
+	  "with --workers: the socket the pool listens on, a Unix socket "
+	  "path or a TCP address (else the socket systemd passes, or "
+	  "descriptor 0)" },
+	{ "socket-mode", required_argument, OPT_SOCKET_MODE, "MODE",
+	  "the octal mode of the Unix socket of --listen (default 0660)" },
+	{ "socket-user", required_argument, OPT_SOCKET_USER, "USER",
+	  "the owner of the Unix socket of --listen" },
+	{ "socket-group", required_argument, OPT_SOCKET_GROUP, "GROUP",
+	  "the group of the Unix socket of --listen" },
+	{ "user", required_argument, OPT_USER, "USER",
+	  "with --workers, started as root: the workers' user" },
+	{ "group", required_argument, OPT_GROUP, "GROUP",
+	  "with --workers, started as root: the workers' group (default: "
+	  "the user's)" },
+	{ "test-config", no_argument, MODE_TEST_CONFIG, NULL,
+	  "load the configuration and run every check a worker makes before "
+	  "it serves, connecting to nothing" },
+	{ "check-config", no_argument, MODE_CHECK_CONFIG, NULL,
+	  "load the configuration and check Redis, MySQL and the schema, "
+	  "one line a check" },
+	{ "stats", no_argument, MODE_STATS, NULL,
+	  "print the pool's counters (from metrics_file)" },
+	OPTIONS_ENTRY_VERSION,
+	OPTIONS_ENTRY_HELP,
+};
+
+static const char *const forms[] = {
+	"[-c FILE] [--max-requests N]",
+	"--workers N [--listen PATH|HOST:PORT] [--socket-mode MODE] "
+	"[--socket-user USER] [--socket-group GROUP] [--user USER] "
+	"[--group GROUP] [-c FILE] [--max-requests N]",
+	"--test-config [-c FILE]",
+	"--check-config [-c FILE]",
+	"--stats [-c FILE]",
+	"--version | --help",
+	NULL,
+};
+
+static const struct options_program program = {
+	.name = "payhook",
+	.forms = forms,
+	.about =
+		"A FastCGI worker that records each payment webhook exactly once.\n"
+		"Started by spawn-fcgi, lighttpd (bin-path) or mod_fcgid; run as\n"
+		"plain CGI it serves one request. With --workers N it is a master\n"
+		"that keeps N workers on the listening socket (descriptor 0, a\n"
+		"systemd socket, or --listen): SIGHUP reloads the configuration,\n"
+		"SIGUSR2 re-executes the program file, SIGTERM stops the pool.\n"
+		"The configuration file comes from -c, else $PAYHOOK_CONFIG; every\n"
+		"key can be overridden by PAYHOOK_<KEY>.\n",
+	.entries = entries,
+	.count = sizeof(entries) / sizeof(entries[0]),
+};
+
+/* The command line, as read. */
+struct cmdline {
+	const char *path;
+	int mode;
+	unsigned long max_requests;
+	struct master_options master;
+};
+
+/* One option (options_parse's take). */
+static int take_option(void *ctx, int val, const char *arg)
 {
-	struct error err = { "" };
-	struct lock_client *lock;
-	char line[ERROR_MESSAGE_MAX + 128];
-	int rc = 0;
+	struct cmdline *c = ctx;
+	uint64_t count;
 
-	if (cfg->lock_backend == CONFIG_LOCK_NONE) {
-		printf("redis: not used (lock_backend = none: the unique key "
-		       "alone keeps each payment once)\n");
-		return 0;
+	switch (val) {
+	case 'c':
+		c->path = arg;
+		break;
+	case OPT_MAX_REQUESTS:
+		if (number_parse(arg, ULONG_MAX, &count) != NUMBER_OK ||
+		    count == 0)
+			return options_usage_error(&program, "--max-requests "
+						   "needs a positive number");
+		c->max_requests = (unsigned long)count;
+		break;
+	case OPT_WORKERS:
+		if (number_parse(arg, POOL_MAX, &count) != NUMBER_OK ||
+		    count == 0)
+			return options_usage_error(&program, "--workers needs "
+						   "a number from 1 to 1024");
+		c->master.workers = (unsigned)count;
+		break;
+	case OPT_LISTEN:
+		c->master.listen = arg;
+		break;
+	case OPT_SOCKET_MODE:
+		if (strlen(arg) > 4 || arg[0] == '\0' ||
+		    strspn(arg, "01234567") != strlen(arg))
+			return options_usage_error(&program, "--socket-mode "
+						   "needs an octal mode such "
+						   "as 0660");
+		c->master.socket_mode = (unsigned)strtoul(arg, NULL, 8);
+		break;
+	case OPT_SOCKET_USER:
+		c->master.socket_user = arg;
+		break;
+	case OPT_SOCKET_GROUP:
+		c->master.socket_group = arg;
+		break;
+	case OPT_USER:
+		c->master.user = arg;
+		break;
+	case OPT_GROUP:
+		c->master.group = arg;
+		break;
+	default: /* a mode */
+		c->mode = val;
+		break;
 	}
-	lock = lock_client_new(cfg, &err);
-	if (lock == NULL) {
-		printf("redis: FAILED: %s\n", err.message);
-		return 1;
-	}
-	for (size_t i = 0; i < lock_sentinel_count(lock); i++) {
-		int ok = lock_probe_sentinel(lock, i, line, sizeof(line)) == 0;
-
-		printf("redis: %s%s\n", ok ? "" : "WARNING: ", line);
-	}
-	if (lock_describe(lock, line, sizeof(line)) == 0) {
-		printf("redis: ok (%s)\n", line);
-		if (lock_eviction_warning(lock, line, sizeof(line)) != 0)
-			printf("redis: WARNING: %s\n", line);
-	} else if (cfg->redis_unavailable == CONFIG_REDIS_UNAVAILABLE_DB_ONLY) {
-		printf("redis: WARNING: %s (redis_unavailable = db_only: "
-		       "payments are recorded without the lock)\n", line);
-	} else {
-		printf("redis: FAILED: %s\n", line);
-		rc = 1;
-	}
-	lock_client_free(lock);
-	return rc;
+	return OPTIONS_GO_ON;
 }
 
-/* Opens path as a worker will (sharedfile_check): nothing is created (run
- * as root, the file would be root's and the workers could not open it).
- * Returns 0, or 1 with a FAILED line printed. */
-static int check_file(const char *key, const char *path, int flags)
+/* The options that need another. Returns OPTIONS_GO_ON, or the exit
+ * status after the message and the usage. */
+static int check_combination(const struct cmdline *c, int operands)
 {
-	struct error err;
+	const struct master_options *m = &c->master;
+	const char *why = NULL;
 
-	if (sharedfile_check(path, flags, &err) == 0)
-		return 0;
-	printf("config: FAILED: %s %s\n", key, err.message);
-	return 1;
-}
-
-/* A check that succeeded but took longer than a worker waits: the worker
- * would have answered 503 (a loaded machine, a slow server). */
-static void report_slow(const char *what, int64_t elapsed_ms, long bound_ms,
-			const char *keys)
-{
-	if (elapsed_ms > bound_ms)
-		printf("%s: WARNING: the check took %lld ms, more than a worker "
-		       "waits (%ld ms, %s)\n", what, (long long)elapsed_ms,
-		       bound_ms, keys);
-}
-
-/* With an alert key set: payhook-dispatch beside this program, which
- * payhook --workers runs to send its alerts. A note, not a failure: only a
- * pool sends alerts, and it serves without them. */
-static void check_alert_sender(const struct config *cfg)
-{
-	char self[PATH_MAX], sender[PATH_MAX];
-	ssize_t n;
-
-	if (!config_alerts_set(cfg))
-		return;
-	n = readlink("/proc/self/exe", self, sizeof(self) - 1);
-	self[n > 0 ? n : 0] = '\0';
-	if (master_alert_sender(self, sender, sizeof(sender)) == 0)
-		printf("alert: ok (payhook --workers sends its alerts with "
-		       "%s)\n", sender);
-	else
-		printf("alert: WARNING: payhook --workers sends its alerts with "
-		       "payhook-dispatch, which is not at %s: install it there, "
-		       "or the pool's alerts fail\n", sender);
-}
-
-/* --check-config: one line per check, and every check that fails says so on
- * a FAILED line. The backends are asked with timeouts of at least
- * CHECK_TIMEOUT_S: a server slowed down for a moment (a loaded machine) is
- * not a configuration error; a check slower than the workers' own timeouts
- * gets a WARNING line instead. */
-#define CHECK_TIMEOUT_S 10
-static int check_config(const struct config *cfg, const char *path)
-{
-	struct config patient = *cfg; /* shares cfg's strings: never cleaned */
-	struct error err = { "" };
-	struct pipeline *pipeline;
-	char line[ERROR_MESSAGE_MAX];
-	struct stat st;
-	int64_t t0;
-	int rc = 0;
-
-	if (cfg->log_file != NULL)
-		rc |= check_file("log_file", cfg->log_file, O_WRONLY | O_APPEND);
-	if (cfg->metrics_file != NULL)
-		rc |= check_file("metrics_file", cfg->metrics_file, O_RDWR);
-	if (rc == 0 && path != NULL)
-		printf("config: ok (%s)\n", path);
-	else if (rc == 0)
-		printf("config: ok (no configuration file is read: defaults and "
-		       "environment only; -c FILE or PAYHOOK_CONFIG names "
-		       "one)\n");
-	if (path != NULL && stat(path, &st) == 0 && (st.st_mode & S_IROTH) != 0)
-		printf("config: WARNING: %s is readable by every user; it "
-		       "holds secrets: chmod o-r\n", path);
-	for (size_t i = 0; config_warning(cfg, i, line, sizeof(line)) == 0; i++)
-		printf("config: WARNING: %s\n", line);
-	check_alert_sender(cfg);
-	if (patient.mysql_connect_timeout_s < CHECK_TIMEOUT_S)
-		patient.mysql_connect_timeout_s = CHECK_TIMEOUT_S;
-	if (patient.mysql_read_timeout_s < CHECK_TIMEOUT_S)
-		patient.mysql_read_timeout_s = CHECK_TIMEOUT_S;
-	if (patient.mysql_write_timeout_s < CHECK_TIMEOUT_S)
-		patient.mysql_write_timeout_s = CHECK_TIMEOUT_S;
-	if (patient.redis_timeout_ms < CHECK_TIMEOUT_S * 1000)
-		patient.redis_timeout_ms = CHECK_TIMEOUT_S * 1000;
-	pipeline = pipeline_new(&patient, &err);
-	if (pipeline == NULL) {
-		printf("config: FAILED: %s\n", err.message);
-		return 1;
-	}
-	t0 = timing_now_us();
-	rc |= check_redis(&patient);
-	report_slow("redis", (timing_now_us() - t0) / 1000,
-		    cfg->redis_timeout_ms, "redis_timeout_ms");
-	/* A node that is down is a warning (the workers move on to the
-	 * next); the schema check below fails when none takes writes. */
-	sqlconn_report_nodes(&patient, stdout);
-	t0 = timing_now_us();
-	if (pipeline_check_mysql(pipeline, &err) != 0) {
-		printf("mysql: FAILED: %s\n", err.message);
-		rc = 1;
-	} else {
-		printf("mysql: ok (%s, table payments with "
-		       "uq_payments_provider_transaction_id)\n",
-		       sqlconn_where(cfg));
-		report_slow("mysql", (timing_now_us() - t0) / 1000,
-			    1000L * cfg->mysql_connect_timeout_s,
-			    "mysql_connect_timeout_s");
-	}
-	pipeline_free(pipeline);
-	return rc;
+	if (operands > 0)
+		why = "unexpected argument";
+	else if (m->listen != NULL && m->workers == 0)
+		why = "--listen needs --workers";
+	else if ((m->socket_user != NULL || m->socket_group != NULL) &&
+		 m->listen == NULL)
+		why = "--socket-user and --socket-group need --listen PATH";
+	else if ((m->user != NULL || m->group != NULL) && m->workers == 0)
+		why = "--user and --group need --workers";
+	return why != NULL ? options_usage_error(&program, "%s", why)
+			   : OPTIONS_GO_ON;
 }
 
 /* --stats: the counters in metrics_file, as metrics_path serves them. */
@@ -234,261 +236,136 @@ static void free_argv(char **argv)
 	free(argv);
 }
 
-static void usage(FILE *to)
+/* The configuration warnings, logged; then the pool's master (which takes
+ * cfg over) or one worker. saved_argv is what an upgrade re-executes.
+ * Returns the exit status. */
+static int serve(struct cmdline *c, struct config *cfg, char **saved_argv,
+		 int argc, char **argv)
 {
-	fprintf(to,
-		"usage: payhook [-c FILE] [--max-requests N]\n"
-		"       payhook --workers N [--listen PATH|HOST:PORT] "
-		"[--socket-mode MODE]\n"
-		"               [--socket-user USER] [--socket-group GROUP]\n"
-		"               [--user USER] [--group GROUP]\n"
-		"               [-c FILE] [--max-requests N]\n"
-		"       payhook --test-config [-c FILE]\n"
-		"       payhook --check-config [-c FILE]\n"
-		"       payhook --stats [-c FILE]\n"
-		"       payhook --version | --help\n"
-		"\n"
-		"A FastCGI worker that records each payment webhook exactly once.\n"
-		"Started by spawn-fcgi, lighttpd (bin-path) or mod_fcgid; run as\n"
-		"plain CGI it serves one request. With --workers N it is a master\n"
-		"that keeps N workers on the listening socket (descriptor 0, a\n"
-		"systemd socket, or --listen): SIGHUP reloads the configuration,\n"
-		"SIGUSR2 re-executes the program file, SIGTERM stops the pool.\n"
-		"The configuration file comes from -c, else $PAYHOOK_CONFIG; every\n"
-		"key can be overridden by PAYHOOK_<KEY>.\n");
-}
+	char line[ERROR_MESSAGE_MAX], program_path[PATH_MAX];
+	struct metrics *metrics = NULL;
+	struct error err = { "" };
+	ssize_t n;
+	int rc;
 
-static int usage_error(const char *message)
-{
-	fprintf(stderr, "payhook: %s\n", message);
-	usage(stderr);
-	return 2;
-}
-
-/* Parses the command line. Returns -1 to go on, or the exit status (after
- * --version, --help or a usage error). */
-static int parse_options(int argc, char **argv, const char **path, int *mode,
-			 unsigned long *max_requests,
-			 struct master_options *master)
-{
-	static const struct option options[] = {
-		{ "config", required_argument, NULL, 'c' },
-		{ "check-config", no_argument, NULL, 'C' },
-		{ "test-config", no_argument, NULL, 'T' },
-		{ "stats", no_argument, NULL, 'S' },
-		{ "max-requests", required_argument, NULL, 'm' },
-		{ "workers", required_argument, NULL, 'w' },
-		{ "listen", required_argument, NULL, 'l' },
-		{ "socket-mode", required_argument, NULL, 'M' },
-		{ "socket-user", required_argument, NULL, 'U' },
-		{ "socket-group", required_argument, NULL, 'G' },
-		{ "user", required_argument, NULL, 'u' },
-		{ "group", required_argument, NULL, 'g' },
-		{ "version", no_argument, NULL, 'V' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
-	uint64_t count;
-	int opt;
-
-	while ((opt = getopt_long(argc, argv, "c:h", options, NULL)) != -1) {
-		switch (opt) {
-		case 'c':
-			*path = optarg;
-			break;
-		case 'C':
-		case 'T':
-		case 'S':
-			*mode = opt;
-			break;
-		case 'm':
-			if (number_parse(optarg, ULONG_MAX, &count) != NUMBER_OK ||
-			    count == 0)
-				return usage_error("--max-requests needs a "
-						   "positive number");
-			*max_requests = (unsigned long)count;
-			break;
-		case 'w':
-			if (number_parse(optarg, POOL_MAX, &count) != NUMBER_OK ||
-			    count == 0)
-				return usage_error("--workers needs a number "
-						   "from 1 to 1024");
-			master->workers = (unsigned)count;
-			break;
-		case 'l':
-			master->listen = optarg;
-			break;
-		case 'M':
-			if (strlen(optarg) > 4 ||
-			    strspn(optarg, "01234567") != strlen(optarg) ||
-			    optarg[0] == '\0')
-				return usage_error("--socket-mode needs an octal "
-						   "mode such as 0660");
-			master->socket_mode = (unsigned)strtoul(optarg, NULL, 8);
-			break;
-		case 'U':
-			master->socket_user = optarg;
-			break;
-		case 'G':
-			master->socket_group = optarg;
-			break;
-		case 'u':
-			master->user = optarg;
-			break;
-		case 'g':
-			master->group = optarg;
-			break;
-		case 'V':
-			printf("payhook %s\n", PACKAGE_VERSION);
-			return 0;
-		case 'h':
-			usage(stdout);
-			return 0;
-		default:
-			usage(stderr);
-			return 2;
+	for (size_t i = 0; config_warning(cfg, i, line, sizeof(line)) == 0; i++)
+		log_warn("config: %s", line);
+	if (c->master.workers > 0) {
+		n = readlink("/proc/self/exe", program_path,
+			     sizeof(program_path) - 1);
+		if (n <= 0) {
+			fprintf(stderr, "payhook: cannot find the program file: "
+				"%s\n", strerror(errno));
+			config_cleanup(cfg);
+			return 1;
 		}
+		program_path[n] = '\0';
+		c->master.config_path = c->path;
+		c->master.max_requests = c->max_requests;
+		c->master.argv = saved_argv;
+		c->master.program = program_path;
+		/* Titles "payhook: master" and "payhook: worker" in ps. */
+		pool_title_init(argc, argv);
+		return master_run(&c->master, cfg);
 	}
-	if (optind != argc)
-		return usage_error("unexpected argument");
-	if (master->listen != NULL && master->workers == 0)
-		return usage_error("--listen needs --workers");
-	if ((master->socket_user != NULL || master->socket_group != NULL) &&
-	    master->listen == NULL)
-		return usage_error("--socket-user and --socket-group need "
-				   "--listen PATH");
-	if ((master->user != NULL || master->group != NULL) &&
-	    master->workers == 0)
-		return usage_error("--user and --group need --workers");
-	return -1;
+	/* Independent workers share counters only through a file. */
+	if (cfg->metrics_file != NULL) {
+		metrics = metrics_open_file(cfg->metrics_file, &err);
+		if (metrics == NULL)
+			log_warn("metrics: %s", err.message);
+	}
+	rc = worker_run(cfg, metrics, c->max_requests, -1);
+	metrics_free(metrics);
+	config_cleanup(cfg);
+	return rc;
+}
+
+/* The configuration (from c->path, resolved), then the mode. Returns the
+ * exit status. */
+static int run(struct cmdline *c, char **saved_argv, int argc, char **argv)
+{
+	struct config cfg;
+	struct error err = { "" };
+	char *resolved = NULL;
+	int rc;
+
+	/* One path for the start, the reloads, the upgrade's check and the
+	 * alerts: a copy, as the process title overwrites the environment. */
+	if (config_resolve_path(c->path, &resolved, &err) != 0) {
+		fprintf(stderr, "payhook: %s\n", err.message);
+		return 1;
+	}
+	c->path = resolved;
+	/* --check-config: each line as it is printed, in order with the log
+	 * lines on standard error, whatever ends the process. */
+	if (c->mode == MODE_CHECK_CONFIG)
+		setvbuf(stdout, NULL, _IOLBF, 0);
+	if (pipeline_load_config(&cfg, c->path, &err) != 0) {
+		if (c->mode == MODE_CHECK_CONFIG)
+			printf("config: FAILED: %s\n", err.message);
+		else
+			fprintf(stderr, "payhook: %s\n", err.message);
+		free(resolved);
+		return 1;
+	}
+	if (c->mode == MODE_TEST_CONFIG) {
+		/* The master's upgrade asks this of the new binary: every
+		 * check a worker makes before it serves. */
+		rc = worker_check(&cfg, &err) != 0 ? 1 : 0;
+		if (rc != 0)
+			fprintf(stderr, "payhook: %s\n", err.message);
+		config_cleanup(&cfg);
+	} else if (c->mode != MODE_SERVE) {
+		log_init("payhook", cfg.log_level);
+		rc = c->mode == MODE_CHECK_CONFIG ? check_config(&cfg, c->path)
+						  : print_stats(&cfg);
+		config_cleanup(&cfg);
+	} else if (setup_logging(&cfg) != 0) {
+		config_cleanup(&cfg);
+		rc = 1;
+	} else {
+		rc = serve(c, &cfg, saved_argv, argc, argv);
+	}
+	free(resolved);
+	return rc;
+}
+
+/* A copy of argv (the strings and the array), and after its NULL the
+ * array again for getopt to reorder. NULL when out of memory. */
+static char **copy_argv(int argc, char **argv)
+{
+	char **copy = calloc(2 * ((size_t)argc + 1), sizeof(char *));
+
+	for (int i = 0; copy != NULL && i < argc; i++) {
+		copy[i] = strdup(argv[i]);
+		if (copy[i] == NULL) {
+			free_argv(copy);
+			return NULL;
+		}
+		copy[argc + 1 + i] = copy[i];
+	}
+	return copy;
 }
 
 int main(int argc, char **argv)
 {
-	struct master_options master = { .socket_mode = 0660 };
-	const char *path = NULL;
-	char *resolved = NULL;
-	char program[PATH_MAX];
-	char **saved_argv, **args;
-	int mode = 0, rc;
-	unsigned long max_requests = 0;
-	struct config cfg;
-	struct error err = { "" };
-	ssize_t n;
-
+	struct cmdline c = { .master = { .socket_mode = 0660 } };
 	/* The process title overwrites argv's strings, and getopt reorders
-	 * argv: the options are parsed from copies (args, after the NULL
-	 * that ends saved_argv), and an upgrade re-executes saved_argv. */
-	saved_argv = calloc(2 * ((size_t)argc + 1), sizeof(char *));
+	 * argv: the options are read from a copy, and an upgrade
+	 * re-executes the copy's first half. */
+	char **saved_argv = copy_argv(argc, argv);
+	int rc;
+
 	if (saved_argv == NULL) {
 		fprintf(stderr, "payhook: out of memory\n");
 		return 1;
 	}
-	args = saved_argv + argc + 1;
-	for (int i = 0; i < argc; i++) {
-		saved_argv[i] = strdup(argv[i]);
-		if (saved_argv[i] == NULL) {
-			fprintf(stderr, "payhook: out of memory\n");
-			return 1;
-		}
-		args[i] = saved_argv[i];
-	}
-	rc = parse_options(argc, args, &path, &mode, &max_requests, &master);
-	if (rc >= 0) {
-		free_argv(saved_argv);
-		return rc;
-	}
-	/* One path for the start, the reloads, the upgrade's check and the
-	 * alerts: a copy, as the process title overwrites the environment. */
-	if (config_resolve_path(path, &resolved, &err) != 0) {
-		fprintf(stderr, "payhook: %s\n", err.message);
-		free_argv(saved_argv);
-		return 1;
-	}
-	path = resolved;
-	if (mode == 'C') {
-		/* Each line as it is printed, in order with the log lines on
-		 * standard error, whatever ends the process. */
-		setvbuf(stdout, NULL, _IOLBF, 0);
-	}
-	if (pipeline_load_config(&cfg, path, &err) != 0) {
-		if (mode == 'C')
-			printf("config: FAILED: %s\n", err.message);
-		else
-			fprintf(stderr, "payhook: %s\n", err.message);
-		free_argv(saved_argv);
-		free(resolved);
-		return 1;
-	}
-	if (mode == 'T') {
-		/* The master's upgrade asks this of the new binary: every
-		 * check a worker makes before it serves. */
-		rc = worker_check(&cfg, &err);
-		if (rc != 0)
-			fprintf(stderr, "payhook: %s\n", err.message);
-		config_cleanup(&cfg);
-		free_argv(saved_argv);
-		free(resolved);
-		return rc != 0 ? 1 : 0;
-	}
-	if (mode == 'C' || mode == 'S') {
-		log_init("payhook", cfg.log_level);
-		rc = mode == 'C' ? check_config(&cfg, path) : print_stats(&cfg);
-		config_cleanup(&cfg);
-		free_argv(saved_argv);
-		free(resolved);
-		return rc;
-	}
-	if (setup_logging(&cfg) != 0) {
-		config_cleanup(&cfg);
-		free_argv(saved_argv);
-		free(resolved);
-		return 1;
-	}
-	{
-		char line[ERROR_MESSAGE_MAX];
-
-		for (size_t i = 0;
-		     config_warning(&cfg, i, line, sizeof(line)) == 0; i++)
-			log_warn("config: %s", line);
-	}
-	if (master.workers > 0) {
-		n = readlink("/proc/self/exe", program, sizeof(program) - 1);
-		if (n <= 0) {
-			fprintf(stderr, "payhook: cannot find the program file: "
-				"%s\n", strerror(errno));
-			config_cleanup(&cfg);
-			free_argv(saved_argv);
-			free(resolved);
-			return 1;
-		}
-		program[n] = '\0';
-		master.config_path = path;
-		master.max_requests = max_requests;
-		master.argv = saved_argv;
-		master.program = program;
-		/* Titles "payhook: master" and "payhook: worker" in ps. */
-		pool_title_init(argc, argv);
-		/* The master takes cfg over (and frees it). */
-		rc = master_run(&master, &cfg);
-		free_argv(saved_argv);
-		free(resolved);
-		return rc;
-	}
+	rc = options_parse(&program, argc, saved_argv + argc + 1, take_option,
+			   &c);
+	if (rc == OPTIONS_GO_ON)
+		rc = check_combination(&c, argc - optind);
+	if (rc == OPTIONS_GO_ON)
+		rc = run(&c, saved_argv, argc, argv);
 	free_argv(saved_argv);
-	free(resolved);
-	{
-		struct metrics *metrics = NULL;
-
-		/* Independent workers share counters only through a file. */
-		if (cfg.metrics_file != NULL) {
-			metrics = metrics_open_file(cfg.metrics_file, &err);
-			if (metrics == NULL)
-				log_warn("metrics: %s", err.message);
-		}
-		rc = worker_run(&cfg, metrics, max_requests, -1);
-		metrics_free(metrics);
-	}
-	config_cleanup(&cfg);
 	return rc;
 }

@@ -23,34 +23,13 @@
 #include "pool.h"
 #include "response.h"
 #include "route.h"
+#include "signals.h"
 #include "worker.h"
 
 extern char **environ;
 
 /* The FastCGI spec hands a worker its listening socket as descriptor 0. */
 #define LISTEN_FD 0
-
-static volatile sig_atomic_t stop_requested;
-static volatile sig_atomic_t stop_signal;
-static volatile sig_atomic_t reopen_log;
-
-/* The stop and hang-up signals are blocked but while the worker waits for a
- * connection (wait_connection): a handler that ran inside FCGX_Accept_r
- * would end its select() on a connection just taken, and libfcgi then closes
- * that connection unanswered (the web server's 500). */
-static sigset_t waiting_mask;
-
-static void on_stop_signal(int signo)
-{
-	stop_requested = 1;
-	stop_signal = signo;
-}
-
-static void on_hangup(int signo)
-{
-	(void)signo;
-	reopen_log = 1;
-}
 
 /* Once woken for a connection, a worker must not block in accept() with its
  * signals held while another worker takes it. The flag is the listening
@@ -64,39 +43,16 @@ static int listen_nonblocking(void)
 	return fcntl(LISTEN_FD, F_SETFL, flags | O_NONBLOCK);
 }
 
-/* The handlers, and the mask of the loop (waiting_mask above). Returns 0, or
- * -1 with errno set. */
-static int install_signals(void)
+/* The stop and hang-up signals are served only while the worker waits for
+ * a connection (signals.h): one that came inside FCGX_Accept_r would end
+ * its select() on a connection just taken, and libfcgi then closes that
+ * connection unanswered (the web server's 500). Returns 0, or -1 with err
+ * set. */
+static int open_signals(struct error *err)
 {
-	struct sigaction sa;
-	const int stop_signals[] = { SIGTERM, SIGINT };
-	sigset_t held;
+	static const int served[] = { SIGTERM, SIGINT, SIGHUP, 0 };
 
-	/* A master forks workers with its signals blocked. */
-	sigemptyset(&waiting_mask);
-	sigemptyset(&held);
-	sigaddset(&held, SIGTERM);
-	sigaddset(&held, SIGINT);
-	sigaddset(&held, SIGHUP);
-	if (sigprocmask(SIG_SETMASK, &held, NULL) != 0)
-		return -1;
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = SIG_IGN;
-	/* A client that went away must not kill the worker. */
-	if (sigaction(SIGPIPE, &sa, NULL) != 0)
-		return -1;
-	sa.sa_handler = SIG_DFL;
-	if (sigaction(SIGCHLD, &sa, NULL) != 0 ||
-	    sigaction(SIGUSR2, &sa, NULL) != 0)
-		return -1;
-	sa.sa_handler = on_stop_signal;
-	sigemptyset(&sa.sa_mask);
-	for (size_t i = 0; i < sizeof(stop_signals) / sizeof(stop_signals[0]); i++) {
-		if (sigaction(stop_signals[i], &sa, NULL) != 0)
-			return -1;
-	}
-	sa.sa_handler = on_hangup;
-	return sigaction(SIGHUP, &sa, NULL);
+	return signals_open(served, err);
 }
 
 /* ---- body readers for the two ways a request arrives ---- */
@@ -200,13 +156,12 @@ static int wait_connection(struct pipeline *pipeline)
 	for (;;) {
 		long ms = pipeline_idle_wait_ms(pipeline,
 						timing_now_us() - since);
-		struct timespec wait = { ms / 1000, (ms % 1000) * 1000000L };
-		int n = ppoll(&pfd, 1, ms >= 0 ? &wait : NULL, &waiting_mask);
+		int n = signals_wait(&pfd, 1, ms);
 
-		if (n > 0)
-			return 1;
-		if (n < 0)
-			return errno == EINTR ? 0 : -1;
+		if (n != 0)
+			return n > 0 ? 1 : -1;
+		if (signals_stopping())
+			return 0;
 		pipeline_idle(pipeline, timing_now_us() - since);
 	}
 }
@@ -224,7 +179,8 @@ static int serve_fastcgi(struct ops *ops, struct pipeline *pipeline,
 		log_error("FCGX_InitRequest failed");
 		return 1;
 	}
-	while (!stop_requested && (max_requests == 0 || served < max_requests)) {
+	while (!signals_stopping() &&
+	       (max_requests == 0 || served < max_requests)) {
 		struct request req = { .read_body = read_fcgi_body };
 		const char *text;
 		size_t len;
@@ -234,13 +190,6 @@ static int serve_fastcgi(struct ops *ops, struct pipeline *pipeline,
 		if (rc < 0) {
 			log_error("waiting for a connection: %s", strerror(errno));
 			break;
-		}
-		if (reopen_log) {
-			struct error err;
-
-			reopen_log = 0;
-			if (log_reopen(&err) != 0)
-				log_error("%s", err.message);
 		}
 		if (rc == 0)
 			continue;
@@ -279,9 +228,9 @@ static int serve_fastcgi(struct ops *ops, struct pipeline *pipeline,
 			 "worker exits");
 		pipeline_flush(pipeline);
 	}
-	if (stop_requested)
+	if (signals_stop_signal() != 0)
 		log_info("worker exits after %lu requests: signal %d",
-			 served, (int)stop_signal);
+			 served, signals_stop_signal());
 	else if (max_requests != 0 && served >= max_requests)
 		log_info("worker exits after %lu requests: --max-requests",
 			 served);
@@ -349,17 +298,16 @@ int worker_run(const struct config *cfg, struct metrics *metrics,
 		rc = cannot_start("FCGX_Init failed");
 	} else if (FCGX_IsCGI()) {
 		rc = serve_cgi(ops, pipeline, cfg);
+	} else if (listen_nonblocking() != 0) {
+		rc = cannot_start(strerror(errno));
+	} else if (open_signals(&err) != 0) {
+		rc = cannot_start(err.message);
 	} else {
-		if (listen_nonblocking() != 0 || install_signals() != 0) {
-			rc = cannot_start(strerror(errno));
-		} else {
-			metrics_worker_started(metrics, getpid());
-			pool_child_ready(ready_fd);
-			ready_fd = -1;
-			rc = serve_fastcgi(ops, pipeline, cfg, metrics,
-					   max_requests);
-			metrics_worker_gone(metrics, getpid());
-		}
+		metrics_worker_started(metrics, getpid());
+		pool_child_ready(ready_fd);
+		ready_fd = -1;
+		rc = serve_fastcgi(ops, pipeline, cfg, metrics, max_requests);
+		metrics_worker_gone(metrics, getpid());
 	}
 	if (ready_fd >= 0)
 		close(ready_fd);

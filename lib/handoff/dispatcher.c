@@ -305,7 +305,8 @@ static void tell_circuit(struct dispatcher *d)
 		d->env.on_circuit(d->env.ctx, &c);
 }
 
-void dispatcher_target(const struct dispatcher *d, struct target_state *s)
+void dispatcher_test_target(const struct dispatcher *d,
+			    struct target_state *s)
 {
 	*s = d->t;
 }

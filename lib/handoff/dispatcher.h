@@ -249,9 +249,6 @@ void dispatcher_circuit(const struct dispatcher *d,
 /* The counts so far, owned by d. Can't fail. */
 const struct dispatcher_stats *dispatcher_stats(const struct dispatcher *d);
 
-/* The target's state now (env's clock), into s. Can't fail. */
-void dispatcher_target(const struct dispatcher *d, struct target_state *s);
-
 /* Replaces the target's state by s (env's clock), as another process left
  * it. Can't fail. */
 void dispatcher_set_target(struct dispatcher *d, const struct target_state *s);
@@ -268,5 +265,12 @@ int dispatcher_run(struct dispatcher *d, struct handoff_store *store,
 		   struct handoff *handoff,
 		   const struct dispatcher_run_options *options,
 		   struct error *err);
+
+/* ---- test hooks: no program calls these; the tests do (hence the
+ * _test_ in their names). ---- */
+
+/* The target's state now (env's clock), into s. Can't fail. */
+void dispatcher_test_target(const struct dispatcher *d,
+			    struct target_state *s);
 
 #endif

@@ -230,7 +230,7 @@ static int add_change(json_object *obj, const struct handoff_row_change *c)
 	return add_value(obj, "cancelled", json_object_new_boolean(c->cancelled));
 }
 
-/* handoff_body_new; *not_utf8 tells a field that can never be sent from
+/* handoff_test_body_new; *not_utf8 tells a field that can never be sent from
  * running out of memory, which may pass. */
 static char *body_new(const struct handoff_row *p, size_t *len,
 		      bool *not_utf8, struct error *err)
@@ -307,8 +307,8 @@ oom:
 	return NULL;
 }
 
-char *handoff_body_new(const struct handoff_row *p, size_t *len,
-		       struct error *err)
+char *handoff_test_body_new(const struct handoff_row *p, size_t *len,
+			    struct error *err)
 {
 	bool not_utf8 = false;
 

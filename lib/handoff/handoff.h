@@ -52,18 +52,6 @@ void handoff_free(struct handoff *h);
 int handoff_idempotency_key(const struct handoff_row *p, char *out,
 			    size_t cap, struct error *err);
 
-/* Builds the JSON object handed on (json-c, so every string is escaped):
- * type ("payment", or the change's kind), provider, transaction_id, amount
- * (integer), currency, event_id (or null), received_at, payload (the raw
- * body as a string, or null); a change adds state, object_id, n,
- * refunded_amount, dispute_state (or null) and cancelled (a boolean).
- * Returns a new
- * NUL-terminated string the caller frees with free(), its length in *len; or
- * NULL with err set: out of memory, or a field that is not valid UTF-8 (no
- * JSON string can carry it). */
-char *handoff_body_new(const struct handoff_row *p, size_t *len,
-		       struct error *err);
-
 /* One attempt to hand p on. Returns 0 with *out telling how it went
  * (delivered or not); or -1 when no attempt could be made (out of memory, no
  * pipe or process, a field that cannot be expressed: see out->permanent),
@@ -71,5 +59,20 @@ char *handoff_body_new(const struct handoff_row *p, size_t *len,
  * dispatch_timeout_ms (+ TRANSPORT_KILL_GRACE_MS for a command). */
 int handoff_deliver(struct handoff *h, const struct handoff_row *p,
 		    struct transport_outcome *out, struct error *err);
+
+/* ---- test hooks: no program calls these; the tests do (hence the
+ * _test_ in their names). ---- */
+
+/* The JSON object handoff_deliver sends for p (json-c, so every string is
+ * escaped): type ("payment", or the change's kind), provider,
+ * transaction_id, amount (integer), currency, event_id (or null),
+ * received_at, payload (the raw body as a string, or null); a change adds
+ * state, object_id, n, refunded_amount, dispute_state (or null) and
+ * cancelled (a boolean). Returns a new NUL-terminated string the caller
+ * frees with free(), its length in *len; or NULL with err set: out of
+ * memory, or a field that is not valid UTF-8 (no JSON string can carry
+ * it). */
+char *handoff_test_body_new(const struct handoff_row *p, size_t *len,
+			    struct error *err);
 
 #endif

@@ -122,19 +122,6 @@ struct handoff_store {
 	char owner[HANDOFF_STORE_OWNER_MAX + 1]; /* "<host>:<pid>" */
 };
 
-static const char *const status_names[] = {
-	[HANDOFF_STORE_OK] = "ok",
-	[HANDOFF_STORE_SUPERSEDED] = "superseded",
-	[HANDOFF_STORE_FAILED] = "failed",
-};
-
-const char *handoff_store_status_name(enum handoff_store_status status)
-{
-	if ((unsigned)status >= sizeof(status_names) / sizeof(status_names[0]))
-		return "?";
-	return status_names[status];
-}
-
 /* What the store knows of the tables goes with the connection (sqlconn's
  * on_disconnect; the statements go by themselves). */
 static void forget_tables(void *ctx)

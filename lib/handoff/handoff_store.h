@@ -219,7 +219,4 @@ unsigned long long handoff_store_number(const char *text);
 char *handoff_store_id_list_new(const unsigned long long *ids, size_t count,
 				struct error *err);
 
-/* A short name of a status, for logs. */
-const char *handoff_store_status_name(enum handoff_store_status status);
-
 #endif

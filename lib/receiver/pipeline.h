@@ -82,11 +82,6 @@ void pipeline_answer_profile(struct pipeline *pipeline,
  * incomplete, rebuilds them when due. Can't fail. */
 void pipeline_finish(struct pipeline *pipeline, const struct result *result);
 
-/* pipeline_answer, pipeline_finish and pipeline_flush, for a caller with
- * nothing to send in between (the tests). */
-void pipeline_handle(struct pipeline *pipeline, const struct request *request,
-		     struct result *result);
-
 /* How many deliveries the inbox holds not written yet: the caller calls
  * pipeline_flush before it waits idle or exits. */
 size_t pipeline_held(const struct pipeline *pipeline);
@@ -146,5 +141,14 @@ int pipeline_check_mysql(struct pipeline *pipeline, struct error *err);
  * pipeline's own connection. Returns 0, or -1 with err set. */
 int pipeline_summary(struct pipeline *pipeline, struct store_summary *summary,
 		     struct error *err);
+
+/* ---- test hooks: no program calls these; the tests do (hence the
+ * _test_ in their names). ---- */
+
+/* pipeline_answer, pipeline_finish and pipeline_flush, for a caller with
+ * nothing to send in between. */
+void pipeline_test_handle(struct pipeline *pipeline,
+			  const struct request *request,
+			  struct result *result);
 
 #endif

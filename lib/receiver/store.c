@@ -69,28 +69,9 @@ struct store {
 	unsigned last_error;   /* see store_last_error */
 };
 
-static const char *const status_names[] = {
-	[STORE_INSERTED] = "inserted",
-	[STORE_DUPLICATE] = "duplicate",
-	[STORE_CONFLICT] = "conflict",
-	[STORE_NOT_FOUND] = "not found",
-	[STORE_RETRYABLE] = "retryable",
-	[STORE_UNKNOWN_OUTCOME] = "unknown outcome",
-	[STORE_LEASE_EXPIRED] = "lease expired",
-	[STORE_UNAVAILABLE] = "unavailable",
-	[STORE_INVALID] = "invalid",
-};
-
 unsigned store_last_error(const struct store *store)
 {
 	return store->last_error;
-}
-
-const char *store_status_name(enum store_status status)
-{
-	if ((unsigned)status >= sizeof(status_names) / sizeof(status_names[0]))
-		return "?";
-	return status_names[status];
 }
 
 static int ready_session(void *ctx, struct error *err);

@@ -183,9 +183,6 @@ int store_summary(struct store *store, struct store_summary *summary,
  * metrics. */
 unsigned store_last_error(const struct store *store);
 
-/* A short name for a status, for logs. */
-const char *store_status_name(enum store_status status);
-
 /* What a failure sqlconn_fail classified means as a status (for store and
  * lifecycle_store): lost or failed is unavailable, a retryable error
  * retryable, a duplicate a duplicate, an unknown commit unknown. */

@@ -226,7 +226,7 @@ unsigned long api_client_requests(const struct api_client *c)
 	return c->requests;
 }
 
-/* Sleeps until until_us (timing_now_us), in steps that notice stop,
+/* Sleeps until until_us (timing_now_us), in steps that ask stopping,
  * calling on_wait before a wait of a second or more and every
  * API_CLIENT_WAIT_CALL_S seconds in it. Returns 0, or -1 with err set
  * (stopped, past the deadline, or on_wait's error). */
@@ -246,7 +246,7 @@ static int sleep_until(const struct api_client *c, int64_t until_us,
 		int64_t now = timing_now_us(), left = until_us - now;
 		struct timespec ts;
 
-		if (o->stop != NULL && *o->stop)
+		if (o->stopping != NULL && o->stopping())
 			return error_set(err, "stopped");
 		if (left <= 0)
 			return 0;

@@ -9,7 +9,6 @@
 #ifndef PAYHOOK_API_CLIENT_H
 #define PAYHOOK_API_CLIENT_H
 
-#include <signal.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -28,9 +27,9 @@ struct api_client_options {
 	long timeout_ms;          /* one request, connecting included */
 	bool https_only;          /* refuse any other scheme (the base is
 				   * https://) */
-	/* Set (by a signal handler) to end waits early: the page then
-	 * fails with "stopped". May be NULL. */
-	volatile sig_atomic_t *stop;
+	/* Asked during waits: true ends them early (a stop signal came),
+	 * and the page fails with "stopped". May be NULL. */
+	bool (*stopping)(void);
 	/* When the caller's time is up (timing_now_us; 0: never): a wait
 	 * (Retry-After, a back-off) that would end later fails the page. */
 	int64_t deadline_us;

@@ -191,7 +191,7 @@ static void format_time(int64_t seconds, char out[32])
 
 static bool stopped(const struct reconcile_options *o)
 {
-	return o->stop != NULL && *o->stop;
+	return o->stopping != NULL && o->stopping();
 }
 
 /* A discrepancy found (the listed payment's, or lifecycle event's, amount
@@ -656,7 +656,7 @@ static int pass_one(struct reconcile *r, enum config_provider profile,
 			.max_retries = cfg->reconcile_max_retries,
 			.timeout_ms = REQUEST_TIMEOUT_MS,
 			.https_only = strncmp(base, "https://", 8) == 0,
-			.stop = o->stop,
+			.stopping = o->stopping,
 			.deadline_us = t.deadline_us,
 			.on_wait = renew_lease,
 			.wait_ctx = &t,

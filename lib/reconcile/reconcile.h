@@ -9,7 +9,6 @@
 #ifndef PAYHOOK_RECONCILE_H
 #define PAYHOOK_RECONCILE_H
 
-#include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -30,7 +29,7 @@ struct reconcile_options {
 	int64_t since_s;
 	bool dry_run;           /* list and judge, record nothing, keep the
 				 * cursor */
-	volatile sig_atomic_t *stop; /* set by SIGTERM: the pass ends after
+	bool (*stopping)(void); /* true after SIGTERM: the pass ends after
 				 * the page in hand; may be NULL */
 };
 

@@ -192,7 +192,7 @@ int replay_run(const struct config *cfg, const struct replay_options *o,
 			log_warn("replay: not counted: %s", merr.message);
 	}
 	rc = 0;
-	while ((o->stop == NULL || !*o->stop) &&
+	while ((o->stopping == NULL || !o->stopping()) &&
 	       (got = inbox_store_next(store, &filter, &after, &e, &err)) > 0) {
 		t.listed++;
 		if (replay_one(p, store, metrics, &e, o, &t, out) != 0)
@@ -201,7 +201,8 @@ int replay_run(const struct config *cfg, const struct replay_options *o,
 	if (got < 0)
 		rc = 1;
 	else
-		status = o->stop != NULL && *o->stop ? "stopped" : "complete";
+		status = o->stopping != NULL && o->stopping() ? "stopped"
+								: "complete";
 out:
 	fprintf(out, "replay status=%s listed=%lu recorded=%lu duplicate=%lu "
 		"kept=%lu failed=%lu%s", status, t.listed, t.recorded,

@@ -10,7 +10,6 @@
 #ifndef PAYHOOK_REPLAY_H
 #define PAYHOOK_REPLAY_H
 
-#include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -22,7 +21,7 @@ struct replay_options {
 	int64_t since_s;        /* received at or after; 0: any */
 	const char *outcome;    /* "ignored", "unauthorized" or NULL: both */
 	bool dry_run;           /* judge and print, change nothing */
-	volatile sig_atomic_t *stop; /* set by SIGTERM: ends after the
+	bool (*stopping)(void); /* true after SIGTERM: ends after the
 				 * delivery in hand; may be NULL */
 };
 

@@ -531,7 +531,7 @@ static int check_secret_rule(const struct key_def *def, const char *text,
 	return 0;
 }
 
-size_t config_secret_form_prefix(const char *text, size_t len)
+size_t config_test_secret_form_prefix(const char *text, size_t len)
 {
 	size_t best = 0;
 

@@ -248,12 +248,6 @@ int config_load(struct config *cfg, const char *path, struct error *err);
 int config_warning(const struct config *cfg, size_t index, char *out,
 		   size_t cap);
 
-/* The length of the prefix of text[0..len) that config_load's secret-form
- * rules look at ("whsec_", "pdl_ntfset_", "sk_live_", ...), or 0 when text
- * starts with none: what decides a secret's form, as opposed to its content
- * (the fuzzer keeps it when it scrambles secrets). Can't fail. */
-size_t config_secret_form_prefix(const char *text, size_t len);
-
 /* Writes the key table to out, one key a line, five tab-separated fields:
  * name, kind (string, integer, boolean, choice, currency, secrets,
  * providers), default as file text (empty: none), what the value may be
@@ -313,5 +307,14 @@ long config_round_trip_bound_ms(const struct config *cfg);
 #define CONFIG_HEADER_NAME_MAX 64
 /* The payload column is a MEDIUMBLOB: 16 MiB - 1 bytes at most. */
 #define CONFIG_MAX_BODY_BYTES_MAX 16777215L
+
+/* ---- test hooks: no program calls these; the tests do (hence the
+ * _test_ in their names). ---- */
+
+/* The length of the prefix of text[0..len) that config_load's secret-form
+ * rules look at ("whsec_", "pdl_ntfset_", "sk_live_", ...), or 0 when text
+ * starts with none: what decides a secret's form, as opposed to its content
+ * (the fuzzer keeps it when it scrambles secrets). Can't fail. */
+size_t config_test_secret_form_prefix(const char *text, size_t len);
 
 #endif

@@ -10,7 +10,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 #include <sys/stat.h>
 #include <syslog.h>
 #include <time.h>
@@ -194,17 +193,6 @@ int log_reopen(struct error *err)
 		break;
 	}
 	return 0;
-}
-
-int log_level_parse(const char *text, enum log_level *out)
-{
-	for (size_t i = 0; i < sizeof(level_names) / sizeof(level_names[0]); i++) {
-		if (strcasecmp(text, level_names[i]) == 0) {
-			*out = (enum log_level)i;
-			return 0;
-		}
-	}
-	return -1;
 }
 
 /* "2026-11-30T14:00:00.123Z" into out (at least 32 bytes). */

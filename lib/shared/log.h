@@ -68,10 +68,6 @@ void log_echo_errors(bool on);
  * -1 with err set (the old target stays). */
 int log_reopen(struct error *err);
 
-/* Parses "error", "warn", "info" or "debug". Returns 0, or -1 for anything
- * else (out untouched). */
-int log_level_parse(const char *text, enum log_level *out);
-
 /* Writes one line. Use the macros, which skip the call below the threshold. */
 void log_write(enum log_level level, const char *file, int line,
 	       const char *fmt, ...) __attribute__((format(printf, 4, 5)));

@@ -16,7 +16,7 @@
  * independent workers (spawn-fcgi, mod_fcgid), payhook --stats and
  * payhook-dispatch (its attempts, and the hand-off table's gauges:
  * metrics_dispatch.h) share. Its layout is in scoreboard.h; this module
- * counts and reads back, and renders nothing: lib/receiver/status.c writes
+ * counts and reads back, and renders nothing: lib/operator/status.c writes
  * the Prometheus text and the status, page.c the operator's page.
  */
 #ifndef PAYHOOK_METRICS_H

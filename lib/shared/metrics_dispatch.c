@@ -1,6 +1,6 @@
 /* metrics_dispatch.c - payhook-dispatch's counters, circuits and target in
  * the shared segment (see metrics_dispatch.h; the layout is scoreboard.h's).
- * Renders nothing: lib/receiver/status_dispatch.c does.
+ * Renders nothing: lib/operator/status_dispatch.c does.
  */
 #include "config.h"
 

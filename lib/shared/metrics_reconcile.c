@@ -1,6 +1,6 @@
 /* metrics_reconcile.c - reconciliation's figures in the shared segment
  * (see metrics_reconcile.h; the layout is scoreboard.h's). Renders nothing:
- * lib/receiver/status_reconcile.c and page.c do.
+ * lib/operator/status_reconcile.c and page.c do.
  */
 #include "config.h"
 

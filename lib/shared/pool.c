@@ -1,5 +1,6 @@
 /* pool.c - the pool manager (see pool.h): slots, spawn, reap, back-off,
- * signals from a signalfd and every wait as a timer of one poll loop.
+ * signals from the signal module's descriptor (signals.h) and every wait as
+ * a timer of one poll loop.
  *
  * States, as php-fpm's process control has them: NORMAL; RELOADING while a
  * new generation starts beside the old one; FINISHING once a stop sent
@@ -16,7 +17,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <grp.h>
-#include <sys/signalfd.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #ifdef __linux__
@@ -25,6 +25,7 @@
 
 #include "log.h"
 #include "pool.h"
+#include "signals.h"
 #include "timing.h"
 
 #define RESPAWN_MIN_MS 100
@@ -65,8 +66,6 @@ struct helper {
 struct pool {
 	struct pool_config cfg;
 	enum pool_state state;
-	int sigfd;
-	sigset_t saved_mask;    /* the mask before pool_new, for children */
 	pid_t self;
 	int64_t ready_deadline_ms; /* RELOADING: the replacements' time */
 	int64_t kill_at_ms;        /* FINISHING: when SIGKILL goes out */
@@ -100,8 +99,9 @@ static void child_clear(struct child *c)
 
 struct pool *pool_new(const struct pool_config *cfg, struct error *err)
 {
+	static const int served[] = { SIGCHLD, SIGHUP, SIGTERM, SIGINT,
+				      SIGQUIT, SIGUSR2, 0 };
 	struct pool *pool;
-	sigset_t mask;
 
 	if (cfg->count == 0 || cfg->count > POOL_MAX || cfg->entry == NULL) {
 		error_set(err, "pool: %u %ss: expected 1 to %d", cfg->count,
@@ -117,7 +117,6 @@ struct pool *pool_new(const struct pool_config *cfg, struct error *err)
 		return NULL;
 	}
 	pool->cfg = *cfg;
-	pool->sigfd = -1;
 	pool->self = getpid();
 	pool->tick_at_ms = cfg->on_tick != NULL && cfg->tick_ms > 0 ?
 				   now_ms() + cfg->tick_ms : INT64_MAX;
@@ -125,23 +124,9 @@ struct pool *pool_new(const struct pool_config *cfg, struct error *err)
 		pool->slots[i].cur.ready_fd = -1;
 		pool->slots[i].next.ready_fd = -1;
 	}
-	sigemptyset(&mask);
-	sigaddset(&mask, SIGCHLD);
-	sigaddset(&mask, SIGHUP);
-	sigaddset(&mask, SIGTERM);
-	sigaddset(&mask, SIGINT);
-	sigaddset(&mask, SIGQUIT);
-	sigaddset(&mask, SIGUSR2);
-	if (sigprocmask(SIG_BLOCK, &mask, &pool->saved_mask) != 0) {
-		error_set(err, "pool: sigprocmask: %s", strerror(errno));
-		pool_free(pool);
-		return NULL;
-	}
-	pool->sigfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
-	if (pool->sigfd < 0) {
-		error_set(err, "pool: signalfd: %s", strerror(errno));
-		sigprocmask(SIG_SETMASK, &pool->saved_mask, NULL);
-		pool_free(pool);
+	if (signals_open(served, err) != 0) {
+		free(pool->slots);
+		free(pool);
 		return NULL;
 	}
 	return pool;
@@ -151,8 +136,8 @@ void pool_free(struct pool *pool)
 {
 	if (pool == NULL)
 		return;
-	if (pool->sigfd >= 0)
-		close(pool->sigfd);
+	/* The signals stay blocked: one that comes now waits for the exit
+	 * (or for the next pool), it does not end the process. */
 	for (unsigned i = 0; pool->slots != NULL && i < pool->cfg.count; i++) {
 		child_clear(&pool->slots[i].cur);
 		child_clear(&pool->slots[i].next);
@@ -365,7 +350,6 @@ static void crash_loop_check(struct pool *pool, int64_t now)
  * the signal mask from before the pool, the title; then the entry. */
 static void child_enter(struct pool *pool, bool replacement, int ready_fd)
 {
-	close(pool->sigfd);
 	for (unsigned i = 0; i < pool->cfg.count; i++) {
 		if (pool->slots[i].cur.ready_fd >= 0)
 			close(pool->slots[i].cur.ready_fd);
@@ -391,7 +375,8 @@ static void child_enter(struct pool *pool, bool replacement, int ready_fd)
 	if (getppid() != pool->self)
 		_exit(0);
 	pool_set_title(pool->cfg.child_title);
-	sigprocmask(SIG_SETMASK, &pool->saved_mask, NULL);
+	/* The signals the entry serves are its own to set up. */
+	signals_close();
 	pool->cfg.entry(pool->cfg.ctx, replacement, ready_fd);
 	/* An entry function that returns is a bug. */
 	log_error("%s entry returned", pool->cfg.noun);
@@ -777,17 +762,17 @@ static int next_timer_ms(const struct pool *pool)
 
 static void take_signals(struct pool *pool)
 {
-	struct signalfd_siginfo si;
+	int signo;
 
-	while (read(pool->sigfd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
-		switch (si.ssi_signo) {
+	while ((signo = signals_next()) != 0) {
+		switch (signo) {
 		case SIGCHLD:
 			reap(pool);
 			break;
 		case SIGTERM:
 		case SIGINT:
 		case SIGQUIT:
-			stop(pool, (int)si.ssi_signo);
+			stop(pool, signo);
 			break;
 		case SIGHUP:
 		case SIGUSR2:
@@ -795,8 +780,8 @@ static void take_signals(struct pool *pool)
 				break;
 			if (pool->cfg.on_signal != NULL)
 				pool->cfg.on_signal(pool->cfg.ctx,
-						    (int)si.ssi_signo);
-			else if (si.ssi_signo == SIGHUP)
+						    signo);
+			else if (signo == SIGHUP)
 				pool_signal(pool, SIGHUP);
 			break;
 		default:
@@ -809,7 +794,7 @@ static void take_signals(struct pool *pool)
 
 int pool_run(struct pool *pool, unsigned *unclean, struct error *err)
 {
-	/* The signalfd and every readiness pipe. */
+	/* The signals' descriptor and every readiness pipe. */
 	struct pollfd *pfd = calloc(1 + 2 * (size_t)pool->cfg.count,
 				    sizeof(*pfd));
 
@@ -820,7 +805,7 @@ int pool_run(struct pool *pool, unsigned *unclean, struct error *err)
 		size_t n = 1;
 
 		fill_slots(pool);
-		pfd[0].fd = pool->sigfd;
+		pfd[0].fd = signals_fd();
 		pfd[0].events = POLLIN;
 		for (unsigned i = 0; i < pool->cfg.count; i++) {
 			const struct slot *s = &pool->slots[i];

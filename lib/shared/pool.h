@@ -4,10 +4,11 @@
  *
  * N slots, each holding one child forked to run an entry function that never
  * returns. A child that ends is reaped and started again, after a back-off
- * when it did not live long. Signals are read from a signalfd in the one
- * poll loop, and every wait (a back-off, a replacement's start, a helper
- * process, a stop's escalation from SIGTERM to SIGKILL) is a timer of that
- * loop, so a child that dies is replaced whatever else goes on.
+ * when it did not live long. Signals are read from the signal module's
+ * descriptor (signals.h) in the one poll loop, and every wait (a back-off,
+ * a replacement's start, a helper process, a stop's escalation from
+ * SIGTERM to SIGKILL) is a timer of that loop, so a child that dies is
+ * replaced whatever else goes on.
  *
  * A replacement (pool_replace: a reload) starts a new generation beside the
  * old one; each old child is retired (SIGTERM) only once its replacement
@@ -92,9 +93,10 @@ struct pool_config {
 	void (*on_alert)(void *ctx, const struct pool_alert *alert);
 };
 
-/* Sets up the pool: blocks the signals it handles (the mask before is
- * given back to each child) and opens its signalfd. Adopts no child.
- * Returns the pool, or NULL with err set (nothing left blocked). */
+/* Sets up the pool: blocks the signals it handles and reads them from
+ * signals.h's descriptor (each child gets the mask from before and sets up
+ * its own). Adopts no child. Returns the pool, or NULL with err set
+ * (nothing left blocked). */
 struct pool *pool_new(const struct pool_config *cfg, struct error *err);
 
 /* Frees the pool (NULL accepted); the children are not signalled. */

@@ -4,7 +4,7 @@
  * figures, as payhook-dispatch reads them) write and read, and the atomics
  * they use: relaxed counters, sequence locks, text in atomic words.
  * php-fpm's fpm_scoreboard.h is the model: the ground floor counts, it
- * renders nothing (lib/receiver/status.c does).
+ * renders nothing (lib/operator/status.c does).
  *
  * Only those three include this header; everyone else sees struct metrics
  * as opaque through metrics.h. The layout only ever

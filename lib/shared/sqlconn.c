@@ -114,11 +114,6 @@ unsigned sqlconn_connect_error(const struct sqlconn *c)
 	return c->connect_error;
 }
 
-size_t sqlconn_node_count(const struct sqlconn *c)
-{
-	return c->node_count;
-}
-
 const char *sqlconn_where(const struct config *cfg)
 {
 	return cfg->mysql_nodes != NULL ? cfg->mysql_nodes :
@@ -284,11 +279,6 @@ void sqlconn_rollback(struct sqlconn *c)
 	c->in_transaction = false;
 	if (mysql_rollback(c->mysql) != 0)
 		sqlconn_disconnect(c);
-}
-
-bool sqlconn_in_transaction(const struct sqlconn *c)
-{
-	return c->in_transaction;
 }
 
 /* Prepares sql on the connection. Returns the statement (the caller closes
@@ -488,11 +478,6 @@ bool sqlconn_next(struct sqlconn_result *r, struct sqlconn_row *row)
 	row->lengths = mysql_fetch_lengths(res);
 	row->count = mysql_num_fields(res);
 	return true;
-}
-
-unsigned long long sqlconn_result_rows(const struct sqlconn_result *r)
-{
-	return (unsigned long long)mysql_num_rows((MYSQL_RES *)r);
 }
 
 void sqlconn_result_free(struct sqlconn_result *r)

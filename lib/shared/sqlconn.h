@@ -178,9 +178,6 @@ unsigned sqlconn_commit(struct sqlconn *c);
  * fail. */
 void sqlconn_rollback(struct sqlconn *c);
 
-/* Whether a transaction begun by sqlconn_begin is open. */
-bool sqlconn_in_transaction(const struct sqlconn *c);
-
 /* Prepares sql as statement which of the set (for on_connect: SQL that
  * depends on the server). Returns 0, or -1 with err set (the slot left
  * empty). */
@@ -250,9 +247,6 @@ struct sqlconn_result *sqlconn_select(struct sqlconn *c, const char *sql,
  * false when there are no more. */
 bool sqlconn_next(struct sqlconn_result *r, struct sqlconn_row *row);
 
-/* How many rows r holds. */
-unsigned long long sqlconn_result_rows(const struct sqlconn_result *r);
-
 /* Frees r; NULL is fine. */
 void sqlconn_result_free(struct sqlconn_result *r);
 
@@ -283,9 +277,6 @@ bool sqlconn_is_lost(unsigned int code);
  * Returns 0, or -1 with err set (the connection is left to the caller). */
 int sqlconn_query_number(struct sqlconn *c, const char *sql,
 			 unsigned long long *out, struct error *err);
-
-/* The number of servers: those of mysql_nodes, or 1. */
-size_t sqlconn_node_count(const struct sqlconn *c);
 
 /* For --check-config: with mysql_nodes, connects to each node on a
  * connection of its own and writes one line per node to out, "mysql: node

@@ -492,7 +492,7 @@ static unsigned char rotate(unsigned char c, int k)
 
 /* Scrambles one secret value v[0..n): each white-space separated word,
  * keeping the prefix that decides its form ("whsec_", "pdl_ntfset_", an API
- * key's "sk_live_": config_secret_form_prefix) and never creating one. */
+ * key's "sk_live_": config_test_secret_form_prefix) and never creating one. */
 static void scramble_value(unsigned char *v, size_t n)
 {
 	size_t i = 0;
@@ -506,14 +506,15 @@ static void scramble_value(unsigned char *v, size_t n)
 		while (i < n && !isspace(v[i]))
 			i++;
 		end = i;
-		from = start + config_secret_form_prefix((const char *)v + start,
-							 end - start);
+		from = start + config_test_secret_form_prefix(
+					       (const char *)v + start,
+					       end - start);
 		for (int k = 1; k <= 6; k++) {
 			for (size_t j = from; j < end; j++)
 				v[j] = rotate(v[j], 1);
 			if (from != start ||
-			    config_secret_form_prefix((const char *)v + start,
-						      end - start) == 0)
+			    config_test_secret_form_prefix(
+				    (const char *)v + start, end - start) == 0)
 				break;
 		}
 	}

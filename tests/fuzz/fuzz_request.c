@@ -1,5 +1,5 @@
 /* fuzz_request.c - libFuzzer target for the whole request handler:
- * pipeline_handle from CGI variables and body to outcome, rendered with
+ * pipeline_test_handle from CGI variables and body to outcome, rendered with
  * response_render, with the backends replaced by stub_backends.c. The
  * configuration is the default one (providers = standard only) with the
  * variations below.
@@ -178,6 +178,8 @@ static void clear_payhook_env(void)
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
 	char *secrets[3] = { SECRET_A, SECRET_B, SECRET_C };
+	static const char *const levels[] = { "error", "warn", "info",
+					      "debug" };
 	const char *level = getenv("FUZZ_LOG");
 	enum log_level threshold = LOG_LEVEL_ERROR;
 	struct error err;
@@ -187,8 +189,9 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	trace_outcomes = getenv("FUZZ_TRACE") != NULL;
 	clear_payhook_env();
 	/* The pipeline logs a line per request; quiet unless asked. */
-	if (level != NULL)
-		log_level_parse(level, &threshold);
+	for (int i = LOG_LEVEL_ERROR; level != NULL && i <= LOG_LEVEL_DEBUG; i++)
+		if (strcmp(level, levels[i]) == 0)
+			threshold = (enum log_level)i;
 	log_init("payhook-fuzz", threshold);
 	if (setenv("PAYHOOK_WEBHOOK_SECRET", SECRET_A " " SECRET_B, 1) != 0)
 		FUZZ_FATAL("setenv failed");
@@ -773,7 +776,7 @@ static void run_request(const uint8_t *data, size_t size)
 		reader.declared = declared;
 
 	memset(&r, 0x5A, sizeof(r));
-	pipeline_handle(p, &req, &r);
+	pipeline_test_handle(p, &req, &r);
 	tr = stub_trace();
 	if (trace_outcomes)
 		fprintf(stderr, "fuzz_request: %s (%s) transaction_id=\"%s\"\n",

@@ -337,6 +337,32 @@ enum store_status store_insert_payment(struct store *store,
 	return play_write(guard, err);
 }
 
+/* A status's name, for the stub's messages. */
+static const char *status_name(enum store_status status)
+{
+	switch (status) {
+	case STORE_INSERTED:
+		return "inserted";
+	case STORE_DUPLICATE:
+		return "duplicate";
+	case STORE_CONFLICT:
+		return "conflict";
+	case STORE_NOT_FOUND:
+		return "not_found";
+	case STORE_RETRYABLE:
+		return "retryable";
+	case STORE_UNKNOWN_OUTCOME:
+		return "unknown_outcome";
+	case STORE_LEASE_EXPIRED:
+		return "lease_expired";
+	case STORE_UNAVAILABLE:
+		return "unavailable";
+	case STORE_INVALID:
+		return "invalid";
+	}
+	return "?";
+}
+
 /* The scripted answer to a write under guard (NULL: none). */
 static enum store_status play_write(const struct store_guard *guard,
 				    struct error *err)
@@ -356,7 +382,7 @@ static enum store_status play_write(const struct store_guard *guard,
 	if (st == STORE_INSERTED || st == STORE_DUPLICATE)
 		trace.committed = 1;
 	else if (st != STORE_CONFLICT)
-		error_set(err, "stub store: %s", store_status_name(st));
+		error_set(err, "stub store: %s", status_name(st));
 	return st;
 }
 
@@ -367,7 +393,7 @@ static enum store_status play_find(struct error *err)
 	if (script.find == STORE_DUPLICATE)
 		trace.committed = 1;
 	else if (script.find != STORE_CONFLICT && script.find != STORE_NOT_FOUND)
-		error_set(err, "stub store: %s", store_status_name(script.find));
+		error_set(err, "stub store: %s", status_name(script.find));
 	return script.find;
 }
 
@@ -466,31 +492,6 @@ enum store_status lifecycle_store_find(struct lifecycle_store *ls,
 	FUZZ_CHECK(ls != NULL, "lifecycle_store_find: NULL store");
 	check_event(event);
 	return play_find(err);
-}
-
-const char *store_status_name(enum store_status status)
-{
-	switch (status) {
-	case STORE_INSERTED:
-		return "inserted";
-	case STORE_DUPLICATE:
-		return "duplicate";
-	case STORE_CONFLICT:
-		return "conflict";
-	case STORE_NOT_FOUND:
-		return "not_found";
-	case STORE_RETRYABLE:
-		return "retryable";
-	case STORE_UNKNOWN_OUTCOME:
-		return "unknown_outcome";
-	case STORE_LEASE_EXPIRED:
-		return "lease_expired";
-	case STORE_UNAVAILABLE:
-		return "unavailable";
-	case STORE_INVALID:
-		return "invalid";
-	}
-	return "?";
 }
 
 /* ---- inbox_store.h (the receiver's part): each kept delivery is checked

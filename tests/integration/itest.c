@@ -62,7 +62,7 @@ void itest_post_to(struct pipeline *p, const char *uri, const char *body,
 
 	testreq_init(&t, "POST", body, strlen(body));
 	testreq_set(&t, "REQUEST_URI", uri);
-	pipeline_handle(p, &t.req, out);
+	pipeline_test_handle(p, &t.req, out);
 }
 
 void itest_storm(const struct config *cfg, int children, int per_child,

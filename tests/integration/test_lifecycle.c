@@ -664,14 +664,14 @@ START_TEST(test_log_event_id_per_request)
 	body = event_body("refund", object, tid, 100, "EUR", "succeeded", 1);
 	testreq_init(&t, "POST", body, strlen(body));
 	testreq_header(&t, "webhook-id", "msg_logid_refund");
-	pipeline_handle(pipeline, &t.req, &r);
+	pipeline_test_handle(pipeline, &t.req, &r);
 	assert_outcome(r.outcome, OUTCOME_PROCESSED);
 	last_log_line(path, "outcome=processed", line, sizeof(line));
 	ck_assert_msg(strstr(line, "event_id=msg_logid_refund") != NULL,
 		      "the event's line: %s", line);
 
 	testreq_init(&t, "GET", "", 0);
-	pipeline_handle(pipeline, &t.req, &r);
+	pipeline_test_handle(pipeline, &t.req, &r);
 	assert_outcome(r.outcome, OUTCOME_METHOD_NOT_ALLOWED);
 	last_log_line(path, "outcome=method_not_allowed", line, sizeof(line));
 	ck_assert_msg(strstr(line, "event_id=-") != NULL,
@@ -679,7 +679,7 @@ START_TEST(test_log_event_id_per_request)
 		      line);
 	testreq_init(&t, "POST", body, strlen(body));
 	testreq_set(&t, "CONTENT_TYPE", "text/plain");
-	pipeline_handle(pipeline, &t.req, &r);
+	pipeline_test_handle(pipeline, &t.req, &r);
 	assert_outcome(r.outcome, OUTCOME_UNSUPPORTED_MEDIA_TYPE);
 	last_log_line(path, "outcome=unsupported_media_type", line,
 		      sizeof(line));

@@ -205,7 +205,7 @@ START_TEST(test_refusals_kept_apart_from_failures)
 			testreq_set(&t, "REQUEST_URI", "/webhook/stripe");
 			break;
 		}
-		pipeline_handle(pipeline, &t.req, &r);
+		pipeline_test_handle(pipeline, &t.req, &r);
 		ck_assert_int_ge(response_outcome_status(r.outcome, &cfg), 400);
 	}
 	pipeline_set_metrics(pipeline, NULL);

@@ -487,13 +487,13 @@ START_TEST(test_the_state_of_another_process_holds)
 	/* Another dispatcher saw the target fail (a run of 2) and holds the
 	 * open circuit's probe: this one waits for that probe, and a
 	 * failure of its own does not count. */
-	dispatcher_target(d, &s);
+	dispatcher_test_target(d, &s);
 	s.failures = 2;
 	dispatcher_set_target(d, &s);
 	v = judge(1, 500);
 	ck_assert(!v.counted);
 	ck_assert_str_eq(dispatcher_circuit_name(d), "open");
-	dispatcher_target(d, &s);
+	dispatcher_test_target(d, &s);
 	s.probe_until_us = world.now_us + 60000000;
 	s.probe_mine = false;
 	s.next_probe_us = world.now_us;
@@ -505,7 +505,7 @@ START_TEST(test_the_state_of_another_process_holds)
 	w_wait(&world, 60000);
 	ck_assert(!dispatcher_target_blocked(d));
 	/* Another one's Retry-After holds here too. */
-	dispatcher_target(d, &s);
+	dispatcher_test_target(d, &s);
 	s.open = false;
 	s.pause_until_us = world.now_us + 3000000;
 	dispatcher_set_target(d, &s);

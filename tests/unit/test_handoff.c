@@ -202,7 +202,7 @@ START_TEST(test_body_fields)
 {
 	struct error err;
 	size_t len = 0;
-	char *body = handoff_body_new(&sample, &len, &err);
+	char *body = handoff_test_body_new(&sample, &len, &err);
 	json_object *obj, *amount = NULL;
 
 	ck_assert_ptr_nonnull(body);
@@ -231,7 +231,7 @@ START_TEST(test_body_fields)
 		p.event_id = NULL;
 		p.event_id_len = 0;
 		p.amount = 9223372036854775807ULL;
-		body = handoff_body_new(&p, &len, &err);
+		body = handoff_test_body_new(&p, &len, &err);
 		ck_assert_ptr_nonnull(body);
 		ck_assert_ptr_nonnull(strstr(body, "\"event_id\":null"));
 		ck_assert_ptr_nonnull(strstr(body, "\"amount\":9223372036854775807,"));
@@ -250,7 +250,7 @@ START_TEST(test_body_of_a_change)
 
 	/* A state first learnt by payhook-reconcile says so. */
 	snprintf(p.source, sizeof(p.source), "reconcile");
-	body = handoff_body_new(&p, &len, &err);
+	body = handoff_test_body_new(&p, &len, &err);
 	ck_assert_ptr_nonnull(body);
 	obj = parse(body, len);
 	ck_assert_int_eq(json_object_object_length(obj), 17);
@@ -286,7 +286,7 @@ START_TEST(test_body_of_a_change)
 	p.change.cancelled = true;
 	p.payload = (char *)"{\"x\":1}";
 	p.payload_len = 7;
-	body = handoff_body_new(&p, &len, &err);
+	body = handoff_test_body_new(&p, &len, &err);
 	ck_assert_ptr_nonnull(body);
 	ck_assert_ptr_nonnull(strstr(body, "\"dispute_state\":null"));
 	ck_assert_ptr_nonnull(strstr(body, "\"cancelled\":true"));
@@ -295,7 +295,7 @@ START_TEST(test_body_of_a_change)
 
 	/* In another currency than its payment: marked, with the reason. */
 	p.change.counted = false;
-	body = handoff_body_new(&p, &len, &err);
+	body = handoff_test_body_new(&p, &len, &err);
 	ck_assert_ptr_nonnull(body);
 	ck_assert_ptr_nonnull(strstr(body, "\"counted\":false,"
 				     "\"not_counted_reason\":\"currency "
@@ -305,7 +305,7 @@ START_TEST(test_body_of_a_change)
 	/* An object id that is not UTF-8 can never be sent. */
 	memcpy(p.change.object_id, "\xff", 2);
 	p.change.object_id_len = 1;
-	ck_assert_ptr_null(handoff_body_new(&p, &len, &err));
+	ck_assert_ptr_null(handoff_test_body_new(&p, &len, &err));
 	ck_assert_msg(strstr(err.message, "UTF-8") != NULL, "%s", err.message);
 }
 END_TEST
@@ -326,7 +326,7 @@ START_TEST(test_body_escapes_the_payload)
 
 	p.payload = (char *)raw;
 	p.payload_len = sizeof(raw) - 1;
-	body = handoff_body_new(&p, &len, &err);
+	body = handoff_test_body_new(&p, &len, &err);
 	ck_assert_ptr_nonnull(body);
 	for (size_t i = 0; i < len; i++)
 		ck_assert_int_ge((unsigned char)body[i], 0x20);
@@ -352,14 +352,14 @@ START_TEST(test_body_refuses_what_is_not_utf8)
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		p.payload = (char *)bad[i];
 		p.payload_len = strlen(bad[i]);
-		ck_assert_ptr_null(handoff_body_new(&p, &len, &err));
+		ck_assert_ptr_null(handoff_test_body_new(&p, &len, &err));
 		ck_assert_msg(strstr(err.message, "UTF-8") != NULL, "%s",
 			      err.message);
 	}
 	p = sample;
 	p.event_id = (char *)"\xfe";
 	p.event_id_len = 1;
-	ck_assert_ptr_null(handoff_body_new(&p, &len, &err));
+	ck_assert_ptr_null(handoff_test_body_new(&p, &len, &err));
 }
 END_TEST
 

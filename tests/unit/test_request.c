@@ -85,7 +85,7 @@ static enum outcome run_at(const char *uri, const char *method,
 		testreq_header(&t, "webhook-timestamp", ts);
 		testreq_header(&t, "webhook-signature", sig);
 	}
-	pipeline_handle(pipeline, &t.req, &r);
+	pipeline_test_handle(pipeline, &t.req, &r);
 	return r.outcome;
 }
 

@@ -5,7 +5,7 @@
  * Prometheus text format) and status_path (the pool and each worker, in the
  * Prometheus text or, for ?json or Accept: application/json, JSON), the
  * last two behind a bearer token when metrics_token is set, and
- * status_page_path (the operator's HTML page, lib/receiver/page.h), always behind a
+ * status_page_path (the operator's HTML page, lib/operator/page.h), always behind a
  * token: status_page_token, else metrics_token, as a bearer token or a
  * browser's Basic password. Each is off until its key is set.
  *
