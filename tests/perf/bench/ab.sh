@@ -15,14 +15,18 @@
 #   before=spawn:/build-14f3fec/app/payhook now=spawn:$PWD/app/payhook
 #   spawn=spawn:app/payhook master=master:app/payhook:PAYHOOK_METRICS_FILE=/tmp/m
 #
-# Every pool gets signature_scheme none and log_level warn. Settings
+# Every pool gets signature_scheme none (standard with AB_SIGNED=1) and
+# log_level warn. Settings
 # (environment): AB_ROUNDS (5), AB_SECONDS (5), AB_CONCS ("32"), AB_POOL (8),
 # BENCH_FLUSH=1 for innodb_flush_log_at_trx_commit=1 (2 otherwise);
 # AB_SCRIPT (a wrk script of this folder, default new_id.lua) and
 # AB_SCRIPT_ARGS (its arguments after TAG and STOP_AT_MS), e.g. AB_SCRIPT=
 # ignored.lua for an event answered 200 ignored, which records no row.
+# AB_SIGNED=1 sends the signed payments of `make bench`'s signed row and
+# callgrind (sign_pool, signed.lua: Standard Webhooks, a new transaction id
+# each) to pools with signature_scheme standard and the bench's secret.
 # Exit status 1 when a run's rows in payments differ from its 200s (with
-# new_id.lua).
+# new_id.lua or AB_SIGNED=1).
 set -u
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 SRC_DIR=${SRC_DIR:-$(dirname "$(dirname "$(dirname "$here")")")}
@@ -32,9 +36,12 @@ read -r -a CONCS <<<"${AB_CONCS:-32}"
 DRAIN_MS=400
 SCRIPT=$here/${AB_SCRIPT:-new_id.lua}
 read -r -a SCRIPT_ARGS <<<"${AB_SCRIPT_ARGS:-}"
+SIGNED=${AB_SIGNED:-0}
+SECRET=whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw
+[ "$SIGNED" = 1 ] && SCRIPT=$here/signed.lua
 
 if [ "$#" -lt 2 ]; then
-	sed -n '2,22s/^# \{0,1\}//p' "$0" >&2
+	sed -n '2,29s/^# \{0,1\}//p' "$0" >&2
 	exit 2
 fi
 for tool in wrk lighttpd spawn-fcgi redis-server mariadbd; do
@@ -51,6 +58,12 @@ W=$HARNESS_DIR/ab
 mkdir -p "$W" || exit 99
 export PAYHOOK_SIGNATURE_SCHEME=none PAYHOOK_LOG_LEVEL=warn \
 	PAYHOOK_REDIS_UNAVAILABLE=db_only
+if [ "$SIGNED" = 1 ]; then
+	[ -x "$BUILD_DIR/tests/perf/bench/sign_pool" ] ||
+		{ echo "ab: AB_SIGNED=1 needs tests/perf/bench/sign_pool (make bench-ab builds it)" >&2; exit 99; }
+	export PAYHOOK_SIGNATURE_SCHEME=standard PAYHOOK_WEBHOOK_SECRET=$SECRET \
+		PAYHOOK_SIGNATURE_TOLERANCE_S=86400
+fi
 
 LABELS=()
 conf=$W/lighttpd-ab.conf
@@ -92,11 +105,22 @@ RESULTS=$W/results.tsv
 failed=0
 measure() {
 	local label=$1 c=$2 round=$3 tag line rows s200 stop
+	local -a args=("${SCRIPT_ARGS[@]}")
 	tag=r$round-$label-c$c
+	if [ "$SIGNED" = 1 ]; then
+		# Each entry is sent once: more than any pool answers in SECS.
+		"$BUILD_DIR/tests/perf/bench/sign_pool" --secret "$SECRET" \
+			--count $((20000 * SECS + 2000)) --tag "$tag" \
+			--out "$W/$tag.pool.lua" || exit 99
+		args=("$W/$tag.pool.lua" 2)
+	fi
 	stop=$(($(date +%s%3N) + SECS * 1000 - DRAIN_MS))
 	line=$(timeout $((SECS + 60)) wrk -t2 -c"$c" -d"${SECS}s" --latency \
 		--timeout 10s -s "$SCRIPT" "$BASE/$label" -- "$tag" \
-		"$stop" "${SCRIPT_ARGS[@]}" 2>&1 | grep '^wrk tag=')
+		"$stop" "${args[@]}" 2>&1 | grep '^wrk tag=')
+	rm -f "$W/$tag.pool.lua"
+	[ "$(kv "$line" exhausted)" = 0 ] || [ "$SIGNED" != 1 ] ||
+		echo "ab: $tag: the signed pool ran out" >&2
 	rows=$(harness_sql "SELECT COUNT(*) FROM payments WHERE transaction_id LIKE '$tag-%'")
 	s200=$(kv "$line" statuses | tr ',' '\n' | sed -n 's/^200://p')
 	# Another script's 200s record no row: only its line is checked.
@@ -111,10 +135,21 @@ measure() {
 		"$(kv "$line" p99_ms)" "$rows"
 }
 
+WARM_N=0
 warm_up() {
+	local tag
 	for label in "${LABELS[@]}"; do
-		timeout 30 wrk -t1 -c4 -d1s -s "$here/new_id.lua" "$BASE/$label" -- \
-			"warm-$label" 99999999999999 >/dev/null 2>&1
+		WARM_N=$((WARM_N + 1)) tag=warm-$WARM_N-$label
+		if [ "$SIGNED" = 1 ]; then
+			"$BUILD_DIR/tests/perf/bench/sign_pool" --secret "$SECRET" \
+				--count 30000 --tag "$tag" --out "$W/$tag.pool.lua" || exit 99
+			timeout 30 wrk -t1 -c4 -d1s -s "$here/signed.lua" "$BASE/$label" -- \
+				"$tag" 99999999999999 "$W/$tag.pool.lua" 1 >/dev/null 2>&1
+			rm -f "$W/$tag.pool.lua"
+		else
+			timeout 30 wrk -t1 -c4 -d1s -s "$here/new_id.lua" "$BASE/$label" -- \
+				"$tag" 99999999999999 >/dev/null 2>&1
+		fi
 	done
 }
 # Warm-up, not recorded, until the early marks are complete.
