@@ -2,8 +2,9 @@
 # ab.sh - side by side: two or more payhook pools behind one lighttpd, the
 # same MariaDB and Redis, measured in interleaved rounds (order alternating)
 # with the same wrk script, so that machine drift cancels. Prints one line per
-# measurement, then per variant the median req/s and p99 (min-max) and each
-# variant's per-round ratio to the first. `make bench-ab` runs it.
+# measurement, then per variant the median req/s, p99 and CPU per request
+# (min-max) and each variant's per-round ratios to the first. `make
+# bench-ab` runs it.
 #
 #   bash tests/perf/bench/ab.sh LABEL=SPEC LABEL=SPEC...
 #
@@ -41,7 +42,7 @@ SECRET=whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw
 [ "$SIGNED" = 1 ] && SCRIPT=$here/signed.lua
 
 if [ "$#" -lt 2 ]; then
-	sed -n '2,29s/^# \{0,1\}//p' "$0" >&2
+	sed -n '2,30s/^# \{0,1\}//p' "$0" >&2
 	exit 2
 fi
 for tool in wrk lighttpd spawn-fcgi redis-server mariadbd; do
@@ -65,7 +66,7 @@ if [ "$SIGNED" = 1 ]; then
 		PAYHOOK_SIGNATURE_TOLERANCE_S=86400
 fi
 
-LABELS=()
+LABELS=() MODES=()
 conf=$W/lighttpd-ab.conf
 printf 'server.max-keep-alive-requests = 1000000\nserver.modules += ( "mod_fastcgi" )\nfastcgi.server += (\n' >"$conf"
 for arg in "$@"; do
@@ -91,6 +92,7 @@ for arg in "$@"; do
 		esac
 	) || exit 99
 	LABELS+=("$label")
+	MODES+=("$mode")
 	printf '\t"/%s" => (( "socket" => "%s", "check-local" => "disable" )),\n' "$label" "$W/$label.sock" >>"$conf"
 done
 printf ')\n' >>"$conf"
@@ -100,13 +102,44 @@ for label in "${LABELS[@]}"; do
 	harness_wait_http "$BASE/$label" 405 10 "$LIGHTTPD_PID" || exit 99
 done
 
+# pool_pids I: the PIDs of the Ith pool's processes (a master and its
+# workers), for its CPU per request.
+pool_pids() {
+	local i=$1 n
+	if [ "${MODES[$i]}" = master ]; then
+		harness_running "${LABELS[$i]}-0" && printf '%s\n' "$HARNESS_PID"
+		harness_children "$HARNESS_PID"
+		return
+	fi
+	for ((n = 0; n < POOL; n++)); do
+		harness_running "${LABELS[$i]}-$n" && printf '%s\n' "$HARNESS_PID"
+	done
+}
+
+# switches PID...: the context switches (voluntary and not) the processes
+# made so far: each wait for a connection or a backend's answer is one.
+switches() {
+	local pid sum=0 k v
+	for pid in "$@"; do
+		while read -r k v; do
+			case $k in voluntary_ctxt_switches: | nonvoluntary_ctxt_switches:)
+				sum=$((sum + v)) ;;
+			esac
+		done <"/proc/$pid/status"
+	done
+	printf '%s\n' "$sum"
+}
+
 RESULTS=$W/results.tsv
 : >"$RESULTS"
 failed=0
+# measure I C ROUND: one run of the Ith pool, with the CPU per request of
+# its processes and of the whole stack (lighttpd, MariaDB, Redis, wrk).
 measure() {
-	local label=$1 c=$2 round=$3 tag line rows s200 stop
-	local -a args=("${SCRIPT_ARGS[@]}")
+	local i=$1 c=$2 round=$3 label=${LABELS[$1]} tag line rows s200 stop sw
+	local -a args=("${SCRIPT_ARGS[@]}") pids
 	tag=r$round-$label-c$c
+	mapfile -t pids < <(pool_pids "$i")
 	if [ "$SIGNED" = 1 ]; then
 		# Each entry is sent once: more than any pool answers in SECS.
 		"$BUILD_DIR/tests/perf/bench/sign_pool" --secret "$SECRET" \
@@ -114,10 +147,15 @@ measure() {
 			--out "$W/$tag.pool.lua" || exit 99
 		args=("$W/$tag.pool.lua" 2)
 	fi
+	cpu_begin "${pids[@]}"
+	sw=$(switches "${pids[@]}")
 	stop=$(($(date +%s%3N) + SECS * 1000 - DRAIN_MS))
 	line=$(timeout $((SECS + 60)) wrk -t2 -c"$c" -d"${SECS}s" --latency \
 		--timeout 10s -s "$SCRIPT" "$BASE/$label" -- "$tag" \
 		"$stop" "${args[@]}" 2>&1 | grep '^wrk tag=')
+	cpu_end "$(kv "$line" requests)"
+	sw=$(awk -v a="$sw" -v b="$(switches "${pids[@]}")" -v n="$(kv "$line" requests)" \
+		'BEGIN { printf "%.2f", (n > 0 ? (b - a) / n : 0) }')
 	rm -f "$W/$tag.pool.lua"
 	[ "$(kv "$line" exhausted)" = 0 ] || [ "$SIGNED" != 1 ] ||
 		echo "ab: $tag: the signed pool ran out" >&2
@@ -129,10 +167,12 @@ measure() {
 		echo "ab: $tag: $rows rows for ${s200:-no} answers 200: ${line:-no wrk line}" >&2
 		failed=1
 	fi
-	printf '%s\t%s\t%s\t%s\t%s\n' "$label" "$c" "$round" "$(kv "$line" rps)" \
-		"$(kv "$line" p99_ms)" >>"$RESULTS"
-	printf '# ab: %s rps=%s p99_ms=%s rows=%s\n' "$tag" "$(kv "$line" rps)" \
-		"$(kv "$line" p99_ms)" "$rows"
+	printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$label" "$c" "$round" "$(kv "$line" rps)" \
+		"$(kv "$line" p99_ms)" "${CPU_US[0]}" \
+		"$((CPU_US[0] + CPU_US[2] + CPU_US[4] + CPU_US[6] + CPU_US[8]))" "$sw" >>"$RESULTS"
+	printf '# ab: %s rps=%s p99_ms=%s rows=%s cpu_us: pool=%s lighttpd=%s mariadb=%s redis=%s wrk=%s; pool switches/request=%s\n' \
+		"$tag" "$(kv "$line" rps)" "$(kv "$line" p99_ms)" "$rows" "${CPU_US[0]}" \
+		"${CPU_US[2]}" "${CPU_US[4]}" "${CPU_US[6]}" "${CPU_US[8]}" "$sw"
 }
 
 WARM_N=0
@@ -156,19 +196,22 @@ warm_up() {
 warm_up
 bench_early_marks_wait warm_up
 for round in $(seq 1 "$ROUNDS"); do
-	order=("${LABELS[@]}")
+	order=("${!LABELS[@]}")
 	if [ $((round % 2)) = 0 ]; then
 		order=()
-		for ((i = ${#LABELS[@]} - 1; i >= 0; i--)); do order+=("${LABELS[$i]}"); done
+		for ((i = ${#LABELS[@]} - 1; i >= 0; i--)); do order+=("$i"); done
 	fi
 	for c in "${CONCS[@]}"; do
-		for label in "${order[@]}"; do
-			measure "$label" "$c" "$round"
+		for i in "${order[@]}"; do
+			measure "$i" "$c" "$round"
 		done
 	done
 done
 
-# Median (min-max) of each variant, and per-round ratios to the first.
+# Median (min-max) of each variant, and per-round ratios to the first: of
+# the requests a second, p99, and the CPU a request cost the whole stack
+# (the pool, lighttpd, MariaDB, Redis and wrk), which moves less than the
+# rate when other work shares the machine.
 awk -F'\t' -v first="${LABELS[0]}" -v labels="${LABELS[*]}" '
 function med(list, n,   a, i, j, t) {
 	split(list, a, " "); n = 0
@@ -177,21 +220,26 @@ function med(list, n,   a, i, j, t) {
 		if (a[j] + 0 < a[i] + 0) { t = a[i]; a[i] = a[j]; a[j] = t }
 	return sprintf("%.2f (%.2f-%.2f)", (n % 2) ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2, a[1], a[n])
 }
-{ rps[$1, $2, $3] = $4; p99[$1, $2, $3] = $5; concs[$2] = 1; rounds[$3] = 1 }
+{ rps[$1, $2, $3] = $4; p99[$1, $2, $3] = $5; pool[$1, $2, $3] = $6; all[$1, $2, $3] = $7; sw[$1, $2, $3] = $8
+  concs[$2] = 1; rounds[$3] = 1 }
 END {
 	n = split(labels, L, " ")
 	for (c in concs) {
 		for (k = 1; k <= n; k++) {
-			r = ""; q = ""; ratio = ""; pr = ""
+			r = ""; q = ""; ratio = ""; pr = ""; w = ""; t = ""; cr = ""; x = ""
 			for (rd in rounds) {
 				r = r " " rps[L[k], c, rd]; q = q " " p99[L[k], c, rd]
+				w = w " " pool[L[k], c, rd]; t = t " " all[L[k], c, rd]
+				x = x " " sw[L[k], c, rd]
 				if (rps[first, c, rd] > 0)
 					ratio = ratio " " rps[L[k], c, rd] / rps[first, c, rd]
 				if (p99[first, c, rd] > 0)
 					pr = pr " " p99[L[k], c, rd] / p99[first, c, rd]
+				if (all[first, c, rd] > 0)
+					cr = cr " " all[L[k], c, rd] / all[first, c, rd]
 			}
-			printf "ab: c=%s %-10s req/s %s  p99 ms %s", c, L[k], med(r), med(q)
-			if (k > 1) printf "  /%s: req/s %sx p99 %sx", first, med(ratio), med(pr)
+			printf "ab: c=%s %-10s req/s %s  p99 ms %s  CPU us/request: pool %s, all %s  pool switches/request %s", c, L[k], med(r), med(q), med(w), med(t), med(x)
+			if (k > 1) printf "  /%s: req/s %sx p99 %sx CPU %sx", first, med(ratio), med(pr), med(cr)
 			printf "\n"
 		}
 	}
