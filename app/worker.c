@@ -205,6 +205,14 @@ static int serve_fastcgi(struct ops *ops, struct pipeline *pipeline,
 		metrics_request_begin(metrics);
 		webhook = answer(ops, pipeline, cfg, &req, &result, out,
 				 sizeof(out), &text, &len);
+		/* Once the web server's input is read to its end (its empty
+		 * stdin record, normally in the buffer already), nothing more
+		 * can come on this connection: it is closed as it is, without
+		 * libfcgi's lingering close (shutdown, then poll and read
+		 * until the web server closes: three system calls and a wait
+		 * per request), which guards against unread input only. */
+		if (FCGX_GetChar(fcgi.in) == EOF)
+			FCGX_Detach(&fcgi);
 		metrics_request_stage(metrics, METRICS_ANSWERING);
 		/* A client that went away is its loss; the outcome is committed
 		 * or not regardless, and the worker goes on. */

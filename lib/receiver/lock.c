@@ -2,6 +2,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,6 +14,7 @@
 #endif
 
 #include <hiredis/hiredis.h>
+#include <openssl/crypto.h>
 #include <openssl/evp.h>
 
 #include "encoding.h"
@@ -489,13 +491,33 @@ int lock_ping(struct lock_client *client, struct error *err)
 	return rc;
 }
 
-static int random_token(char out[LOCK_TOKEN_HEX + 1], struct error *err)
+/* The OS's random bytes for the tokens, asked RANDOM_POOL bytes at a
+ * time: one getrandom per 16 tokens instead of one each. A forked child
+ * never uses its parent's (forget_random); without the fork handler
+ * every token asks the OS itself. */
+#define RANDOM_POOL 256
+static unsigned char random_pool[RANDOM_POOL];
+static size_t random_left;
+static bool random_pooled; /* forget_random registered */
+
+static void forget_random(void)
 {
-	unsigned char raw[LOCK_TOKEN_HEX / 2];
+	OPENSSL_cleanse(random_pool, sizeof(random_pool));
+	random_left = 0;
+}
+
+static void pool_random(void)
+{
+	random_pooled = pthread_atfork(NULL, NULL, forget_random) == 0;
+}
+
+/* Fills out with len bytes from getrandom. Returns 0, or -1 with err set. */
+static int os_random(unsigned char *out, size_t len, struct error *err)
+{
 	size_t got = 0;
 
-	while (got < sizeof(raw)) {
-		ssize_t n = getrandom(raw + got, sizeof(raw) - got, 0);
+	while (got < len) {
+		ssize_t n = getrandom(out + got, len - got, 0);
 
 		if (n < 0) {
 			if (errno == EINTR)
@@ -505,7 +527,31 @@ static int random_token(char out[LOCK_TOKEN_HEX + 1], struct error *err)
 		}
 		got += (size_t)n;
 	}
-	encoding_hex_encode(raw, sizeof(raw), out);
+	return 0;
+}
+
+static int random_token(char out[LOCK_TOKEN_HEX + 1], struct error *err)
+{
+	static pthread_once_t once = PTHREAD_ONCE_INIT;
+	unsigned char raw[LOCK_TOKEN_HEX / 2];
+	unsigned char *bytes = raw;
+
+	(void)pthread_once(&once, pool_random);
+	if (!random_pooled) {
+		if (os_random(raw, sizeof(raw), err) != 0)
+			return -1;
+	} else {
+		if (random_left < sizeof(raw)) {
+			if (os_random(random_pool, sizeof(random_pool), err) != 0)
+				return -1;
+			random_left = sizeof(random_pool);
+		}
+		random_left -= sizeof(raw);
+		bytes = random_pool + random_left;
+	}
+	encoding_hex_encode(bytes, sizeof(raw), out);
+	/* Used once: no later token, nor a dump, holds it. */
+	OPENSSL_cleanse(bytes, sizeof(raw));
 	return 0;
 }
 

@@ -17,8 +17,11 @@ const char *request_param(const struct request *req, const char *name)
 
 	if (req->params == NULL)
 		return NULL;
+	/* The first byte first: a request has some 30 variables and a
+	 * look-up happens about ten times per request. */
 	for (char *const *p = req->params; *p != NULL; p++) {
-		if (strncmp(*p, name, len) == 0 && (*p)[len] == '=')
+		if ((*p)[0] == name[0] && strncmp(*p, name, len) == 0 &&
+		    (*p)[len] == '=')
 			return *p + len + 1;
 	}
 	return NULL;

@@ -5,6 +5,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -40,9 +41,37 @@ static time_t log_checked_s;
 static struct sharedfile_owner log_owner;
 static bool log_echo;
 
+/* This process's id for the lines: getpid() is a system call at each call
+ * (glibc keeps no copy), so it is asked once, and again in the child of a
+ * fork (the pool manager forks its workers), which forget_pid makes 0. */
+static pid_t log_pid;
+static bool log_pid_kept; /* forget_pid registered */
+
 static const char *const level_names[] = { "error", "warn", "info", "debug" };
 static const int syslog_priorities[] = { LOG_ERR, LOG_WARNING, LOG_INFO,
 					 LOG_DEBUG };
+
+static void forget_pid(void)
+{
+	log_pid = 0;
+}
+
+static void keep_pid(void)
+{
+	log_pid_kept = pthread_atfork(NULL, NULL, forget_pid) == 0;
+}
+
+static long current_pid(void)
+{
+	static pthread_once_t once = PTHREAD_ONCE_INIT;
+
+	(void)pthread_once(&once, keep_pid);
+	if (!log_pid_kept)
+		return (long)getpid();
+	if (log_pid == 0)
+		log_pid = getpid();
+	return (long)log_pid;
+}
 
 void log_init(const char *program, enum log_level threshold)
 {
@@ -258,7 +287,7 @@ static size_t text_prefix(enum log_level level, const char *file, int line,
 				basename_of(file), line);
 	else
 		used = snprintf(buf, cap, "%s%s[%ld]: %s %s:%d: ", when,
-				log_program, (long)getpid(), level_names[level],
+				log_program, current_pid(), level_names[level],
 				basename_of(file), line);
 	if (used < 0)
 		return 0;
@@ -279,7 +308,7 @@ static json_object *json_line(enum log_level level, const char *file, int line)
 	json_object_object_add(obj, "level",
 			       json_object_new_string(level_names[level]));
 	json_object_object_add(obj, "program", json_object_new_string(log_program));
-	json_object_object_add(obj, "pid", json_object_new_int64(getpid()));
+	json_object_object_add(obj, "pid", json_object_new_int64(current_pid()));
 	json_object_object_add(obj, "src", json_object_new_string(src));
 	return obj;
 }

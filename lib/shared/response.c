@@ -1,9 +1,12 @@
 /* response.c - the outcome table and the CGI response it renders (see
- * response.h). The body is built with json-c so every string is escaped.
+ * response.h). The body is json-c's: written directly only where json-c
+ * would write the same bytes, and by json-c whenever a string needs
+ * escaping.
  */
 #include "config.h"
 
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -53,20 +56,6 @@ void response_set(struct result *r, enum outcome outcome, const char *fmt, ...)
 	}
 }
 
-/* Adds key: value to obj; json-c takes ownership of the new string. */
-static int body_add_string(json_object *obj, const char *key, const char *value)
-{
-	json_object *s = json_object_new_string(value);
-
-	if (s == NULL)
-		return -1;
-	if (json_object_object_add(obj, key, s) != 0) {
-		json_object_put(s);
-		return -1;
-	}
-	return 0;
-}
-
 static const struct outcome_row *outcome_row(enum outcome outcome)
 {
 	if ((unsigned)outcome >= OUTCOME_COUNT)
@@ -93,6 +82,106 @@ static const char *status_phrase(int status)
 	return status == 503 ? "Service Unavailable" : "Conflict";
 }
 
+/* Adds key: value to obj; json-c takes ownership of the new string. */
+static int body_add_string(json_object *obj, const char *key, const char *value)
+{
+	json_object *s = json_object_new_string(value);
+
+	if (s == NULL)
+		return -1;
+	if (json_object_object_add(obj, key, s) != 0) {
+		json_object_put(s);
+		return -1;
+	}
+	return 0;
+}
+
+/* Whether json-c writes text as it is between its quotes (PLAIN and
+ * NOSLASHESCAPE): no '"', no '\\' and no control byte to escape. */
+static bool json_unchanged(const char *text)
+{
+	for (const unsigned char *p = (const unsigned char *)text; *p != '\0';
+	     p++) {
+		if (*p < 0x20 || *p == '"' || *p == '\\')
+			return false;
+	}
+	return true;
+}
+
+/* A response being written into a caller's buffer: what does not fit
+ * marks it as too small (len then stops growing). */
+struct out {
+	char *buf;
+	size_t cap, len;
+	bool full;
+};
+
+static void put(struct out *o, const char *text)
+{
+	size_t n = strlen(text);
+
+	if (o->full || n >= o->cap - o->len) {
+		o->full = true;
+		return;
+	}
+	memcpy(o->buf + o->len, text, n + 1);
+	o->len += n;
+}
+
+/* put, for a string member ,"key":"value" of the body (none when the
+ * value is empty), the value already as json-c writes it. */
+static void put_member(struct out *o, const char *key, const char *value)
+{
+	if (value[0] == '\0')
+		return;
+	put(o, ",\"");
+	put(o, key);
+	put(o, "\":\"");
+	put(o, value);
+	put(o, "\"");
+}
+
+/* The body as json-c writes an object {"result", "transaction_id",
+ * "reason"} (either of the last two left out when empty), and its
+ * newline. Each value is copied as it is when json-c would leave it so
+ * (nearly always: an id is visible ASCII, a reason our own text);
+ * otherwise the whole body is json-c's. Returns 0, or -1 with err set
+ * when memory runs out. */
+static int put_body(struct out *o, const struct result *r, const char *name,
+		    struct error *err)
+{
+	json_object *body;
+	const char *text = NULL;
+
+	if (json_unchanged(r->transaction_id) && json_unchanged(r->reason)) {
+		put(o, "{\"result\":\"");
+		put(o, name);
+		put(o, "\"");
+		put_member(o, "transaction_id", r->transaction_id);
+		put_member(o, "reason", r->reason);
+		put(o, "}\n");
+		return 0;
+	}
+	body = json_object_new_object();
+	if (body != NULL && body_add_string(body, "result", name) == 0 &&
+	    (r->transaction_id[0] == '\0' ||
+	     body_add_string(body, "transaction_id", r->transaction_id) == 0) &&
+	    (r->reason[0] == '\0' ||
+	     body_add_string(body, "reason", r->reason) == 0))
+		text = json_object_to_json_string_ext(
+			body, JSON_C_TO_STRING_PLAIN |
+				      JSON_C_TO_STRING_NOSLASHESCAPE);
+	if (text != NULL) {
+		put(o, text);
+		put(o, "\n");
+	}
+	json_object_put(body);
+	if (text == NULL)
+		return error_set(err, "response: out of memory building the "
+				 "body");
+	return 0;
+}
+
 long response_render(const struct result *r, const struct config *cfg,
 		     char *buf, size_t cap, struct error *err)
 {
@@ -100,59 +189,31 @@ long response_render(const struct result *r, const struct config *cfg,
 	int status = response_outcome_status(r->outcome, cfg);
 	const char *phrase = row->reason_phrase != NULL ? row->reason_phrase
 							: status_phrase(status);
-	json_object *body;
-	const char *json;
-	char extra[64] = "";
-	int n;
+	struct out o = { buf, cap, 0, cap == 0 };
+	char line[64];
 
+	snprintf(line, sizeof(line), "Status: %d %s\r\n", status, phrase);
+	put(&o, line);
 	if (r->success_body != NULL && status >= 200 && status < 300) {
-		n = snprintf(buf, cap,
-			     "Status: %d %s\r\n"
-			     "Content-Type: text/plain\r\n"
-			     "Cache-Control: no-store\r\n"
-			     "\r\n"
-			     "%s",
-			     status, phrase, r->success_body);
-		if (n < 0 || (size_t)n >= cap)
-			return error_set(err, "response: %zu-byte buffer too small",
-					 cap);
-		return n;
+		put(&o, "Content-Type: text/plain\r\n"
+			"Cache-Control: no-store\r\n"
+			"\r\n");
+		put(&o, r->success_body);
+	} else {
+		put(&o, "Content-Type: application/json\r\n"
+			"Cache-Control: no-store\r\n");
+		if (row->retry_after) {
+			snprintf(line, sizeof(line), "Retry-After: %d\r\n",
+				 cfg->retry_after_s);
+			put(&o, line);
+		} else if (row->allow_post) {
+			put(&o, "Allow: POST\r\n");
+		}
+		put(&o, "\r\n");
+		if (put_body(&o, r, row->name, err) != 0)
+			return -1;
 	}
-	body = json_object_new_object();
-	if (body == NULL)
-		return error_set(err, "response: out of memory");
-	if (body_add_string(body, "result", row->name) != 0)
-		goto oom;
-	if (r->transaction_id[0] != '\0' &&
-	    body_add_string(body, "transaction_id", r->transaction_id) != 0)
-		goto oom;
-	if (r->reason[0] != '\0' &&
-	    body_add_string(body, "reason", r->reason) != 0)
-		goto oom;
-	json = json_object_to_json_string_ext(body, JSON_C_TO_STRING_PLAIN |
-						    JSON_C_TO_STRING_NOSLASHESCAPE);
-	if (json == NULL)
-		goto oom;
-
-	if (row->retry_after)
-		snprintf(extra, sizeof(extra), "Retry-After: %d\r\n",
-			 cfg->retry_after_s);
-	else if (row->allow_post)
-		snprintf(extra, sizeof(extra), "Allow: POST\r\n");
-
-	n = snprintf(buf, cap,
-		     "Status: %d %s\r\n"
-		     "Content-Type: application/json\r\n"
-		     "Cache-Control: no-store\r\n"
-		     "%s"
-		     "\r\n"
-		     "%s\n",
-		     status, phrase, extra, json);
-	json_object_put(body);
-	if (n < 0 || (size_t)n >= cap)
+	if (o.full)
 		return error_set(err, "response: %zu-byte buffer too small", cap);
-	return n;
-oom:
-	json_object_put(body);
-	return error_set(err, "response: out of memory building the body");
+	return (long)o.len;
 }

@@ -408,6 +408,54 @@ START_TEST(test_expired_lock_release_spares_new_holder)
 }
 END_TEST
 
+/* A worker forked from a process that has taken locks (the pool manager
+ * forks its workers) draws tokens of its own: never the next token of its
+ * parent, with which it would release the parent's lock as its own. */
+START_TEST(test_forked_worker_tokens_are_its_own)
+{
+	struct error err;
+	struct lock_client *a = lock_client_new(&cfg, &err);
+	struct lock_lease la;
+	char id[96], child_token[LOCK_TOKEN_HEX + 1] = "";
+	int fds[2], status;
+	pid_t child;
+
+	ck_assert_msg(a != NULL, "%s", err.message);
+	snprintf(id, sizeof(id), "%s", itest_fresh_id("fork-a"));
+	ck_assert_int_eq(lock_acquire(a, NULL, id, strlen(id), 60000, &la, &err),
+			 LOCK_ACQUIRED);
+	ck_assert_int_eq(lock_release(a, &la, &err), LOCK_RELEASED);
+	ck_assert_int_eq(pipe(fds), 0);
+	child = fork();
+	ck_assert_int_ge(child, 0);
+	if (child == 0) {
+		struct lock_client *c = lock_client_new(&cfg, &err);
+		struct lock_lease lc;
+		char cid[96];
+
+		snprintf(cid, sizeof(cid), "%s-child", id);
+		if (c == NULL || lock_acquire(c, NULL, cid, strlen(cid), 60000,
+					      &lc, &err) != LOCK_ACQUIRED ||
+		    write(fds[1], lc.token, LOCK_TOKEN_HEX) != LOCK_TOKEN_HEX)
+			_exit(1);
+		lock_release(c, &lc, &err);
+		_exit(0);
+	}
+	close(fds[1]);
+	ck_assert_int_eq(read(fds[0], child_token, LOCK_TOKEN_HEX),
+			 LOCK_TOKEN_HEX);
+	close(fds[0]);
+	ck_assert_int_eq(waitpid(child, &status, 0), child);
+	ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	snprintf(id + strlen(id), sizeof(id) - strlen(id), "-parent");
+	ck_assert_int_eq(lock_acquire(a, NULL, id, strlen(id), 60000, &la, &err),
+			 LOCK_ACQUIRED);
+	ck_assert_str_ne(la.token, child_token);
+	ck_assert_int_eq(lock_release(a, &la, &err), LOCK_RELEASED);
+	lock_client_free(a);
+}
+END_TEST
+
 /* A worker paused past its lease during its INSERT, while another holder
  * takes the lock. The INSERT commits by itself on the server within its
  * max_statement_time, long before the lease runs out, so the row is there
@@ -745,6 +793,7 @@ int main(void)
 	tcase_add_test(core, test_foreign_lock_in_progress);
 	tcase_add_test(core, test_held_lock_with_committed_row_is_duplicate);
 	tcase_add_test(core, test_expired_lock_release_spares_new_holder);
+	tcase_add_test(core, test_forked_worker_tokens_are_its_own);
 	tcase_add_test(core, test_other_unique_key_is_not_duplicate);
 	tcase_add_test(core, test_duplicate_in_another_language);
 	tcase_add_test(core, test_check_schema);

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "log.h"
@@ -156,6 +157,32 @@ START_TEST(test_value_cannot_forge_fields)
 }
 END_TEST
 
+/* Each line names the process that wrote it, a child forked after its
+ * parent wrote lines too (the pool manager's workers). */
+START_TEST(test_line_names_its_process)
+{
+	char line[4096], want[64];
+	pid_t child;
+	int status;
+
+	log_info("the parent");
+	last_line(line, sizeof(line));
+	snprintf(want, sizeof(want), "test_log[%ld]: ", (long)getpid());
+	ck_assert_msg(strstr(line, want) != NULL, "%s", line);
+	child = fork();
+	ck_assert_int_ge(child, 0);
+	if (child == 0) {
+		log_info("the child");
+		_exit(0);
+	}
+	ck_assert_int_eq(waitpid(child, &status, 0), child);
+	last_line(line, sizeof(line));
+	snprintf(want, sizeof(want), "test_log[%ld]: ", (long)child);
+	ck_assert_msg(strstr(line, want) != NULL && strstr(line, "the child"),
+		      "%s", line);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("log");
@@ -165,6 +192,7 @@ int main(void)
 
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, test_value_cannot_forge_fields);
+	tcase_add_test(tc, test_line_names_its_process);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);

@@ -144,6 +144,52 @@ START_TEST(test_strings_are_escaped)
 }
 END_TEST
 
+/* The body is byte for byte what json-c writes for the same object
+ * (PLAIN, NOSLASHESCAPE), whether response.c copies the strings itself or
+ * hands them to json-c to escape. */
+START_TEST(test_body_is_json_c_s)
+{
+	static const char *const texts[] = {
+		"", "tx-1", "a/b", "caf\xc3\xa9 \xe2\x82\xac", "del\x7f",
+		"quote \"", "back\\slash", "tab\t", "nl\n", "bell\x07",
+		"{\"result\":\"processed\"}",
+	};
+	const size_t n = sizeof(texts) / sizeof(texts[0]);
+
+	for (size_t i = 0; i < n; i++) {
+		for (size_t j = 0; j < n; j++) {
+			char buf[RESPONSE_BUFFER_SIZE], want[RESPONSE_BUFFER_SIZE];
+			struct result r = { .outcome = OUTCOME_PROCESSED };
+			json_object *obj = json_object_new_object();
+			const char *body;
+
+			snprintf(r.transaction_id, sizeof(r.transaction_id), "%s",
+				 texts[i]);
+			response_set(&r, OUTCOME_INVALID, "%s", texts[j]);
+			json_object_object_add(obj, "result",
+					       json_object_new_string("invalid"));
+			if (texts[i][0] != '\0')
+				json_object_object_add(
+					obj, "transaction_id",
+					json_object_new_string(texts[i]));
+			if (texts[j][0] != '\0')
+				json_object_object_add(
+					obj, "reason",
+					json_object_new_string(texts[j]));
+			snprintf(want, sizeof(want), "%s\n",
+				 json_object_to_json_string_ext(
+					 obj, JSON_C_TO_STRING_PLAIN |
+						      JSON_C_TO_STRING_NOSLASHESCAPE));
+			json_object_put(obj);
+			json_object_put(render(&r, buf, sizeof(buf)));
+			body = strstr(buf, "\r\n\r\n");
+			ck_assert_ptr_nonnull(body);
+			ck_assert_str_eq(body + 4, want);
+		}
+	}
+}
+END_TEST
+
 START_TEST(test_buffer_too_small)
 {
 	char buf[16];
@@ -169,6 +215,7 @@ int main(void)
 	tcase_add_test(tc, test_retry_after_and_allow);
 	tcase_add_test(tc, test_in_progress_status_503);
 	tcase_add_test(tc, test_strings_are_escaped);
+	tcase_add_test(tc, test_body_is_json_c_s);
 	tcase_add_test(tc, test_buffer_too_small);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);

@@ -26,8 +26,9 @@
 # BENCH_FLUSH=1; SET GLOBAL, then back), payhook, raw_limit and PHP at 8 and
 # 32 (32 in quick mode) interleaved for the same rounds; then payhook with Redis
 # stopped (redis_unavailable = db_only) in one block; the memory of the
-# payhook, floor and PHP-FPM pools (smaps_rollup); and instructions per
-# request of one worker under callgrind.
+# payhook, floor and PHP-FPM pools (smaps_rollup); and instructions,
+# allocations and system calls per request of one signed worker under
+# callgrind, memcheck and strace -c (lib.sh's profile_run).
 #
 # It writes every figure to $BUILD_DIR/tests/perf/bench/measurements.tsv (one row
 # per measurement, plus the run's settings, memory and failed checks: see
@@ -37,7 +38,7 @@
 # "make bench-report" redoes without running anything. Speed is reported,
 # never judged: the exit status is 1 only when an answer lied or work went
 # missing (rows in payments differ from the 200s, the duplicate storm got a
-# 5xx or did not end with exactly 10 rows, raw_limit or a callgrind worker
+# 5xx or did not end with exactly 10 rows, raw_limit or a profiled worker
 # did not record every request), 2 on a usage error, 99 when the stack cannot
 # start.
 #
@@ -70,9 +71,11 @@ BUILD_DIR=${BUILD_DIR:-$PWD}
 # ALT_CONCS: the concurrencies of the other-flush block.
 case $mode in
 full)
-	CONCS=(8 32 128) ALT_CONCS=(8 32) ROUNDS=3 SECS=8 DRAIN_MS=500 CG_N1=500 CG_N2=1500 ;;
+	CONCS=(8 32 128) ALT_CONCS=(8 32) ROUNDS=3 SECS=8 DRAIN_MS=500 CG_N1=500 CG_N2=1500
+	MC_N1=100 MC_N2=400 ;;
 quick)
-	CONCS=(32) ALT_CONCS=(32) ROUNDS=3 SECS=2 DRAIN_MS=400 CG_N1=100 CG_N2=300 ;;
+	CONCS=(32) ALT_CONCS=(32) ROUNDS=3 SECS=2 DRAIN_MS=400 CG_N1=100 CG_N2=300
+	MC_N1=50 MC_N2=150 ;;
 *)
 	echo "usage: bench.sh full|quick" >&2
 	exit 2 ;;
@@ -86,7 +89,7 @@ OUT=$BUILD_DIR/tests/perf/bench
 BENCH_BIN=$BUILD_DIR/tests/perf/bench
 E2E_PAYHOOK=$BUILD_DIR/app/payhook
 
-for tool in wrk lighttpd spawn-fcgi valgrind callgrind_annotate redis-server mariadbd; do
+for tool in wrk lighttpd spawn-fcgi valgrind callgrind_annotate strace redis-server mariadbd; do
 	if ! command -v "$tool" >/dev/null 2>&1; then
 		echo "bench: $tool is not installed (sh packaging/install-deps.sh)" >&2
 		exit 99
@@ -158,6 +161,8 @@ meta lighttpd_version "$(lighttpd -v 2>&1 | head -n 1 | cut -d' ' -f1)"
 meta src_dir "$SRC_DIR"
 meta cg_n1 "$CG_N1"
 meta cg_n2 "$CG_N2"
+meta mc_n1 "$MC_N1"
+meta mc_n2 "$MC_N2"
 meta alt_concs "${ALT_CONCS[*]}"
 meta php "$PHP"
 if [ "$PHP" != 0 ]; then
@@ -554,57 +559,33 @@ log "redis restarted"
 warm_once
 bench_early_marks_wait warm_once
 
-# ---- callgrind: instructions per request in one worker ---------------------
+# ---- one worker's counts per request ----------------------------------------
 
-# cg_run NAME N: one signed payhook worker under callgrind serving exactly N
-# requests (--max-requests), driven by one wrk connection; sets CG_IR to the
-# instructions it ran (empty when that failed).
-cg_run() {
-	local name=$1 n=$2 tag=cg-$1 wrk_pid deadline ir
-	CG_IR=
-	"$BENCH_BIN/sign_pool" --secret "$SECRET" --count "$n" --tag "$tag" \
-		--out "$W/$tag.pool.lua" || return 1
-	PAYHOOK_SIGNATURE_SCHEME=standard PAYHOOK_LOG_LEVEL=warn \
-		PAYHOOK_WEBHOOK_SECRET=$SECRET PAYHOOK_SIGNATURE_TOLERANCE_S=86400 \
-		POOL_SIZE=1 start_pool "$name" valgrind --tool=callgrind \
-		--callgrind-out-file="$W/callgrind.$name.out" \
-		"$E2E_PAYHOOK" --max-requests "$n" || return 1
-	local worker=${POOL_PIDS[0]}
-	timeout 600 wrk -t1 -c1 -d590s --timeout 60s -s "$here/signed.lua" \
-		"$BASE/$name" -- "$tag" 99999999999999 "$W/$tag.pool.lua" 1 \
-		>"$W/$tag.wrk" 2>&1 &
-	wrk_pid=$!
-	harness_record "$name-wrk" "$wrk_pid"
-	deadline=$(($(harness_now_ms) + 240000))
-	while harness_running "$name-0"; do
-		if [ "$(harness_now_ms)" -ge "$deadline" ]; then
-			log "callgrind worker $worker did not finish $n requests"
-			break
-		fi
-		sleep 0.2
-	done
-	harness_stop "$name-wrk" "$name-0"
-	wait "$wrk_pid" 2>/dev/null
-	rm -f "$W/$tag.pool.lua"
-	if [ "$(rows_of "$tag")" != "$n" ]; then
-		fail_check "callgrind $name: $(rows_of "$tag") rows for $n signed requests"
-	fi
-	ir=$(sed -n 's/^summary: *\([0-9]*\).*/\1/p' "$W/callgrind.$name.out" 2>/dev/null)
-	if [ -z "$ir" ]; then
-		ir=$(sed -n 's/^totals: *\([0-9]*\).*/\1/p' "$W/callgrind.$name.out" 2>/dev/null)
-	fi
-	CG_IR=$ir
-}
+# Instructions (callgrind), allocations (memcheck) and system calls (strace
+# -c) of one signed payhook worker (lib.sh's profile_run at /cg1 and /cg2):
+# per request, the difference of two runs over the difference of their
+# requests, so that start-up and the first connections cancel.
 log "callgrind: $CG_N1 then $CG_N2 signed requests"
-cg_run cg1 "$CG_N1"
-CG_IR1=$CG_IR
-cg_run cg2 "$CG_N2"
-CG_IR2=$CG_IR
+profile_run cg1 callgrind "$CG_N1" "$E2E_PAYHOOK" "$BASE" "$W" ||
+	fail_check "callgrind: $CG_N1 signed requests not all recorded"
+CG_IR1=$PROFILE_COUNT
+profile_run cg2 callgrind "$CG_N2" "$E2E_PAYHOOK" "$BASE" "$W" ||
+	fail_check "callgrind: $CG_N2 signed requests not all recorded"
+CG_IR2=$PROFILE_COUNT
 meta cg_ir1 "$CG_IR1"
 meta cg_ir2 "$CG_IR2"
 # The raw profile, for the report's tables and callgrind_annotate by hand.
-cp "$W/callgrind.cg2.out" "$OUT/callgrind.out" 2>/dev/null ||
+cp "$W/cg2.callgrind.$CG_N2.out" "$OUT/callgrind.out" 2>/dev/null ||
 	log "no callgrind profile to keep"
+log "memcheck and strace: $MC_N1 then $MC_N2 signed requests"
+profile_per_request cg1 memcheck "$MC_N1" "$MC_N2" "$E2E_PAYHOOK" "$BASE" "$W" ||
+	fail_check "memcheck: signed requests not all recorded"
+meta allocs_per_request "$PROFILE_PER_REQUEST"
+profile_per_request cg1 strace "$MC_N1" "$MC_N2" "$E2E_PAYHOOK" "$BASE" "$W" ||
+	fail_check "strace: signed requests not all recorded"
+meta syscalls_per_request "$PROFILE_PER_REQUEST"
+meta syscalls_by_name "$(strace_per_call "$W/cg1.strace.$MC_N1.out" \
+	"$W/cg1.strace.$MC_N2.out" "$MC_N1" "$MC_N2" 2>/dev/null)"
 meta run_seconds "$((($(harness_now_ms) - started_ms) / 1000))"
 
 # ---- the report ------------------------------------------------------------

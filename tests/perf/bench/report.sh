@@ -340,6 +340,10 @@ statuses_of() {
 	[ "$PHP" != 0 ] && mem_row "PHP-FPM" "$MEM_PHP_N" "$MEM_PHP_RSS" "$MEM_PHP_PSS" "$MEM_PHP_PRIV"
 	printf '| callgrind, one signed worker | 1 | | | | | | | %s instructions/request = (%s − %s) / (%s − %s) |\n' \
 		"$CG_PER_REQ" "${CG_IR2:-?}" "${CG_IR1:-?}" "$CG_N2" "$CG_N1"
+	printf '| memcheck, one signed worker | 1 | | | | | | | %s allocations/request, (N2 − N1) = (%s − %s) requests |\n' \
+		"$(meta allocs_per_request | sed 's/^$/-/')" "$(meta mc_n2)" "$(meta mc_n1)"
+	printf '| strace -c, one signed worker | 1 | | | | | | | %s system calls/request: %s |\n' \
+		"$(meta syscalls_per_request | sed 's/^$/-/')" "$(meta syscalls_by_name)"
 	printf '\n### targets of issue 13 (judged on the median)\n\n'
 	printf '| target | C | wanted | measured | |\n| --- | --- | --- | --- | --- |\n'
 	for c in "${CONCS[@]}"; do
