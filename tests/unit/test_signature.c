@@ -708,7 +708,7 @@ END_TEST
 
 START_TEST(test_program_usage)
 {
-	char prog[1024], cmd[4096], out[4096];
+	char prog[1024], cmd[4096], out[16384];
 
 	sign_program(prog, sizeof(prog));
 	snprintf(cmd, sizeof(cmd), "'%s' --help", prog);
