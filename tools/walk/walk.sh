@@ -8,7 +8,10 @@
 #             end of lifecycle_store_record;
 #   delivery  that payment from the dispatcher's claim (handoff_store_claim)
 #             to its HTTP delivery recorded (handoff_store_record_delivered),
-#             payhook-dispatch --once against tests/servers/http_target.
+#             payhook-dispatch --once against tests/servers/http_target;
+#   reconcile a Stripe payment that no webhook delivered, from the pass's
+#             start (reconcile_pass) to its INSERT (store_insert_payment),
+#             payhook-reconcile --once against tests/servers/provider_api.
 # For each: the files visited, the stays (maximal runs of calls in one file),
 # the stays per file, and the climbs back up (returns into a file lower in the
 # call stack after visiting another).
@@ -36,7 +39,8 @@ mkdir -p "$b"
 cc -O2 -c -o "$work/trace.o" "$here/trace.c" || exit 99
 (cd "$b" && ./autogen.sh && ./configure CFLAGS="-O0 -g -finstrument-functions" \
 	LIBS="$work/trace.o -ldl" && make -j2 app/payhook app/payhook-dispatch \
-	tests/servers/http_target tools/freeport) >"$work/build.log" 2>&1 ||
+	app/payhook-reconcile tests/servers/http_target \
+	tests/servers/provider_api tools/freeport) >"$work/build.log" 2>&1 ||
 	{ tail -20 "$work/build.log" >&2; exit 99; }
 
 export top_srcdir=$b top_builddir=$b
@@ -87,3 +91,21 @@ WALK_TRACE=$work/delivery.trace PAYHOOK_DISPATCH_URL="http://127.0.0.1:$port/hoo
 	{ cat "$work/dispatch.err" >&2; }
 echo "# delivered: $(wc -l <"$work/t.record") request(s)"
 count delivery "$b/app/payhook-dispatch" "$work/delivery.trace" handoff_store_claim handoff_store_record_delivered
+
+# A Stripe payment only the list API has: the fake's events file holds it.
+key=rk_test_walk0123456789
+: >"$work/api.faults"
+jq -c '.id = "evt_walk_reconcile" | .data.object.id = "pi_walk_reconcile" |
+	.created = (now | floor) - 60' \
+	"$b/tests/fixtures/providers/stripe/payment.json" >"$work/api.events"
+"$b/tests/servers/provider_api" --mode stripe --key "$key" \
+	--events "$work/api.events" --faults "$work/api.faults" \
+	--log "$work/api.log" >"$work/api.port" 2>/dev/null &
+harness_record provider-api $!
+for _ in $(seq 100); do read -r port <"$work/api.port" 2>/dev/null && break; sleep 0.05; done
+WALK_TRACE=$work/reconcile.trace PAYHOOK_PROVIDERS=stripe \
+	PAYHOOK_STRIPE_SECRET=whsec_walk PAYHOOK_STRIPE_API_KEY=$key \
+	PAYHOOK_STRIPE_API_BASE=http://127.0.0.1:$port \
+	"$b/app/payhook-reconcile" --once 2>"$work/reconcile.err" |
+	sed 's/^/# reconciled: /'
+count reconcile "$b/app/payhook-reconcile" "$work/reconcile.trace" reconcile_pass store_insert_payment
