@@ -49,10 +49,10 @@ int paypal_cert_url_allowed(const struct config *cfg, const char *url,
 	if (strlen(url) > URL_MAX)
 		return error_set(why, "PAYPAL-CERT-URL is too long");
 	/* Only the plain form PayPal sends: libcurl forgives more (three
-	 * slashes, backslashes, escapes), and what it forgives is not
-	 * judged here. */
+	 * slashes, backslashes, escapes, an empty user, query or fragment
+	 * it then drops), and what it forgives is not judged here. */
 	if (strncasecmp(url, "https://", 8) != 0 || url[8] == '/' ||
-	    strpbrk(url, "\\%") != NULL)
+	    strpbrk(url, "\\%@?#") != NULL)
 		return error_set(why, "PAYPAL-CERT-URL is not a plain https:// "
 				 "URL");
 	if (url_parse(url, &u, &inner) != 0)

@@ -187,6 +187,10 @@ static const struct {
 	{ "https://evil.example@api.paypal.com/v1/notifications/certs/CERT-1", 0 },
 	{ "https://api.paypal.com/v1/notifications/certs/CERT-1?x=1", 0 },
 	{ "https://api.paypal.com/v1/notifications/certs/CERT-1#x", 0 },
+	/* Empty ones, which libcurl drops (fuzz_paypal found the first). */
+	{ "https://api.paypal.com/v1/notifications/certs/CERT-1#", 0 },
+	{ "https://api.paypal.com/v1/notifications/certs/CERT-1?", 0 },
+	{ "https://@api.paypal.com/v1/notifications/certs/CERT-1", 0 },
 	{ "https://api.paypal.com/v1/notifications/certs/", 0 },
 	{ "https://api.paypal.com/v1/notifications/test", 0 },
 	{ "https://api.paypal.com/v1/oauth2/token", 0 },
