@@ -29,7 +29,9 @@
 # cannot start.
 #
 # Prints per kind the median req/s, p99 and CPU µs a request of the workers
-# (min-max over the rounds) and the per-round ratio paypal / stripe; writes
+# and of the whole stack that serves it (lighttpd, the workers, MariaDB,
+# Redis: what the host pays), min-max over the rounds, and the per-round
+# ratios paypal / stripe; writes
 # the same to $BUILD_DIR/tests/perf/bench/provider-results.md and every
 # measurement to provider-measurements.tsv beside it. HARNESS_KEEP=1 keeps
 # the folder.
@@ -147,9 +149,10 @@ measure() {
 		fail_check "$tag: the pool ran out (BENCH_POOL above $COUNT)"
 	rows=$(harness_sql "SELECT COUNT(*) FROM payments WHERE provider = '$kind' AND transaction_id LIKE '$tag-%'")
 	[ "$rows" = "$s200" ] || fail_check "$tag: $rows rows for $s200 answers 200"
-	printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$kind" "$round" "$(kv "$line" rps)" \
-		"$(kv "$line" p99_ms)" "$s200" "${CPU_US[0]}" >>"$TSV"
-	log "$tag: rps=$(kv "$line" rps) p99=$(kv "$line" p99_ms) statuses=$(kv "$line" statuses) rows=$rows cpu us/request: workers ${CPU_US[0]} mariadb ${CPU_US[4]}"
+	printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$kind" "$round" "$(kv "$line" rps)" \
+		"$(kv "$line" p99_ms)" "$s200" "${CPU_US[0]}" \
+		"$((CPU_US[0] + CPU_US[2] + CPU_US[4] + CPU_US[6]))" >>"$TSV"
+	log "$tag: rps=$(kv "$line" rps) p99=$(kv "$line" p99_ms) statuses=$(kv "$line" statuses) rows=$rows cpu us/request: workers ${CPU_US[0]} lighttpd ${CPU_US[2]} mariadb ${CPU_US[4]} redis ${CPU_US[6]}"
 	rm -f "$W/$tag.lua"
 }
 
@@ -197,25 +200,26 @@ function med(list,   a, n, i, j, t) {
 	if (n == 0) return "-"
 	return sprintf("%.2f (%.2f-%.2f)", (n % 2) ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2, a[1], a[n])
 }
-{ rps[$1, $2] = $3; p99[$1, $2] = $4; cpu[$1, $2] = $6 }
+{ rps[$1, $2] = $3; p99[$1, $2] = $4; cpu[$1, $2] = $6; stack[$1, $2] = $7 }
 END {
 	printf "# A PayPal delivery (certificate cached) next to a Stripe one\n\n"
 	printf "c = %s, 8 workers, %s rounds of %s s (median, min-max); a new payment per request.\n\n", c, rounds, secs
-	printf "| | req/s | p99 ms | CPU µs a request, workers |\n| --- | ---: | ---: | ---: |\n"
+	printf "| | req/s | p99 ms | CPU µs a request, workers | CPU µs a request, the stack |\n| --- | ---: | ---: | ---: | ---: |\n"
 	split("stripe paypal", kinds, " ")
 	for (k = 1; k <= 2; k++) {
-		r = ""; q = ""; w = ""
+		r = ""; q = ""; w = ""; t = ""
 		for (rd = 1; rd <= rounds; rd++) {
 			if (!((kinds[k], rd) in rps)) continue
-			r = r " " rps[kinds[k], rd]; q = q " " p99[kinds[k], rd]; w = w " " cpu[kinds[k], rd]
+			r = r " " rps[kinds[k], rd]; q = q " " p99[kinds[k], rd]; w = w " " cpu[kinds[k], rd]; t = t " " stack[kinds[k], rd]
 		}
-		printf "| %s | %s | %s | %s |\n", kinds[k], med(r), med(q), med(w)
+		printf "| %s | %s | %s | %s | %s |\n", kinds[k], med(r), med(q), med(w), med(t)
 	}
-	rr = ""; cr = ""
+	rr = ""; cr = ""; sr = ""
 	for (rd = 1; rd <= rounds; rd++) {
 		if (rps["stripe", rd] > 0) rr = rr " " rps["paypal", rd] / rps["stripe", rd]
 		if (cpu["stripe", rd] > 0) cr = cr " " cpu["paypal", rd] / cpu["stripe", rd]
+		if (stack["stripe", rd] > 0) sr = sr " " stack["paypal", rd] / stack["stripe", rd]
 	}
-	printf "\npaypal / stripe, per round: req/s %s, workers'"'"' CPU a request %s\n", med(rr), med(cr)
+	printf "\npaypal / stripe, per round: req/s %s, workers'"'"' CPU a request %s, the stack'"'"'s %s\n", med(rr), med(cr), med(sr)
 }' "$TSV" | tee "$REPORT"
 [ "$FAILURES" = 0 ] || { log "$FAILURES check(s) failed"; exit 1; }
