@@ -1,7 +1,8 @@
 #!/bin/bash
 # shellcheck disable=SC2154,SC2034 # W, RECONCILE...: the sourcing test's; API_PORT, RC, OUT, DB: for it
 # reconcile-lib.sh - what the payhook-reconcile tests share (sourced by
-# reconcile.test, reconcile-lists.test and reconcile-snapshots.test after
+# reconcile.test, reconcile-lists.test, reconcile-snapshots.test and
+# reconcile-more.test after
 # tests/lib/harness.sh has started redis-server and mariadbd): the fake
 # provider API (one per provider in reconcile-lists.test), one
 # database per scenario, a run of payhook-reconcile with its line's fields,
