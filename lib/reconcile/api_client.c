@@ -26,12 +26,21 @@
 #define BACKOFF_FIRST_MS 1000L
 #define BACKOFF_MAX_MS 30000L
 
+/* The media types of a POST's body. */
+#define JSON_TYPE "Content-Type: application/json"
+#define FORM_TYPE "Content-Type: application/x-www-form-urlencoded"
+
+/* What a request sends: a GET, a POST of JSON, a POST of a form. */
+enum method { METHOD_GET, METHOD_JSON, METHOD_FORM };
+
 struct api_client {
 	struct api_client_options options;
-	char *auth_header;
+	char *auth_header;     /* NULL: none (yet) */
+	char **extra;          /* options.headers, copied; NULL-terminated */
 	CURL *curl;
+	/* The headers of a GET: the key's and the extra ones. */
 	struct curl_slist *headers;
-	/* The headers of a POST: the key's and Content-Type JSON. */
+	/* The headers of a POST of JSON: those and Content-Type JSON. */
 	struct curl_slist *post_headers;
 	long last_status;      /* of the last answer; 0: none */
 	char curl_error[CURL_ERROR_SIZE];
@@ -156,42 +165,6 @@ refused:
 			 curl_easy_strerror(rc));
 }
 
-struct api_client *api_client_new(const struct api_client_options *options,
-				  struct error *err)
-{
-	struct api_client *c = calloc(1, sizeof(*c));
-
-	if (c == NULL) {
-		error_set(err, "reconcile: out of memory");
-		return NULL;
-	}
-	c->options = *options;
-	c->auth_header = strdup(options->auth_header);
-	c->curl = curl_easy_init();
-	if (c->auth_header != NULL) {
-		c->headers = curl_slist_append(NULL, c->auth_header);
-		c->post_headers = curl_slist_append(NULL, c->auth_header);
-	}
-	if (c->post_headers != NULL &&
-	    curl_slist_append(c->post_headers,
-			      "Content-Type: application/json") == NULL) {
-		error_set(err, "reconcile: out of memory");
-		goto fail;
-	}
-	if (c->auth_header == NULL || c->curl == NULL || c->headers == NULL ||
-	    c->post_headers == NULL) {
-		error_set(err, "reconcile: out of memory");
-		goto fail;
-	}
-	c->options.auth_header = NULL;
-	if (setup(c, err) != 0)
-		goto fail;
-	return c;
-fail:
-	api_client_free(c);
-	return NULL;
-}
-
 /* Overwrites a key's bytes before they are freed. */
 static void wipe(char *text)
 {
@@ -203,20 +176,133 @@ static void wipe(char *text)
 	}
 }
 
+/* Frees list, wiping each line first (one may carry a key). */
+static void free_list(struct curl_slist *list)
+{
+	for (struct curl_slist *l = list; l != NULL; l = l->next)
+		wipe(l->data);
+	curl_slist_free_all(list);
+}
+
+/* Appends line to *list. Returns 0, or -1 when out of memory (*list
+ * unchanged). */
+static int append(struct curl_slist **list, const char *line)
+{
+	struct curl_slist *grown = curl_slist_append(*list, line);
+
+	if (grown == NULL)
+		return -1;
+	*list = grown;
+	return 0;
+}
+
+/* Builds *out: auth (NULL: none), the extra headers and content_type
+ * (NULL: none); NULL is a list of none. Returns 0, or -1 when out of
+ * memory (*out NULL). */
+static int header_list(const struct api_client *c, const char *auth,
+		       const char *content_type, struct curl_slist **out)
+{
+	struct curl_slist *list = NULL;
+	int rc = 0;
+
+	if (auth != NULL)
+		rc |= append(&list, auth);
+	for (size_t i = 0; c->extra != NULL && c->extra[i] != NULL; i++)
+		rc |= append(&list, c->extra[i]);
+	if (content_type != NULL)
+		rc |= append(&list, content_type);
+	if (rc != 0) {
+		free_list(list);
+		list = NULL;
+	}
+	*out = list;
+	return rc == 0 ? 0 : -1;
+}
+
+int api_client_set_auth(struct api_client *c, const char *auth_header,
+			struct error *err)
+{
+	struct curl_slist *get = NULL, *post = NULL;
+	char *copy;
+
+	if (c->auth_header != NULL && auth_header != NULL &&
+	    strcmp(c->auth_header, auth_header) == 0)
+		return 0;
+	copy = auth_header != NULL ? strdup(auth_header) : NULL;
+	if ((auth_header != NULL && copy == NULL) ||
+	    header_list(c, copy, NULL, &get) != 0 ||
+	    header_list(c, copy, JSON_TYPE, &post) != 0) {
+		free_list(get);
+		wipe(copy);
+		free(copy);
+		return error_set(err, "reconcile: out of memory");
+	}
+	free_list(c->headers);
+	free_list(c->post_headers);
+	wipe(c->auth_header);
+	free(c->auth_header);
+	c->auth_header = copy;
+	c->headers = get;
+	c->post_headers = post;
+	return 0;
+}
+
+/* Copies the NULL-terminated headers into c->extra. Returns 0, or -1 when
+ * out of memory. */
+static int copy_extra(struct api_client *c, const char *const *headers)
+{
+	size_t n = 0;
+
+	while (headers != NULL && headers[n] != NULL)
+		n++;
+	c->extra = calloc(n + 1, sizeof(*c->extra));
+	if (c->extra == NULL)
+		return -1;
+	for (size_t i = 0; i < n; i++)
+		if ((c->extra[i] = strdup(headers[i])) == NULL)
+			return -1;
+	return 0;
+}
+
+struct api_client *api_client_new(const struct api_client_options *options,
+				  struct error *err)
+{
+	struct api_client *c = calloc(1, sizeof(*c));
+
+	if (c == NULL) {
+		error_set(err, "reconcile: out of memory");
+		return NULL;
+	}
+	c->options = *options;
+	c->options.auth_header = NULL;
+	c->options.headers = NULL;
+	c->curl = curl_easy_init();
+	if (c->curl == NULL || copy_extra(c, options->headers) != 0) {
+		error_set(err, "reconcile: out of memory");
+		goto fail;
+	}
+	if (api_client_set_auth(c, options->auth_header, err) != 0 ||
+	    setup(c, err) != 0)
+		goto fail;
+	return c;
+fail:
+	api_client_free(c);
+	return NULL;
+}
+
 void api_client_free(struct api_client *c)
 {
 	if (c == NULL)
 		return;
 	if (c->curl != NULL)
 		curl_easy_cleanup(c->curl);
-	for (struct curl_slist *l = c->headers; l != NULL; l = l->next)
-		wipe(l->data);
-	curl_slist_free_all(c->headers);
-	for (struct curl_slist *l = c->post_headers; l != NULL; l = l->next)
-		wipe(l->data);
-	curl_slist_free_all(c->post_headers);
+	free_list(c->headers);
+	free_list(c->post_headers);
 	wipe(c->auth_header);
 	free(c->auth_header);
+	for (size_t i = 0; c->extra != NULL && c->extra[i] != NULL; i++)
+		free(c->extra[i]);
+	free(c->extra);
 	free(c->body);
 	free(c);
 }
@@ -263,26 +349,30 @@ static int sleep_until(const struct api_client *c, int64_t until_us,
 	}
 }
 
-/* Makes the next request a GET (json NULL) or a POST of json. Returns 0,
- * or -1 when libcurl refuses. */
-static int set_method(struct api_client *c, const char *json)
+/* Makes the next request m: a GET, or a POST of payload with the
+ * client's headers (JSON) or form_headers (a form). Returns 0, or -1 when
+ * libcurl refuses. */
+static int set_method(struct api_client *c, enum method m, const char *payload,
+		      struct curl_slist *form_headers)
 {
-	if (json == NULL)
+	if (m == METHOD_GET)
 		return curl_easy_setopt(c->curl, CURLOPT_HTTPGET, 1L) == CURLE_OK &&
 			       curl_easy_setopt(c->curl, CURLOPT_HTTPHEADER,
 						c->headers) == CURLE_OK ?
 		       0 : -1;
-	return curl_easy_setopt(c->curl, CURLOPT_POSTFIELDS, json) == CURLE_OK &&
+	return curl_easy_setopt(c->curl, CURLOPT_POSTFIELDS, payload) == CURLE_OK &&
 		       curl_easy_setopt(c->curl, CURLOPT_POSTFIELDSIZE,
-					(long)strlen(json)) == CURLE_OK &&
+					(long)strlen(payload)) == CURLE_OK &&
 		       curl_easy_setopt(c->curl, CURLOPT_HTTPHEADER,
-					c->post_headers) == CURLE_OK ?
+					m == METHOD_FORM ? form_headers :
+							   c->post_headers) == CURLE_OK ?
 	       0 : -1;
 }
 
 /* One request, paced: its HTTP status, 0 when no answer came, or -1
  * with err set when the wait before it failed. */
-static long send_once(struct api_client *c, const char *url, const char *json,
+static long send_once(struct api_client *c, const char *url, enum method m,
+		      const char *payload, struct curl_slist *form_headers,
 		      struct error *err)
 {
 	int64_t gap_us = 1000000 / c->options.rate_per_s;
@@ -303,7 +393,7 @@ static long send_once(struct api_client *c, const char *url, const char *json,
 	c->curl_error[0] = '\0';
 	c->last_status = 0;
 	if (curl_easy_setopt(c->curl, CURLOPT_URL, url) != CURLE_OK ||
-	    set_method(c, json) != 0)
+	    set_method(c, m, payload, form_headers) != 0)
 		return 0;
 	rc = curl_easy_perform(c->curl);
 	if (rc != CURLE_OK)
@@ -313,16 +403,27 @@ static long send_once(struct api_client *c, const char *url, const char *json,
 	return status;
 }
 
-/* api_client_get, or with json a POST of it (api_client_post). */
-static int request(struct api_client *c, const char *url, const char *json,
+/* One request of api_client_get, _post or _post_form (m, payload,
+ * form_headers as set_method takes them), paced and retried. */
+static int request(struct api_client *c, const char *url, enum method m,
+		   const char *payload, struct curl_slist *form_headers,
 		   const char **body, size_t *len, struct error *err)
 {
 	long backoff_ms = BACKOFF_FIRST_MS;
 	int tries = 0, waits = 0;
+	/* A form carries its own credential (a token request). */
+	bool authorized = m != METHOD_FORM && c->options.authorize != NULL;
+	bool renew = false, renewed = false;
 
 	for (;;) {
-		long status = send_once(c, url, json, err);
+		long status;
 
+		if (authorized &&
+		    c->options.authorize(c->options.authorize_ctx, c, renew,
+					 err) != 0)
+			return -1;
+		renew = false;
+		status = send_once(c, url, m, payload, form_headers, err);
 		if (status < 0)
 			return -1;
 		if (status == 200 && !c->too_large) {
@@ -335,6 +436,14 @@ static int request(struct api_client *c, const char *url, const char *json,
 		if (status == 200)
 			return error_set(err, "the page is larger than %ld "
 					 "bytes", BODY_MAX);
+		/* A credential that expired early (revoked, or the clocks
+		 * disagree): renewed once, the request sent again. */
+		if (status == 401 && authorized && !renewed) {
+			renew = renewed = true;
+			log_info("HTTP 401: renewing the credential and asking "
+				 "again");
+			continue;
+		}
 		if (status == 401 || status == 403)
 			return error_set(err, "HTTP %ld: the API key is refused "
 					 "or lacks the permission to list "
@@ -380,13 +489,29 @@ static int request(struct api_client *c, const char *url, const char *json,
 int api_client_get(struct api_client *c, const char *url, const char **body,
 		   size_t *len, struct error *err)
 {
-	return request(c, url, NULL, body, len, err);
+	return request(c, url, METHOD_GET, NULL, NULL, body, len, err);
 }
 
 int api_client_post(struct api_client *c, const char *url, const char *json,
 		    const char **body, size_t *len, struct error *err)
 {
-	return request(c, url, json, body, len, err);
+	return request(c, url, METHOD_JSON, json, NULL, body, len, err);
+}
+
+int api_client_post_form(struct api_client *c, const char *url,
+			 const char *form, const char *auth_header,
+			 const char **body, size_t *len, struct error *err)
+{
+	struct curl_slist *list;
+	int rc;
+
+	if (header_list(c, auth_header, FORM_TYPE, &list) != 0)
+		return error_set(err, "reconcile: out of memory");
+	rc = request(c, url, METHOD_FORM, form, list, body, len, err);
+	/* The handle never keeps a list about to be freed. */
+	curl_easy_setopt(c->curl, CURLOPT_HTTPHEADER, c->headers);
+	free_list(list);
+	return rc;
 }
 
 long api_client_last_answer(const struct api_client *c, const char **body,

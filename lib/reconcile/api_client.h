@@ -1,5 +1,6 @@
 /* api_client.h - the polite GET of a provider's list API (prefix
- * api_client_): libcurl with TLS verified, the key in one header, at most
+ * api_client_): libcurl with TLS verified, the key in one header (or a
+ * credential that expires, kept current by the caller's authorize), at most
  * reconcile_rate_per_s requests a second, a 429 or 503's Retry-After
  * waited for, other 429s, 5xx answers and no answer retried with back-off
  * up to reconcile_max_retries tries, no wait past the caller's deadline,
@@ -21,7 +22,23 @@
 struct api_client; /* one provider's connection and pacing; opaque */
 
 struct api_client_options {
-	const char *auth_header;  /* "Authorization: Bearer ..." (copied) */
+	/* "Authorization: Bearer ..." (copied); NULL when authorize sets
+	 * it. */
+	const char *auth_header;
+	/* Optional: more headers every request carries, NULL-terminated
+	 * (Lemon Squeezy's "Accept: application/vnd.api+json"); copied, not
+	 * secrets. */
+	const char *const *headers;
+	/* Optional: a credential that expires (an OAuth2 access token).
+	 * Called before each GET and POST with renew false, and once more
+	 * with renew true when the answer was 401 (the request is then sent
+	 * again): it makes the client's header current with
+	 * api_client_set_auth, asking for a new credential (with
+	 * api_client_post_form, which never calls it) when it must. Returns
+	 * 0, or -1 with err set, which fails the request. */
+	int (*authorize)(void *authorize_ctx, struct api_client *client,
+			 bool renew, struct error *err);
+	void *authorize_ctx;
 	long rate_per_s;          /* requests a second at most */
 	int max_retries;          /* tries of a page that fails */
 	long timeout_ms;          /* one request, connecting included */
@@ -70,6 +87,22 @@ int api_client_get(struct api_client *client, const char *url,
 int api_client_post(struct api_client *client, const char *url,
 		    const char *json, const char **body, size_t *len,
 		    struct error *err);
+
+/* A POST of form (NUL-terminated, already URL-encoded) as
+ * "application/x-www-form-urlencoded", with auth_header (e.g. "Authorization:
+ * Basic ...": an OAuth2 token request) in place of the client's own, and
+ * never through authorize. The same pacing, retries and answers as
+ * api_client_get. */
+int api_client_post_form(struct api_client *client, const char *url,
+			 const char *form, const char *auth_header,
+			 const char **body, size_t *len, struct error *err);
+
+/* Makes auth_header (copied) the header of the client's next GETs and
+ * POSTs, wiping the one before; the same header again changes nothing.
+ * Returns 0, or -1 with err set (out of memory: the client then sends
+ * none). */
+int api_client_set_auth(struct api_client *client, const char *auth_header,
+			struct error *err);
 
 /* The status of the last answer (0: none came) with its body in
  * *body[0..*len) (the client's until the next call): after a page failed,

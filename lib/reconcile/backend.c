@@ -53,11 +53,39 @@ int backend_page_add_with(struct backend_page *page, const char *body,
 	return 0;
 }
 
+/* Overwrites a secret's cap bytes before the stack is reused. */
+static void wipe(char *text, size_t cap)
+{
+	volatile char *p = text;
+
+	for (size_t i = 0; i < cap; i++)
+		p[i] = '\0';
+}
+
+/* Writes "Authorization: Basic <base64 of text[0..len)>" into out
+ * (BACKEND_HEADER_MAX bytes). Returns 0, or -1 with err saying that the
+ * key named key_name is too long. */
+static int basic_header(const char *text, size_t len, const char *key_name,
+			char *out, struct error *err)
+{
+	char basic[ENCODING_BASE64_LEN(BACKEND_HEADER_MAX) + 1];
+	int rc;
+
+	if (len >= BACKEND_HEADER_MAX) {
+		memset(out, 0, BACKEND_HEADER_MAX);
+		return error_set(err, "%s is too long", key_name);
+	}
+	encoding_base64_encode((const unsigned char *)text, len, basic);
+	rc = backend_key_header("Authorization: Basic ", basic, key_name, out,
+				err);
+	wipe(basic, sizeof(basic));
+	return rc;
+}
+
 int backend_basic_auth(const char *key, const char *key_name, char *out,
 		       struct error *err)
 {
 	char user[BACKEND_HEADER_MAX];
-	char basic[ENCODING_BASE64_LEN(BACKEND_HEADER_MAX) + 1];
 	size_t len = strlen(key);
 	int rc;
 
@@ -67,20 +95,21 @@ int backend_basic_auth(const char *key, const char *key_name, char *out,
 	}
 	memcpy(user, key, len);
 	user[len] = ':';
-	encoding_base64_encode((const unsigned char *)user, len + 1, basic);
-	rc = backend_key_header("Authorization: Basic ", basic, key_name, out,
-				err);
-	/* The copies of the key are wiped before the stack is reused. */
-	{
-		volatile char *p = user;
-
-		for (size_t i = 0; i <= len; i++)
-			p[i] = '\0';
-		p = basic;
-		for (size_t i = 0; i < sizeof(basic); i++)
-			p[i] = '\0';
-	}
+	rc = basic_header(user, len + 1, key_name, out, err);
+	wipe(user, len + 1);
 	return rc;
+}
+
+int backend_basic_pair(const char *pair, const char *key_name,
+		       const char *form, char *out, struct error *err)
+{
+	const char *colon = strchr(pair, ':');
+
+	if (colon == NULL || colon == pair || colon[1] == '\0') {
+		memset(out, 0, BACKEND_HEADER_MAX);
+		return error_set(err, "%s must be %s", key_name, form);
+	}
+	return basic_header(pair, strlen(pair), key_name, out, err);
 }
 
 struct json_object *backend_parse_json(const char *body, size_t len)

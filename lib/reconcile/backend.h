@@ -50,6 +50,9 @@ struct backend_answer {
 	size_t len;
 	const char *cursor; /* the cursor the page was asked with, or NULL */
 	const char *link;   /* the answer's Link header, or NULL */
+	/* The window the page was asked for (never NULL): a list without a
+	 * time filter (Lemon Squeezy's orders) is cut to it here. */
+	const struct backend_window *window;
 };
 
 /* One page as read. */
@@ -135,6 +138,14 @@ struct backend {
 	 * and default_base is NULL (Shopify: the shop's own host) into out
 	 * (BACKEND_URL_MAX bytes). Returns 0, or -1 with err set. */
 	int (*base_for)(const struct config *cfg, char *out, struct error *err);
+	/* Optional: the key is OAuth2 client credentials (PayPal's
+	 * client_id:secret), exchanged at base + token_path for an access
+	 * token (oauth.h) that every page then carries as a Bearer token;
+	 * auth_header writes the token request's header (HTTP Basic). */
+	const char *token_path;
+	/* Optional: more headers every page request carries, NULL-terminated
+	 * (Lemon Squeezy's JSON:API Accept). */
+	const char *const *headers;
 };
 
 /* Whether cfg holds <profile>_api_key (not empty): the profile is
@@ -265,5 +276,13 @@ const char *backend_string(struct json_object *obj, const char *name);
  * (never quoting it). */
 int backend_basic_auth(const char *key, const char *key_name, char *out,
 		       struct error *err);
+
+/* Writes "Authorization: Basic <base64 of pair>" (a key that is a user and
+ * a password already: Razorpay's key_id:key_secret, PayPal's
+ * client_id:secret) into out (BACKEND_HEADER_MAX bytes). Returns 0, or -1
+ * with err "<key_name> must be <form>" when pair is not two non-empty
+ * parts around a ':', or that it is too long (never quoting it). */
+int backend_basic_pair(const char *pair, const char *key_name,
+		       const char *form, char *out, struct error *err);
 
 #endif

@@ -35,11 +35,8 @@
 #include <string.h>
 
 #include "backend_razorpay.h"
-#include "encoding.h"
 
 #define RAZORPAY_PAGE_COUNT 100
-/* The key pair, key_id:key_secret, at most. */
-#define RAZORPAY_KEY_MAX 256
 
 static const char payments_list[] = "payments";
 static const char refunds_list[] = "refunds";
@@ -89,21 +86,8 @@ static int razorpay_page_url(const char *base, const struct backend_window *w,
 
 static int razorpay_auth_header(const char *key, char *out, struct error *err)
 {
-	char basic[ENCODING_BASE64_LEN(RAZORPAY_KEY_MAX) + 1];
-	size_t len = strlen(key);
-	const char *colon = strchr(key, ':');
-	int rc;
-
-	if (colon == NULL || colon == key || colon[1] == '\0')
-		return error_set(err, "razorpay: razorpay_api_key must be "
-				 "key_id:key_secret");
-	if (len > RAZORPAY_KEY_MAX)
-		return error_set(err, "razorpay: razorpay_api_key is too long");
-	encoding_base64_encode((const unsigned char *)key, len, basic);
-	rc = backend_key_header("Authorization: Basic ", basic,
-				"razorpay: razorpay_api_key", out, err);
-	memset(basic, 0, sizeof(basic));
-	return rc;
+	return backend_basic_pair(key, "razorpay: razorpay_api_key",
+				  "key_id:key_secret", out, err);
 }
 
 /* Adds the webhook body of item (a payment or a refund entity) to page:

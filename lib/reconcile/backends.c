@@ -9,9 +9,12 @@
 #include "backend_square.h"
 #include "backend_payjp.h"
 #include "backend_komoju.h"
-/* The snapshot backends (Razorpay, Shopify). */
+/* PayPal's events, behind an OAuth2 token. */
+#include "backend_paypal.h"
+/* The snapshot backends (Razorpay, Shopify, Lemon Squeezy). */
 #include "backend_razorpay.h"
 #include "backend_shopify.h"
+#include "backend_lemonsqueezy.h"
 #include "backends.h"
 
 static const struct backend_row {
@@ -33,9 +36,8 @@ static const struct backend_row {
 				    "was not answered [accepted] for 30 days" },
 	[CONFIG_PROVIDER_GENERIC] = { NULL, "the generic profile names no "
 				      "provider's API" },
-	/* Until their backends land (issue 39, the list APIs' part). */
-	[CONFIG_PROVIDER_PAYPAL] = { NULL, "not reconciled yet" },
-	[CONFIG_PROVIDER_LEMONSQUEEZY] = { NULL, "not reconciled yet" },
+	[CONFIG_PROVIDER_PAYPAL] = { &backend_paypal, NULL },
+	[CONFIG_PROVIDER_LEMONSQUEEZY] = { &backend_lemonsqueezy, NULL },
 	/* The current platform's webhooks are a workflow's actions; the
 	 * previous platform's GET /events is for that platform only. */
 	[CONFIG_PROVIDER_CHECKOUT] = { NULL, "Checkout.com has no API that "

@@ -18,6 +18,7 @@
 #include "cursor_store.h"
 #include "encoding.h"
 #include "log.h"
+#include "oauth.h"
 #include "payment.h"
 #include "pipeline.h"
 #include "provider.h"
@@ -42,6 +43,10 @@ struct reconcile {
 	struct cursor_store *cursors;
 	/* A database without reconcile_discrepancies was said once. */
 	bool discrepancies_told;
+	/* The access tokens of the profiles whose key is OAuth2 client
+	 * credentials (backend token_path), kept from pass to pass until
+	 * they expire; NULL until the first pass needs one. */
+	struct oauth *oauth[CONFIG_PROVIDER_COUNT];
 };
 
 /* What one provider's pass did. */
@@ -179,6 +184,8 @@ void reconcile_free(struct reconcile *r)
 		return;
 	pipeline_free(r->pipeline);
 	cursor_store_free(r->cursors);
+	for (unsigned i = 0; i < CONFIG_PROVIDER_COUNT; i++)
+		oauth_free(r->oauth[i]);
 	free(r);
 }
 
@@ -483,7 +490,7 @@ static int walk_window(struct reconcile *r, const struct backend *b,
 		{
 			struct backend_answer a = {
 				body, len, after[0] != '\0' ? after : NULL,
-				api_client_link(client)
+				api_client_link(client), w
 			};
 
 			rc = backend_read_page(b, &a, &page, &why);
@@ -589,6 +596,32 @@ static int pass_start(struct reconcile *r, const struct backend *b,
 			 b->retention_s / 86400, from, kept, kept);
 }
 
+/* api_client's authorize: the profile's token keeper (oauth.h) as ctx. */
+static int authorize(void *ctx, struct api_client *client, bool renew,
+		     struct error *err)
+{
+	return oauth_authorize(ctx, client, renew, err);
+}
+
+/* Makes r->oauth[b->profile], the keeper of the profile's access tokens
+ * (asked for at base + b->token_path with the credentials header basic),
+ * unless it exists. Returns 0, or -1 with err set. */
+static int token_keeper(struct reconcile *r, const struct backend *b,
+			const char *base, const char *basic, struct error *err)
+{
+	const char *name = config_provider_name(b->profile);
+	char url[BACKEND_URL_MAX];
+	int n;
+
+	if (r->oauth[b->profile] != NULL)
+		return 0;
+	n = snprintf(url, sizeof(url), "%s%s", base, b->token_path);
+	if (n < 0 || (size_t)n >= sizeof(url))
+		return error_set(err, "%s_api_base is too long", name);
+	r->oauth[b->profile] = oauth_new(name, url, basic, err);
+	return r->oauth[b->profile] != NULL ? 0 : -1;
+}
+
 /* One provider's pass. Returns its exit status. */
 static int pass_one(struct reconcile *r, enum config_provider profile,
 		    const struct reconcile_options *o, FILE *out)
@@ -652,6 +685,7 @@ static int pass_one(struct reconcile *r, enum config_provider profile,
 	{
 		struct api_client_options co = {
 			.auth_header = header,
+			.headers = b->headers,
 			.rate_per_s = cfg->reconcile_rate_per_s,
 			.max_retries = cfg->reconcile_max_retries,
 			.timeout_ms = REQUEST_TIMEOUT_MS,
@@ -664,6 +698,16 @@ static int pass_one(struct reconcile *r, enum config_provider profile,
 
 		if (b->auth_header(cfg->api_key[profile], header, &err) != 0)
 			goto out;
+		if (b->token_path != NULL) {
+			/* The key buys tokens; the pages carry those. */
+			if (token_keeper(r, b, base, header, &err) != 0) {
+				memset(header, 0, sizeof(header));
+				goto out;
+			}
+			co.auth_header = NULL;
+			co.authorize = authorize;
+			co.authorize_ctx = r->oauth[profile];
+		}
 		client = api_client_new(&co, &err);
 		memset(header, 0, sizeof(header));
 		if (client == NULL)

@@ -10,8 +10,9 @@
 #   FUZZ_TARGETS   which targets (default "payload signature config request paypal
 #                  provider list"); list_<profile> (list_stripe, list_paddle,
 #                  list_square, list_payjp, list_komoju, list_razorpay,
-#                  list_shopify) is fuzz_list for that provider's backend
-#                  alone, on list's corpus
+#                  list_shopify, list_paypal, list_lemonsqueezy) is
+#                  fuzz_list for that provider's backend alone, on list's
+#                  corpus
 #   FUZZ_MERGE=1   merge the new inputs that add coverage into
 #                  tests/fuzz/corpus/<target>/ (otherwise the source tree is
 #                  never written)
@@ -77,7 +78,7 @@ LIB_MODULES="error log sharedfile timing utc number endpoint encoding secret cur
 	request route signature payload lifecycle response textbuf scoreboard metrics provider_lifecycle provider
 	provider_row provider_hmac provider_adyen provider_generic provider_paypal paypal_cert curlopts url
 	inbox inbox_spool pipeline backend backend_stripe backend_paddle backend_square backend_payjp backend_komoju
-	backend_razorpay backend_shopify backends"
+	backend_razorpay backend_shopify backend_paypal backend_lemonsqueezy backends"
 echo "run-fuzz.sh: building with $("$CLANG" --version | head -n 1)"
 lib_objs=
 for m in $LIB_MODULES; do

@@ -1,16 +1,17 @@
 #!/bin/bash
 # shellcheck disable=SC2154,SC2034 # W, RECONCILE...: the sourcing test's; API_PORT, RC, OUT, DB: for it
 # reconcile-lib.sh - what the payhook-reconcile tests share (sourced by
-# reconcile.test, reconcile-lists.test and reconcile-snapshots.test after
+# reconcile.test, reconcile-lists.test, reconcile-snapshots.test and
+# reconcile-more.test after
 # tests/lib/harness.sh has started redis-server and mariadbd): the fake
 # provider API (one per provider in reconcile-lists.test), one
 # database per scenario, a run of payhook-reconcile with its line's fields,
 # a webhook through the real payhook as plain CGI, and the cursor row.
 # The test sets W (its folder), RECONCILE, API, PAYHOOK and SIGN first.
 
-# start_api MODE KEY: tests/servers/provider_api in MODE with KEY, serving
-# $W/events with the faults of $W/faults and logging to $W/api.log; its
-# port in API_PORT.
+# start_api MODE KEY [ARGS...]: tests/servers/provider_api in MODE with KEY
+# (and ARGS, e.g. --ttl 2), serving $W/events with the faults of $W/faults
+# and logging to $W/api.log; its port in API_PORT.
 start_api() {
 	local deadline
 	: >"$W/events"
@@ -23,7 +24,7 @@ start_api() {
 	# same name, it would be left running when the test ends).
 	harness_stop provider-api
 	"$API" --mode "$1" --key "$2" --events "$W/events" \
-		--faults "$W/faults" --log "$W/api.log" >"$W/api.port" \
+		--faults "$W/faults" --log "$W/api.log" "${@:3}" >"$W/api.port" \
 		2>"$W/api.err" &
 	harness_record provider-api "$!"
 	deadline=$(($(harness_now_ms) + 5000))

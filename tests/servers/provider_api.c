@@ -1,14 +1,15 @@
 /* provider_api.c - test helper: a fake of a payment provider's list API on
  * a kernel-chosen loopback port, for the payhook-reconcile tests. One mode
- * per provider (stripe, paddle, square, payjp, komoju; the snapshots
- * razorpay and shopify, described with their block below); the events it
- * serves are bodies in
+ * per provider (stripe, paddle, square, payjp, komoju, paypal with its
+ * OAuth2 token endpoint; the snapshots razorpay, shopify and lemonsqueezy,
+ * described with their block below); the events it serves are bodies in
  * the shape the provider documents (the test builds them from
  * tests/fixtures/providers/, which are documented shapes, not captures).
  *
- *   provider_api --mode stripe|razorpay|shopify --key KEY --events FILE
- *                --faults FILE
- *                --log FILE
+ *   provider_api --mode stripe|...|lemonsqueezy --key KEY --events FILE
+ *                --faults FILE --log FILE [--ttl SECONDS]
+ *
+ * (--ttl: how long paypal's tokens are valid.)
  *
  * prints its port on standard output, then serves one connection at a
  * time until killed. The events file holds one event (a JSON object) per
@@ -343,6 +344,14 @@ static bool fault_for(long page, char *what, size_t cap, long *arg)
 	}
 	fclose(f);
 	return found;
+}
+
+/* Sleeps ms milliseconds (a slow fault). */
+static void sleep_ms(long ms)
+{
+	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
+
+	nanosleep(&ts, NULL);
 }
 
 static void log_request(int status, long page, const char *method,
@@ -1440,18 +1449,23 @@ static void base64(const unsigned char *in, size_t len, char *out)
 	out[n] = '\0';
 }
 
-/* The value of query parameter name in q (after '?'), decoded. */
+/* The value of query parameter name in q (after '?'), decoded; the
+ * parameters' names are compared decoded too ("page%5Bnumber%5D" is
+ * page[number]). */
 static bool query_value(const char *q, const char *name, char *out, size_t cap)
 {
-	size_t nlen = strlen(name);
-
 	while (q != NULL && *q != '\0') {
 		const char *amp = strchr(q, '&');
 		size_t len = amp != NULL ? (size_t)(amp - q) : strlen(q);
+		const char *eq = memchr(q, '=', len);
+		char decoded[128];
 
-		if (len > nlen && strncmp(q, name, nlen) == 0 && q[nlen] == '=') {
-			decode(q + nlen + 1, len - nlen - 1, out, cap);
-			return true;
+		if (eq != NULL) {
+			decode(q, (size_t)(eq - q), decoded, sizeof(decoded));
+			if (strcmp(decoded, name) == 0) {
+				decode(eq + 1, len - (size_t)(eq - q) - 1, out, cap);
+				return true;
+			}
 		}
 		q = amp != NULL ? amp + 1 : NULL;
 	}
@@ -1809,6 +1823,435 @@ out:
 	json_object_put(all);
 }
 
+/* ---- paypal: POST /v1/oauth2/token, GET /v1/notifications/webhooks-events ---
+ *
+ * The token endpoint as developer.paypal.com/api/rest/authentication and
+ * paypal/paypal-rest-api-specifications (securitySchemes: clientCredentials,
+ * tokenUrl /v1/oauth2/token) document it: a POST with "Authorization: Basic
+ * <base64 of KEY>" (KEY is client_id:secret; another: 401
+ * {"error": "invalid_client", "error_description": "Client Authentication
+ * failed"}, as PayPal answers), Content-Type
+ * application/x-www-form-urlencoded and the body
+ * grant_type=client_credentials (else 400 unsupported_grant_type: the
+ * wording is an assumption); it answers {"scope", "access_token",
+ * "token_type": "Bearer", "app_id", "expires_in", "nonce"} (the fields of
+ * PayPal's docs example), each token new, valid --ttl seconds (default
+ * 32398, the docs example's).
+ *
+ * The list as the spec's webhooks-events.list documents it: a token the
+ * fake issued and that has not expired as "Authorization: Bearer" (else
+ * 401 {"name": "AUTHENTICATION_FAILURE", ...}, PayPal's documented 401
+ * body), page_size (default 10; PayPal publishes no largest: outside
+ * 1-300 400 VALIDATION_ERROR here, an assumption), start_time and end_time
+ * (RFC 3339, both inclusive; a time that does not read: 400
+ * VALIDATION_ERROR as the PayPal-node-SDK's mock answers), newest first
+ * (by create_time, later lines first at ties); {"events": [...], "count":
+ * n, "links": [self, and next while more follow]}, next written as the
+ * PayPal-PHP-SDK's testEventSearch.json has it: the times as asked,
+ * page_size, move_to=next, index_time (the list's newest create_time) and
+ * index_id (the offset here). The events file holds webhook bodies, the
+ * shape a listed event has. A page's number for the faults: its offset /
+ * page_size + 1; the token requests take no fault. The fault line "revoke
+ * PAGE COUNT" forgets every token issued before page PAGE is answered (a
+ * token PayPal no longer honours before its expires_in).
+ */
+#define PAYPAL_TOKENS_MAX 256
+#define PAYPAL_EVENTS "/v1/notifications/webhooks-events"
+
+static long paypal_ttl_s = 32398;
+static struct {
+	char token[64];
+	int64_t expires_ms;
+} paypal_tokens[PAYPAL_TOKENS_MAX];
+static unsigned paypal_issued;
+
+/* A PayPal error object with name and message (and one detail's field). */
+static void paypal_error(int fd, int status, long retry_after, const char *name,
+			 const char *message, const char *field)
+{
+	char body[1024];
+	int n;
+
+	if (field != NULL)
+		n = snprintf(body, sizeof(body),
+			     "{\"name\":\"%s\",\"message\":\"%s\",\"debug_id\":"
+			     "\"fake\",\"details\":[{\"field\":\"%s\",\"issue\":"
+			     "\"Invalid data provided\"}]}", name, message, field);
+	else
+		n = snprintf(body, sizeof(body),
+			     "{\"name\":\"%s\",\"message\":\"%s\",\"debug_id\":"
+			     "\"fake\",\"links\":[{\"href\":\"https://developer."
+			     "paypal.com/api/rest/responses/#link-%s\",\"rel\":"
+			     "\"information_link\"}]}", name, message, name);
+	respond(fd, status, retry_after, body, (size_t)n);
+}
+
+static void paypal_token(int fd, const char *head, size_t len,
+			 const char *target)
+{
+	char auth[1024], type[256], basic[1500], expected[1600], answer[1024];
+	char *body = square_body(fd, head, len);
+	unsigned slot;
+	int n;
+
+	base64((const unsigned char *)key, strlen(key), basic);
+	snprintf(expected, sizeof(expected), "Basic %s", basic);
+	if (header(head, "Authorization", auth, sizeof(auth)) == NULL ||
+	    strcmp(auth, expected) != 0) {
+		static const char refused[] =
+			"{\"error\":\"invalid_client\",\"error_description\":"
+			"\"Client Authentication failed\"}";
+
+		log_request(401, 0, "POST", target);
+		respond(fd, 401, -1, refused, sizeof(refused) - 1);
+		goto out;
+	}
+	if (header(head, "Content-Type", type, sizeof(type)) == NULL ||
+	    strncmp(type, "application/x-www-form-urlencoded", 33) != 0 ||
+	    body == NULL || strcmp(body, "grant_type=client_credentials") != 0) {
+		static const char bad[] =
+			"{\"error\":\"unsupported_grant_type\","
+			"\"error_description\":\"Grant Type is NULL\"}";
+
+		log_request(400, 0, "POST", target);
+		respond(fd, 400, -1, bad, sizeof(bad) - 1);
+		goto out;
+	}
+	slot = paypal_issued++ % PAYPAL_TOKENS_MAX;
+	snprintf(paypal_tokens[slot].token, sizeof(paypal_tokens[slot].token),
+		 "A21AAFakeToken%06u_%lld", paypal_issued,
+		 (long long)request_ms);
+	paypal_tokens[slot].expires_ms = request_ms + paypal_ttl_s * 1000;
+	n = snprintf(answer, sizeof(answer),
+		     "{\"scope\":\"https://uri.paypal.com/services/applications/"
+		     "webhooks openid\",\"access_token\":\"%s\",\"token_type\":"
+		     "\"Bearer\",\"app_id\":\"APP-80W284485P519543T\","
+		     "\"expires_in\":%ld,\"nonce\":\"fake-%u\"}",
+		     paypal_tokens[slot].token, paypal_ttl_s, paypal_issued);
+	log_request(200, 0, "POST", target);
+	respond(fd, 200, -1, answer, (size_t)n);
+out:
+	free(body);
+}
+
+/* Whether auth is "Bearer <a token issued and not expired>". */
+static bool paypal_token_ok(const char *auth)
+{
+	if (auth == NULL || strncmp(auth, "Bearer ", 7) != 0)
+		return false;
+	for (unsigned i = 0; i < PAYPAL_TOKENS_MAX; i++)
+		if (paypal_tokens[i].token[0] != '\0' &&
+		    strcmp(paypal_tokens[i].token, auth + 7) == 0)
+			return paypal_tokens[i].expires_ms > request_ms;
+	return false;
+}
+
+/* The create_time (or created_at under attributes) of o as Unix seconds;
+ * INT64_MIN when it has none that reads. */
+static int64_t listed_time(struct json_object *o)
+{
+	struct json_object *v;
+	int64_t t;
+
+	if (json_object_object_get_ex(o, "attributes", &v))
+		o = v;
+	if ((json_object_object_get_ex(o, "create_time", &v) ||
+	     json_object_object_get_ex(o, "created_at", &v)) &&
+	    json_object_is_type(v, json_type_string) &&
+	    iso_time(json_object_get_string(v), &t))
+		return t;
+	return INT64_MIN;
+}
+
+/* The objects of the events file whose listed_time is in [from, to],
+ * newest first, later lines first at equal times (a new array). */
+static struct json_object *newest_first(int64_t from, int64_t to)
+{
+	struct json_object *all = read_objects(), *match = json_object_new_array();
+
+	for (size_t i = json_object_array_length(all); i-- > 0;) {
+		struct json_object *o = json_object_array_get_idx(all, i);
+		int64_t t = listed_time(o);
+		size_t n;
+
+		if (t == INT64_MIN || t < from || t > to)
+			continue;
+		json_object_array_add(match, json_object_get(o));
+		/* Move it down past the newer ones already there. */
+		for (n = json_object_array_length(match) - 1; n > 0; n--) {
+			struct json_object *prev =
+				json_object_array_get_idx(match, n - 1);
+
+			if (listed_time(prev) >= t)
+				break;
+			json_object_get(prev);
+			json_object_array_put_idx(match, n, prev);
+			json_object_array_put_idx(match, n - 1, json_object_get(o));
+		}
+	}
+	json_object_put(all);
+	return match;
+}
+
+static void paypal_list(int fd, const char *head, const char *target)
+{
+	const char *q = strchr(target, '?');
+	char value[256], start[128] = "", end[128] = "", auth[1024], what[32] = "";
+	int64_t from = INT64_MIN, to = INT64_MAX, size = 10, offset = 0;
+	struct json_object *match = NULL, *events, *links, *page_obj;
+	long page, fault_arg = -1;
+	bool fault, stuck = false, truncate = false;
+	size_t n;
+
+	if (q != NULL)
+		q++;
+	if (query_value(q, "index_id", value, sizeof(value)) &&
+	    (!number(value, &offset) || offset < 0))
+		offset = 0;
+	if (query_value(q, "page_size", value, sizeof(value)) &&
+	    !number(value, &size))
+		size = -1;
+	page = size > 0 ? (long)(offset / size) + 1 : 1;
+	fault = fault_for(page, what, sizeof(what), &fault_arg);
+	if (fault && strcmp(what, "revoke") == 0)
+		for (unsigned i = 0; i < PAYPAL_TOKENS_MAX; i++)
+			paypal_tokens[i].expires_ms = 0;
+	if (!paypal_token_ok(header(head, "Authorization", auth, sizeof(auth)))) {
+		log_request(401, page, "GET", target);
+		paypal_error(fd, 401, -1, "AUTHENTICATION_FAILURE",
+			     "Authentication failed due to invalid "
+			     "authentication credentials or a missing "
+			     "Authorization header.", NULL);
+		return;
+	}
+	if (size < 1 || size > 300) {
+		log_request(400, page, "GET", target);
+		paypal_error(fd, 400, -1, "VALIDATION_ERROR",
+			     "Invalid request - see details", "page_size");
+		return;
+	}
+	if ((query_value(q, "start_time", start, sizeof(start)) &&
+	     !iso_time(start, &from)) ||
+	    (query_value(q, "end_time", end, sizeof(end)) &&
+	     !iso_time(end, &to))) {
+		log_request(400, page, "GET", target);
+		paypal_error(fd, 400, -1, "VALIDATION_ERROR",
+			     "Invalid request - see details",
+			     from == INT64_MIN && start[0] != '\0' ?
+				     "start_time" : "end_time");
+		return;
+	}
+	if (fault) {
+		if (strcmp(what, "slow") == 0) {
+			sleep_ms(fault_arg);
+		} else if (strcmp(what, "stuck") == 0) {
+			stuck = true;
+		} else if (strcmp(what, "truncate") == 0) {
+			truncate = true;
+		} else if (strcmp(what, "revoke") != 0) {
+			int status = atoi(what);
+
+			log_request(status, page, "GET", target);
+			paypal_error(fd, status,
+				     status == 429 || status == 503 ? fault_arg
+								    : -1,
+				     status == 429 ? "RATE_LIMIT_REACHED" :
+						     "INTERNAL_SERVICE_ERROR",
+				     "Fault injected.", NULL);
+			return;
+		}
+	}
+	match = newest_first(from, to);
+	n = json_object_array_length(match);
+	events = json_object_new_array();
+	for (size_t i = (size_t)offset; i < n && i < (size_t)(offset + size); i++)
+		json_object_array_add(events, json_object_get(
+					      json_object_array_get_idx(match, i)));
+	links = json_object_new_array();
+	{
+		char href[4200];
+		struct json_object *self = json_object_new_object();
+
+		snprintf(href, sizeof(href), "http://127.0.0.1:%u%s", listen_port,
+			 target);
+		json_object_object_add(self, "href", json_object_new_string(href));
+		json_object_object_add(self, "rel", json_object_new_string("self"));
+		json_object_object_add(self, "method", json_object_new_string("GET"));
+		json_object_array_add(links, self);
+		if (stuck || (size_t)(offset + size) < n) {
+			struct json_object *next = json_object_new_object(), *v;
+			const char *newest = "";
+
+			if (n > 0 && json_object_object_get_ex(
+					     json_object_array_get_idx(match, 0),
+					     "create_time", &v))
+				newest = json_object_get_string(v);
+			snprintf(href, sizeof(href),
+				 "http://127.0.0.1:%u" PAYPAL_EVENTS
+				 "?start_time=%s&end_time=%s&page_size=%lld"
+				 "&move_to=next&index_time=%s&index_id=%lld",
+				 listen_port, start, end, (long long)size, newest,
+				 (long long)(stuck ? offset : offset + size));
+			json_object_object_add(next, "href",
+					       json_object_new_string(href));
+			json_object_object_add(next, "rel",
+					       json_object_new_string("next"));
+			json_object_object_add(next, "method",
+					       json_object_new_string("GET"));
+			json_object_array_add(links, next);
+		}
+	}
+	page_obj = json_object_new_object();
+	json_object_object_add(page_obj, "events", events);
+	json_object_object_add(page_obj, "count", json_object_new_int64(
+				       (int64_t)json_object_array_length(events)));
+	json_object_object_add(page_obj, "links", links);
+	answer_page(fd, page_obj, truncate, page, target, NULL);
+	json_object_put(page_obj);
+	json_object_put(match);
+}
+
+/* ---- lemonsqueezy: GET /v1/orders (JSON:API) -------------------------------
+ *
+ * As docs.lemonsqueezy.com/api/orders/list-all-orders and
+ * /api/getting-started/requests document it (and lmsqueezy/lemonsqueezy.js
+ * sends it): "Authorization: Bearer KEY" (else 401 with a JSON:API errors
+ * array), "Accept: application/vnd.api+json" (the docs require it; what
+ * Lemon Squeezy answers without it is not published: 406 here, JSON:API's
+ * status for a media type it cannot serve, an assumption), page[number]
+ * (1 the first), page[size] (default 10; no largest published: outside
+ * 1-100 400 here, an assumption), sort (ignored: the list is newest
+ * first, by attributes.created_at, later lines first at ties, as the docs
+ * say it is ordered); {"meta": {"page": {"currentPage", "from",
+ * "lastPage", "perPage", "to", "total"}}, "jsonapi": {"version": "1.0"},
+ * "links": {"first", "last", "next" and "prev" as there are}, "data":
+ * [...]}, the shape of the docs' example. The events file holds order
+ * resources as the list holds them. A page's number for the faults is
+ * its page[number]; "insert PAGE COUNT" as for the offset lists.
+ */
+static void ls_error(int fd, int status, const char *title, const char *detail)
+{
+	char body[512];
+	int n = snprintf(body, sizeof(body),
+			 "{\"jsonapi\":{\"version\":\"1.0\"},\"errors\":[{"
+			 "\"detail\":\"%s\",\"status\":\"%d\",\"title\":\"%s\"}]}",
+			 detail, status, title);
+
+	respond(fd, status, -1, body, (size_t)n);
+}
+
+static void ls_list(int fd, const char *head, const char *target)
+{
+	const char *q = strchr(target, '?');
+	char value[256], auth[1024], accept[256], expected[1024], what[32] = "";
+	int64_t number_asked = 1, size = 10, last;
+	struct json_object *match, *data, *meta, *pages, *links, *page_obj;
+	long fault_arg = -1;
+	bool truncate = false;
+	size_t n;
+
+	if (q != NULL)
+		q++;
+	if (query_value(q, "page[number]", value, sizeof(value)) &&
+	    (!number(value, &number_asked) || number_asked < 1))
+		number_asked = -1;
+	if (query_value(q, "page[size]", value, sizeof(value)) &&
+	    !number(value, &size))
+		size = -1;
+	snprintf(expected, sizeof(expected), "Bearer %s", key);
+	if (header(head, "Authorization", auth, sizeof(auth)) == NULL ||
+	    strcmp(auth, expected) != 0) {
+		log_request(401, number_asked, "GET", target);
+		ls_error(fd, 401, "Unauthorized", "Unauthenticated.");
+		return;
+	}
+	if (header(head, "Accept", accept, sizeof(accept)) == NULL ||
+	    strstr(accept, "application/vnd.api+json") == NULL) {
+		log_request(406, number_asked, "GET", target);
+		ls_error(fd, 406, "Not Acceptable",
+			 "Accept must be application/vnd.api+json.");
+		return;
+	}
+	if (size < 1 || size > 100 || number_asked < 1) {
+		log_request(400, number_asked, "GET", target);
+		ls_error(fd, 400, "Bad Request",
+			 "page[size] must be 1 to 100, page[number] 1 or more.");
+		return;
+	}
+	if (fault_for(number_asked, what, sizeof(what), &fault_arg)) {
+		if (strcmp(what, "insert") == 0) {
+			insert_pending();
+		} else if (strcmp(what, "slow") == 0) {
+			sleep_ms(fault_arg);
+		} else if (strcmp(what, "truncate") == 0) {
+			truncate = true;
+		} else {
+			static const char failed[] =
+				"{\"errors\":[{\"detail\":\"Fault injected.\"}]}";
+			int status = atoi(what);
+
+			log_request(status, number_asked, "GET", target);
+			respond(fd, status,
+				status == 429 || status == 503 ? fault_arg : -1,
+				failed, sizeof(failed) - 1);
+			return;
+		}
+	}
+	match = newest_first(INT64_MIN, INT64_MAX);
+	n = json_object_array_length(match);
+	last = n == 0 ? 1 : (int64_t)((n + (size_t)size - 1) / (size_t)size);
+	data = json_object_new_array();
+	for (size_t i = (size_t)((number_asked - 1) * size);
+	     i < n && i < (size_t)(number_asked * size); i++)
+		json_object_array_add(data, json_object_get(
+					      json_object_array_get_idx(match, i)));
+	pages = json_object_new_object();
+	json_object_object_add(pages, "currentPage", json_object_new_int64(number_asked));
+	json_object_object_add(pages, "from", json_object_new_int64(
+		(number_asked - 1) * size + 1));
+	json_object_object_add(pages, "lastPage", json_object_new_int64(last));
+	json_object_object_add(pages, "perPage", json_object_new_int64(size));
+	json_object_object_add(pages, "to", json_object_new_int64(
+		(number_asked - 1) * size +
+		(int64_t)json_object_array_length(data)));
+	json_object_object_add(pages, "total", json_object_new_int64((int64_t)n));
+	meta = json_object_new_object();
+	json_object_object_add(meta, "page", pages);
+	links = json_object_new_object();
+	{
+		static const char *const names[] = { "first", "last", "next", "prev" };
+		int64_t to_page[] = { 1, last, number_asked + 1, number_asked - 1 };
+
+		for (size_t i = 0; i < 4; i++) {
+			char href[512];
+
+			if ((i == 2 && number_asked >= last) ||
+			    (i == 3 && number_asked <= 1))
+				continue;
+			snprintf(href, sizeof(href),
+				 "http://127.0.0.1:%u/v1/orders?page%%5Bnumber%%5D="
+				 "%lld&page%%5Bsize%%5D=%lld&sort=-createdAt",
+				 listen_port, (long long)to_page[i],
+				 (long long)size);
+			json_object_object_add(links, names[i],
+					       json_object_new_string(href));
+		}
+	}
+	page_obj = json_object_new_object();
+	json_object_object_add(page_obj, "meta", meta);
+	{
+		struct json_object *api = json_object_new_object();
+
+		json_object_object_add(api, "version", json_object_new_string("1.0"));
+		json_object_object_add(page_obj, "jsonapi", api);
+	}
+	json_object_object_add(page_obj, "links", links);
+	json_object_object_add(page_obj, "data", data);
+	answer_page(fd, page_obj, truncate, number_asked, target, NULL);
+	json_object_put(page_obj);
+	json_object_put(match);
+}
+
 /* Serves a request of a snapshot mode; false when it is not one of its
  * paths. */
 static bool snapshot_serve(int fd, const char *head, const char *method,
@@ -1830,6 +2273,12 @@ static bool snapshot_serve(int fd, const char *head, const char *method,
 			razorpay_list(fd, target, auth_value, "refund");
 			return true;
 		}
+	}
+	if (strcmp(mode, "lemonsqueezy") == 0 && strcmp(method, "GET") == 0 &&
+	    (strncmp(target, "/v1/orders?", 11) == 0 ||
+	     strcmp(target, "/v1/orders") == 0)) {
+		ls_list(fd, head, target);
+		return true;
 	}
 	if (strcmp(mode, "shopify") == 0 && strcmp(method, "GET") == 0 &&
 	    (strncmp(target, SHOPIFY_VERSION_PATH "?",
@@ -1884,6 +2333,18 @@ static void serve(int fd)
 					      sizeof(auth)));
 		return;
 	}
+	if (strcmp(mode, "paypal") == 0 && strcmp(method, "POST") == 0 &&
+	    strcmp(target, "/v1/oauth2/token") == 0) {
+		paypal_token(fd, head, len, target);
+		return;
+	}
+	if (strcmp(mode, "paypal") == 0 && strcmp(method, "GET") == 0 &&
+	    (strncmp(target, PAYPAL_EVENTS "?", sizeof(PAYPAL_EVENTS)) == 0 ||
+	     strncmp(target, PAYPAL_EVENTS "/?", sizeof(PAYPAL_EVENTS) + 1) == 0 ||
+	     strcmp(target, PAYPAL_EVENTS) == 0)) {
+		paypal_list(fd, head, target);
+		return;
+	}
 	if (strcmp(mode, "komoju") == 0 && strcmp(method, "GET") == 0 &&
 	    (strncmp(target, "/api/v1/events?", 15) == 0 ||
 	     strcmp(target, "/api/v1/events") == 0)) {
@@ -1913,8 +2374,9 @@ static void serve(int fd)
 static void usage(FILE *out)
 {
 	fputs("usage: provider_api --mode "
-	      "stripe|paddle|square|payjp|komoju|razorpay|shopify --key KEY --events FILE "
-	      "--faults FILE --log FILE\n", out);
+	      "stripe|paddle|square|payjp|komoju|razorpay|shopify|paypal|"
+	      "lemonsqueezy --key KEY --events FILE --faults FILE --log FILE "
+	      "[--ttl SECONDS]\n", out);
 }
 
 int main(int argc, char **argv)
@@ -1937,6 +2399,8 @@ int main(int argc, char **argv)
 			faults_path = argv[++i];
 		else if (strcmp(argv[i], "--log") == 0 && next != NULL)
 			log_path = argv[++i];
+		else if (strcmp(argv[i], "--ttl") == 0 && next != NULL)
+			paypal_ttl_s = strtol(argv[++i], NULL, 10);
 		else {
 			usage(stderr);
 			return 2;
@@ -1946,7 +2410,8 @@ int main(int argc, char **argv)
 	    (strcmp(mode, "stripe") != 0 && strcmp(mode, "paddle") != 0 &&
 	     strcmp(mode, "square") != 0 && strcmp(mode, "payjp") != 0 &&
 	     strcmp(mode, "komoju") != 0 && strcmp(mode, "razorpay") != 0 &&
-	     strcmp(mode, "shopify") != 0) ||
+	     strcmp(mode, "shopify") != 0 && strcmp(mode, "paypal") != 0 &&
+	     strcmp(mode, "lemonsqueezy") != 0) ||
 	    key == NULL ||
 	    events_path == NULL || log_path == NULL) {
 		usage(stderr);
