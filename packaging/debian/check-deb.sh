@@ -480,7 +480,7 @@ expect "systemctl start payhook-reconcile.service" "0 success" \
 	journal payhook-reconcile
 expect "it recorded the payment the webhook never brought (source reconcile)" \
 	"2500 reconcile" \
-	"$(sql "SELECT amount, source FROM payments WHERE transaction_id = 'pi_deb_missed'")"
+	"$(sql "SELECT CONCAT(amount, ' ', source) FROM payments WHERE transaction_id = 'pi_deb_missed'")"
 expect "it asked the fake Stripe API" yes "$(grep -q '/v1/events' "$work/api.log" && echo yes)"
 in_root systemctl enable --now payhook-reconcile.timer >/dev/null 2>&1
 expect "payhook-reconcile.timer, enabled as README.Debian says" active \
