@@ -20,13 +20,14 @@ cat <<HEAD
 .\" man/payhook.conf.keys: edit those, not this file.
 .TH PAYHOOK.CONF 5 "$date" "payhook $version" "File Formats"
 .SH NAME
-payhook.conf \- configuration of payhook and payhook-dispatch
+payhook.conf \- configuration of payhook, payhook-dispatch and payhook-reconcile
 .SH SYNOPSIS
 .I /etc/payhook/payhook.conf
 .SH DESCRIPTION
-.BR payhook (8)
-and
+.BR payhook (8),
 .BR payhook\-dispatch (8)
+and
+.BR payhook\-reconcile (8)
 read one configuration file, given with
 .B \-c
 .I FILE
@@ -102,5 +103,6 @@ Every key with its default, commented out, and a note on each.
 .SH SEE ALSO
 .BR payhook (8),
 .BR payhook\-dispatch (8),
+.BR payhook\-reconcile (8),
 .BR payhook\-sign (1)
 TAIL
