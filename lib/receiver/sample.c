@@ -794,6 +794,7 @@ char *sample_event(const struct sample_input *in, struct error *err)
 			       json_object_new_string(number));
 		break;
 	case PAYLOAD_AMOUNT_DECIMAL:
+	case PAYLOAD_AMOUNT_DECIMAL_NUMBER:
 		if (decimal_text(in->amount, currency, number,
 				 sizeof(number)) != 0) {
 			error_set(err, "no known ISO 4217 exponent for the "
@@ -802,7 +803,9 @@ char *sample_event(const struct sample_input *in, struct error *err)
 			return NULL;
 		}
 		rc |= set_path(node, f.amount_path,
-			       json_object_new_string(number));
+			       f.amount_form == PAYLOAD_AMOUNT_DECIMAL ?
+				       json_object_new_string(number) :
+				       json_tokener_parse(number));
 		break;
 	}
 	if (in->event_id != NULL && f.event_id_path != NULL)

@@ -17,6 +17,7 @@ struct outcome_row {
 	const char *reason_phrase;
 	int retry_after;     /* adds Retry-After */
 	int allow_post;      /* adds Allow: POST */
+	int bare;            /* the body is the result alone */
 };
 
 static const struct outcome_row outcome_table[OUTCOME_COUNT] = {
@@ -38,6 +39,7 @@ static const struct outcome_row outcome_table[OUTCOME_COUNT] = {
 	[OUTCOME_ERROR] = { "error", 500, "Internal Server Error", 0, 0 },
 	[OUTCOME_IGNORED] = { "ignored", 200, "OK", 0, 0 },
 	[OUTCOME_NOT_FOUND] = { "not_found", 404, "Not Found", 0, 0 },
+	[OUTCOME_QUEUED] = { "queued", 200, "OK", 0, 0, 1 },
 };
 
 void response_set(struct result *r, enum outcome outcome, const char *fmt, ...)
@@ -123,10 +125,10 @@ long response_render(const struct result *r, const struct config *cfg,
 		return error_set(err, "response: out of memory");
 	if (body_add_string(body, "result", row->name) != 0)
 		goto oom;
-	if (r->transaction_id[0] != '\0' &&
+	if (!row->bare && r->transaction_id[0] != '\0' &&
 	    body_add_string(body, "transaction_id", r->transaction_id) != 0)
 		goto oom;
-	if (r->reason[0] != '\0' &&
+	if (!row->bare && r->reason[0] != '\0' &&
 	    body_add_string(body, "reason", r->reason) != 0)
 		goto oom;
 	json = json_object_to_json_string_ext(body, JSON_C_TO_STRING_PLAIN |
