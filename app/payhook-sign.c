@@ -79,7 +79,9 @@ static void usage(FILE *out)
 		"'name: value' (for adyen: the body with every item's hmacSignature set).\n"
 		"\n"
 		"  --provider NAME   standard (default), stripe, paddle, razorpay, komoju,\n"
-		"                    payjp, square, shopify, adyen or generic\n"
+		"                    payjp, square, shopify, adyen, paypal, checkout,\n"
+		"                    lemonsqueezy, mollie (no secret: its notifications\n"
+		"                    are unsigned), mercadopago, gocardless or generic\n"
 		"  --secret-file FILE  read the provider's secret (its own form, the\n"
 		"                    first word of FILE) from FILE; default: the first\n"
 		"                    of $PAYHOOK_WEBHOOK_SECRET (standard) or\n"
@@ -87,7 +89,9 @@ static void usage(FILE *out)
 		"  --secret SECRET   the secret itself: for tests only, since every user\n"
 		"                    sees it in ps and it stays in the shell's history\n"
 		"  --id ID           webhook-id (standard), X-Razorpay-Event-Id,\n"
-		"                    X-Shopify-Event-Id (default: random)\n"
+		"                    X-Shopify-Event-Id, x-request-id (mercadopago,\n"
+		"                    whose URL takes ?data.id=ID&type=payment)\n"
+		"                    (default: random)\n"
 		"  --timestamp UNIX  the signed timestamp (default: now)\n"
 		"  --url URL         the notification URL Square signs (default:\n"
 		"                    $PAYHOOK_SQUARE_NOTIFICATION_URL)\n"
@@ -384,8 +388,9 @@ static int print_sample(struct sample_input in, const char *amount,
 /* Prints the curl command. A body from a file is passed as @FILE; one from
  * standard input, or re-written (Adyen), is inlined, which cannot carry NUL
  * bytes. Returns 0 or -1. */
-static int print_curl(const char *url, const char *file,
-		      const struct body *body, const struct provider_headers *h)
+static int print_curl(enum config_provider provider, const char *url,
+		      const char *file, const struct body *body,
+		      const struct provider_headers *h)
 {
 	if (file == NULL && body->len > 0 &&
 	    memchr(body->data, '\0', body->len) != NULL) {
@@ -395,7 +400,10 @@ static int print_curl(const char *url, const char *file,
 	}
 	fputs("curl -sS -X POST ", stdout);
 	put_quoted(url, strlen(url));
-	put_header("Content-Type", "application/json");
+	put_header("Content-Type",
+		   provider_media(provider) == REQUEST_MEDIA_FORM ?
+			   "application/x-www-form-urlencoded" :
+			   "application/json");
 	for (size_t i = 0; i < h->count; i++)
 		put_header(h->items[i].name, h->items[i].value);
 	if (file != NULL) {
@@ -568,6 +576,9 @@ int main(int argc, char **argv)
 		}
 		secret_arg = secret_copy;
 	}
+	/* Mollie's notifications are signed by nothing. */
+	if (secret_arg == NULL && provider_unsigned(provider))
+		secret_arg = "";
 	if (secret_arg == NULL) {
 		secret_copy = secret_from_env(provider);
 		if (secret_copy == NULL) {
@@ -648,7 +659,7 @@ int main(int argc, char **argv)
 		file = NULL;
 	}
 	if (url != NULL) {
-		if (print_curl(url, file, &body, &headers) < 0)
+		if (print_curl(provider, url, file, &body, &headers) < 0)
 			goto out;
 	} else if (provider == CONFIG_PROVIDER_ADYEN) {
 		fwrite(body.data, 1, body.len, stdout);
