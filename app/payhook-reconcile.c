@@ -1,13 +1,17 @@
 /* payhook-reconcile - records the payments, refunds and disputes whose
  * webhooks never came, from each provider's own API (lib/reconcile), through
- * the receiver's own recording. The command line is its option table:
- * getopt's options and the usage are made from it.
+ * the receiver's own recording; and, for the providers that only notify,
+ * fetches what their queued notifications name (notify_fetch.h). The
+ * command line is its option table: getopt's options and the usage are
+ * made from it.
  */
 #include "config.h"
 
 #include <errno.h>
 #include <getopt.h>
 #include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,6 +21,7 @@
 #include "configuration.h"
 #include "lifecycle.h"
 #include "log.h"
+#include "notify_fetch.h"
 #include "pipeline.h"
 #include "backend.h"
 #include "reconcile.h"
@@ -26,7 +31,7 @@
 #define EXIT_USAGE 2
 
 enum { OPT_ONCE = 256, OPT_PROVIDER, OPT_SINCE, OPT_DRY_RUN, OPT_VERSION,
-       OPT_REPLAY, OPT_OUTCOME };
+       OPT_REPLAY, OPT_OUTCOME, OPT_NOTIFY };
 
 /* The one list of options: getopt's table and the usage come from it. */
 static const struct {
@@ -37,6 +42,8 @@ static const struct {
 	  "the configuration file (else $PAYHOOK_CONFIG)" },
 	{ { "once", no_argument, NULL, OPT_ONCE }, NULL,
 	  "one pass over every profile with an API key, then exit: for cron" },
+	{ { "notify", no_argument, NULL, OPT_NOTIFY }, NULL,
+	  "only the pending notifications (mollie, mercadopago, gocardless)" },
 	{ { "provider", required_argument, NULL, OPT_PROVIDER }, "NAME",
 	  "this profile only (stripe, ...)" },
 	{ { "since", required_argument, NULL, OPT_SINCE }, "TIME",
@@ -57,6 +64,8 @@ static void usage(FILE *to)
 {
 	fputs("usage: " PROGRAM " [-c FILE] [--once] [--provider NAME] "
 	      "[--since TIME] [--dry-run]\n"
+	      "       " PROGRAM " --notify [-c FILE] [--once] "
+	      "[--provider NAME]\n"
 	      "       " PROGRAM " --replay [-c FILE] [--provider NAME] "
 	      "[--since TIME]\n"
 	      "           [--outcome ignored|unauthorized] [--dry-run]\n"
@@ -68,6 +77,14 @@ static void usage(FILE *to)
 	      "line per provider per pass on standard output. Exit 0: every pass\n"
 	      "complete, no discrepancy; 1: a pass failed; 3: complete, with\n"
 	      "discrepancies; 2: usage.\n\n"
+	      "The providers that only notify (mollie, mercadopago, gocardless)\n"
+	      "queue what they notify; payhook-reconcile fetches each from the\n"
+	      "provider's API and records what it says (source = webhook): as a\n"
+	      "daemon within notify_poll_ms of its queueing, with --once before\n"
+	      "its passes. --notify takes only the notifications (--once --notify:\n"
+	      "the cron line of a shared host, every minute); one line per\n"
+	      "provider. Exit 0: every fetch succeeded; 1: one failed (it stays\n"
+	      "pending).\n\n"
 	      "--replay puts each delivery kept in the inbox (inbox_days) through\n"
 	      "the webhook's path again with today's configuration, the signature\n"
 	      "judged against the time it was received (source = replay); one\n"
@@ -113,13 +130,111 @@ static int install_signals(void)
 	return 0;
 }
 
-/* Sleeps seconds, or until SIGTERM. */
-static void wait_interval(long seconds)
+/* The pending notifications, once: their line per provider on standard
+ * output. Returns RECONCILE_COMPLETE, or RECONCILE_FAILED when a fetch
+ * failed or the table could not be read. */
+static int fetch_once(struct notify_fetch *nf,
+		      const struct notify_fetch_options *o)
 {
-	struct timespec ts = { 0, 200 * 1000000L };
+	struct error err;
+	bool failed = false;
+	long taken = notify_fetch_due(nf, o, &failed, &err);
 
-	for (long i = 0; i < seconds * 5 && !stop; i++)
+	if (taken < 0) {
+		log_error("notifications not fetched: %s", err.message);
+		failed = true;
+	}
+	notify_fetch_report(nf, o, stdout);
+	return failed ? RECONCILE_FAILED : RECONCILE_COMPLETE;
+}
+
+/* Sleeps ms, or until SIGTERM. */
+static void wait_ms(long ms)
+{
+	struct timespec ts = { 0, 50 * 1000000L };
+
+	for (long i = 0; i < ms / 50 + 1 && !stop; i++)
 		nanosleep(&ts, NULL);
+}
+
+/* The fetcher as a daemon: every notification due, then a look at the
+ * table every notify_poll_ms while none is. Returns 0 at SIGTERM, 1 when
+ * it cannot start. */
+static int fetch_loop(const struct config *cfg, int only)
+{
+	struct notify_fetch_options o = { .only = only, .stop = &stop };
+	struct notify_fetch *nf;
+	struct error err;
+	int64_t told_s = 0, pruned_s = 0;
+
+	nf = notify_fetch_new(cfg, &err);
+	if (nf == NULL) {
+		log_error("the fetcher cannot start: %s", err.message);
+		return 1;
+	}
+	log_info("fetching the notifications of the providers that only "
+		 "notify (every %ld ms while idle)", cfg->notify_poll_ms);
+	while (!stop) {
+		bool failed = false;
+		long taken = notify_fetch_due(nf, &o, &failed, &err);
+		int64_t now = (int64_t)time(NULL);
+
+		if (taken < 0) {
+			/* Said once a minute while it lasts. */
+			if (now - told_s >= 60) {
+				log_warn("notifications not fetched: %s",
+					 err.message);
+				told_s = now;
+			}
+			wait_ms(1000);
+			continue;
+		}
+		if (now - pruned_s >= 3600) {
+			notify_fetch_prune(nf);
+			pruned_s = now;
+		}
+		if (taken == 0)
+			wait_ms(cfg->notify_poll_ms);
+	}
+	notify_fetch_free(nf);
+	return 0;
+}
+
+/* Starts fetch_loop in a child of its own (its connections its own), so
+ * that a long pass never delays a notification. Returns its pid, or -1. */
+static pid_t start_fetcher(const struct config *cfg, int only)
+{
+	pid_t pid = fork();
+
+	if (pid == 0) {
+		fflush(stdout);
+		_exit(fetch_loop(cfg, only));
+	}
+	if (pid < 0)
+		log_error("the fetcher could not be started: fork: %s",
+			  strerror(errno));
+	return pid;
+}
+
+/* The fetcher child, when it ended: said, and started again (at most once
+ * a second). */
+static void watch_fetcher(const struct config *cfg, int only, pid_t *pid,
+			  int64_t *started_s)
+{
+	int status;
+
+	if (*pid > 0 && waitpid(*pid, &status, WNOHANG) == *pid) {
+		log_error("the fetcher (pid %ld) ended (%s %d): starting it "
+			  "again", (long)*pid,
+			  WIFSIGNALED(status) ? "signal" : "status",
+			  WIFSIGNALED(status) ? WTERMSIG(status)
+					      : WEXITSTATUS(status));
+		*pid = -1;
+	}
+	if (*pid < 0 && !stop && (int64_t)time(NULL) > *started_s) {
+		*started_s = (int64_t)time(NULL);
+		*pid = start_fetcher(cfg, only);
+	}
 }
 
 /* --replay: the inbox, once. */
@@ -156,7 +271,11 @@ int main(int argc, char **argv)
 	struct error err;
 	struct reconcile *r = NULL;
 	const char *path = NULL, *provider = NULL, *outcome = NULL;
-	bool once = false, replay = false;
+	bool once = false, replay = false, notify = false, fetching;
+	struct notify_fetch *nf = NULL;
+	struct notify_fetch_options no = { .only = -1, .stop = &stop };
+	pid_t fetcher = -1;
+	int64_t fetcher_s = 0;
 	int opt, rc = RECONCILE_FAILED;
 
 	for (size_t i = 0; i < OPTION_COUNT; i++)
@@ -192,6 +311,9 @@ int main(int argc, char **argv)
 		case OPT_REPLAY:
 			replay = true;
 			break;
+		case OPT_NOTIFY:
+			notify = true;
+			break;
 		case OPT_OUTCOME:
 			if (strcmp(optarg, "ignored") != 0 &&
 			    strcmp(optarg, "unauthorized") != 0) {
@@ -213,7 +335,8 @@ int main(int argc, char **argv)
 		}
 	}
 	if (optind != argc || (outcome != NULL && !replay) ||
-	    (replay && once)) {
+	    (replay && once) || (notify && (replay || ro.dry_run ||
+					    ro.has_since))) {
 		usage(stderr);
 		return EXIT_USAGE;
 	}
@@ -240,6 +363,7 @@ int main(int argc, char **argv)
 		for (unsigned i = 0; i < CONFIG_PROVIDER_COUNT; i++)
 			if (strcmp(provider, config_provider_name(i)) == 0)
 				ro.only = (int)i;
+		no.only = ro.only;
 		if (ro.only < 0 ||
 		    !backend_has_key(&cfg, (enum config_provider)ro.only)) {
 			fprintf(stderr, PROGRAM ": --provider %s: no such "
@@ -257,24 +381,70 @@ int main(int argc, char **argv)
 		fprintf(stderr, PROGRAM ": %s\n", err.message);
 		goto out;
 	}
-	r = reconcile_new(&cfg, &err);
-	if (r == NULL) {
-		fprintf(stderr, PROGRAM ": %s\n", err.message);
+	if (notify && !notify_fetch_wanted(&cfg, no.only)) {
+		fprintf(stderr, PROGRAM ": --notify: no provider that only "
+			"notifies is enabled with its API key (mollie, "
+			"mercadopago, gocardless)\n");
+		rc = EXIT_USAGE;
 		api_client_global_cleanup();
 		goto out;
 	}
-	for (;;) {
-		rc = reconcile_pass(r, &ro, stdout);
+	/* The daemon's fetcher runs apart (its own process and
+	 * connections): a pass may take long, a notification must not. */
+	if (notify && !once) {
+		rc = fetch_loop(&cfg, no.only);
+		api_client_global_cleanup();
+		goto out;
+	}
+	fetching = !once && !ro.dry_run && notify_fetch_wanted(&cfg, no.only);
+	if (fetching)
+		watch_fetcher(&cfg, no.only, &fetcher, &fetcher_s);
+	if (once && !ro.dry_run && notify_fetch_wanted(&cfg, no.only)) {
+		nf = notify_fetch_new(&cfg, &err);
+		if (nf == NULL) {
+			fprintf(stderr, PROGRAM ": %s\n", err.message);
+			api_client_global_cleanup();
+			goto out;
+		}
+	}
+	r = notify ? NULL : reconcile_new(&cfg, &err);
+	if (r == NULL && !notify) {
+		fprintf(stderr, PROGRAM ": %s\n", err.message);
+		notify_fetch_free(nf);
+		api_client_global_cleanup();
+		goto out;
+	}
+	/* --once: the pending notifications before the lists, and those the
+	 * lists queued after them. */
+	if (nf != NULL)
+		rc = fetch_once(nf, &no);
+	for (; r != NULL;) {
+		int pass = reconcile_pass(r, &ro, stdout);
+
+		rc = rc == RECONCILE_FAILED && once && nf != NULL ? rc : pass;
 		/* --since is this pass's start, not every pass's. */
 		ro.has_since = false;
 		if (once || stop)
 			break;
-		wait_interval(cfg.reconcile_interval_s);
+		/* Until the next pass, the fetcher watched. */
+		for (long i = 0; i < cfg.reconcile_interval_s * 5 && !stop; i++) {
+			if (fetching)
+				watch_fetcher(&cfg, no.only, &fetcher,
+					      &fetcher_s);
+			wait_ms(200);
+		}
 		if (stop)
 			break;
 	}
+	if (nf != NULL && r != NULL && fetch_once(nf, &no) == RECONCILE_FAILED)
+		rc = RECONCILE_FAILED;
 	if (!once && stop)
 		rc = 0;
+	if (fetcher > 0) {
+		kill(fetcher, SIGTERM);
+		waitpid(fetcher, NULL, 0);
+	}
+	notify_fetch_free(nf);
 	reconcile_free(r);
 	api_client_global_cleanup();
 out:

@@ -172,6 +172,14 @@ struct api_client *api_client_new(const struct api_client_options *options,
 		c->headers = curl_slist_append(NULL, c->auth_header);
 		c->post_headers = curl_slist_append(NULL, c->auth_header);
 	}
+	if (options->extra_header != NULL && c->headers != NULL &&
+	    c->post_headers != NULL &&
+	    (curl_slist_append(c->headers, options->extra_header) == NULL ||
+	     curl_slist_append(c->post_headers, options->extra_header) ==
+		     NULL)) {
+		error_set(err, "reconcile: out of memory");
+		goto fail;
+	}
 	if (c->post_headers != NULL &&
 	    curl_slist_append(c->post_headers,
 			      "Content-Type: application/json") == NULL) {
@@ -184,6 +192,7 @@ struct api_client *api_client_new(const struct api_client_options *options,
 		goto fail;
 	}
 	c->options.auth_header = NULL;
+	c->options.extra_header = NULL;
 	if (setup(c, err) != 0)
 		goto fail;
 	return c;
@@ -219,6 +228,11 @@ void api_client_free(struct api_client *c)
 	free(c->auth_header);
 	free(c->body);
 	free(c);
+}
+
+long api_client_retry_after(const struct api_client *c)
+{
+	return c->retry_after_s;
 }
 
 unsigned long api_client_requests(const struct api_client *c)
@@ -340,6 +354,10 @@ static int request(struct api_client *c, const char *url, const char *json,
 					 "or lacks the permission to list "
 					 "events", status);
 		if ((status == 429 || status == 503) && c->retry_after_s >= 0) {
+			if (c->options.no_wait)
+				return error_set(err, "HTTP %ld: asked to wait "
+						 "%ld s", status,
+						 c->retry_after_s);
 			if (c->retry_after_s > RETRY_AFTER_MAX_S ||
 			    ++waits > RETRY_AFTER_WAITS_MAX)
 				return error_set(err, "HTTP %ld: asked to wait "
@@ -357,7 +375,7 @@ static int request(struct api_client *c, const char *url, const char *json,
 		 * after a back-off; anything else is final. */
 		if (status != 0 && status != 429 && status < 500)
 			return error_set(err, "HTTP %ld", status);
-		if (++tries >= c->options.max_retries) {
+		if (++tries >= c->options.max_retries || c->options.no_wait) {
 			if (status == 0)
 				return error_set(err, "no answer after %d "
 						 "tries: %s", tries,

@@ -20,6 +20,7 @@
 #include "configuration.h"
 #include "error.h"
 
+struct api_client;
 struct json_object;
 
 /* The longest page cursor (Stripe: the last event's id; Shopify: a
@@ -50,6 +51,17 @@ struct backend_answer {
 	size_t len;
 	const char *cursor; /* the cursor the page was asked with, or NULL */
 	const char *link;   /* the answer's Link header, or NULL */
+	/* The window the page is of (a list without a time filter, Mollie's,
+	 * keeps what falls in it and stops past it). */
+	const struct backend_window *window;
+};
+
+/* What a fetch of one notified object came to (struct backend's fetch). */
+enum backend_fetch {
+	BACKEND_FETCHED = 0,  /* page holds what to record */
+	BACKEND_UNKNOWN,      /* 404: the API does not know the object */
+	BACKEND_FETCH_FAILED, /* no answer, 5xx, 429, 401/403, or not the
+			       * documented JSON: err says which */
 };
 
 /* One page as read. */
@@ -135,6 +147,20 @@ struct backend {
 	 * and default_base is NULL (Shopify: the shop's own host) into out
 	 * (BACKEND_URL_MAX bytes). Returns 0, or -1 with err set. */
 	int (*base_for)(const struct config *cfg, char *out, struct error *err);
+	/* Optional: a header every request carries beside the key's
+	 * (GoCardless's "GoCardless-Version: 2015-07-06"). */
+	const char *extra_header;
+	/* Optional, for a provider that only notifies (notify_fetch.h):
+	 * fetches the object a notification names (object_id, its shape
+	 * checked when it was queued) from base with client, into page: the
+	 * bodies to record, each the object as the API gives it (with what
+	 * belongs to it that the API lists apart, as the provider's own
+	 * embedding would put it). Returns an enum backend_fetch, err set
+	 * unless BACKEND_FETCHED. */
+	enum backend_fetch (*fetch)(struct api_client *client,
+				    const char *base, const char *object_id,
+				    struct backend_page *page,
+				    struct error *err);
 };
 
 /* Whether cfg holds <profile>_api_key (not empty): the profile is
@@ -258,6 +284,13 @@ int backend_key_header(const char *prefix, const char *key,
 
 /* The string member name of obj, or NULL when obj has none. */
 const char *backend_string(struct json_object *obj, const char *name);
+
+/* GETs url with client for a fetch: BACKEND_FETCHED with the answer in
+ * *body[0..*len) (the client's until its next call), BACKEND_UNKNOWN for a
+ * 404, else BACKEND_FETCH_FAILED; err set unless BACKEND_FETCHED. */
+enum backend_fetch backend_fetch_get(struct api_client *client,
+				     const char *url, const char **body,
+				     size_t *len, struct error *err);
 
 /* Writes "Authorization: Basic <base64 of key:>" (the key as the user,
  * an empty password: PAY.JP, KOMOJU) into out (BACKEND_HEADER_MAX bytes).

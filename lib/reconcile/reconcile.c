@@ -48,6 +48,9 @@ struct reconcile {
 struct tally {
 	unsigned long listed, processed, duplicate, ignored, discrepancy,
 		known_discrepancy, invalid, invalid_new, pages, requests;
+	/* Listed objects of a provider that only notifies, queued to be
+	 * fetched (notify_fetch.h). */
+	unsigned long queued;
 	int64_t from_s, until_s;
 	/* Progress lines on standard error, when it is a terminal. */
 	bool progress;
@@ -337,6 +340,11 @@ static int record_event(struct reconcile *r, enum config_provider profile,
 		case OUTCOME_IGNORED:
 			t->ignored++;
 			return 0;
+		case OUTCOME_QUEUED:
+			/* A provider that only notifies: its event names what
+			 * the fetcher records, as a notification would. */
+			t->queued++;
+			return 0;
 		case OUTCOME_CONFLICT:
 			if (judge_discrepancy(r, name, &res, o->dry_run))
 				t->discrepancy++;
@@ -483,7 +491,7 @@ static int walk_window(struct reconcile *r, const struct backend *b,
 		{
 			struct backend_answer a = {
 				body, len, after[0] != '\0' ? after : NULL,
-				api_client_link(client)
+				api_client_link(client), w
 			};
 
 			rc = backend_read_page(b, &a, &page, &why);
@@ -660,6 +668,7 @@ static int pass_one(struct reconcile *r, enum config_provider profile,
 			.deadline_us = t.deadline_us,
 			.on_wait = renew_lease,
 			.wait_ctx = &t,
+			.extra_header = b->extra_header,
 		};
 
 		if (b->auth_header(cfg->api_key[profile], header, &err) != 0)
@@ -704,6 +713,8 @@ out:
 		t.discrepancy, t.pages, t.invalid, t.requests,
 		t.known_discrepancy + (t.invalid - t.invalid_new), from, until,
 		o->dry_run ? " dry_run=yes" : "");
+	if (t.queued > 0)
+		fprintf(out, " queued=%lu", t.queued);
 	if (rc == RECONCILE_FAILED) {
 		/* The reason, quoted as logfmt quotes (no '"' in it). */
 		for (char *c = err.message; *c != '\0'; c++)

@@ -49,7 +49,8 @@ static void fuzz_answers(const uint8_t *data, size_t size)
 	link[size] = '\0';
 	for (unsigned p = 0; p < CONFIG_PROVIDER_COUNT; p++) {
 		const struct backend *b = backends_for(p);
-		struct backend_answer a = { empty, sizeof(empty) - 1, NULL, link };
+		struct backend_answer a = { empty, sizeof(empty) - 1, NULL, link,
+					    NULL };
 		struct backend_page page;
 		struct error err;
 
@@ -91,7 +92,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	for (unsigned p = 0; p < CONFIG_PROVIDER_COUNT; p++) {
 		const struct backend *b = backends_for(p);
 		struct backend_answer whole = { (const char *)data, size, NULL,
-						NULL };
+						NULL, NULL };
 		struct backend_page page, again;
 		struct error err, err2;
 		int rc, rc2;
