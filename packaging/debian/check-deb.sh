@@ -142,7 +142,7 @@ expect "man payhook.conf describes mysql_password" 1 \
 # ---- the units -----------------------------------------------------------
 units=/lib/systemd/system
 for unit in payhook.service payhook-dispatch.service payhook-reconcile.service \
-	payhook-reconcile.timer; do
+	payhook-reconcile.timer payhook-reconcile-daemon.service; do
 	in_root test -f "$units/$unit" || { not_ok "$units/$unit missing"; continue; }
 	out=$(in_root systemd-analyze verify "$units/$unit" 2>&1)
 	# payhook-reconcile.service may come before its program.
@@ -151,7 +151,7 @@ for unit in payhook.service payhook-dispatch.service payhook-reconcile.service \
 	fi
 	expect "systemd-analyze verify $unit" "" "$out"
 done
-for unit in payhook payhook-dispatch payhook-reconcile; do
+for unit in payhook payhook-dispatch payhook-reconcile payhook-reconcile-daemon; do
 	out=$(in_root systemd-analyze security --offline=true "$units/$unit.service" 2>&1)
 	level=$(sed -n 's/.*Overall exposure level for [^:]*: \([0-9.]*\).*/\1/p' <<<"$out")
 	grep -E '✗|Overall' <<<"$out" | sed "s/^/# $unit: /"
