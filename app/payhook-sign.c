@@ -84,8 +84,9 @@ static const struct options_entry entries[] = {
 	  "the secret itself: for tests only, since every user sees it in ps "
 	  "and it stays in the shell's history" },
 	{ "id", required_argument, OPT_ID, "ID",
-	  "webhook-id (standard), X-Razorpay-Event-Id, X-Shopify-Event-Id "
-	  "(default: random)" },
+	  "webhook-id (standard), X-Razorpay-Event-Id, X-Shopify-Event-Id, "
+	  "x-request-id (mercadopago, whose URL takes ?data.id=ID&type="
+	  "payment) (default: random)" },
 	{ "timestamp", required_argument, OPT_TIMESTAMP, "UNIX",
 	  "the signed timestamp (default: now)" },
 	{ "url", required_argument, OPT_URL, "URL",
@@ -448,8 +449,9 @@ static int print_sample(struct sample_input in, const char *amount,
 /* Prints the curl command. A body from a file is passed as @FILE; one from
  * standard input, or re-written (Adyen), is inlined, which cannot carry NUL
  * bytes. Returns 0 or -1. */
-static int print_curl(const char *url, const char *file,
-		      const struct body *body, const struct provider_headers *h)
+static int print_curl(enum config_provider provider, const char *url,
+		      const char *file, const struct body *body,
+		      const struct provider_headers *h)
 {
 	if (file == NULL && body->len > 0 &&
 	    memchr(body->data, '\0', body->len) != NULL) {
@@ -459,7 +461,10 @@ static int print_curl(const char *url, const char *file,
 	}
 	fputs("curl -sS -X POST ", stdout);
 	put_quoted(url, strlen(url));
-	put_header("Content-Type", "application/json");
+	put_header("Content-Type",
+		   provider_media(provider) == REQUEST_MEDIA_FORM ?
+			   "application/x-www-form-urlencoded" :
+			   "application/json");
 	for (size_t i = 0; i < h->count; i++)
 		put_header(h->items[i].name, h->items[i].value);
 	if (file != NULL) {
@@ -567,6 +572,12 @@ static int find_secret(const struct cmdline *c, const struct config *cfg,
 {
 	*secret = c->secret;
 	*copy = NULL;
+	/* Mollie's notifications are signed by nothing. */
+	if (*secret == NULL && c->secret_file == NULL &&
+	    provider_unsigned(c->provider)) {
+		*secret = "";
+		return 0;
+	}
 	if (provider_keyless(c->provider)) {
 		if (c->key_file == NULL) {
 			fprintf(stderr, PROGRAM ": --provider paypal signs "
@@ -661,7 +672,7 @@ static int print_signed(const struct cmdline *c, const char *file,
 			const struct provider_headers *headers)
 {
 	if (c->curl_url != NULL) {
-		if (print_curl(c->curl_url, file, body, headers) < 0)
+		if (print_curl(c->provider, c->curl_url, file, body, headers) < 0)
 			return -1;
 	} else if (c->provider == CONFIG_PROVIDER_ADYEN) {
 		fwrite(body->data, 1, body->len, stdout);

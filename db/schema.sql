@@ -344,3 +344,58 @@ CREATE TABLE IF NOT EXISTS paypal_certs (
     not_after      DATETIME NOT NULL,
     fetched_at     DATETIME(6) NOT NULL DEFAULT CURRENT_TIMESTAMP(6)
 ) ENGINE=InnoDB;
+
+-- notifications: what the providers that only notify (Mollie, Mercado
+-- Pago, GoCardless) said changed, queued by the receiver before it answers
+-- 200 {"result":"queued"} and fetched from their APIs by payhook-reconcile,
+-- which records what the API says. provider and object_id name the object
+-- to fetch (a Mollie payment tr_..., a Mercado Pago payment, a GoCardless
+-- payment PM... or refund RF...), event_id the provider's event id where
+-- it has one (the last one heard), source how it was heard (a delivery, a
+-- reconciliation list, a replay of the inbox: what the fetch records is
+-- marked so). state: pending until the fetch's rows are committed (done),
+-- or the API does not know the id (rejected: a forged or foreign
+-- notification, never fetched again). At most one pending row per
+-- (provider, object_id): pending_object is object_id while pending, NULL
+-- after, and unique. notices counts the notifications a pending row
+-- stands for: one that comes while its fetch runs makes the fetch run
+-- again (the fetch may have read the object before the change it
+-- announces). attempts counts the fetches begun; next_attempt_at is the
+-- back-off after a failed one (last_error says why); lease_token and
+-- leased_until are the fetcher's who holds it (one fetch of a notification
+-- at a time, however many fetchers run). Times are UTC
+-- (db/migrate-16-notifications.sql).
+CREATE TABLE IF NOT EXISTS notifications (
+    id              BIGINT UNSIGNED NOT NULL AUTO_INCREMENT PRIMARY KEY,
+    provider        VARCHAR(32) CHARACTER SET ascii COLLATE ascii_bin NOT NULL,
+    object_id       VARBINARY(255) NOT NULL,
+    event_id        VARBINARY(255) NULL,
+    source          ENUM('webhook', 'reconcile', 'replay') NOT NULL DEFAULT 'webhook',
+    state           ENUM('pending', 'done', 'rejected') NOT NULL DEFAULT 'pending',
+    received_at     DATETIME(6) NOT NULL,
+    notices         INT UNSIGNED NOT NULL DEFAULT 1,
+    attempts        INT UNSIGNED NOT NULL DEFAULT 0,
+    next_attempt_at DATETIME(6) NOT NULL,
+    last_error      VARCHAR(255) NULL,
+    lease_token     BINARY(16) NULL,
+    leased_until    DATETIME(6) NULL,
+    updated_at      DATETIME(6) NOT NULL DEFAULT CURRENT_TIMESTAMP(6)
+                    ON UPDATE CURRENT_TIMESTAMP(6),
+    pending_object  VARBINARY(255) AS (IF(state = 'pending', object_id, NULL)) STORED,
+    UNIQUE KEY uq_notifications_pending (provider, pending_object),
+    KEY ix_notifications_due (state, next_attempt_at),
+    KEY ix_notifications_object (provider, object_id)
+) ENGINE=InnoDB;
+
+-- notification_episodes: payhook-dispatch's notify_waiting alert episodes,
+-- one row per provider: waiting is set in the transaction that queues the
+-- alert (a notification pending longer than notify_alert_after_s) and
+-- cleared once none is, so each episode alerts once whichever dispatcher
+-- sees it.
+CREATE TABLE IF NOT EXISTS notification_episodes (
+    provider       VARCHAR(32) CHARACTER SET ascii COLLATE ascii_bin NOT NULL
+                   PRIMARY KEY,
+    waiting        TINYINT(1) NOT NULL DEFAULT 0,
+    updated_at     DATETIME(6) NOT NULL DEFAULT CURRENT_TIMESTAMP(6)
+                   ON UPDATE CURRENT_TIMESTAMP(6)
+) ENGINE=InnoDB;

@@ -86,8 +86,14 @@ NF >= 4 {
 	# A long list of choices may break after each "|" (\\:).
 	bounds = roff($4)
 	gsub(/\|/, "|\\:", bounds)
+	# Such a list is set ragged: a line broken after a "|" has no
+	# spaces to spread.
+	if (bounds ~ /\\:/)
+		print ".ad l"
 	printf "\\fB%s\\fR (%s%s; %s; default %s)\n", roff($1), $2,
 		$5 == "secret" && $2 != "secrets" ? ", secret" : "", bounds, def
+	if (bounds ~ /\\:/)
+		print ".ad b"
 	m = ($1 in meaning) && meaning[$1] != "" ? meaning[$1] : "Not described."
 	print m
 }'

@@ -10,6 +10,7 @@
 
 #include "dispatcher.h"
 #include "log.h"
+#include "notify_watch.h"
 #include "reconcile_watch.h"
 
 /* Waits after a failed claim: doubling from the first to the last, so a
@@ -60,6 +61,7 @@ struct dispatcher {
 	size_t pending_count;
 	int64_t gauges_at_us;      /* when the gauges were last read */
 	bool reconcile_missing;    /* no reconcile_cursors (or its counts) */
+	bool notify_missing;       /* no notifications table */
 	struct dispatcher_stats stats;
 };
 
@@ -806,6 +808,35 @@ static void send_alerts(struct dispatcher *d)
 		shared_failed(d, st, &err);
 }
 
+/* The notifications' queue of the providers that only notify
+ * (notify_watch.h): its figures into rows, its alert episodes. A database
+ * without the table is said once. */
+static void watch_notify(struct dispatcher *d, struct handoff_store *store,
+			 struct metrics_reconcile *rows)
+{
+	struct error err = { "" };
+	enum notify_watch_status st;
+	unsigned queued;
+
+	if (d->notify_missing)
+		return;
+	st = notify_watch_run(store, d->cfg, target_store_key(d->ts), rows,
+			      &queued, &err);
+	if (st == NOTIFY_WATCH_MISSING) {
+		log_info("the notifications' queue not watched: %s (its "
+			 "figures and alerts need "
+			 "db/migrate-16-notifications.sql)", err.message);
+		d->notify_missing = true;
+		return;
+	}
+	if (st != NOTIFY_WATCH_OK) {
+		log_debug("reading notifications failed: %s", err.message);
+		return;
+	}
+	if (queued > 0)
+		d->alerts_due = true;
+}
+
 /* payhook-reconcile's figures and alert episodes (reconcile_watch.h),
  * when the target's table is shared (its alerts go to dispatch_alerts).
  * A database without reconcile_cursors' counts is said once. */
@@ -833,6 +864,7 @@ static void watch_reconcile(struct dispatcher *d, struct handoff_store *store)
 	}
 	if (queued > 0)
 		d->alerts_due = true;
+	watch_notify(d, store, rows);
 	if (d->env.on_reconcile != NULL)
 		d->env.on_reconcile(d->env.ctx, rows);
 }

@@ -32,7 +32,8 @@ static const char style[] =
 	"h3{font-size:1rem;margin:.75rem 0 .25rem}"
 	"main{display:grid;grid-template-columns:1fr 1fr;gap:0 2rem}"
 	"@media (max-width:600px){main{grid-template-columns:1fr}}"
-	"section{min-width:0}#failures,#refusals,#reconcile{grid-column:1/-1}"
+	"section{min-width:0}#failures,#refusals,#reconcile,#notifications"
+	"{grid-column:1/-1}"
 	".scroll{overflow-x:auto}"
 	"table{border-collapse:collapse;font-size:.9rem}"
 	"th,td{text-align:left;padding:.15rem .5rem .15rem 0;"
@@ -392,6 +393,52 @@ static void reconcile_section(struct textbuf *o, const struct metrics *m)
 		       (long long)(now - at_s));
 }
 
+/* The queue of the providers that only notify (table notifications), as
+ * payhook-dispatch last counted it; nothing when none has notified. */
+static void notify_section(struct textbuf *o, const struct metrics *m,
+			   const struct config *cfg)
+{
+	struct metrics_reconcile r[CONFIG_PROVIDER_COUNT];
+	int64_t at_s;
+	unsigned known = 0;
+
+	if (!metrics_reconcile_read(m, r, &at_s))
+		return;
+	for (unsigned p = 0; p < CONFIG_PROVIDER_COUNT; p++)
+		known += r[p].notify_known;
+	if (known == 0)
+		return;
+	textbuf_printf(o, "<section id=\"notifications\">\n"
+			  "<h2>Notifications</h2>\n"
+			  "<div class=\"scroll\"><table>\n<thead><tr>"
+			  "<th>profile</th><th>pending</th>"
+			  "<th>oldest pending (s)</th><th>done</th>"
+			  "<th>rejected</th><th>alert</th></tr></thead>\n"
+			  "<tbody>\n");
+	for (unsigned p = 0; p < CONFIG_PROVIDER_COUNT; p++) {
+		if (!r[p].notify_known)
+			continue;
+		textbuf_printf(o, "<tr><th scope=\"row\">%s</th>"
+				  "<td class=\"n\">%llu</td>"
+				  "<td class=\"n\">%lld</td>"
+				  "<td class=\"n\">%llu</td>"
+				  "<td class=\"n\">%llu</td><td>%s</td></tr>\n",
+			       config_provider_name(p), r[p].notify_pending,
+			       r[p].notify_oldest_s, r[p].notify_done,
+			       r[p].notify_rejected,
+			       r[p].notify_waiting ? "waiting" : "-");
+	}
+	textbuf_printf(o, "</tbody>\n</table></div>\n<p>What Mollie, Mercado "
+			  "Pago and GoCardless notified, queued until "
+			  "payhook-reconcile fetches it from their APIs: a "
+			  "notification is no payment until then. Rejected: "
+			  "ids their API does not know. An alert goes out when "
+			  "one is pending for %ld s. From table notifications, "
+			  "as payhook-dispatch counted it %lld s ago.</p>\n"
+			  "</section>\n", cfg->notify_alert_after_s,
+		       (long long)((int64_t)time(NULL) - at_s));
+}
+
 static void lifecycle_section(struct textbuf *o, const struct page_backend *b)
 {
 	const struct store_summary *s = b->summary;
@@ -467,6 +514,7 @@ long page_render(const struct metrics *m, const struct config *cfg,
 	handoff_section(&o, m);
 	lifecycle_section(&o, backend);
 	reconcile_section(&o, m);
+	notify_section(&o, m, cfg);
 	inbox_section(&o, m, cfg);
 	failures_section(&o, cfg, "failures", failures, nf);
 	failures_section(&o, cfg, "refusals", refusals, nr);

@@ -40,6 +40,42 @@ static long long failed_passes(const struct metrics_reconcile *r)
 	return (long long)r->failed_passes;
 }
 
+/* The queue of the providers that only notify. */
+static void put_notify(struct textbuf *o, const struct metrics_reconcile *rows)
+{
+	put(o, "# HELP payhook_notifications Notifications of the providers "
+	       "that only notify in table notifications, by state: pending "
+	       "(queued, not fetched yet), done, rejected (an id the API does "
+	       "not know).\n# TYPE payhook_notifications gauge\n");
+	for (unsigned p = 0; p < CONFIG_PROVIDER_COUNT; p++)
+		if (rows[p].notify_known)
+			put(o, "payhook_notifications{provider=\"%s\","
+			       "state=\"pending\"} %llu\n"
+			       "payhook_notifications{provider=\"%s\","
+			       "state=\"done\"} %llu\n"
+			       "payhook_notifications{provider=\"%s\","
+			       "state=\"rejected\"} %llu\n",
+			    config_provider_name(p), rows[p].notify_pending,
+			    config_provider_name(p), rows[p].notify_done,
+			    config_provider_name(p), rows[p].notify_rejected);
+	put(o, "# HELP payhook_notifications_oldest_pending_seconds The age of "
+	       "the oldest pending notification (0: none pending).\n"
+	       "# TYPE payhook_notifications_oldest_pending_seconds gauge\n");
+	for (unsigned p = 0; p < CONFIG_PROVIDER_COUNT; p++)
+		if (rows[p].notify_known)
+			put(o, "payhook_notifications_oldest_pending_seconds"
+			       "{provider=\"%s\"} %lld\n",
+			    config_provider_name(p), rows[p].notify_oldest_s);
+	put(o, "# HELP payhook_notify_waiting 1 while the provider's "
+	       "notify_waiting episode is open (one pending past "
+	       "notify_alert_after_s).\n# TYPE payhook_notify_waiting gauge\n");
+	for (unsigned p = 0; p < CONFIG_PROVIDER_COUNT; p++)
+		if (rows[p].notify_known)
+			put(o, "payhook_notify_waiting{provider=\"%s\"} %d\n",
+			    config_provider_name(p),
+			    rows[p].notify_waiting ? 1 : 0);
+}
+
 void status_reconcile_put(struct textbuf *o, const struct metrics *m)
 {
 	struct metrics_reconcile rows[CONFIG_PROVIDER_COUNT];
@@ -73,6 +109,11 @@ void status_reconcile_put(struct textbuf *o, const struct metrics *m)
 			       "kind=\"stale\"} %d\n",
 			    config_provider_name(p), rows[p].failing ? 1 : 0,
 			    config_provider_name(p), rows[p].stale ? 1 : 0);
+	for (unsigned p = 0; p < CONFIG_PROVIDER_COUNT; p++)
+		if (rows[p].notify_known) {
+			put_notify(o, rows);
+			break;
+		}
 	put(o, "# HELP payhook_reconcile_timestamp_seconds When "
 	       "payhook-dispatch last read reconcile_cursors (Unix time).\n"
 	       "# TYPE payhook_reconcile_timestamp_seconds gauge\n"

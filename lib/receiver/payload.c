@@ -560,7 +560,10 @@ static enum payload_status major_decimal(struct json_object *value,
 					 int64_t *amount, struct error *why)
 {
 	const char *s = json_object_get_string(value);
-	int slen = json_object_get_string_len(value);
+	/* A number's text (get_string_len counts strings only). */
+	int slen = json_object_is_type(value, json_type_string) ?
+			   json_object_get_string_len(value) :
+			   (s != NULL ? (int)strlen(s) : 0);
 	size_t len = slen > 0 ? (size_t)slen : 0;
 	const char *dot = memchr(s, '.', len);
 	size_t int_len = dot != NULL ? (size_t)(dot - s) : len;
@@ -615,6 +618,16 @@ enum payload_status payload_take_amount(struct json_object *root,
 
 	if (!present)
 		return invalid(why, "%s: required", path);
+	if (form == PAYLOAD_AMOUNT_DECIMAL_NUMBER) {
+		/* The number's text as the body wrote it (json-c keeps a
+		 * double's own text): 1e2 and -5 are refused as a string
+		 * would be, 100.50 read exactly. */
+		if (!json_object_is_type(value, json_type_int) &&
+		    !json_object_is_type(value, json_type_double))
+			return invalid(why, "%s: must be a number", path);
+		return major_decimal(value, path, out->currency, &out->amount,
+				     why);
+	}
 	if (form != PAYLOAD_AMOUNT_INTEGER) {
 		if (!json_object_is_type(value, json_type_string))
 			return invalid(why, "%s: must be a string", path);
@@ -703,12 +716,15 @@ enum payload_status payload_take_money(struct json_object *root,
 {
 	enum payload_status status = PAYLOAD_VALID;
 
-	if (form == PAYLOAD_AMOUNT_DECIMAL)
+	bool decimal = form == PAYLOAD_AMOUNT_DECIMAL ||
+		       form == PAYLOAD_AMOUNT_DECIMAL_NUMBER;
+
+	if (decimal)
 		status = payload_take_currency(root, currency_path, rules, out,
 					       why);
 	if (status == PAYLOAD_VALID)
 		status = payload_take_amount(root, amount_path, form, out, why);
-	if (status == PAYLOAD_VALID && form != PAYLOAD_AMOUNT_DECIMAL)
+	if (status == PAYLOAD_VALID && !decimal)
 		status = payload_take_currency(root, currency_path, rules, out,
 					       why);
 	return status;

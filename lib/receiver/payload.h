@@ -40,6 +40,10 @@ enum payload_amount_form {
 	PAYLOAD_AMOUNT_MINOR_STRING, /* a string of minor units: "1999" */
 	PAYLOAD_AMOUNT_DECIMAL,      /* a string in major units: "19.99", read
 				      * with the currency's ISO 4217 exponent */
+	PAYLOAD_AMOUNT_DECIMAL_NUMBER, /* a JSON number in major units (Mercado
+				      * Pago's 100.5), read from its text
+				      * with the exponent as a decimal
+				      * string is: never through a double */
 };
 
 /* A reusable parser (holds a json_tokener). Opaque. */
@@ -91,7 +95,8 @@ enum payload_status payload_take_transaction_id(struct json_object *root,
 						struct error *why);
 
 /* The amount at path in form, 1 ..= 9223372036854775807 minor units, never
- * rounded or clamped; PAYLOAD_AMOUNT_DECIMAL needs out->currency set first.
+ * rounded or clamped; PAYLOAD_AMOUNT_DECIMAL (and _NUMBER) needs
+ * out->currency set first.
  * Fills out->amount. */
 enum payload_status payload_take_amount(struct json_object *root,
 					const char *path,

@@ -16,6 +16,7 @@
 #include "lifecycle_store.h"
 #include "lock.h"
 #include "log.h"
+#include "notify.h"
 #include "payload.h"
 #include "pipeline.h"
 #include "provider.h"
@@ -30,6 +31,8 @@ struct pipeline {
 	struct lock_client *lock;
 	struct store *store;
 	struct lifecycle_store *events;      /* refunds, disputes, cancellations */
+	struct notify *notify;               /* the providers that only notify:
+					      * their queue (NULL: none enabled) */
 	struct provider_batch *batch;        /* allocated once */
 	char *body;                          /* max_body_bytes, allocated once */
 	struct metrics *metrics;             /* NULL: nothing counted */
@@ -103,6 +106,14 @@ struct pipeline *pipeline_new(const struct config *cfg, struct error *err)
 	p->events = lifecycle_store_new(cfg, err);
 	if (p->events == NULL)
 		goto fail;
+	for (unsigned i = 0; i < CONFIG_PROVIDER_COUNT && p->notify == NULL;
+	     i++) {
+		if (!config_provider_enabled(cfg, i) || !provider_notifies(i))
+			continue;
+		p->notify = notify_new(cfg, err);
+		if (p->notify == NULL)
+			goto fail;
+	}
 	if (cfg->inbox_days > 0) {
 		p->inbox = inbox_new(cfg, err);
 		if (p->inbox == NULL)
@@ -124,6 +135,7 @@ void pipeline_free(struct pipeline *p)
 	lock_client_free(p->lock);
 	store_free(p->store);
 	lifecycle_store_free(p->events);
+	notify_free(p->notify);
 	inbox_free(p->inbox);
 	free(p->batch);
 	free(p->body);
@@ -158,6 +170,8 @@ int pipeline_check_mysql(struct pipeline *p, struct error *err)
 	if (p->inbox != NULL && inbox_check(p->inbox, err) != 0)
 		return -1;
 	if (provider_set_check_stores(p->providers, err) != 0)
+		return -1;
+	if (p->notify != NULL && notify_check(p->notify, err) != 0)
 		return -1;
 	return lifecycle_store_check_schema(p->events, err);
 }
@@ -563,12 +577,16 @@ static void log_request(const struct config *cfg, const char *provider,
 	enum log_level level = fault || note->message[0] != '\0' ?
 				       LOG_LEVEL_WARN : LOG_LEVEL_INFO;
 	struct log_field fields[11];
-	/* The first payment's event id, else the first lifecycle event's. */
+	/* The first payment's event id, else the first lifecycle event's,
+	 * else the first notification's. */
 	const struct payment *first =
 		batch->count > 0 ? &batch->payments[0] :
 		batch->lifecycle_count > 0 ? &batch->lifecycle[0].link : NULL;
 	const char *event_id = first != NULL && first->event_id_len > 0 ?
-				       first->event_id : "-";
+				       first->event_id :
+			       first == NULL && batch->notice_count > 0 &&
+					       batch->notices[0].event_id[0] != '\0' ?
+				       batch->notices[0].event_id : "-";
 	size_t n = 0;
 
 	if (level > log_threshold)
@@ -661,6 +679,7 @@ void pipeline_answer_profile(struct pipeline *p, const struct request *req,
 	 * event id) when it is refused before its body is read. */
 	p->batch->count = 0;
 	p->batch->lifecycle_count = 0;
+	p->batch->notice_count = 0;
 	p->batch->event_type[0] = '\0';
 	response_set(r, OUTCOME_ERROR, "internal error");
 
@@ -670,7 +689,11 @@ void pipeline_answer_profile(struct pipeline *p, const struct request *req,
 			   "no enabled provider profile at this path");
 		goto out;
 	}
-	checked = request_check(req, cfg->max_body_bytes, &body_len, &reason);
+	/* What payhook fetched itself is JSON; a delivery, the profile's. */
+	checked = request_check_media(req, cfg->max_body_bytes,
+				      p->trusted ? REQUEST_MEDIA_JSON
+						 : provider_media(profile),
+				      &body_len, &reason);
 	if (checked == REQUEST_OK)
 		checked = request_read_body(req, p->body, body_len, &reason);
 	if (checked == REQUEST_TOO_LARGE) {
@@ -706,6 +729,11 @@ void pipeline_answer_profile(struct pipeline *p, const struct request *req,
 		response_set(r, OUTCOME_IGNORED, NULL);
 		r->success_body = p->batch->success_body;
 		ignored_note(provider, p->batch->event_type, note);
+		break;
+	case PROVIDER_NOTIFIED:
+		/* A provider that only notifies: queued, fetched later. */
+		notify_queue(p->notify, provider, p->batch, p->source,
+			     p->dry_run, r, detail);
 		break;
 	case PROVIDER_UNAUTHORIZED:
 		response_set(r, OUTCOME_UNAUTHORIZED, "%s", why.message);

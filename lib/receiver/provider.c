@@ -17,7 +17,10 @@
 #include "provider.h"
 #include "provider_adyen.h"
 #include "provider_generic.h"
+#include "provider_gocardless.h"
 #include "provider_hmac.h"
+#include "provider_mercadopago.h"
+#include "provider_mollie.h"
 #include "provider_paypal.h"
 #include "provider_row.h"
 #include "provider_scheme.h"
@@ -157,6 +160,50 @@ static const struct profile profiles[CONFIG_PROVIDER_COUNT] = {
 		.status_path = "data.attributes.status", .status_value = "paid",
 		.id_path = "data.id", .amount_path = "data.attributes.total",
 		.currency_path = "data.attributes.currency",
+	},
+	/* The providers that only notify: the row reads what
+	 * payhook-reconcile fetched from the API, a payment object, whose
+	 * status says whether it is paid. */
+	/* docs.mollie.com: a form post id=tr_...; GET /v2/payments/{id},
+	 * status paid, amount.value a decimal string. */
+	[CONFIG_PROVIDER_MOLLIE] = {
+		.id = CONFIG_PROVIDER_MOLLIE, .scheme = &provider_scheme_mollie,
+		.form = SECRET_TEXT, /* keyless: nothing is signed */
+		.media = REQUEST_MEDIA_FORM,
+		.event_path = "status", .payment_event = "paid",
+		.id_path = "id", .amount_path = "amount.value",
+		.amount_form = PAYLOAD_AMOUNT_DECIMAL,
+		.currency_path = "amount.currency",
+	},
+	/* mercadopago.com developers: x-signature over data.id; GET
+	 * /v1/payments/{id}, approved (or refunded, charged back or in
+	 * mediation since), transaction_amount a JSON number in major
+	 * units, the id a JSON integer. */
+	[CONFIG_PROVIDER_MERCADOPAGO] = {
+		.id = CONFIG_PROVIDER_MERCADOPAGO,
+		.scheme = &provider_scheme_mercadopago, .form = SECRET_TEXT,
+		.signature_header = "x-signature",
+		.more_headers = provider_mercadopago_headers,
+		.event_path = "status",
+		.payment_event = "approved refunded charged_back in_mediation",
+		.payment_event_list = true,
+		.id_path = "id", .id_integer = true,
+		.amount_path = "transaction_amount",
+		.amount_form = PAYLOAD_AMOUNT_DECIMAL_NUMBER,
+		.currency_path = "currency_id",
+	},
+	/* developer.gocardless.com: Webhook-Signature over the body; GET
+	 * /payments/{id}, confirmed (or paid out, charged back since),
+	 * amount in minor units. */
+	[CONFIG_PROVIDER_GOCARDLESS] = {
+		.id = CONFIG_PROVIDER_GOCARDLESS,
+		.scheme = &provider_scheme_gocardless, .form = SECRET_TEXT,
+		.signature_header = "Webhook-Signature",
+		.event_path = "payments.status",
+		.payment_event = "confirmed paid_out charged_back",
+		.payment_event_list = true,
+		.id_path = "payments.id", .amount_path = "payments.amount",
+		.currency_path = "payments.currency",
 	},
 };
 
@@ -329,6 +376,24 @@ bool provider_keyless(enum config_provider id)
 	return (unsigned)id < CONFIG_PROVIDER_COUNT && profiles[id].scheme->keyless;
 }
 
+bool provider_notifies(enum config_provider id)
+{
+	return (unsigned)id < CONFIG_PROVIDER_COUNT &&
+	       profiles[id].scheme->notice != NULL;
+}
+
+enum request_media provider_media(enum config_provider id)
+{
+	return (unsigned)id < CONFIG_PROVIDER_COUNT ? profiles[id].media
+						    : REQUEST_MEDIA_JSON;
+}
+
+bool provider_unsigned(enum config_provider id)
+{
+	return (unsigned)id < CONFIG_PROVIDER_COUNT &&
+	       profiles[id].scheme->unsigned_deliveries;
+}
+
 const char *provider_name(const struct provider *provider)
 {
 	return config_provider_name(provider->profile.id);
@@ -431,6 +496,7 @@ static enum provider_status read_event(const struct provider *p,
 
 	out->count = 0;
 	out->lifecycle_count = 0;
+	out->notice_count = 0;
 	out->event_type[0] = '\0';
 	out->success_body = NULL;
 	out->signature_missing = false;
@@ -443,6 +509,11 @@ static enum provider_status read_event(const struct provider *p,
 			 PROVIDER_PAYMENTS;
 	if (status != PROVIDER_PAYMENTS)
 		return status;
+	/* A notification names what to fetch; what was fetched is read
+	 * below. */
+	if (mode != PROVIDER_READ_TRUSTED && p->profile.scheme->notice != NULL)
+		return p->profile.scheme->notice(p, req, parser, body, len, out,
+						 why);
 	status = provider_row_field_outcome(
 		payload_parse_json(parser, body, len, &root, why));
 	if (status != PROVIDER_PAYMENTS)
@@ -517,7 +588,8 @@ int provider_sign(const struct provider_sign_input *in, const char *body,
 	*signed_body = NULL;
 	if ((unsigned)in->provider >= CONFIG_PROVIDER_COUNT)
 		return error_set(err, "unknown provider");
-	if (provider_row_need(in->secret, "a secret", err) != 0)
+	if (!profiles[in->provider].scheme->unsigned_deliveries &&
+	    provider_row_need(in->secret, "a secret", err) != 0)
 		return -1;
 	if (body == NULL && len > 0)
 		return error_set(err, "nothing to sign");

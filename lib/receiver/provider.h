@@ -66,6 +66,21 @@ enum config_provider provider_id(const struct provider *provider);
  * (PayPal), not with a shared <name>_secret. */
 bool provider_keyless(enum config_provider id);
 
+/* Whether id's provider only notifies (Mollie, Mercado Pago, GoCardless):
+ * provider_read of its delivery gives PROVIDER_NOTIFIED and the objects to
+ * fetch, which the receiver queues (notify.h); provider_read_trusted reads
+ * what payhook-reconcile fetched. Can't fail. */
+bool provider_notifies(enum config_provider id);
+
+/* The media type id's deliveries come in (Mollie's form posts; JSON for
+ * every other). Can't fail. */
+enum request_media provider_media(enum config_provider id);
+
+/* Whether id's deliveries carry no signature at all (Mollie's classic
+ * webhooks: its API is the proof), so that nothing signs them. Can't
+ * fail. */
+bool provider_unsigned(enum config_provider id);
+
 /* When event_type is an announcement of a refund or a dispute that the
  * profile does not read because another event of its provider carries
  * the same change (Stripe's charge.refunded: the Refund's refund.*

@@ -713,6 +713,241 @@ static enum payload_status read_shopify(struct json_object *body,
 	return status;
 }
 
+/* ---- the providers that only notify: what payhook-reconcile fetched ----
+ * The object the API gave (a payment, with its refunds and chargebacks as
+ * the provider lists them; a GoCardless refund), each refund or dispute in
+ * it one lifecycle object read with its own fields. */
+
+static const struct state_map mollie_refund_states[] = {
+	{ "refunded", LIFECYCLE_SUCCEEDED }, { "failed", LIFECYCLE_FAILED },
+	{ "canceled", LIFECYCLE_FAILED }, { NULL, LIFECYCLE_PENDING },
+};
+/* docs.mollie.com refunds: queued, pending, processing, refunded, failed,
+ * canceled. */
+static const struct rule mollie_refund = {
+	.provider = CONFIG_PROVIDER_MOLLIE, .kind = LIFECYCLE_REFUND,
+	.object_path = "id", .link_path = "paymentId",
+	.amount_path = "amount.value", .currency_path = "amount.currency",
+	.amount_form = PAYLOAD_AMOUNT_DECIMAL,
+	.state_path = "status", .map = mollie_refund_states,
+	.state = LIFECYCLE_PENDING, .map_default = true,
+	.time_path = "createdAt", .time_form = TIME_RFC3339,
+};
+/* A chargeback is lost once received, won once reversed (reversedAt). */
+static const struct rule mollie_chargeback = {
+	.provider = CONFIG_PROVIDER_MOLLIE, .kind = LIFECYCLE_DISPUTE,
+	.object_path = "id", .link_path = "paymentId",
+	.amount_path = "amount.value", .currency_path = "amount.currency",
+	.amount_form = PAYLOAD_AMOUNT_DECIMAL, .state = LIFECYCLE_LOST,
+	.time_path = "reversedAt", .time_path2 = "createdAt",
+	.time_form = TIME_RFC3339,
+};
+static const struct state_map mercadopago_refund_states[] = {
+	{ "approved", LIFECYCLE_SUCCEEDED }, { "in_process", LIFECYCLE_PENDING },
+	{ "rejected", LIFECYCLE_FAILED }, { "cancelled", LIFECYCLE_FAILED },
+	{ NULL, LIFECYCLE_PENDING },
+};
+/* An entry of the payment's refunds: its amount a JSON number in the
+ * payment's currency (currency_id, read apart). */
+static const struct rule mercadopago_refund = {
+	.provider = CONFIG_PROVIDER_MERCADOPAGO, .kind = LIFECYCLE_REFUND,
+	.object_path = "id", .link_path = "payment_id", .id_integer = true,
+	.state_path = "status", .map = mercadopago_refund_states,
+	.state = LIFECYCLE_PENDING, .map_default = true,
+	.time_path = "date_created", .time_form = TIME_RFC3339,
+};
+/* A payment charged back: one dispute per payment, lost. */
+static const struct rule mercadopago_chargeback = {
+	.provider = CONFIG_PROVIDER_MERCADOPAGO, .kind = LIFECYCLE_DISPUTE,
+	.object_path = "id", .link_path = "id", .id_integer = true,
+	.amount_path = "transaction_amount", .currency_path = "currency_id",
+	.amount_form = PAYLOAD_AMOUNT_DECIMAL_NUMBER, .state = LIFECYCLE_LOST,
+	.time_path = "date_last_updated", .time_path2 = "date_created",
+	.time_form = TIME_RFC3339,
+};
+static const struct state_map gocardless_refund_states[] = {
+	{ "paid", LIFECYCLE_SUCCEEDED }, { "cancelled", LIFECYCLE_FAILED },
+	{ "bounced", LIFECYCLE_FAILED }, { "funds_returned", LIFECYCLE_FAILED },
+	{ "failed", LIFECYCLE_FAILED }, { NULL, LIFECYCLE_PENDING },
+};
+/* GET /refunds/{id}: created, pending_submission, submitted, paid,
+ * cancelled, bounced, funds_returned. */
+static const struct rule gocardless_refund = {
+	.provider = CONFIG_PROVIDER_GOCARDLESS, .kind = LIFECYCLE_REFUND,
+	.object_path = "id", .link_path = "links.payment",
+	.link_nullable = true,
+	.amount_path = "amount", .currency_path = "currency",
+	.state_path = "status", .map = gocardless_refund_states,
+	.state = LIFECYCLE_PENDING, .map_default = true,
+	.time_path = "created_at", .time_form = TIME_RFC3339,
+};
+/* A payment charged back: one dispute per payment, its state and time
+ * from each of its events charged_back (lost) and chargeback_cancelled
+ * (won). */
+static const struct rule gocardless_chargeback = {
+	.provider = CONFIG_PROVIDER_GOCARDLESS, .kind = LIFECYCLE_DISPUTE,
+	.object_path = "id", .link_path = "id",
+	.amount_path = "amount", .currency_path = "currency",
+	.state = LIFECYCLE_LOST,
+	.time_path = "created_at", .time_form = TIME_RFC3339,
+};
+
+/* Adds out[*count] by rule r from node (its own fields) when there is
+ * room. */
+static enum payload_status take_one(const struct rule *r,
+				    struct json_object *node,
+				    const struct payload_rules *rules,
+				    struct lifecycle_event *out, size_t cap,
+				    size_t *count, struct error *why)
+{
+	enum payload_status status;
+
+	if (*count >= cap)
+		return invalid(why, "more than %d lifecycle objects in one "
+			       "answer", PROVIDER_LIFECYCLE_MAX);
+	status = take_object(r, node, node, rules, &out[*count], why);
+	if (status == PAYLOAD_VALID)
+		++*count;
+	return status;
+}
+
+/* The array at path of node: absent or null is none. */
+static enum payload_status list_at(struct json_object *node, const char *path,
+				   struct json_object **list,
+				   struct error *why)
+{
+	*list = payload_lookup(node, path);
+	if (*list == NULL)
+		return PAYLOAD_VALID;
+	if (!json_object_is_type(*list, json_type_array))
+		return invalid(why, "%s: must be an array", path);
+	return PAYLOAD_VALID;
+}
+
+/* Mollie: the payment, its refunds and chargebacks under _embedded. */
+static enum payload_status read_mollie(struct json_object *node,
+				       const struct payload_rules *rules,
+				       struct lifecycle_event *out, size_t cap,
+				       size_t *count, struct error *why)
+{
+	struct json_object *list;
+	enum payload_status status = list_at(node, "_embedded.refunds", &list,
+					     why);
+
+	for (size_t i = 0; status == PAYLOAD_VALID && list != NULL &&
+			   i < json_object_array_length(list); i++)
+		status = take_one(&mollie_refund,
+				  json_object_array_get_idx(list, i), rules,
+				  out, cap, count, why);
+	if (status == PAYLOAD_VALID)
+		status = list_at(node, "_embedded.chargebacks", &list, why);
+	for (size_t i = 0; status == PAYLOAD_VALID && list != NULL &&
+			   i < json_object_array_length(list); i++) {
+		struct json_object *entry = json_object_array_get_idx(list, i);
+
+		status = take_one(&mollie_chargeback, entry, rules, out, cap,
+				  count, why);
+		if (status == PAYLOAD_VALID &&
+		    payload_lookup(entry, "reversedAt") != NULL)
+			out[*count - 1].state = LIFECYCLE_WON;
+	}
+	return status;
+}
+
+/* Mercado Pago: the payment, each entry of its refunds, and a lost
+ * dispute when it is charged back. */
+static enum payload_status read_mercadopago(struct json_object *node,
+					    const struct payload_rules *rules,
+					    struct lifecycle_event *out,
+					    size_t cap, size_t *count,
+					    struct error *why)
+{
+	struct json_object *list;
+	enum payload_status status = list_at(node, "refunds", &list, why);
+
+	for (size_t i = 0; status == PAYLOAD_VALID && list != NULL &&
+			   i < json_object_array_length(list); i++) {
+		struct json_object *entry = json_object_array_get_idx(list, i);
+		struct lifecycle_event *e = &out[*count];
+
+		status = take_one(&mercadopago_refund, entry, rules, out, cap,
+				  count, why);
+		/* The payment's currency, then the entry's amount in it. */
+		if (status == PAYLOAD_VALID)
+			status = payload_take_currency(node, "currency_id",
+						       rules, &e->link, why);
+		if (status == PAYLOAD_VALID)
+			status = payload_take_amount(
+				entry, "amount", PAYLOAD_AMOUNT_DECIMAL_NUMBER,
+				&e->link, why);
+	}
+	if (status == PAYLOAD_VALID &&
+	    payload_string_is(payload_lookup(node, "status"), "charged_back"))
+		status = take_one(&mercadopago_chargeback, node, rules, out,
+				  cap, count, why);
+	return status;
+}
+
+/* GoCardless: a refund ({"refunds": ...}), or a payment ({"payments":
+ * ...}) with its events, of which charged_back and chargeback_cancelled
+ * make its dispute. */
+static enum payload_status read_gocardless(struct json_object *node,
+					   const struct payload_rules *rules,
+					   struct lifecycle_event *out,
+					   size_t cap, size_t *count,
+					   struct error *why)
+{
+	struct json_object *refund = payload_lookup(node, "refunds");
+	struct json_object *payment = payload_lookup(node, "payments");
+	struct json_object *events;
+	enum payload_status status;
+
+	if (json_object_is_type(refund, json_type_object)) {
+		if (payload_lookup(refund, "links.payment") == NULL)
+			return PAYLOAD_VALID; /* a mandate's: no payment */
+		return take_one(&gocardless_refund, refund, rules, out, cap,
+				count, why);
+	}
+	if (!json_object_is_type(payment, json_type_object))
+		return PAYLOAD_VALID;
+	status = list_at(node, "events", &events, why);
+	for (size_t i = 0; status == PAYLOAD_VALID && events != NULL &&
+			   i < json_object_array_length(events); i++) {
+		struct json_object *event = json_object_array_get_idx(events, i);
+		struct json_object *action = payload_lookup(event, "action");
+		bool lost = payload_string_is(action, "charged_back");
+		struct lifecycle_event *e = &out[*count];
+
+		if (!lost && !payload_string_is(action, "chargeback_cancelled"))
+			continue;
+		status = take_one(&gocardless_chargeback, payment, rules, out,
+				  cap, count, why);
+		if (status == PAYLOAD_VALID) {
+			e->state = lost ? LIFECYCLE_LOST : LIFECYCLE_WON;
+			status = take_time(event, "created_at", TIME_RFC3339,
+					   &e->occurred_at, why);
+		}
+	}
+	return status;
+}
+
+/* The providers whose lifecycle objects are read by the body's shape
+ * rather than by an event's type: Shopify (its topic is unsigned) and the
+ * providers that only notify (what was fetched has no event type). */
+static const struct {
+	enum config_provider provider;
+	enum payload_status (*read)(struct json_object *node,
+				    const struct payload_rules *rules,
+				    struct lifecycle_event *out, size_t cap,
+				    size_t *count, struct error *why);
+} shaped[] = {
+	{ CONFIG_PROVIDER_MOLLIE, read_mollie },
+	{ CONFIG_PROVIDER_MERCADOPAGO, read_mercadopago },
+	{ CONFIG_PROVIDER_GOCARDLESS, read_gocardless },
+};
+
+#define SHAPED_COUNT (sizeof(shaped) / sizeof(shaped[0]))
+
 enum payload_status provider_lifecycle_read(enum config_provider provider,
 					    struct json_object *node,
 					    const struct payload_rules *rules,
@@ -733,6 +968,10 @@ enum payload_status provider_lifecycle_read(enum config_provider provider,
 			       "request", PROVIDER_LIFECYCLE_MAX);
 	if (provider == CONFIG_PROVIDER_SHOPIFY)
 		return read_shopify(node, rules, out, count, why);
+	for (size_t i = 0; i < SHAPED_COUNT; i++)
+		if (shaped[i].provider == provider)
+			return shaped[i].read(node, rules, out, cap, count,
+					      why);
 	r = find_rule(provider, node);
 	if (r == NULL)
 		return PAYLOAD_VALID;
@@ -781,6 +1020,9 @@ bool provider_lifecycle_reads(enum config_provider provider)
 {
 	if (provider == CONFIG_PROVIDER_SHOPIFY)
 		return true; /* read_shopify: by the body's shape */
+	for (size_t i = 0; i < SHAPED_COUNT; i++)
+		if (shaped[i].provider == provider)
+			return true;
 	for (size_t i = 0; i < RULE_COUNT; i++)
 		if (rules_table[i].provider == provider)
 			return true;

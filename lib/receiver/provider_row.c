@@ -173,7 +173,11 @@ enum provider_status provider_row_take_lifecycle(const struct provider *p,
 	type = row->event_path != NULL ?
 		       json_object_get_string(payload_lookup(node,
 							     row->event_path)) :
-		       lifecycle_kind_name(first[0].kind);
+		       NULL;
+	/* A fetched object of a provider that only notifies may lack the
+	 * row's event (a GoCardless refund has no payment status). */
+	if (type == NULL)
+		type = lifecycle_kind_name(first[0].kind);
 	note_event_type(out, type, strlen(type));
 	return PROVIDER_IGNORED;
 }

@@ -3,8 +3,11 @@
  * backends: a profile's row, a profile as set up, and the interface each
  * scheme implements. The schemes: provider_hmac (an HMAC, or PAY.JP's
  * token, in a header), provider_adyen (items in the body, each signed on
- * its own), provider_generic (the generic_ keys' template). Only the
- * provider modules include it.
+ * its own), provider_generic (the generic_ keys' template), provider_paypal
+ * (a certificate), and the providers that only notify, whose deliveries
+ * name objects to fetch (provider_notify: provider_mollie,
+ * provider_mercadopago, provider_gocardless). Only the provider modules
+ * include it.
  */
 #ifndef PAYHOOK_PROVIDER_SCHEME_H
 #define PAYHOOK_PROVIDER_SCHEME_H
@@ -52,6 +55,9 @@ struct profile {
 	 * transmission id, certificate URL and algorithm), NULL-terminated;
 	 * the inbox keeps them with the others. NULL: none. */
 	const char *const *more_headers;
+	/* The media type of a delivery's body (Mollie's form post); JSON
+	 * when not set. */
+	enum request_media media;
 };
 
 /* The most more_headers a row names. */
@@ -159,6 +165,20 @@ struct provider_scheme {
 		    const struct provider_sign_input *in, const char *body,
 		    size_t len, struct provider_headers *h,
 		    char **signed_body, struct error *err);
+	/* Optional, for a provider that only notifies: reads a delivery
+	 * body[0..len) (its signature checked by verify, unless the scheme
+	 * signs nothing) as a notification: its form, the shape of the ids
+	 * it names, into out->notices. Returns PROVIDER_NOTIFIED,
+	 * PROVIDER_IGNORED (signed, but naming nothing payhook fetches:
+	 * out->event_type says what), or PROVIDER_INVALID / PROVIDER_ERROR
+	 * with why set. The objects payhook then fetches itself are read by
+	 * read (PROVIDER_READ_TRUSTED). */
+	enum provider_status (*notice)(const struct provider *p,
+				       const struct request *req,
+				       struct payload_parser *parser,
+				       const char *body, size_t len,
+				       struct provider_batch *out,
+				       struct error *why);
 	/* Optional: what the inbox keeps of the signature header's value
 	 * when it is a credential (PAY.JP's token: its digest, written into
 	 * marker). NULL: keep nothing. */
@@ -169,6 +189,10 @@ struct provider_scheme {
 	/* Signs with no shared secret (PayPal's certificates): no
 	 * <profile>_secret is needed, and p->ring stays NULL. */
 	bool keyless;
+	/* Its deliveries carry no signature at all (Mollie's classic
+	 * webhooks: the fetch is the proof): keyless, and payhook-sign
+	 * needs no secret for it. */
+	bool unsigned_deliveries;
 };
 
 #endif

@@ -20,6 +20,12 @@
  * refused as invalid rather than half recorded. */
 #define PROVIDER_PAYMENTS_MAX 64
 #define PROVIDER_EVENT_TYPE_MAX 64
+/* A GoCardless webhook may batch events; more objects to fetch than this in
+ * one request is refused as invalid rather than half queued. */
+#define PROVIDER_NOTICES_MAX 256
+/* The longest id a notification names (Mollie tr_ and 22 characters,
+ * GoCardless PM and 12, Mercado Pago's digits: far below). */
+#define PROVIDER_NOTICE_ID_MAX 64
 
 enum provider_status {
 	PROVIDER_PAYMENTS = 0, /* signed, and carries 1 or more payments */
@@ -32,6 +38,16 @@ enum provider_status {
 	PROVIDER_ERROR,        /* libcrypto or memory failed: ours, not theirs */
 	PROVIDER_UNAVAILABLE,  /* what checks the signature cannot be had now
 				* (PayPal's certificate): 503, retried */
+	PROVIDER_NOTIFIED,     /* a provider that only notifies: its
+				* notification, checked, names objects to
+				* fetch (provider_batch's notices), to queue */
+};
+
+/* One object a notification says changed, to fetch from the provider's
+ * API: its id, and the provider's event id ("" when none). */
+struct provider_notice {
+	char object_id[PROVIDER_NOTICE_ID_MAX + 1];
+	char event_id[PROVIDER_NOTICE_ID_MAX + 1];
 };
 
 /* What a request carries. */
@@ -52,6 +68,10 @@ struct provider_batch {
 	/* PROVIDER_UNAUTHORIZED for a request that carried no signature at
 	 * all (the inbox lets those go first). */
 	bool signature_missing;
+	/* PROVIDER_NOTIFIED: the objects to fetch, notices[0..notice_count),
+	 * one notice per object. */
+	size_t notice_count;
+	struct provider_notice notices[PROVIDER_NOTICES_MAX];
 };
 
 /* Where a provider puts what payhook reads, for the side that writes such

@@ -34,19 +34,21 @@ static const char *skip_ows(const char *s)
 	return s;
 }
 
-bool request_is_json_media_type(const char *text)
+/* Whether text is type (compared case-insensitively), optionally with the
+ * one parameter charset=utf-8 (its value optionally quoted). */
+static bool is_media_type(const char *text, const char *type)
 {
-	static const char type[] = "application/json";
 	static const char charset[] = "charset";
 	static const char utf8[] = "utf-8";
+	size_t type_len = strlen(type);
 	const char *s;
 
 	if (text == NULL)
 		return false;
 	s = skip_ows(text);
-	if (strncasecmp(s, type, sizeof(type) - 1) != 0)
+	if (strncasecmp(s, type, type_len) != 0)
 		return false;
-	s = skip_ows(s + sizeof(type) - 1);
+	s = skip_ows(s + type_len);
 	if (*s == '\0')
 		return true;
 	if (*s != ';')
@@ -71,6 +73,16 @@ bool request_is_json_media_type(const char *text)
 	return *skip_ows(s) == '\0';
 }
 
+bool request_is_json_media_type(const char *text)
+{
+	return is_media_type(text, "application/json");
+}
+
+bool request_is_form_media_type(const char *text)
+{
+	return is_media_type(text, "application/x-www-form-urlencoded");
+}
+
 static enum request_status fail(enum request_status status, const char *text,
 				const char **reason)
 {
@@ -78,8 +90,10 @@ static enum request_status fail(enum request_status status, const char *text,
 	return status;
 }
 
-enum request_status request_check(const struct request *req, size_t max_body,
-				  size_t *body_len, const char **reason)
+enum request_status request_check_media(const struct request *req,
+					size_t max_body,
+					enum request_media media,
+					size_t *body_len, const char **reason)
 {
 	const char *method = request_param(req, "REQUEST_METHOD");
 	uint64_t length;
@@ -99,7 +113,12 @@ enum request_status request_check(const struct request *req, size_t max_body,
 		return fail(REQUEST_NO_LENGTH, "Content-Length is required",
 			    reason);
 	}
-	if (!request_is_json_media_type(request_param(req, "CONTENT_TYPE")))
+	if (media == REQUEST_MEDIA_FORM &&
+	    !request_is_form_media_type(request_param(req, "CONTENT_TYPE")))
+		return fail(REQUEST_BAD_MEDIA_TYPE, "Content-Type must be "
+			    "application/x-www-form-urlencoded", reason);
+	if (media == REQUEST_MEDIA_JSON &&
+	    !request_is_json_media_type(request_param(req, "CONTENT_TYPE")))
 		return fail(REQUEST_BAD_MEDIA_TYPE,
 			    "Content-Type must be application/json", reason);
 	*body_len = (size_t)length;
@@ -200,4 +219,88 @@ int request_header_param(const char *header, char *out, size_t cap)
 	}
 	out[5 + len] = '\0';
 	return 0;
+}
+
+/* A hex digit's value, or -1. */
+static int hex_value(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
+/* Decodes text[0..len) ('+' a space, %XX a byte) into out (cap bytes with
+ * its NUL). Returns the length, or REQUEST_FORM_MALFORMED. */
+static long form_decode(const char *text, size_t len, char *out, size_t cap)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < len; i++) {
+		char c = text[i];
+
+		if (c == '%') {
+			if (i + 2 >= len || hex_value(text[i + 1]) < 0 ||
+			    hex_value(text[i + 2]) < 0)
+				return REQUEST_FORM_MALFORMED;
+			c = (char)(hex_value(text[i + 1]) * 16 +
+				   hex_value(text[i + 2]));
+			i += 2;
+		} else if (c == '+') {
+			c = ' ';
+		}
+		if (n + 1 >= cap)
+			return REQUEST_FORM_MALFORMED;
+		out[n++] = c;
+	}
+	out[n] = '\0';
+	return (long)n;
+}
+
+long request_form_value(const char *form, size_t len, const char *name,
+			char *out, size_t cap)
+{
+	size_t name_len = strlen(name), at = 0;
+	long found = REQUEST_FORM_ABSENT;
+	char key[64];
+
+	while (at < len) {
+		const char *field = form + at;
+		const char *end = memchr(field, '&', len - at);
+		size_t flen = end != NULL ? (size_t)(end - field) : len - at;
+		const char *eq = memchr(field, '=', flen);
+		size_t klen = eq != NULL ? (size_t)(eq - field) : flen;
+
+		at += flen + 1;
+		if (flen == 0 || klen >= sizeof(key) * 3)
+			continue;
+		if (form_decode(field, klen, key, sizeof(key)) !=
+			    (long)name_len ||
+		    memcmp(key, name, name_len) != 0)
+			continue;
+		if (found != REQUEST_FORM_ABSENT)
+			return REQUEST_FORM_MALFORMED; /* given twice */
+		found = eq != NULL ?
+				form_decode(eq + 1, flen - klen - 1, out, cap) :
+				form_decode("", 0, out, cap);
+		if (found < 0)
+			return REQUEST_FORM_MALFORMED;
+	}
+	return found;
+}
+
+const char *request_query(const struct request *req)
+{
+	const char *query = request_param(req, "QUERY_STRING");
+	const char *uri;
+
+	if (query != NULL && query[0] != '\0')
+		return query;
+	uri = request_param(req, "REQUEST_URI");
+	if (uri != NULL && (uri = strchr(uri, '?')) != NULL)
+		return uri + 1;
+	return "";
 }

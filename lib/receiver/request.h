@@ -33,6 +33,13 @@ enum request_status {
 	REQUEST_SHORT_BODY,      /* the body ended before CONTENT_LENGTH */
 };
 
+/* The media types a body may come in. */
+enum request_media {
+	REQUEST_MEDIA_JSON = 0, /* application/json (charset=utf-8) */
+	REQUEST_MEDIA_FORM,     /* application/x-www-form-urlencoded (Mollie's
+				 * notifications) */
+};
+
 /* The longest path segment request_profile_segment returns. */
 #define REQUEST_SEGMENT_MAX 64
 
@@ -40,12 +47,18 @@ enum request_status {
  * when absent. Points into req->params. */
 const char *request_param(const struct request *req, const char *name);
 
-/* Checks method, length, size and media type, in that order, the first
- * failure deciding; on REQUEST_OK *body_len is CONTENT_LENGTH (at most
- * max_body). *reason gets a short static text for the response on failure.
- * Reads nothing. */
-enum request_status request_check(const struct request *req, size_t max_body,
-				  size_t *body_len, const char **reason);
+/* Checks method, length, size and media type (media: the body's, JSON or
+ * a form), in that order, the first failure deciding; on REQUEST_OK
+ * *body_len is CONTENT_LENGTH (at most max_body). *reason gets a short
+ * static text for the response on failure. Reads nothing. */
+enum request_status request_check_media(const struct request *req,
+					size_t max_body,
+					enum request_media media,
+					size_t *body_len, const char **reason);
+
+/* True when text is "application/x-www-form-urlencoded", optionally with
+ * the one parameter charset=utf-8, compared case-insensitively. */
+bool request_is_form_media_type(const char *text);
 
 /* Reads exactly len bytes of the body into buf (which holds at least len).
  * Returns REQUEST_OK, or REQUEST_SHORT_BODY with *reason set when the body
@@ -67,6 +80,23 @@ void request_profile_segment(const struct request *req, char *out);
 /* True when text is "application/json", optionally with the one parameter
  * charset=utf-8 (value optionally quoted), compared case-insensitively. */
 bool request_is_json_media_type(const char *text);
+
+/* What request_form_value found. */
+#define REQUEST_FORM_ABSENT (-1L)    /* no such field */
+#define REQUEST_FORM_MALFORMED (-2L) /* a broken %-escape, the field twice,
+				      * or a value longer than cap - 1 */
+
+/* The value of field name in the application/x-www-form-urlencoded text
+ * form[0..len) (a form body, or a query string), decoded ('+' a space,
+ * %XX a byte) into out (cap bytes with its NUL). Returns its length, or
+ * REQUEST_FORM_ABSENT or REQUEST_FORM_MALFORMED (out then undefined).
+ * Fields of other names are skipped unread. Can't fail otherwise. */
+long request_form_value(const char *form, size_t len, const char *name,
+			char *out, size_t cap);
+
+/* The request's query string: QUERY_STRING, else what follows '?' in
+ * REQUEST_URI; "" when none. Points into req->params. */
+const char *request_query(const struct request *req);
 
 /* The CGI variable name of an HTTP header: "HTTP_" + the name upper-cased
  * with '-' as '_', into out (cap bytes). Returns 0, or -1 when it does not

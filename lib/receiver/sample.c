@@ -53,6 +53,8 @@ struct sample_profile {
 	bool first_item;              /* the event is the body's first
 				       * notification item (Adyen) */
 	struct id_shape ids[2];       /* [0] its transactions', [1] events' */
+	const char *event_id;         /* its samples' event id unless told
+				       * (NULL: "evt_sample") */
 };
 
 static const struct sample_profile samples[CONFIG_PROVIDER_COUNT] = {
@@ -214,6 +216,38 @@ static const struct sample_profile samples[CONFIG_PROVIDER_COUNT] = {
 		.currency = "USD",
 		.ids = { { "", LOWER36, 24, false },
 			 { "evt_", LOWER36, 24, false } },
+	},
+	/* The providers that only notify: their samples are notifications
+	 * (lifecycle_samples below); the template is what the API gives for
+	 * the payment (GET /v2/payments/{id}: docs.mollie.com's example,
+	 * abridged). */
+	[CONFIG_PROVIDER_MOLLIE] = {
+		.template =
+		"{\"resource\":\"payment\",\"id\":\"\",\"mode\":\"test\","
+		"\"status\":\"paid\",\"amount\":{\"value\":\"\",\"currency\":"
+		"\"\"}}",
+		.currency = "EUR",
+		.ids = { { "tr_", BASE62, 10, false },
+			 { "", BASE62, 10, false } },
+	},
+	[CONFIG_PROVIDER_MERCADOPAGO] = {
+		.template =
+		"{\"id\":1,\"status\":\"approved\",\"status_detail\":"
+		"\"accredited\",\"transaction_amount\":1,\"currency_id\":\"\","
+		"\"refunds\":[]}",
+		.currency = "BRL",
+		.ids = { { "", DIGITS, 11, false },
+			 { "", DIGITS, 11, false } },
+		.event_id = "12345",
+	},
+	[CONFIG_PROVIDER_GOCARDLESS] = {
+		.template =
+		"{\"payments\":{\"id\":\"\",\"status\":\"confirmed\","
+		"\"amount\":1,\"currency\":\"\"}}",
+		.currency = "GBP",
+		.ids = { { "PM", UPPER36, 12, false },
+			 { "EV", UPPER36, 12, false } },
+		.event_id = "EV0000SAMPLE01",
 	},
 };
 
@@ -386,6 +420,22 @@ static const struct sample_event sample_events[] = {
 	"\"timestamp\":\"@TIME@\",\"data\":{\"id\":\"@OBJ@\",\"category\":"   \
 	"\"fraudulent\",\"amount\":@AMOUNT@,\"currency\":\"@CUR@\","          \
 	"\"reason_code\":\"10.4\",\"payment_id\":\"@TX@\"}}"
+/* The notifications of the providers that only notify: Mollie's form
+ * post (docs.mollie.com/reference/webhooks), Mercado Pago's JSON body
+ * (its webhooks guide; data.id goes in the query too), GoCardless's
+ * events (developer.gocardless.com's example, with a payment's or a
+ * refund's links). */
+#define MOLLIE_NOTICE "id=@OBJ@"
+#define MERCADOPAGO_NOTICE                                                     \
+	"{\"id\":\"@EVT@\",\"live_mode\":true,\"type\":\"payment\","            \
+	"\"date_created\":\"@TIME@\",\"user_id\":44444,\"api_version\":"      \
+	"\"v1\",\"action\":\"@EVENT@\",\"data\":{\"id\":\"@TX@\"}}"
+#define GOCARDLESS_NOTICE(resource, links)                                     \
+	"{\"events\":[{\"id\":\"@EVT@\",\"created_at\":\"@TIME@\","          \
+	"\"action\":\"@STATE@\",\"resource_type\":\"" resource "\","          \
+	"\"links\":{" links ",\"organisation\":\"OR123\"},\"details\":{"     \
+	"\"origin\":\"gocardless\",\"cause\":\"" resource "_@STATE@\"}}],"    \
+	"\"meta\":{\"webhook_id\":\"WB123\"}}"
 #define LEMONSQUEEZY_LC                                                        \
 	"{\"meta\":{\"test_mode\":false,\"event_name\":\"@EVENT@\"},"        \
 	"\"data\":{\"type\":\"orders\",\"id\":\"@TX@\",\"attributes\":{"    \
@@ -460,6 +510,14 @@ static const struct lifecycle_sample lifecycle_samples[] = {
 	{ CONFIG_PROVIDER_CHECKOUT, "dispute_won", NULL, CHECKOUT_DISPUTE_LC, "", "dsp_" },
 	{ CONFIG_PROVIDER_CHECKOUT, "dispute_lost", NULL, CHECKOUT_DISPUTE_LC, "", "dsp_" },
 	{ CONFIG_PROVIDER_LEMONSQUEEZY, "order_refunded", NULL, LEMONSQUEEZY_LC, "refunded", NULL },
+	{ CONFIG_PROVIDER_MOLLIE, "payment", NULL, MOLLIE_NOTICE, "", "tr_" },
+	{ CONFIG_PROVIDER_MERCADOPAGO, "payment.updated", NULL, MERCADOPAGO_NOTICE, "", NULL },
+	{ CONFIG_PROVIDER_MERCADOPAGO, "payment.created", NULL, MERCADOPAGO_NOTICE, "", NULL },
+	{ CONFIG_PROVIDER_GOCARDLESS, "payments.confirmed", NULL, GOCARDLESS_NOTICE("payments", "\"payment\":\"@OBJ@\""), "confirmed", "PM" },
+	{ CONFIG_PROVIDER_GOCARDLESS, "payments.paid_out", NULL, GOCARDLESS_NOTICE("payments", "\"payment\":\"@OBJ@\""), "paid_out", "PM" },
+	{ CONFIG_PROVIDER_GOCARDLESS, "payments.charged_back", NULL, GOCARDLESS_NOTICE("payments", "\"payment\":\"@OBJ@\""), "charged_back", "PM" },
+	{ CONFIG_PROVIDER_GOCARDLESS, "payments.chargeback_cancelled", NULL, GOCARDLESS_NOTICE("payments", "\"payment\":\"@OBJ@\""), "chargeback_cancelled", "PM" },
+	{ CONFIG_PROVIDER_GOCARDLESS, "refunds.paid", NULL, GOCARDLESS_NOTICE("refunds", "\"refund\":\"@OBJ@\",\"payment\":\"PM@TX@\""), "paid", "RF" },
 };
 
 #define LIFECYCLE_SAMPLE_COUNT                                                 \
@@ -468,9 +526,11 @@ static const struct lifecycle_sample lifecycle_samples[] = {
 static const struct lifecycle_sample *
 find_lifecycle_sample(enum config_provider provider, const char *name)
 {
-	for (size_t i = 0; name != NULL && i < LIFECYCLE_SAMPLE_COUNT; i++)
+	/* NULL: the first (a provider that only notifies has no payment
+	 * event sample: its notification is its first). */
+	for (size_t i = 0; i < LIFECYCLE_SAMPLE_COUNT; i++)
 		if (lifecycle_samples[i].provider == provider &&
-		    strcmp(lifecycle_samples[i].name, name) == 0)
+		    (name == NULL || strcmp(lifecycle_samples[i].name, name) == 0))
 			return &lifecycle_samples[i];
 	return NULL;
 }
@@ -650,7 +710,9 @@ static char *lifecycle_text(const struct lifecycle_sample *ls,
 	values[1] = ls->state;
 	values[2] = object;
 	values[3] = in->transaction_id;
-	values[4] = in->event_id != NULL ? in->event_id : "evt_sample";
+	values[4] = in->event_id != NULL ? in->event_id :
+		    samples[in->provider].event_id != NULL ?
+			    samples[in->provider].event_id : "evt_sample";
 	values[5] = amount;
 	values[6] = decimal;
 	values[7] = currency;
@@ -687,6 +749,9 @@ static char *lifecycle_text(const struct lifecycle_sample *ls,
 		t = end + 1;
 	}
 	text[used] = '\0';
+	/* A form (Mollie's notification) goes as it is. */
+	if (ls->template[0] != '{')
+		return text;
 	root = json_tokener_parse(text);
 	free(text);
 	if (root != NULL) {
@@ -794,6 +859,7 @@ char *sample_event(const struct sample_input *in, struct error *err)
 			       json_object_new_string(number));
 		break;
 	case PAYLOAD_AMOUNT_DECIMAL:
+	case PAYLOAD_AMOUNT_DECIMAL_NUMBER:
 		if (decimal_text(in->amount, currency, number,
 				 sizeof(number)) != 0) {
 			error_set(err, "no known ISO 4217 exponent for the "
@@ -802,7 +868,9 @@ char *sample_event(const struct sample_input *in, struct error *err)
 			return NULL;
 		}
 		rc |= set_path(node, f.amount_path,
-			       json_object_new_string(number));
+			       f.amount_form == PAYLOAD_AMOUNT_DECIMAL ?
+				       json_object_new_string(number) :
+				       json_tokener_parse(number));
 		break;
 	}
 	if (in->event_id != NULL && f.event_id_path != NULL)

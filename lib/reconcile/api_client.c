@@ -307,6 +307,11 @@ void api_client_free(struct api_client *c)
 	free(c);
 }
 
+long api_client_retry_after(const struct api_client *c)
+{
+	return c->retry_after_s;
+}
+
 unsigned long api_client_requests(const struct api_client *c)
 {
 	return c->requests;
@@ -449,6 +454,10 @@ static int request(struct api_client *c, const char *url, enum method m,
 					 "or lacks the permission to list "
 					 "events", status);
 		if ((status == 429 || status == 503) && c->retry_after_s >= 0) {
+			if (c->options.no_wait)
+				return error_set(err, "HTTP %ld: asked to wait "
+						 "%ld s", status,
+						 c->retry_after_s);
 			if (c->retry_after_s > RETRY_AFTER_MAX_S ||
 			    ++waits > RETRY_AFTER_WAITS_MAX)
 				return error_set(err, "HTTP %ld: asked to wait "
@@ -466,7 +475,7 @@ static int request(struct api_client *c, const char *url, enum method m,
 		 * after a back-off; anything else is final. */
 		if (status != 0 && status != 429 && status < 500)
 			return error_set(err, "HTTP %ld", status);
-		if (++tries >= c->options.max_retries) {
+		if (++tries >= c->options.max_retries || c->options.no_wait) {
 			if (status == 0)
 				return error_set(err, "no answer after %d "
 						 "tries: %s", tries,

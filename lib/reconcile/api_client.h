@@ -57,6 +57,9 @@ struct api_client_options {
 	 * with that error. */
 	int (*on_wait)(void *wait_ctx, struct error *err);
 	void *wait_ctx;
+	/* One try, and a 429 or 503's Retry-After not waited for: the
+	 * caller's queue waits (api_client_retry_after says how long). */
+	bool no_wait;
 };
 
 /* How often on_wait is called during one long wait. */
@@ -112,6 +115,9 @@ long api_client_last_answer(const struct api_client *client,
 /* The Link header of the last answer (Shopify's page_info paging), or
  * NULL when it had none (or one longer than API_CLIENT_LINK_MAX). */
 const char *api_client_link(const struct api_client *client);
+
+/* The Retry-After of the last answer in seconds, or -1 when it had none. */
+long api_client_retry_after(const struct api_client *client);
 
 /* Requests sent so far (retries included). */
 unsigned long api_client_requests(const struct api_client *client);

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "api_client.h"
 #include "backend.h"
 #include "encoding.h"
 #include "utc.h"
@@ -338,4 +339,20 @@ bool backend_decimal(const char *text)
 		if (*c < '0' || *c > '9')
 			return false;
 	return true;
+}
+
+enum backend_fetch backend_fetch_get(struct api_client *client,
+				     const char *url, const char **body,
+				     size_t *len, struct error *err)
+{
+	struct error why;
+
+	if (api_client_get(client, url, body, len, &why) == 0)
+		return BACKEND_FETCHED;
+	if (api_client_last_answer(client, body, len) == 404) {
+		error_set(err, "HTTP 404: the API does not know it");
+		return BACKEND_UNKNOWN;
+	}
+	error_set(err, "%s", why.message);
+	return BACKEND_FETCH_FAILED;
 }

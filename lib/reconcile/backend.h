@@ -20,6 +20,7 @@
 #include "configuration.h"
 #include "error.h"
 
+struct api_client;
 struct json_object;
 
 /* The longest page cursor (Stripe: the last event's id; Shopify: a
@@ -53,6 +54,14 @@ struct backend_answer {
 	/* The window the page was asked for (never NULL): a list without a
 	 * time filter (Lemon Squeezy's orders) is cut to it here. */
 	const struct backend_window *window;
+};
+
+/* What a fetch of one notified object came to (struct backend's fetch). */
+enum backend_fetch {
+	BACKEND_FETCHED = 0,  /* page holds what to record */
+	BACKEND_UNKNOWN,      /* 404: the API does not know the object */
+	BACKEND_FETCH_FAILED, /* no answer, 5xx, 429, 401/403, or not the
+			       * documented JSON: err says which */
 };
 
 /* One page as read. */
@@ -146,6 +155,17 @@ struct backend {
 	/* Optional: more headers every page request carries, NULL-terminated
 	 * (Lemon Squeezy's JSON:API Accept). */
 	const char *const *headers;
+	/* Optional, for a provider that only notifies (notify_fetch.h):
+	 * fetches the object a notification names (object_id, its shape
+	 * checked when it was queued) from base with client, into page: the
+	 * bodies to record, each the object as the API gives it (with what
+	 * belongs to it that the API lists apart, as the provider's own
+	 * embedding would put it). Returns an enum backend_fetch, err set
+	 * unless BACKEND_FETCHED. */
+	enum backend_fetch (*fetch)(struct api_client *client,
+				    const char *base, const char *object_id,
+				    struct backend_page *page,
+				    struct error *err);
 };
 
 /* Whether cfg holds <profile>_api_key (not empty): the profile is
@@ -269,6 +289,13 @@ int backend_key_header(const char *prefix, const char *key,
 
 /* The string member name of obj, or NULL when obj has none. */
 const char *backend_string(struct json_object *obj, const char *name);
+
+/* GETs url with client for a fetch: BACKEND_FETCHED with the answer in
+ * *body[0..*len) (the client's until its next call), BACKEND_UNKNOWN for a
+ * 404, else BACKEND_FETCH_FAILED; err set unless BACKEND_FETCHED. */
+enum backend_fetch backend_fetch_get(struct api_client *client,
+				     const char *url, const char **body,
+				     size_t *len, struct error *err);
 
 /* Writes "Authorization: Basic <base64 of key:>" (the key as the user,
  * an empty password: PAY.JP, KOMOJU) into out (BACKEND_HEADER_MAX bytes).

@@ -15,6 +15,11 @@
 #include "backend_razorpay.h"
 #include "backend_shopify.h"
 #include "backend_lemonsqueezy.h"
+/* The providers that only notify: each notified object fetched, and
+ * their lists. */
+#include "backend_gocardless.h"
+#include "backend_mercadopago.h"
+#include "backend_mollie.h"
 #include "backends.h"
 
 static const struct backend_row {
@@ -38,6 +43,9 @@ static const struct backend_row {
 				      "provider's API" },
 	[CONFIG_PROVIDER_PAYPAL] = { &backend_paypal, NULL },
 	[CONFIG_PROVIDER_LEMONSQUEEZY] = { &backend_lemonsqueezy, NULL },
+	[CONFIG_PROVIDER_MOLLIE] = { &backend_mollie, NULL },
+	[CONFIG_PROVIDER_MERCADOPAGO] = { &backend_mercadopago, NULL },
+	[CONFIG_PROVIDER_GOCARDLESS] = { &backend_gocardless, NULL },
 	/* The current platform's webhooks are a workflow's actions; the
 	 * previous platform's GET /events is for that platform only. */
 	[CONFIG_PROVIDER_CHECKOUT] = { NULL, "Checkout.com has no API that "

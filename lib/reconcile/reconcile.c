@@ -53,6 +53,9 @@ struct reconcile {
 struct tally {
 	unsigned long listed, processed, duplicate, ignored, discrepancy,
 		known_discrepancy, invalid, invalid_new, pages, requests;
+	/* Listed objects of a provider that only notifies, queued to be
+	 * fetched (notify_fetch.h). */
+	unsigned long queued;
 	int64_t from_s, until_s;
 	/* Progress lines on standard error, when it is a terminal. */
 	bool progress;
@@ -343,6 +346,11 @@ static int record_event(struct reconcile *r, enum config_provider profile,
 			return 0;
 		case OUTCOME_IGNORED:
 			t->ignored++;
+			return 0;
+		case OUTCOME_QUEUED:
+			/* A provider that only notifies: its event names what
+			 * the fetcher records, as a notification would. */
+			t->queued++;
 			return 0;
 		case OUTCOME_CONFLICT:
 			if (judge_discrepancy(r, name, &res, o->dry_run))
@@ -748,6 +756,8 @@ out:
 		t.discrepancy, t.pages, t.invalid, t.requests,
 		t.known_discrepancy + (t.invalid - t.invalid_new), from, until,
 		o->dry_run ? " dry_run=yes" : "");
+	if (t.queued > 0)
+		fprintf(out, " queued=%lu", t.queued);
 	if (rc == RECONCILE_FAILED) {
 		/* The reason, quoted as logfmt quotes (no '"' in it). */
 		for (char *c = err.message; *c != '\0'; c++)

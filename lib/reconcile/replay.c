@@ -106,6 +106,10 @@ static int replay_one(struct pipeline *p, struct inbox_store *store,
 				 pipeline_last_batch(p)->event_type : "the event");
 	else
 		reason[0] = '\0';
+	/* A notification queued (a provider that only notifies) did what
+	 * its delivery would have: it leaves the inbox as a recorded one. */
+	if (r.outcome == OUTCOME_QUEUED)
+		r.outcome = OUTCOME_PROCESSED;
 	switch (r.outcome) {
 	case OUTCOME_PROCESSED:
 	case OUTCOME_DUPLICATE:

@@ -48,6 +48,9 @@ enum config_provider {
 	CONFIG_PROVIDER_PAYPAL,
 	CONFIG_PROVIDER_CHECKOUT,
 	CONFIG_PROVIDER_LEMONSQUEEZY,
+	CONFIG_PROVIDER_MOLLIE,
+	CONFIG_PROVIDER_MERCADOPAGO,
+	CONFIG_PROVIDER_GOCARDLESS,
 	CONFIG_PROVIDER_COUNT
 };
 
@@ -199,6 +202,14 @@ struct config {
 	long reconcile_interval_s;  /* between passes without --once, 900 */
 	long reconcile_max_pages;   /* pages of one provider's pass, 5000 */
 	long reconcile_max_pass_s;  /* seconds of one provider's pass, 3600 */
+	/* Providers that only notify (notify.h): the queue of their
+	 * notifications, fetched by payhook-reconcile. */
+	long notify_alert_after_s;  /* a pending one this old alerts
+				     * notify_waiting, default 600 */
+	long notify_max_pending;    /* pending ones at most; past it 503,
+				     * default 100000 */
+	long notify_poll_ms;        /* the fetcher daemon's look at the
+				     * table when idle, default 200 */
 
 	int in_progress_status;     /* 409 (default) or 503 */
 	int retry_after_s;          /* Retry-After value, default 5 */

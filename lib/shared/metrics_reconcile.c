@@ -20,7 +20,9 @@ static void publish_one(struct scoreboard_reconcile *v,
 {
 	unsigned flags = (r->known ? SCOREBOARD_RECONCILE_KNOWN : 0) |
 			 (r->failing ? SCOREBOARD_RECONCILE_FAILING : 0) |
-			 (r->stale ? SCOREBOARD_RECONCILE_STALE : 0);
+			 (r->stale ? SCOREBOARD_RECONCILE_STALE : 0) |
+			 (r->notify_known ? SCOREBOARD_NOTIFY_KNOWN : 0) |
+			 (r->notify_waiting ? SCOREBOARD_NOTIFY_WAITING : 0);
 
 	scoreboard_write_begin(&v->seq);
 	atomic_store_explicit(&v->flags, flags, memory_order_relaxed);
@@ -33,6 +35,14 @@ static void publish_one(struct scoreboard_reconcile *v,
 	atomic_store_explicit(&v->last_success_s, r->last_success_s,
 			      memory_order_relaxed);
 	atomic_store_explicit(&v->last_error_s, r->last_error_s,
+			      memory_order_relaxed);
+	atomic_store_explicit(&v->notify_pending, r->notify_pending,
+			      memory_order_relaxed);
+	atomic_store_explicit(&v->notify_done, r->notify_done,
+			      memory_order_relaxed);
+	atomic_store_explicit(&v->notify_rejected, r->notify_rejected,
+			      memory_order_relaxed);
+	atomic_store_explicit(&v->notify_oldest_s, r->notify_oldest_s,
 			      memory_order_relaxed);
 	scoreboard_store_words(v->error, SCOREBOARD_RECONCILE_ERROR_WORDS,
 			       r->last_error,
@@ -71,6 +81,14 @@ static void read_one(const struct scoreboard_reconcile *v,
 			&v->last_success_s, memory_order_relaxed);
 		out->last_error_s = atomic_load_explicit(&v->last_error_s,
 							 memory_order_relaxed);
+		out->notify_pending = atomic_load_explicit(
+			&v->notify_pending, memory_order_relaxed);
+		out->notify_done = atomic_load_explicit(&v->notify_done,
+							memory_order_relaxed);
+		out->notify_rejected = atomic_load_explicit(
+			&v->notify_rejected, memory_order_relaxed);
+		out->notify_oldest_s = atomic_load_explicit(
+			&v->notify_oldest_s, memory_order_relaxed);
 		scoreboard_load_words(v->error, SCOREBOARD_RECONCILE_ERROR_WORDS,
 				      out->last_error);
 		if (!scoreboard_read_end(&v->seq, before))
@@ -78,6 +96,8 @@ static void read_one(const struct scoreboard_reconcile *v,
 		out->known = (flags & SCOREBOARD_RECONCILE_KNOWN) != 0;
 		out->failing = (flags & SCOREBOARD_RECONCILE_FAILING) != 0;
 		out->stale = (flags & SCOREBOARD_RECONCILE_STALE) != 0;
+		out->notify_known = (flags & SCOREBOARD_NOTIFY_KNOWN) != 0;
+		out->notify_waiting = (flags & SCOREBOARD_NOTIFY_WAITING) != 0;
 		return;
 	}
 	memset(out, 0, sizeof(*out));

@@ -37,6 +37,13 @@ struct metrics_reconcile {
 	bool failing, stale;           /* the alert episodes open */
 	char last_error[METRICS_RECONCILE_ERROR_MAX + 1]; /* "" after a
 							   * complete pass */
+	/* A provider that only notifies: its queue (table notifications),
+	 * as payhook-dispatch counts it (notify_watch.h). */
+	bool notify_known;             /* the figures below are read */
+	unsigned long long notify_pending, notify_done, notify_rejected;
+	long long notify_oldest_s;     /* the oldest pending one's age, s;
+					* 0: none pending */
+	bool notify_waiting;           /* its notify_waiting episode open */
 };
 
 /* Publishes every profile's figures (rows: CONFIG_PROVIDER_COUNT entries,

@@ -20,6 +20,7 @@ struct outcome_row {
 	const char *reason_phrase;
 	int retry_after;     /* adds Retry-After */
 	int allow_post;      /* adds Allow: POST */
+	int bare;            /* the body is the result alone */
 };
 
 static const struct outcome_row outcome_table[OUTCOME_COUNT] = {
@@ -41,6 +42,7 @@ static const struct outcome_row outcome_table[OUTCOME_COUNT] = {
 	[OUTCOME_ERROR] = { "error", 500, "Internal Server Error", 0, 0 },
 	[OUTCOME_IGNORED] = { "ignored", 200, "OK", 0, 0 },
 	[OUTCOME_NOT_FOUND] = { "not_found", 404, "Not Found", 0, 0 },
+	[OUTCOME_QUEUED] = { "queued", 200, "OK", 0, 0, 1 },
 };
 
 void response_set(struct result *r, enum outcome outcome, const char *fmt, ...)
@@ -147,27 +149,29 @@ static void put_member(struct out *o, const char *key, const char *value)
  * (nearly always: an id is visible ASCII, a reason our own text);
  * otherwise the whole body is json-c's. Returns 0, or -1 with err set
  * when memory runs out. */
-static int put_body(struct out *o, const struct result *r, const char *name,
-		    struct error *err)
+static int put_body(struct out *o, const struct result *r,
+		    const struct outcome_row *row, struct error *err)
 {
+	/* A bare row's body is its result alone. */
+	const char *id = row->bare ? "" : r->transaction_id;
+	const char *reason = row->bare ? "" : r->reason;
 	json_object *body;
 	const char *text = NULL;
 
-	if (json_unchanged(r->transaction_id) && json_unchanged(r->reason)) {
+	if (json_unchanged(id) && json_unchanged(reason)) {
 		put(o, "{\"result\":\"");
-		put(o, name);
+		put(o, row->name);
 		put(o, "\"");
-		put_member(o, "transaction_id", r->transaction_id);
-		put_member(o, "reason", r->reason);
+		put_member(o, "transaction_id", id);
+		put_member(o, "reason", reason);
 		put(o, "}\n");
 		return 0;
 	}
 	body = json_object_new_object();
-	if (body != NULL && body_add_string(body, "result", name) == 0 &&
-	    (r->transaction_id[0] == '\0' ||
-	     body_add_string(body, "transaction_id", r->transaction_id) == 0) &&
-	    (r->reason[0] == '\0' ||
-	     body_add_string(body, "reason", r->reason) == 0))
+	if (body != NULL && body_add_string(body, "result", row->name) == 0 &&
+	    (id[0] == '\0' || body_add_string(body, "transaction_id", id) == 0) &&
+	    (reason[0] == '\0' ||
+	     body_add_string(body, "reason", reason) == 0))
 		text = json_object_to_json_string_ext(
 			body, JSON_C_TO_STRING_PLAIN |
 				      JSON_C_TO_STRING_NOSLASHESCAPE);
@@ -210,7 +214,7 @@ long response_render(const struct result *r, const struct config *cfg,
 			put(&o, "Allow: POST\r\n");
 		}
 		put(&o, "\r\n");
-		if (put_body(&o, r, row->name, err) != 0)
+		if (put_body(&o, r, row, err) != 0)
 			return -1;
 	}
 	if (o.full)

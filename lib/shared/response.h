@@ -26,8 +26,9 @@ enum outcome {
 	OUTCOME_ERROR,
 	OUTCOME_IGNORED,
 	OUTCOME_NOT_FOUND,
+	OUTCOME_QUEUED,  /* a notification durably queued (notify.h) */
 };
-#define OUTCOME_COUNT (OUTCOME_NOT_FOUND + 1)
+#define OUTCOME_COUNT (OUTCOME_QUEUED + 1)
 
 #define RESPONSE_REASON_MAX 160
 
@@ -56,7 +57,8 @@ int response_outcome_status(enum outcome outcome, const struct config *cfg);
 /* Writes the complete CGI response for r into buf: "Status: ...", the
  * Content-Type, any Retry-After / Allow header, a blank line and the JSON body
  * {"result": ..., "transaction_id": ..., "reason": ...} built with json-c (or
- * r->success_body for a 2xx when it is set).
+ * r->success_body for a 2xx when it is set). A queued notification's body
+ * is {"result": "queued"} alone: what it names is no transaction yet.
  * Returns the length written (buf is also NUL-terminated), or -1 with err set
  * when cap is too small or memory runs out. */
 long response_render(const struct result *r, const struct config *cfg,

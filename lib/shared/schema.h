@@ -28,6 +28,7 @@
 #define SCHEMA_MIGRATE_RECONCILE "db/migrate-10-reconcile.sql"
 #define SCHEMA_MIGRATE_INBOX "db/migrate-11-inbox.sql"
 #define SCHEMA_MIGRATE_INBOX_SIGNATURE "db/migrate-13-inbox-signature.sql"
+#define SCHEMA_MIGRATE_NOTIFICATIONS "db/migrate-16-notifications.sql"
 
 /* The unique keys exactly-once rests on. */
 #define SCHEMA_PAYMENTS_KEY "uq_payments_provider_transaction_id"

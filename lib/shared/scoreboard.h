@@ -112,10 +112,15 @@ struct scoreboard_reconcile {
 	atomic_llong last_success_s; /* Unix time; 0: none */
 	atomic_llong last_error_s;
 	atomic_ullong error[SCOREBOARD_RECONCILE_ERROR_WORDS];
+	/* The queue of a provider that only notifies. */
+	atomic_ullong notify_pending, notify_done, notify_rejected;
+	atomic_llong notify_oldest_s;
 };
 #define SCOREBOARD_RECONCILE_KNOWN 1u   /* the profile has a row */
 #define SCOREBOARD_RECONCILE_FAILING 2u /* its alert episodes */
 #define SCOREBOARD_RECONCILE_STALE 4u
+#define SCOREBOARD_NOTIFY_KNOWN 8u      /* its queue's figures */
+#define SCOREBOARD_NOTIFY_WAITING 16u   /* its notify_waiting episode */
 
 struct scoreboard {
 	uint32_t magic;

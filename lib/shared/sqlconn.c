@@ -281,6 +281,11 @@ void sqlconn_rollback(struct sqlconn *c)
 		sqlconn_disconnect(c);
 }
 
+bool sqlconn_in_transaction(const struct sqlconn *c)
+{
+	return c->in_transaction;
+}
+
 /* Prepares sql on the connection. Returns the statement (the caller closes
  * it, before the connection goes), or NULL with err set. */
 static MYSQL_STMT *prepare(struct sqlconn *c, const char *sql,

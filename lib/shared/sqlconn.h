@@ -178,6 +178,9 @@ unsigned sqlconn_commit(struct sqlconn *c);
  * fail. */
 void sqlconn_rollback(struct sqlconn *c);
 
+/* Whether a transaction begun by sqlconn_begin is open. */
+bool sqlconn_in_transaction(const struct sqlconn *c);
+
 /* Prepares sql as statement which of the set (for on_connect: SQL that
  * depends on the server). Returns 0, or -1 with err set (the slot left
  * empty). */

@@ -238,11 +238,13 @@ for f in schema.sql migrate-8-lifecycle-items.sql payhook.conf.example; do
 done
 units=/lib/systemd/system
 unit_files="payhook.socket payhook.service payhook-dispatch.service
-	payhook-reconcile.service payhook-reconcile.timer"
+	payhook-reconcile.service payhook-reconcile.timer
+	payhook-reconcile-daemon.service"
 # (payhook-reconcile.service is static: its timer starts it.)
-expect "no unit is enabled at install" "disabled disabled disabled disabled" \
+expect "no unit is enabled at install" "disabled disabled disabled disabled disabled" \
 	"$(in_root systemctl is-enabled payhook.socket payhook.service \
-		payhook-dispatch.service payhook-reconcile.timer 2>&1 | tr '\n' ' ' | sed 's/ $//')"
+		payhook-dispatch.service payhook-reconcile.timer \
+		payhook-reconcile-daemon.service 2>&1 | tr '\n' ' ' | sed 's/ $//')"
 
 # ---- the documentation -------------------------------------------------
 for page in payhook.8 payhook-dispatch.8 payhook-reconcile.8 payhook-sign.1 payhook.conf.5; do
@@ -290,7 +292,7 @@ for unit in $unit_files; do
 	out=$(in_root systemd-analyze verify "$units/$unit" 2>&1)
 	expect "systemd-analyze verify $unit" "" "$out"
 done
-for unit in payhook payhook-dispatch payhook-reconcile; do
+for unit in payhook payhook-dispatch payhook-reconcile payhook-reconcile-daemon; do
 	out=$(in_root systemd-analyze security --offline=true "$units/$unit.service" 2>&1)
 	level=$(sed -n 's/.*Overall exposure level for [^:]*: \([0-9.]*\).*/\1/p' <<<"$out")
 	grep -E '✗|Overall' <<<"$out" | sed "s/^/# $unit: /"

@@ -590,3 +590,72 @@ int inbox_store_keep_batch(struct inbox_store *store,
 	return 0;
 }
 
+
+/* ---- notify_store.h (the receiver's part): each queued notification is
+ * checked against the contract (a provider that only notifies, an object
+ * id of 1 to 64 visible bytes, a known source) ---- */
+
+#include "notify_store.h"
+
+struct notify_store {
+	int unused;
+};
+
+struct notify_store *notify_store_new(const struct config *cfg,
+				      struct error *err)
+{
+	struct notify_store *s = calloc(1, sizeof(*s));
+
+	(void)cfg;
+	if (s == NULL)
+		error_set(err, "stub notifications: out of memory");
+	return s;
+}
+
+void notify_store_free(struct notify_store *store)
+{
+	free(store);
+}
+
+int notify_store_check(struct notify_store *store, struct error *err)
+{
+	(void)store;
+	(void)err;
+	return 0;
+}
+
+long long notify_store_pending(struct notify_store *store, struct error *err)
+{
+	(void)store;
+	(void)err;
+	return 0;
+}
+
+int notify_store_queue(struct notify_store *store, const char *provider,
+		       const char *source, const struct notify_notice *notices,
+		       size_t n, struct error *err)
+{
+	(void)store;
+	(void)err;
+	FUZZ_CHECK(n > 0, "notifications: an empty queue written");
+	FUZZ_CHECK(strcmp(provider, "mollie") == 0 ||
+			   strcmp(provider, "mercadopago") == 0 ||
+			   strcmp(provider, "gocardless") == 0,
+		   "notifications: queued for %s", provider);
+	FUZZ_CHECK(strcmp(source, "webhook") == 0 ||
+			   strcmp(source, "reconcile") == 0 ||
+			   strcmp(source, "replay") == 0,
+		   "notifications: source %s", source);
+	for (size_t i = 0; i < n; i++) {
+		size_t len = strlen(notices[i].object_id);
+
+		FUZZ_CHECK(len > 0 && len <= 64,
+			   "notifications: an object id of %zu bytes", len);
+		for (size_t c = 0; c < len; c++)
+			FUZZ_CHECK(notices[i].object_id[c] > 0x20 &&
+					   notices[i].object_id[c] < 0x7f,
+				   "notifications: an id byte 0x%02x",
+				   (unsigned char)notices[i].object_id[c]);
+	}
+	return 0;
+}

@@ -50,6 +50,10 @@ static const char *const secrets[CONFIG_PROVIDER_COUNT] = {
 	[CONFIG_PROVIDER_PAYPAL] = "",
 	[CONFIG_PROVIDER_CHECKOUT] = "sk_sbox_test_providers_checkout",
 	[CONFIG_PROVIDER_LEMONSQUEEZY] = "test_providers_lemonsqueezy",
+	/* Mollie's classic webhooks are unsigned. */
+	[CONFIG_PROVIDER_MOLLIE] = "",
+	[CONFIG_PROVIDER_MERCADOPAGO] = "test_providers_mercadopago",
+	[CONFIG_PROVIDER_GOCARDLESS] = "test_providers_gocardless",
 };
 
 /* The file top_srcdir/path, NUL-terminated; the caller frees. */
@@ -119,13 +123,17 @@ START_TEST(every_table_has_its_row)
 		ck_assert_msg(strstr(refunds_md, row) != NULL,
 			      "%s: no row %s in doc/refunds-and-disputes.md",
 			      name, row);
+		/* Its secret, PayPal's webhook id, and nothing for Mollie,
+		 * whose notifications are unsigned (its API key below). */
 		snprintf(key, sizeof(key), "%s_%s",
 			 p == CONFIG_PROVIDER_STANDARD ? "webhook" : name,
 			 provider_keyless(p) ? "webhook_id" : "secret");
-		ck_assert_msg(has_line(keys, key),
+		ck_assert_msg((provider_keyless(p) && provider_notifies(p)) ||
+				      has_line(keys, key),
 			      "%s: %s not in man/payhook.conf.keys", name, key);
 		snprintf(key, sizeof(key), "%s_api_key", name);
-		ck_assert_msg(backends_for(p) == NULL || has_line(keys, key),
+		ck_assert_msg((backends_for(p) == NULL && !provider_notifies(p)) ||
+				      has_line(keys, key),
 			      "%s: %s not in man/payhook.conf.keys", name, key);
 	}
 	free(providers_md);
@@ -157,11 +165,13 @@ START_TEST(each_sample_payment_reads_back)
 		struct error err = { "" };
 		struct testreq t;
 		char now[32], *body, *signed_body = NULL, var[128];
+		char api_var[128];
 		const char *text;
 
 		ck_assert_ptr_nonnull(batch);
 		ck_assert_ptr_nonnull(parser);
-		if (sample_name(p, 0) == NULL || provider_keyless(p)) {
+		if (sample_name(p, 0) == NULL ||
+		    (provider_keyless(p) && !provider_notifies(p))) {
 			free(batch);
 			payload_parser_free(parser);
 			continue;
@@ -173,8 +183,15 @@ START_TEST(each_sample_payment_reads_back)
 			 p == CONFIG_PROVIDER_STANDARD ? "WEBHOOK" : name);
 		for (char *c = var; *c != '\0'; c++)
 			*c = (char)(*c >= 'a' && *c <= 'z' ? *c - 32 : *c);
-		setenv(var, secrets[p], 1);
+		if (secrets[p][0] != '\0')
+			setenv(var, secrets[p], 1);
 		setenv("PAYHOOK_SQUARE_NOTIFICATION_URL", sign.url, 1);
+		/* A provider that only notifies needs the key to fetch. */
+		snprintf(api_var, sizeof(api_var), "PAYHOOK_%s_API_KEY", name);
+		for (char *c = api_var; *c != '\0'; c++)
+			*c = (char)(*c >= 'a' && *c <= 'z' ? *c - 32 : *c);
+		if (provider_notifies(p))
+			setenv(api_var, "test_providers_api_key", 1);
 		ck_assert_msg(pipeline_load_config(&cfg, NULL, &err) == 0,
 			      "%s: %s", name, err.message);
 		set = provider_set_new(&cfg, &err);
@@ -188,16 +205,40 @@ START_TEST(each_sample_payment_reads_back)
 		testreq_init(&t, "POST", text, strlen(text));
 		for (size_t i = 0; i < h.count; i++)
 			testreq_header(&t, h.items[i].name, h.items[i].value);
-		ck_assert_msg(provider_read(provider_enabled(set, p), &t.req,
-					    parser, text, strlen(text),
-					    time(NULL), batch, &err) ==
-				      PROVIDER_PAYMENTS,
-			      "%s: its sample payment does not read back: %s",
-			      name, err.message);
-		ck_assert_uint_eq(batch->count, 1);
-		ck_assert_str_eq(batch->payments[0].transaction_id, "1234567");
-		ck_assert_int_eq(batch->payments[0].amount, 1999);
+		/* Mercado Pago signs the query's data.id. */
+		if (p == CONFIG_PROVIDER_MERCADOPAGO)
+			testreq_set(&t, "QUERY_STRING",
+				    "data.id=1234567&type=payment");
+		if (provider_notifies(p)) {
+			/* Its sample is a notification: it names the
+			 * payment to fetch. */
+			ck_assert_msg(provider_read(provider_enabled(set, p),
+						    &t.req, parser, text,
+						    strlen(text), time(NULL),
+						    batch, &err) ==
+					      PROVIDER_NOTIFIED,
+				      "%s: its sample notification does not "
+				      "read back: %s", name, err.message);
+			ck_assert_uint_eq(batch->notice_count, 1);
+			ck_assert_msg(strstr(batch->notices[0].object_id,
+					     "1234567") != NULL,
+				      "%s: notified %s", name,
+				      batch->notices[0].object_id);
+		} else {
+			ck_assert_msg(provider_read(provider_enabled(set, p),
+						    &t.req, parser, text,
+						    strlen(text), time(NULL),
+						    batch, &err) ==
+					      PROVIDER_PAYMENTS,
+				      "%s: its sample payment does not read "
+				      "back: %s", name, err.message);
+			ck_assert_uint_eq(batch->count, 1);
+			ck_assert_str_eq(batch->payments[0].transaction_id,
+					 "1234567");
+			ck_assert_int_eq(batch->payments[0].amount, 1999);
+		}
 		unsetenv(var);
+		unsetenv(api_var);
 		free(body);
 		free(signed_body);
 		provider_set_free(set);
