@@ -1004,7 +1004,7 @@ enum payload_status provider_lifecycle_read(enum config_provider provider,
 	return PAYLOAD_VALID;
 }
 
-const char *provider_lifecycle_none(enum config_provider provider)
+const char *provider_lifecycle_test_none(enum config_provider provider)
 {
 	/* The providers with no lifecycle event payhook reads, and why. */
 	static const char *const none[CONFIG_PROVIDER_COUNT] = {
@@ -1016,7 +1016,7 @@ const char *provider_lifecycle_none(enum config_provider provider)
 							  : NULL;
 }
 
-bool provider_lifecycle_reads(enum config_provider provider)
+bool provider_lifecycle_test_reads(enum config_provider provider)
 {
 	if (provider == CONFIG_PROVIDER_SHOPIFY)
 		return true; /* read_shopify: by the body's shape */

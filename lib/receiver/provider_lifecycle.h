@@ -38,13 +38,16 @@ enum payload_status provider_lifecycle_read(enum config_provider provider,
 					    size_t cap, size_t *count,
 					    struct error *why);
 
+/* ---- test hooks: no program calls these; the tests do (hence the
+ * _test_ in their names). ---- */
+
 /* Why provider has no refund, dispute or cancellation event payhook reads
  * (the generic profile records payments only), or NULL when it has some.
  * Every profile has one or the other (tests/unit/test_providers.c).
  * Can't fail. */
-const char *provider_lifecycle_none(enum config_provider provider);
+const char *provider_lifecycle_test_none(enum config_provider provider);
 
 /* Whether provider_lifecycle_read knows events of provider. Can't fail. */
-bool provider_lifecycle_reads(enum config_provider provider);
+bool provider_lifecycle_test_reads(enum config_provider provider);
 
 #endif

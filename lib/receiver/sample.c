@@ -569,19 +569,12 @@ static void no_such_sample(enum config_provider provider, const char *event,
 		  config_provider_name(provider));
 }
 
-const char *sample_none(enum config_provider provider)
+const char *sample_test_none(enum config_provider provider)
 {
 	if (provider == CONFIG_PROVIDER_GENERIC)
 		return "the generic profile's fields are the generic_ keys': "
 		       "no sample knows them";
 	return NULL;
-}
-
-const char *sample_currency(enum config_provider provider)
-{
-	return (unsigned)provider < CONFIG_PROVIDER_COUNT &&
-			       samples[provider].template != NULL ?
-		       samples[provider].currency : NULL;
 }
 
 int sample_id(enum config_provider provider, enum sample_id_kind kind,

@@ -42,15 +42,6 @@ char *sample_event(const struct sample_input *in, struct error *err);
  * NULL past the last (and for a provider without samples). Can't fail. */
 const char *sample_name(enum config_provider provider, size_t index);
 
-/* Why provider has no samples (the generic profile: its fields are the
- * generic_ keys'), or NULL when it has some. Every profile has one or the
- * other (tests/unit/test_providers.c). Can't fail. */
-const char *sample_none(enum config_provider provider);
-
-/* The currency provider's samples are in unless told (USD; JPY for PAY.JP
- * and KOMOJU, INR for Razorpay), or NULL for a provider without samples.
- * Can't fail. */
-const char *sample_currency(enum config_provider provider);
 
 /* Which id sample_id writes. */
 enum sample_id_kind {
@@ -67,5 +58,13 @@ enum sample_id_kind {
  * when out or rnd is too small (out then untouched). */
 int sample_id(enum config_provider provider, enum sample_id_kind kind,
 		     const unsigned char *rnd, size_t n, char *out, size_t cap);
+
+/* ---- test hooks: no program calls these; the tests do (hence the
+ * _test_ in their names). ---- */
+
+/* Why provider has no samples (the generic profile: its fields are the
+ * generic_ keys'), or NULL when it has some. Every profile has one or the
+ * other (tests/unit/test_providers.c). Can't fail. */
+const char *sample_test_none(enum config_provider provider);
 
 #endif

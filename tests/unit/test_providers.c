@@ -3,9 +3,9 @@
  * "Adding a provider"), or says there why it has none:
  *   - the profile table: its sample payment, signed by provider_sign, reads
  *     back as that payment through provider_read;
- *   - the samples (sample.c), or sample_none;
+ *   - the samples (sample.c), or sample_test_none;
  *   - the lifecycle events (provider_lifecycle.c), or
- *     provider_lifecycle_none;
+ *     provider_lifecycle_test_none;
  *   - a reconcile backend (backends.c), or backends_none;
  *   - its row in doc/providers.md's table (and in
  *     doc/refunds-and-disputes.md's), its keys in payhook.conf(5)'s source
@@ -106,13 +106,13 @@ START_TEST(every_table_has_its_row)
 		ck_assert_msg(secrets[p] != NULL,
 			      "%s: no test secret in test_providers.c", name);
 		ck_assert_msg((sample_name(p, 0) != NULL) !=
-				      (sample_none(p) != NULL),
-			      "%s: samples (sample.c) or sample_none, one of "
+				      (sample_test_none(p) != NULL),
+			      "%s: samples (sample.c) or sample_test_none, one of "
 			      "them", name);
-		ck_assert_msg(provider_lifecycle_reads(p) !=
-				      (provider_lifecycle_none(p) != NULL),
+		ck_assert_msg(provider_lifecycle_test_reads(p) !=
+				      (provider_lifecycle_test_none(p) != NULL),
 			      "%s: lifecycle events (provider_lifecycle.c) or "
-			      "provider_lifecycle_none, one of them", name);
+			      "provider_lifecycle_test_none, one of them", name);
 		ck_assert_msg((backends_for(p) != NULL) !=
 				      (backends_none(p) != NULL),
 			      "%s: a reconcile backend (backends.c) or "
