@@ -14,6 +14,7 @@
 #include "api_client.h"
 #include "curlopts.h"
 #include "log.h"
+#include "secret.h"
 #include "timing.h"
 
 /* The largest page read (Stripe's 100 events are far below). */
@@ -165,22 +166,11 @@ refused:
 			 curl_easy_strerror(rc));
 }
 
-/* Overwrites a key's bytes before they are freed. */
-static void wipe(char *text)
-{
-	if (text != NULL) {
-		volatile char *p = text;
-
-		while (*p != '\0')
-			*p++ = '\0';
-	}
-}
-
 /* Frees list, wiping each line first (one may carry a key). */
 static void free_list(struct curl_slist *list)
 {
 	for (struct curl_slist *l = list; l != NULL; l = l->next)
-		wipe(l->data);
+		secret_text_wipe(l->data);
 	curl_slist_free_all(list);
 }
 
@@ -233,13 +223,13 @@ int api_client_set_auth(struct api_client *c, const char *auth_header,
 	    header_list(c, copy, NULL, &get) != 0 ||
 	    header_list(c, copy, JSON_TYPE, &post) != 0) {
 		free_list(get);
-		wipe(copy);
+		secret_text_wipe(copy);
 		free(copy);
 		return error_set(err, "reconcile: out of memory");
 	}
 	free_list(c->headers);
 	free_list(c->post_headers);
-	wipe(c->auth_header);
+	secret_text_wipe(c->auth_header);
 	free(c->auth_header);
 	c->auth_header = copy;
 	c->headers = get;
@@ -298,7 +288,7 @@ void api_client_free(struct api_client *c)
 		curl_easy_cleanup(c->curl);
 	free_list(c->headers);
 	free_list(c->post_headers);
-	wipe(c->auth_header);
+	secret_text_wipe(c->auth_header);
 	free(c->auth_header);
 	for (size_t i = 0; c->extra != NULL && c->extra[i] != NULL; i++)
 		free(c->extra[i]);

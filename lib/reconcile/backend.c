@@ -2,6 +2,7 @@
 #include "config.h"
 
 #include <json-c/json.h>
+#include <openssl/crypto.h>
 #include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -54,15 +55,6 @@ int backend_page_add_with(struct backend_page *page, const char *body,
 	return 0;
 }
 
-/* Overwrites a secret's cap bytes before the stack is reused. */
-static void wipe(char *text, size_t cap)
-{
-	volatile char *p = text;
-
-	for (size_t i = 0; i < cap; i++)
-		p[i] = '\0';
-}
-
 /* Writes "Authorization: Basic <base64 of text[0..len)>" into out
  * (BACKEND_HEADER_MAX bytes). Returns 0, or -1 with err saying that the
  * key named key_name is too long. */
@@ -79,7 +71,7 @@ static int basic_header(const char *text, size_t len, const char *key_name,
 	encoding_base64_encode((const unsigned char *)text, len, basic);
 	rc = backend_key_header("Authorization: Basic ", basic, key_name, out,
 				err);
-	wipe(basic, sizeof(basic));
+	OPENSSL_cleanse(basic, sizeof(basic));
 	return rc;
 }
 
@@ -97,7 +89,8 @@ int backend_basic_auth(const char *key, const char *key_name, char *out,
 	memcpy(user, key, len);
 	user[len] = ':';
 	rc = basic_header(user, len + 1, key_name, out, err);
-	wipe(user, len + 1);
+	/* The copy of the key is wiped before the stack is reused. */
+	OPENSSL_cleanse(user, len + 1);
 	return rc;
 }
 

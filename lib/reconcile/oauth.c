@@ -10,6 +10,7 @@
 
 #include <inttypes.h>
 #include <json-c/json.h>
+#include <openssl/crypto.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,6 +20,7 @@
 #include "backend.h"
 #include "log.h"
 #include "oauth.h"
+#include "secret.h"
 #include "timing.h"
 
 #define BEARER "Authorization: Bearer "
@@ -36,20 +38,6 @@ struct oauth {
 	char header[sizeof(BEARER) + OAUTH_TOKEN_MAX]; /* "": no token */
 	int64_t renew_at_us; /* timing_now_us; INT64_MAX: only when refused */
 };
-
-/* Overwrites a secret's bytes (cap of them, or up to its NUL when cap is
- * 0) before the memory is reused or freed. */
-static void wipe(char *text, size_t cap)
-{
-	volatile char *p = text;
-
-	if (text == NULL)
-		return;
-	if (cap == 0)
-		cap = strlen(text);
-	for (size_t i = 0; i < cap; i++)
-		p[i] = '\0';
-}
 
 struct oauth *oauth_new(const char *name, const char *token_url,
 			const char *basic_header, struct error *err)
@@ -71,9 +59,9 @@ void oauth_free(struct oauth *o)
 {
 	if (o == NULL)
 		return;
-	wipe(o->basic_header, 0);
+	secret_text_wipe(o->basic_header);
 	free(o->basic_header);
-	wipe(o->header, sizeof(o->header));
+	OPENSSL_cleanse(o->header, sizeof(o->header));
 	free(o->token_url);
 	free(o);
 }
@@ -131,7 +119,7 @@ static int fetch(struct oauth *o, struct api_client *client, struct error *err)
 	size_t len;
 	int rc = -1;
 
-	wipe(o->header, sizeof(o->header));
+	OPENSSL_cleanse(o->header, sizeof(o->header));
 	if (api_client_post_form(client, o->token_url, GRANT, o->basic_header,
 				 &body, &len, &why) != 0)
 		return refused(o, client, &why, err);

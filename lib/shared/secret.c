@@ -31,6 +31,12 @@ void secret_key_wipe(struct secret_key *key)
 		OPENSSL_cleanse(key, sizeof(*key));
 }
 
+void secret_text_wipe(char *text)
+{
+	if (text != NULL)
+		OPENSSL_cleanse(text, strlen(text));
+}
+
 static int decoded(long n, struct secret_key *key, enum secret_form form,
 		   struct error *err)
 {

@@ -32,6 +32,11 @@ int secret_decode(enum secret_form form, const char *text,
 /* Wipes a key; NULL is fine. Can't fail. */
 void secret_key_wipe(struct secret_key *key);
 
+/* Overwrites the NUL-terminated text (a key, a header that carries one)
+ * with zeros before its memory is reused or freed; NULL is fine. Can't
+ * fail. */
+void secret_text_wipe(char *text);
+
 /* A short description of the form, for messages: "whsec_ followed by
  * base64", "hex digits", ... */
 const char *secret_form_description(enum secret_form form);
