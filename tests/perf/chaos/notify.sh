@@ -119,11 +119,15 @@ notify_feeder() {
 			echo "$id" >>"$notify_dir/opened"
 			notify_send "$id"
 			sleep 0.$((RANDOM % 10))
-			# Paid now: its open line gone, the paid one below it.
-			sed -i "/\"$id\"/d" "$notify_dir/objects"
 		fi
-		jq -c --arg id "$id" --arg v "$amount" '.id = $id | .amount.value = $v' \
-			"$notify_dir/paid.json" >>"$notify_dir/objects"
+		# Paid now (an open one: its open line replaced in one rename,
+		# so that the API never answers 404 for it in between).
+		{
+			grep -vF "\"$id\"" "$notify_dir/objects"
+			jq -c --arg id "$id" --arg v "$amount" '.id = $id | .amount.value = $v' \
+				"$notify_dir/paid.json"
+		} >"$notify_dir/objects.new" &&
+			mv "$notify_dir/objects.new" "$notify_dir/objects"
 		echo "$id ${amount/./}" >>"$notify_dir/payments"
 		notify_send "$id"
 		sleep "$((RANDOM % 2)).$((RANDOM % 10))"
