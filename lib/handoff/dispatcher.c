@@ -240,6 +240,20 @@ void dispatcher_alert_init(struct dispatcher_alert *a,
 			 "nothing; the pass listed again what the provider "
 			 "holds since its cursor and recorded what was "
 			 "missing");
+	} else if (e->kind == DISPATCHER_EVENT_NOTIFY_WAITING) {
+		a->message.event = "notify_waiting";
+		a->message.provider = e->provider;
+		snprintf(a->summary, sizeof(a->summary),
+			 "%u notifications of %s are pending, one for "
+			 "notify_alert_after_s or longer: what they name is "
+			 "not recorded until payhook-reconcile fetches it",
+			 e->failures, e->provider);
+		snprintf(a->action, sizeof(a->action),
+			 "check that payhook-reconcile runs as a daemon (or "
+			 "its --once --notify cron line) with %s_api_key set "
+			 "and can reach the API (see detail and its log); the "
+			 "episode ends once none is pending that long",
+			 e->provider);
 	} else if (e->kind == DISPATCHER_EVENT_TARGET_WAITING) {
 		a->message.event = "target_waiting";
 		snprintf(a->summary, sizeof(a->summary),
@@ -637,6 +651,7 @@ static void event_to_alert(const struct dispatcher_event *e,
 		[DISPATCHER_EVENT_RECONCILE_FAILING] = "reconcile_failing",
 		[DISPATCHER_EVENT_RECONCILE_STALE] = "reconcile_stale",
 		[DISPATCHER_EVENT_RECONCILE_RECOVERED] = "reconcile_recovered",
+		[DISPATCHER_EVENT_NOTIFY_WAITING] = "notify_waiting",
 	};
 
 	memset(a, 0, sizeof(*a));
@@ -681,6 +696,8 @@ static void alert_to_event(const struct target_alert *a,
 		e->kind = DISPATCHER_EVENT_RECONCILE_STALE;
 	else if (strcmp(a->event, "reconcile_recovered") == 0)
 		e->kind = DISPATCHER_EVENT_RECONCILE_RECOVERED;
+	else if (strcmp(a->event, "notify_waiting") == 0)
+		e->kind = DISPATCHER_EVENT_NOTIFY_WAITING;
 	else
 		e->kind = DISPATCHER_EVENT_DEAD;
 	e->row_kind = a->row_kind == HANDOFF_ROW_CHANGE ? HANDOFF_ROW_CHANGE

@@ -48,6 +48,9 @@ enum dispatcher_event_kind {
 	DISPATCHER_EVENT_RECONCILE_FAILING,
 	DISPATCHER_EVENT_RECONCILE_STALE,
 	DISPATCHER_EVENT_RECONCILE_RECOVERED,
+	/* A notification of a provider that only notifies pending past
+	 * notify_alert_after_s (notify_watch.h decides it). */
+	DISPATCHER_EVENT_NOTIFY_WAITING,
 };
 
 struct dispatcher_event {

@@ -92,6 +92,24 @@ void notify_queue(struct notify *n, const struct provider *provider,
 			     "database unavailable: retry");
 		return;
 	}
+	if (rc == 0 && count == 1) {
+		/* Full, but an equal one may be pending: it takes the notice
+		 * (nothing new is queued), and the answer is queued. */
+		struct notify_notice one = { batch->notices[0].object_id,
+					     batch->notices[0].event_id };
+
+		rc = notify_store_notice(n->store, provider_name(provider),
+					 &one, detail);
+		if (rc < 0) {
+			response_set(r, OUTCOME_UNAVAILABLE,
+				     "database unavailable: retry");
+			return;
+		}
+		if (rc == 1) {
+			response_set(r, OUTCOME_QUEUED, NULL);
+			return;
+		}
+	}
 	if (rc == 0) {
 		error_set(detail, "%lld notifications pending, "
 			  "notify_max_pending is %ld: is payhook-reconcile "

@@ -168,12 +168,11 @@ static enum provider_status gc_read(const struct provider *p,
 {
 	enum provider_status status;
 
-	(void)mode;
 	if (payload_lookup(root, "resource_type") != NULL) {
 		status = take_event(root, 0, out, why);
 		return status;
 	}
-	return provider_notify_read_object(p, req, root, out, why);
+	return provider_notify_read_object(p, req, root, mode, out, why);
 }
 
 static int gc_check_config(const struct config *cfg, struct error *err)

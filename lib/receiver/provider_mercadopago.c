@@ -220,18 +220,6 @@ static enum provider_status mp_notice(const struct provider *p,
 	return status;
 }
 
-/* What payhook-reconcile fetched: the payment, its refunds in it. */
-static enum provider_status mp_read(const struct provider *p,
-				    const struct request *req,
-				    struct json_object *root,
-				    enum provider_read_mode mode,
-				    struct provider_batch *out,
-				    struct error *why)
-{
-	(void)mode;
-	return provider_notify_read_object(p, req, root, out, why);
-}
-
 /* Signs the notification body[0..len): data.id from its data.id (a
  * sender posts it in the query too), in->id as x-request-id,
  * in->timestamp as ts. */
@@ -283,6 +271,7 @@ const struct provider_scheme provider_scheme_mercadopago = {
 	.check_config = mp_check_config,
 	.verify = mp_verify,
 	.notice = mp_notice,
-	.read = mp_read,
+	/* What was fetched: the payment, its refunds in it. */
+	.read = provider_notify_read_object,
 	.sign = mp_sign,
 };

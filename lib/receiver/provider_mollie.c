@@ -44,20 +44,6 @@ static enum provider_status mollie_notice(const struct provider *p,
 	return provider_notify_add(out, id, (size_t)id_len, NULL, 0, why);
 }
 
-/* What payhook-reconcile fetched: the payment, with its refunds and
- * chargebacks under _embedded as GET /v2/payments/{id}?embed= gives
- * them. */
-static enum provider_status mollie_read(const struct provider *p,
-					const struct request *req,
-					struct json_object *root,
-					enum provider_read_mode mode,
-					struct provider_batch *out,
-					struct error *why)
-{
-	(void)mode;
-	return provider_notify_read_object(p, req, root, out, why);
-}
-
 /* Nothing to sign: the sample notification goes as it is. */
 static int mollie_sign(const struct provider *p,
 		       const struct provider_sign_input *in, const char *body,
@@ -82,7 +68,9 @@ static int mollie_check_config(const struct config *cfg, struct error *err)
 const struct provider_scheme provider_scheme_mollie = {
 	.check_config = mollie_check_config,
 	.notice = mollie_notice,
-	.read = mollie_read,
+	/* What was fetched: the payment, its refunds and chargebacks under
+	 * _embedded as GET /v2/payments/{id}?embed= gives them. */
+	.read = provider_notify_read_object,
 	.sign = mollie_sign,
 	.keyless = true,
 	.unsigned_deliveries = true,

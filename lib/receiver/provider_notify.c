@@ -87,12 +87,14 @@ bool provider_notify_id(const char *text, size_t len, const char *prefix,
 enum provider_status provider_notify_read_object(const struct provider *p,
 						 const struct request *req,
 						 struct json_object *root,
+						 enum provider_read_mode mode,
 						 struct provider_batch *out,
 						 struct error *why)
 {
 	const struct profile *row = &p->profile;
 	enum provider_status status;
 
+	(void)mode;
 	status = provider_row_take_lifecycle(p, req, root, root, out, why);
 	if (status != PROVIDER_PAYMENTS && status != PROVIDER_IGNORED)
 		return status;

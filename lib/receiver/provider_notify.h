@@ -35,7 +35,8 @@ enum provider_status provider_notify_add(struct provider_batch *out,
 bool provider_notify_id(const char *text, size_t len, const char *prefix,
 			const char *chars);
 
-/* The read of a fetched object root (PROVIDER_READ_TRUSTED): its refunds
+/* The read of a fetched object root (PROVIDER_READ_TRUSTED; the scheme's
+ * read as it is, mode unused): its refunds
  * and disputes (provider_lifecycle.c) into out->lifecycle, and the
  * payment it is when the row's event path holds the payment event
  * (absent: no payment, as a GoCardless refund). Returns PROVIDER_PAYMENTS
@@ -44,6 +45,7 @@ bool provider_notify_id(const char *text, size_t len, const char *prefix,
 enum provider_status provider_notify_read_object(const struct provider *p,
 						 const struct request *req,
 						 struct json_object *root,
+						 enum provider_read_mode mode,
 						 struct provider_batch *out,
 						 struct error *why);
 

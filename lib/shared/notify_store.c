@@ -22,7 +22,7 @@
  * the table still connects, and the statement's 1146 names the
  * migration). */
 enum {
-	ST_CHECK, ST_QUEUE, ST_PENDING, ST_DUE, ST_CLAIM, ST_CLAIMED,
+	ST_CHECK, ST_QUEUE, ST_NOTICE, ST_PENDING, ST_DUE, ST_CLAIM, ST_CLAIMED,
 	ST_RENEW, ST_END, ST_AGAIN, ST_RETRY, ST_PRUNE, STATEMENTS
 };
 static const char *const statement_sql[STATEMENTS] = {
@@ -38,6 +38,11 @@ static const char *const statement_sql[STATEMENTS] = {
 		     "UTC_TIMESTAMP(6)) ON DUPLICATE KEY UPDATE notices = "
 		     "notices + 1, event_id = COALESCE(VALUES(event_id), "
 		     "event_id)",
+	/* One more notice on the object's pending row, only if it has one
+	 * (the queue full: an equal one pending takes it, nothing new). */
+	[ST_NOTICE] = "UPDATE notifications SET notices = notices + 1, "
+		      "event_id = COALESCE(NULLIF(?, ''), event_id) WHERE "
+		      "provider = ? AND pending_object = ?",
 	[ST_PENDING] = "SELECT COUNT(*) FROM notifications WHERE state = "
 		       "'pending'",
 	/* ix_notifications_due; a NULL provider is every provider. */
@@ -251,6 +256,23 @@ int notify_store_queue(struct notify_store *s, const char *provider,
 			break;
 	}
 	return rc;
+}
+
+int notify_store_notice(struct notify_store *s, const char *provider,
+			const struct notify_notice *notice, struct error *err)
+{
+	MYSQL_BIND p[3];
+	unsigned long len[3];
+	my_bool is_null[3];
+	long long changed;
+
+	memset(p, 0, sizeof(p));
+	bind_text(&p[0], notice->event_id != NULL ? notice->event_id : "",
+		  &len[0], &is_null[0]);
+	bind_text(&p[1], provider, &len[1], &is_null[1]);
+	bind_text(&p[2], notice->object_id, &len[2], &is_null[2]);
+	changed = run_change(s, ST_NOTICE, "noting a notice", p, err);
+	return changed < 0 ? (int)changed : changed > 0;
 }
 
 long long notify_store_pending(struct notify_store *s, struct error *err)

@@ -72,6 +72,12 @@ int notify_store_queue(struct notify_store *store, const char *provider,
 		       const char *source, const struct notify_notice *notices,
 		       size_t n, struct error *err);
 
+/* Adds notice to its object's pending row only if it has one (no new row:
+ * what the receiver does when notify_max_pending are pending). Returns 1
+ * when it had one, 0 when not, or a notify_store_failure with err set. */
+int notify_store_notice(struct notify_store *store, const char *provider,
+			const struct notify_notice *notice, struct error *err);
+
 /* How many notifications are pending, or a notify_store_failure with err
  * set. */
 long long notify_store_pending(struct notify_store *store, struct error *err);

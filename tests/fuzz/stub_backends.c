@@ -624,6 +624,16 @@ int notify_store_check(struct notify_store *store, struct error *err)
 	return 0;
 }
 
+int notify_store_notice(struct notify_store *store, const char *provider,
+			const struct notify_notice *notice, struct error *err)
+{
+	(void)store;
+	(void)provider;
+	(void)notice;
+	(void)err;
+	return 0;
+}
+
 long long notify_store_pending(struct notify_store *store, struct error *err)
 {
 	(void)store;

@@ -41,6 +41,14 @@
 # payment must be delivered and none dead (an outage makes none dead,
 # whichever dispatcher sees it), and each --once run exits 0, 1 or 3.
 #
+# Meanwhile a provider that only notifies, Mollie: payments appear at a
+# fake of its API, are notified through lighttpd as Mollie does, and are
+# fetched by two payhook-reconcile --notify daemons and a --once --notify
+# run every 3 s (tests/perf/chaos/notify.sh); the schedule's mollie_outage
+# makes its API fail for a while, fetcher_kill SIGKILLs a daemon. No 200
+# without a queued row; in the end every notified paid payment is one row
+# with the API's amount, none lost, none twice, nothing pending.
+#
 # Then every fault is healed, the client delivers every transaction once more
 # until it gets a 2xx, and its checker judges the history and the final table
 # (tests/perf/chaos/chaos_check.c). This script adds what only it sees: workers
@@ -56,7 +64,9 @@
 # (the kinds to draw from, default all); CHAOS_PAYHOOK (the payhook binary,
 # default BUILD_DIR/app/payhook); CHAOS_DISPATCH (1: the dispatchers and the
 # target_outage faults; 0: neither); CHAOS_RECONCILE (1: payhook-reconcile's
-# passes and the api_outage faults; 0: neither); CHAOS_KEEP (where the history, the fault log
+# passes and the api_outage faults; 0: neither); CHAOS_NOTIFY (1: Mollie's
+# notifications, their fetchers, the mollie_outage and fetcher_kill faults;
+# 0: none); CHAOS_KEEP (where the history, the fault log
 # and the pool's log are copied at the end; default /tmp/payhook-chaos-SEED). Exit 0: no violation; 1: violations; 2: bad
 # settings; 99: the stack did not start.
 set -u
@@ -76,12 +86,14 @@ payhook=${CHAOS_PAYHOOK:-$BUILD_DIR/app/payhook}
 client=$BUILD_DIR/tests/perf/chaos/chaos_client
 dispatch=${CHAOS_DISPATCH:-1}
 reconcile=${CHAOS_RECONCILE:-1}
+notify=${CHAOS_NOTIFY:-1}
 dispatcher=$BUILD_DIR/app/payhook-dispatch
 target_bin=$BUILD_DIR/tests/servers/http_target
 all_kinds="worker_kill worker_stop db_stop db_kill db_readonly db_tablelock
 redis_kill redis_pause proxy_delay proxy_stall proxy_drop web_restart"
 [ "$dispatch" = 1 ] && all_kinds="$all_kinds target_outage"
 [ "$reconcile" = 1 ] && all_kinds="$all_kinds api_outage"
+[ "$notify" = 1 ] && all_kinds="$all_kinds mollie_outage fetcher_kill"
 kinds=${CHAOS_FAULTS:-$all_kinds}
 for n in "$seconds" "$seed" "$workers" "$clients" "$ntx" "$final_seconds"; do
 	case $n in '' | *[!0-9]*)
@@ -120,11 +132,20 @@ mysql_read_timeout_s = 1
 mysql_write_timeout_s = 1
 log_level = warn
 EOF
+chaos_providers=standard
 if [ "$reconcile" = 1 ]; then
 	# shellcheck source-path=SCRIPTDIR source=reconcile.sh
 	. "$SRC_DIR/tests/perf/chaos/reconcile.sh"
 	reconcile_setup
+	chaos_providers="$chaos_providers stripe"
 fi
+if [ "$notify" = 1 ]; then
+	# shellcheck source-path=SCRIPTDIR source=notify.sh
+	. "$SRC_DIR/tests/perf/chaos/notify.sh"
+	notify_setup
+	chaos_providers="$chaos_providers mollie"
+fi
+echo "providers = $chaos_providers" >>"$HARNESS_DIR/chaos.conf" || exit 99
 # The workers reach both backends through the proxies (the environment wins
 # over the file); the checker reads MariaDB directly.
 export PAYHOOK_MYSQL_PORT=$PROXY_PORT_DB PAYHOOK_REDIS_PORT=$PROXY_PORT_REDIS
@@ -205,6 +226,7 @@ printf '# chaos: seed %s, %s s of faults, %s workers, %s clients, %s transaction
 	--mysql-database payhook > >(tee "$HARNESS_DIR/client.out") 2>&1 &
 client_pid=$!
 [ "$reconcile" = 1 ] && reconcile_start
+[ "$notify" = 1 ] && notify_start
 
 # ---- the faults ---------------------------------------------------------------
 
@@ -338,6 +360,8 @@ fault() {
 		fault_log end "$id"
 		;;
 	api_outage) reconcile_fault "$id" "$a" "$b" ;;
+	mollie_outage) notify_fault "$id" "$a" "$b" ;;
+	fetcher_kill) notify_kill "$id" "$a" ;;
 	target_outage)
 		fault_log begin "$id" target_outage "$b for $a ms"
 		echo "$b" >"$target_control"
@@ -423,6 +447,16 @@ while [ "$tick" -lt "$((seconds * 1000))" ]; do
 		3) b="slow 0 0 1500" ;;
 		esac
 		;;
+	mollie_outage)
+		a=$((duration * 2)) span=$a res=mollie
+		case $((index % 4)) in
+		0) b="500 * 0" ;;
+		1) b="429 * 0 1" ;;
+		2) b="slow * 0 1500" ;;
+		3) b="down * 0" ;;
+		esac
+		;;
+	fetcher_kill) a=$((index % 2 + 1)) span=2000 res=fetcher_$a ;;
 	esac
 	now=$tick
 	tick=$((tick + 1500 + RANDOM % 2500))
@@ -470,6 +504,8 @@ scan_locks
 # (before the hand-off's, whose payments then include what it recorded).
 recon_violations=0
 [ "$reconcile" = 1 ] && reconcile_finish
+notify_violations=0
+[ "$notify" = 1 ] && notify_finish
 
 # The hand-off: the target answers 200 again; every payment recorded is
 # delivered within a minute, none dead.
@@ -536,6 +572,9 @@ fi
 if [ "$reconcile" = 1 ] && cp -r "$recon_dir" "$keep/"; then
 	printf '| kept | %s/reconcile: listed (the API'"'"'s payments), passes (each --once: times, exit, checked, missing, its line), webhooks, reconcile.log |\n' "$keep"
 fi
+if [ "$notify" = 1 ] && cp -r "$notify_dir" "$keep/"; then
+	printf '| kept | %s/notify: objects (the API'"'"'s), notified (each notification: time, id, status, rows), api.log, fetchers.log, once.log |\n' "$keep"
+fi
 rc=0
 if [ "${#gone[@]}" -gt 0 ]; then
 	printf 'chaos: VIOLATION: worker(s) ended without being killed on purpose (seed %s): %s\n' "$seed" "${gone[*]}"
@@ -545,6 +584,7 @@ fi
 [ "$ttl_violations" = 0 ] || rc=1
 [ "$dispatch_violations" = 0 ] || rc=1
 [ "$recon_violations" = 0 ] || rc=1
+[ "$notify_violations" = 0 ] || rc=1
 [ "$client_rc" = 0 ] || rc=$((client_rc == 1 ? 1 : 99))
 if [ "$rc" = 0 ]; then
 	printf 'chaos: ok (seed %s, %s s)\n' "$seed" "$seconds"

@@ -54,7 +54,6 @@ reconcile_setup() {
 		sleep 0.02
 	done
 	cat >>"$HARNESS_DIR/chaos.conf" <<EOF || exit 99
-providers = standard stripe
 stripe_secret = $recon_secret
 stripe_api_key = $recon_key
 stripe_api_base = http://127.0.0.1:$recon_api_port
