@@ -500,12 +500,6 @@ int notify_store_retry(struct notify_store *s, const struct notify_item *item,
 			 err);
 }
 
-int notify_store_release(struct notify_store *s,
-			 const struct notify_item *item, struct error *err)
-{
-	return give_back(s, item, 0, NULL, err);
-}
-
 long notify_store_prune(struct notify_store *s, long days, long limit,
 			struct error *err)
 {

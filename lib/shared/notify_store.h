@@ -147,11 +147,6 @@ int notify_store_retry(struct notify_store *store,
 		       const struct notify_item *item, long long delay_ms,
 		       const char *note, struct error *err);
 
-/* Gives item's lease back without a result (the fetcher stops): pending,
- * due at once. Returns as notify_store_retry does. */
-int notify_store_release(struct notify_store *store,
-			 const struct notify_item *item, struct error *err);
-
 /* Deletes at most limit done and rejected rows last changed more than days
  * days ago. Returns how many, or a notify_store_failure with err set. */
 long notify_store_prune(struct notify_store *store, long days, long limit,
