@@ -103,7 +103,8 @@ int signals_wait(struct pollfd *fds, size_t n, long ms)
 		errno = EINVAL;
 		return -1;
 	}
-	memcpy(all, fds, n * sizeof(*fds));
+	if (n > 0) /* fds may be NULL then: memcpy wants a pointer */
+		memcpy(all, fds, n * sizeof(*fds));
 	all[n] = (struct pollfd){ .fd = signal_fd, .events = POLLIN };
 	ready = poll(all, (nfds_t)n + 1, ms < 0 ? -1 : ms > 3600000 ? 3600000
 							     : (int)ms);
