@@ -272,17 +272,22 @@ static int header_param(const char *header, char *param, struct error *err)
 static int header_params(struct provider *p, struct error *err)
 {
 	const struct profile *row = &p->profile;
+	bool ended = row->more_headers == NULL;
 
 	if (header_param(row->signature_header, p->signature_param, err) != 0 ||
 	    header_param(row->timestamp_header, p->timestamp_param, err) != 0 ||
 	    header_param(row->event_header, p->event_param, err) != 0 ||
 	    header_param(row->event_id_header, p->event_id_param, err) != 0)
 		return -1;
-	for (size_t i = 0; i < PROVIDER_MORE_HEADERS_MAX; i++)
-		if (header_param(row->more_headers != NULL ?
-					 row->more_headers[i] : NULL,
-				 p->more_params[i], err) != 0)
+	/* more_headers ends at its first NULL: a row's list may be shorter
+	 * than PROVIDER_MORE_HEADERS_MAX, and nothing past it is read. */
+	for (size_t i = 0; i < PROVIDER_MORE_HEADERS_MAX; i++) {
+		const char *h = ended ? NULL : row->more_headers[i];
+
+		ended = h == NULL;
+		if (header_param(h, p->more_params[i], err) != 0)
 			return -1;
+	}
 	snprintf(p->signature_missing, sizeof(p->signature_missing),
 		 "%s header missing",
 		 row->signature_header != NULL ? row->signature_header
