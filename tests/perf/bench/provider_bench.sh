@@ -21,8 +21,13 @@
 #            (Stripe-Signature: HMAC-SHA256)
 #   paypal   a PAYMENT.CAPTURE.COMPLETED with a new id per request, signed
 #            as PayPal signs (RSA-SHA256 over id|time|webhook id|CRC32)
-# each from a pool of BENCH_POOL (25000) deliveries signed before the round
+# each from a pool of BENCH_POOL (40000) deliveries signed before the round
 # (tests/perf/bench/provider_pool, provider.lua).
+#
+# Then, unless BENCH_CALLGRIND=0, the instructions a delivery of each costs
+# one worker under callgrind (BENCH_CG_N1 = 100 and BENCH_CG_N2 = 600
+# deliveries, the difference divided: start-up cancels), a figure the
+# machine's noise does not move.
 #
 # Checks (exit 1 when one fails): every answer is 200 and each has its row
 # in payments; the certificate was fetched once. Exit 99 when the stack
@@ -43,7 +48,7 @@ BUILD_DIR=${BUILD_DIR:-$PWD}
 ROUNDS=${BENCH_ROUNDS:-3}
 SECS=${BENCH_SECONDS:-5}
 C=${BENCH_C:-32}
-COUNT=${BENCH_POOL:-25000}
+COUNT=${BENCH_POOL:-40000}
 POOL=8
 DRAIN_MS=400
 OUT=$BUILD_DIR/tests/perf/bench
@@ -102,6 +107,7 @@ harness_spawn_pool p "$POOL" "$W/p.sock" -- "$PAYHOOK" || exit 99
 	printf 'server.max-keep-alive-requests = 1000000\n'
 	printf 'server.modules += ( "mod_fastcgi" )\nfastcgi.server += (\n'
 	printf '\t"/p" => (( "socket" => "%s", "check-local" => "disable" )),\n' "$W/p.sock"
+	printf '\t"/cg" => (( "socket" => "%s", "check-local" => "disable" )),\n' "$W/cg.sock"
 	printf ')\n'
 } >"$W/lighttpd.conf"
 harness_start_lighttpd lighttpd "$W/lighttpd.conf" >/dev/null || exit 99
@@ -189,6 +195,50 @@ for round in $(seq 1 "$ROUNDS"); do
 	done
 done
 
+# ---- instructions a delivery (callgrind) -----------------------------------
+
+# cg_count KIND N: one worker under callgrind serves N deliveries of KIND
+# (certificate cached: the cert store holds it since the warm-up); prints
+# the instructions the whole process ran, nothing when the run failed.
+cg_count() {
+	local kind=$1 n=$2 tag=cg-$1-$2 out=$W/cg-$1-$2.out wrk_pid deadline
+	command -v valgrind >/dev/null 2>&1 || return 1
+	make_pool "$kind" "$tag" "$n" || return 1
+	harness_spawn_pool "$tag" 1 "$W/cg.sock" -- valgrind --tool=callgrind \
+		--callgrind-out-file="$out" "$PAYHOOK" --max-requests "$n" || return 1
+	timeout 600 wrk -t1 -c1 -d590s --timeout 60s -s "$here/provider.lua" \
+		"${BASE%/p}/cg/$kind" -- "$tag" 99999999999999 "$W/$tag.lua" 1 \
+		>"$W/$tag.wrk" 2>&1 &
+	wrk_pid=$!
+	harness_record "$tag-wrk" "$wrk_pid"
+	deadline=$(($(harness_now_ms) + 300000))
+	while harness_running "$tag-0" && [ "$(harness_now_ms)" -lt "$deadline" ]; do
+		sleep 0.2
+	done
+	harness_stop "$tag-wrk" "$tag-0"
+	wait "$wrk_pid" 2>/dev/null
+	[ "$(harness_sql "SELECT COUNT(*) FROM payments WHERE transaction_id LIKE '$tag-%'")" = "$n" ] ||
+		{ fail_check "$tag: not $n rows for $n deliveries under callgrind"; return 1; }
+	sed -n 's/^summary: *\([0-9]*\).*/\1/p; s/^totals: *\([0-9]*\).*/\1/p' "$out" | head -n 1
+}
+
+# Instructions a delivery: (count(N2) - count(N1)) / (N2 - N1), so the
+# start-up and the first connections cancel. Deterministic where the
+# machine's noise is not: the figure to compare the two schemes' own cost.
+CG_N1=${BENCH_CG_N1:-100}
+CG_N2=${BENCH_CG_N2:-600}
+declare -A CG_PER
+if [ "${BENCH_CALLGRIND:-1}" != 0 ]; then
+	for kind in stripe paypal; do
+		a=$(cg_count "$kind" "$CG_N1") && b=$(cg_count "$kind" "$CG_N2") &&
+			[ -n "$a" ] && [ -n "$b" ] &&
+			CG_PER[$kind]=$(awk -v a="$a" -v b="$b" -v n1="$CG_N1" -v n2="$CG_N2" \
+				'BEGIN { printf "%.0f", (b - a) / (n2 - n1) }')
+		log "callgrind: $kind: ${CG_PER[$kind]:-?} instructions a delivery"
+	done
+	printf 'callgrind\t%s\t%s\n' "${CG_PER[stripe]:-}" "${CG_PER[paypal]:-}" >>"$TSV"
+fi
+
 # ---- the report ------------------------------------------------------------
 
 REPORT=$OUT/provider-results.md
@@ -200,6 +250,7 @@ function med(list,   a, n, i, j, t) {
 	if (n == 0) return "-"
 	return sprintf("%.2f (%.2f-%.2f)", (n % 2) ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2, a[1], a[n])
 }
+$1 == "callgrind" { cg_stripe = $2; cg_paypal = $3; next }
 { rps[$1, $2] = $3; p99[$1, $2] = $4; cpu[$1, $2] = $6; stack[$1, $2] = $7 }
 END {
 	printf "# A PayPal delivery (certificate cached) next to a Stripe one\n\n"
@@ -221,5 +272,7 @@ END {
 		if (stack["stripe", rd] > 0) sr = sr " " stack["paypal", rd] / stack["stripe", rd]
 	}
 	printf "\npaypal / stripe, per round: req/s %s, workers'"'"' CPU a request %s, the stack'"'"'s %s\n", med(rr), med(cr), med(sr)
+	if (cg_stripe > 0 && cg_paypal > 0)
+		printf "\nInstructions a delivery in one worker (callgrind): stripe %d, paypal %d, paypal / stripe %.2f\n", cg_stripe, cg_paypal, cg_paypal / cg_stripe
 }' "$TSV" | tee "$REPORT"
 [ "$FAILURES" = 0 ] || { log "$FAILURES check(s) failed"; exit 1; }
