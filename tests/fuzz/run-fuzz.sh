@@ -78,7 +78,8 @@ LIB_MODULES="error log sharedfile timing utc number endpoint encoding secret cur
 	request route signature payload lifecycle response textbuf scoreboard metrics provider_lifecycle provider
 	provider_row provider_hmac provider_adyen provider_generic provider_paypal paypal_cert curlopts url
 	inbox inbox_spool pipeline backend backend_stripe backend_paddle backend_square backend_payjp backend_komoju
-	backend_razorpay backend_shopify backend_paypal backend_lemonsqueezy backends"
+	backend_razorpay backend_shopify backend_paypal backend_lemonsqueezy backend_mollie
+	backend_mercadopago backend_gocardless api_client backends"
 echo "run-fuzz.sh: building with $("$CLANG" --version | head -n 1)"
 lib_objs=
 for m in $LIB_MODULES; do
