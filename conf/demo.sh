@@ -2,11 +2,15 @@
 # demo.sh - payhook end to end on your machine: throwaway redis-server and
 # mariadbd, a payhook pool of 4 workers started by spawn-fcgi (conf/spawn-fcgi.sh) and
 # lighttpd on 127.0.0.1:8080 (conf/lighttpd-spawn-fcgi.conf). It sends four
-# signed webhooks, shows the answers and the rows, then serves until Ctrl-C.
+# signed webhooks and shows the answers and the rows; then a Mollie
+# notification (Mollie notifies only a payment's id), queued, which
+# payhook-reconcile fetches from a local fake of Mollie's API
+# (tests/servers/notify_api) and records; then it serves until Ctrl-C.
 #
 #   bash conf/demo.sh [BUILD_DIR [STATE_DIR]]
 #
-# BUILD_DIR holds the built app/payhook, app/payhook-sign and tools/freeport
+# BUILD_DIR holds the built app/payhook, app/payhook-sign,
+# app/payhook-reconcile, tests/servers/notify_api and tools/freeport
 # (default: the source tree; build first: ./configure && make). STATE_DIR
 # (default ./demo-state) keeps the servers' data, sockets and logs between
 # runs. DEMO_PORT=N picks another port.
@@ -26,7 +30,8 @@ die() {
 }
 
 build=$(cd "$build" 2>/dev/null && pwd) || die "no build folder $1"
-for f in app/payhook app/payhook-sign tools/freeport; do
+for f in app/payhook app/payhook-sign app/payhook-reconcile \
+	tests/servers/notify_api tools/freeport; do
 	[ -x "$build/$f" ] || die "$build/$f is missing: build first (./configure && make)"
 done
 for tool in redis-server mariadbd mariadb-install-db mariadb lighttpd spawn-fcgi curl; do
@@ -36,7 +41,12 @@ mkdir -p "$state/pids" || die "cannot create $state"
 state=$(cd "$state" && pwd)
 payhook=$build/app/payhook
 sign=$build/app/payhook-sign
+reconcile=$build/app/payhook-reconcile
 url=http://127.0.0.1:$port/webhook
+# The demo's Mollie payment (its id tr_ and letters and digits) and the
+# key the fake of Mollie's API asks for (a test key's form; no real one).
+mollie_id=tr_Demo$(date +%Y%m%d%H%M%S)
+mollie_key=test_payhookDemoNoRealMollieKey00
 
 # The local server harness (tools/harness.sh, which the tests use too) runs
 # the servers, with the state folder as its folder (its public functions
@@ -78,9 +88,39 @@ harness_start_redis >/dev/null || die "redis-server did not start (log: $state/r
 harness_start_mariadb >/dev/null || die "mariadbd did not start (log: $state/mariadb/error.log)"
 echo "demo: redis-server on 127.0.0.1:$REDIS_PORT, mariadbd on 127.0.0.1:$MYSQL_PORT (database payhook)"
 
+# ---- a stand-in for Mollie's API ---------------------------------------------
+
+# Mollie's notification names only the payment; payhook-reconcile asks
+# Mollie's API for the facts. The demo has no Mollie account, so a local
+# fake of that API (the tests' own) serves the one payment it knows, paid,
+# as GET /v2/payments/{id} answers (docs.mollie.com's example, abridged).
+now=$(date -u +%Y-%m-%dT%H:%M:%S+00:00)
+printf '%s%s%s%s\n' '{"resource":"payment","id":"'"$mollie_id"'","mode":"test",' \
+	'"createdAt":"'"$now"'","paidAt":"'"$now"'","status":"paid",' \
+	'"amount":{"value":"24.95","currency":"EUR"},"description":"payhook demo",' \
+	'"amountRefunded":{"value":"0.00","currency":"EUR"}}' >"$state/mollie.objects"
+: >"$state/mollie.faults"
+rm -f "$state/mollie-api.port"
+"$build/tests/servers/notify_api" --mode mollie --key "$mollie_key" \
+	--objects "$state/mollie.objects" --faults "$state/mollie.faults" \
+	--log "$state/mollie-api.log" >"$state/mollie-api.port" \
+	2>"$state/mollie-api.err" &
+harness_record mollie_api "$!"
+mollie_port=
+for _ in $(seq 50); do
+	read -r mollie_port 2>/dev/null <"$state/mollie-api.port" && break
+	sleep 0.1
+done
+[ -n "$mollie_port" ] || die "the fake Mollie API did not start (log: $state/mollie-api.err)"
+echo "demo: a fake of Mollie's API on 127.0.0.1:$mollie_port (log: $state/mollie-api.log)"
+
 # ---- workers: spawn-fcgi passes its environment on to payhook ----------------
 
-export PAYHOOK_WEBHOOK_SECRET=$secret PAYHOOK_LOG_LEVEL=info
+# The standard profile (its secret) and Mollie's, whose notifications are
+# unsigned: its API key is what payhook-reconcile fetches with.
+export PAYHOOK_WEBHOOK_SECRET=$secret PAYHOOK_LOG_LEVEL=info \
+	PAYHOOK_PROVIDERS="standard mollie" PAYHOOK_MOLLIE_API_KEY=$mollie_key \
+	PAYHOOK_MOLLIE_API_BASE=http://127.0.0.1:$mollie_port
 cp "$srcdir/conf/payhook.conf.example" "$state/payhook.conf"
 harness_fill "$srcdir/conf/spawn-fcgi.sh" "$state/spawn-fcgi.sh" \
 	SOCKET="$state/payhook.sock" WORKERS=4 PIDFILE="$state/payhook.pid" \
@@ -107,11 +147,16 @@ echo "demo: lighttpd on $url (log: $LIGHTTPD_LOG)"
 
 # ---- four deliveries ---------------------------------------------------------
 
-# send TITLE BODY: signs BODY with payhook-sign --curl, runs the command and
-# prints the status and payhook's answer.
+# send TITLE BODY [PROVIDER]: signs BODY with payhook-sign --curl (as
+# PROVIDER does, to its URL; default: standard, with the demo secret), runs
+# the command and prints the status and payhook's answer.
 send() {
 	local cmd status
-	cmd=$(printf '%s' "$2" | "$sign" --secret "$secret" --curl "$url") || exit 1
+	if [ -n "${3:-}" ]; then
+		cmd=$(printf '%s' "$2" | "$sign" --provider "$3" --curl "$url/$3")
+	else
+		cmd=$(printf '%s' "$2" | "$sign" --secret "$secret" --curl "$url")
+	fi || exit 1
 	status=$(sh -c "$cmd"' -o "$0" -w "%{http_code}"' "$state/response") || status=000
 	printf '\n%s\n  body:   %s\n  answer: HTTP %s %s\n' "$1" "$2" "$status" \
 		"$(cat "$state/response" 2>/dev/null)"
@@ -127,11 +172,49 @@ send "3. same id, another amount: a conflict, the row stays as it is" \
 send "4. a bad body (amount as a string): rejected, no row" \
 	'{"transaction_id":"'"$tx"'-bad","amount":"19.99","currency":"EUR"}'
 
+# rows SQL: the rows SQL selects, as a table.
+rows() {
+	mariadb --no-defaults --socket="$MYSQL_SOCKET" --user="$(id -un)" --table \
+		--database=payhook -e "$1" </dev/null
+}
+
 printf '\nThe payments table (last 10 rows):\n'
-mariadb --no-defaults --socket="$MYSQL_SOCKET" --user="$(id -un)" --table \
-	--database=payhook -e "SELECT * FROM (SELECT id, transaction_id, amount,
-	currency, received_at FROM payments ORDER BY id DESC LIMIT 10) AS last
-	ORDER BY id" </dev/null
+rows "SELECT * FROM (SELECT id, transaction_id, amount, currency,
+	received_at FROM payments ORDER BY id DESC LIMIT 10) AS last ORDER BY id"
+
+# ---- a provider that only notifies: Mollie ------------------------------------
+
+# payhook-sign writes Mollie's notification (a form post, unsigned).
+send "5. Mollie notifies only a payment's id: queued, not a payment yet" \
+	"$("$sign" --provider mollie --sample payment --transaction-id "${mollie_id#tr_}")" \
+	mollie
+printf '\nIts row in table notifications, pending until fetched:\n'
+rows "SELECT id, provider, object_id, state, notices, attempts FROM
+	notifications WHERE provider = 'mollie' AND object_id = '$mollie_id'"
+printf '\n6. payhook-reconcile --once --notify (the cron line; as a daemon it fetches\n'
+printf '   within notify_poll_ms) asks Mollie'"'"'s API for the payment and records it:\n'
+# The same run, kept as a script to run again: the servers' settings and
+# Mollie's profile, from this environment.
+{
+	echo '#!/bin/bash'
+	echo "# payhook-reconcile --once --notify on the demo's servers (written by conf/demo.sh)"
+	for v in PAYHOOK_MYSQL_HOST PAYHOOK_MYSQL_PORT PAYHOOK_MYSQL_USER \
+		PAYHOOK_MYSQL_PASSWORD PAYHOOK_MYSQL_DATABASE PAYHOOK_REDIS_HOST \
+		PAYHOOK_REDIS_PORT PAYHOOK_PROVIDERS PAYHOOK_WEBHOOK_SECRET \
+		PAYHOOK_MOLLIE_API_KEY PAYHOOK_MOLLIE_API_BASE; do
+		printf 'export %s=%q\n' "$v" "${!v}"
+	done
+	printf 'exec %q -c %q --once --notify "$@"\n' "$reconcile" "$state/payhook.conf"
+} >"$state/fetch-notifications.sh"
+bash "$state/fetch-notifications.sh" 2>>"$state/payhook-reconcile.log" |
+	sed 's/^/  /'
+printf '\nThe notification done, the payment recorded (source webhook: what\n'
+printf 'Mollie'"'"'s API said of the notified payment):\n'
+rows "SELECT id, provider, object_id, state, notices, attempts FROM
+	notifications WHERE provider = 'mollie' AND object_id = '$mollie_id'"
+rows "SELECT id, provider, transaction_id, amount, currency, source,
+	received_at FROM payments WHERE provider = 'mollie' AND
+	transaction_id = '$mollie_id'"
 
 cat <<EOF
 
@@ -141,8 +224,17 @@ curl command, sh runs it):
   printf '%s' '{"transaction_id":"my-tx-1","amount":500,"currency":"EUR"}' |
     $(printf %q "$sign") --secret $secret --curl $url | sh
 
+Notify as Mollie (unsigned), then fetch (the fake API knows only
+$mollie_id: another id is answered 404, and its notification rejected,
+as a forged one would be):
+
+  printf '%s' 'id=tr_MyPayment1' |
+    $(printf %q "$sign") --provider mollie --curl $url/mollie | sh
+  bash $state/fetch-notifications.sh
+
 Look at the rows:
   mariadb --no-defaults --socket=$MYSQL_SOCKET --user=$(id -un) payhook -e 'SELECT * FROM payments'
+  mariadb --no-defaults --socket=$MYSQL_SOCKET --user=$(id -un) payhook -e 'SELECT * FROM notifications'
 Worker log: $state/payhook.log
 
 Serving on $url until Ctrl-C.

@@ -92,14 +92,17 @@ void notify_queue(struct notify *n, const struct provider *provider,
 			     "database unavailable: retry");
 		return;
 	}
-	if (rc == 0 && count == 1) {
-		/* Full, but an equal one may be pending: it takes the notice
-		 * (nothing new is queued), and the answer is queued. */
-		struct notify_notice one = { batch->notices[0].object_id,
-					     batch->notices[0].event_id };
-
+	for (size_t i = 0; i < count; i++)
+		notices[i] = (struct notify_notice){
+			batch->notices[i].object_id,
+			batch->notices[i].event_id,
+		};
+	if (rc == 0) {
+		/* Full, but equal ones may be pending: when every object is,
+		 * each row takes its notice (nothing new is queued) and the
+		 * answer is queued; else nothing changes, and 503. */
 		rc = notify_store_notice(n->store, provider_name(provider),
-					 &one, detail);
+					 notices, count, detail);
 		if (rc < 0) {
 			response_set(r, OUTCOME_UNAVAILABLE,
 				     "database unavailable: retry");
@@ -119,11 +122,6 @@ void notify_queue(struct notify *n, const struct provider *provider,
 			     "too many notifications pending: retry");
 		return;
 	}
-	for (size_t i = 0; i < count; i++)
-		notices[i] = (struct notify_notice){
-			batch->notices[i].object_id,
-			batch->notices[i].event_id,
-		};
 	if (notify_store_queue(n->store, provider_name(provider),
 			       payment_source_name(source), notices, count,
 			       detail) != 0) {

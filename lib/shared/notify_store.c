@@ -207,13 +207,39 @@ int notify_store_check(struct notify_store *s, struct error *err)
 	return 0;
 }
 
-/* One queue try: every notice, then the commit. */
-static int queue_once(struct notify_store *s, const char *provider,
-		      const char *source, const struct notify_notice *notices,
-		      size_t n, struct error *err)
+/* Binds notice's parameters for statement which: ST_QUEUE's (provider,
+ * object, event, source) or ST_NOTICE's (event, provider, object). */
+static void bind_notice(size_t which, MYSQL_BIND *p, unsigned long *len,
+			my_bool *null, const char *provider, const char *source,
+			const struct notify_notice *notice)
 {
+	const char *event = notice->event_id != NULL ? notice->event_id : "";
+
+	memset(p, 0, 4 * sizeof(*p));
+	if (which == ST_NOTICE) {
+		bind_text(&p[0], event, &len[0], &null[0]);
+		bind_text(&p[1], provider, &len[1], &null[1]);
+		bind_text(&p[2], notice->object_id, &len[2], &null[2]);
+		return;
+	}
+	bind_text(&p[0], provider, &len[0], &null[0]);
+	bind_text(&p[1], notice->object_id, &len[1], &null[1]);
+	bind_text(&p[2], event, &len[2], &null[2]);
+	bind_text(&p[3], source, &len[3], &null[3]);
+}
+
+/* One try of statement which (ST_QUEUE or ST_NOTICE) for every notice,
+ * then the commit. Returns 1 once committed, 0 when an ST_NOTICE found no
+ * pending row of its object (nothing changed), or a notify_store_failure
+ * with err set. */
+static int apply_once(struct notify_store *s, size_t which,
+		      const char *provider, const char *source,
+		      const struct notify_notice *notices, size_t n,
+		      struct error *err)
+{
+	const char *what = which == ST_NOTICE ? "noting a notice" :
+						"queueing a notification";
 	unsigned code;
-	int rc;
 
 	if (sqlconn_connect(s->conn, err) != 0)
 		return NOTIFY_STORE_FAILED;
@@ -224,55 +250,57 @@ static int queue_once(struct notify_store *s, const char *provider,
 		MYSQL_BIND p[4];
 		unsigned long len[4];
 		my_bool null[4];
+		long long changed;
 
-		memset(p, 0, sizeof(p));
-		bind_text(&p[0], provider, &len[0], &null[0]);
-		bind_text(&p[1], notices[i].object_id, &len[1], &null[1]);
-		bind_text(&p[2], notices[i].event_id != NULL ?
-					 notices[i].event_id : "",
-			  &len[2], &null[2]);
-		bind_text(&p[3], source, &len[3], &null[3]);
-		rc = run(s, ST_QUEUE, "queueing a notification", p, NULL, err);
-		if (rc != 0)
-			return rc;
+		bind_notice(which, p, len, null, provider, source, &notices[i]);
+		changed = run_change(s, which, what, p, err);
+		if (changed < 0)
+			return (int)changed;
+		if (changed == 0 && which == ST_NOTICE) {
+			/* Not pending: the notices before it are undone. */
+			sqlconn_rollback(s->conn);
+			return 0;
+		}
 	}
 	if (n > 1 && (code = sqlconn_commit(s->conn)) != 0)
 		return failed(s, SQLCONN_SESSION, code, true, "commit", err);
-	return 0;
+	return 1;
 }
 
-int notify_store_queue(struct notify_store *s, const char *provider,
-		       const char *source, const struct notify_notice *notices,
-		       size_t n, struct error *err)
+/* apply_once, tried again at once after a deadlock or a lock wait (two
+ * workers' notices of the same objects, InnoDB's gap locks), QUEUE_TRIES
+ * times in all. */
+static int apply(struct notify_store *s, size_t which, const char *provider,
+		 const char *source, const struct notify_notice *notices,
+		 size_t n, struct error *err)
 {
-	int rc = 0;
+	int rc = 1;
 
 	for (int tries = 1; n > 0 && tries <= QUEUE_TRIES; tries++) {
-		rc = queue_once(s, provider, source, notices, n, err);
-		/* A deadlock or a lock wait rolled back, the connection kept:
-		 * at once again; anything else is the answer's. */
-		if (rc == 0 ||
+		rc = apply_once(s, which, provider, source, notices, n, err);
+		/* Rolled back, the connection kept: at once again; anything
+		 * else is the answer's. */
+		if (rc >= 0 ||
 		    sqlconn_last_error(s->conn) != SQLCONN_ER_LOCK_DEADLOCK)
 			break;
 	}
 	return rc;
 }
 
-int notify_store_notice(struct notify_store *s, const char *provider,
-			const struct notify_notice *notice, struct error *err)
+int notify_store_queue(struct notify_store *s, const char *provider,
+		       const char *source, const struct notify_notice *notices,
+		       size_t n, struct error *err)
 {
-	MYSQL_BIND p[3];
-	unsigned long len[3];
-	my_bool is_null[3];
-	long long changed;
+	int rc = apply(s, ST_QUEUE, provider, source, notices, n, err);
 
-	memset(p, 0, sizeof(p));
-	bind_text(&p[0], notice->event_id != NULL ? notice->event_id : "",
-		  &len[0], &is_null[0]);
-	bind_text(&p[1], provider, &len[1], &is_null[1]);
-	bind_text(&p[2], notice->object_id, &len[2], &is_null[2]);
-	changed = run_change(s, ST_NOTICE, "noting a notice", p, err);
-	return changed < 0 ? (int)changed : changed > 0;
+	return rc < 0 ? rc : 0;
+}
+
+int notify_store_notice(struct notify_store *s, const char *provider,
+			const struct notify_notice *notices, size_t n,
+			struct error *err)
+{
+	return apply(s, ST_NOTICE, provider, NULL, notices, n, err);
 }
 
 long long notify_store_pending(struct notify_store *s, struct error *err)

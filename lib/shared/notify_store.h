@@ -15,8 +15,8 @@
  * (notices grew since the claim) keeps the row pending, due at once: the
  * fetch may have read the object before the change it announced.
  *
- * Every statement commits by itself (autocommit), but a queue of several
- * notices, which is one transaction.
+ * Every statement commits by itself (autocommit), but a queue (or a
+ * notice) of several notices, which is one transaction.
  */
 #ifndef PAYHOOK_NOTIFY_STORE_H
 #define PAYHOOK_NOTIFY_STORE_H
@@ -72,11 +72,14 @@ int notify_store_queue(struct notify_store *store, const char *provider,
 		       const char *source, const struct notify_notice *notices,
 		       size_t n, struct error *err);
 
-/* Adds notice to its object's pending row only if it has one (no new row:
- * what the receiver does when notify_max_pending are pending). Returns 1
- * when it had one, 0 when not, or a notify_store_failure with err set. */
+/* Adds each of notices[0..n) to its object's pending row, only if every
+ * one has one (no new row: what the receiver does when notify_max_pending
+ * are pending); several in one transaction, all or none. Returns 1 when
+ * every one had one (committed), 0 when one had none (nothing changed),
+ * or a notify_store_failure with err set. */
 int notify_store_notice(struct notify_store *store, const char *provider,
-			const struct notify_notice *notice, struct error *err);
+			const struct notify_notice *notices, size_t n,
+			struct error *err);
 
 /* How many notifications are pending, or a notify_store_failure with err
  * set. */

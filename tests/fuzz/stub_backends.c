@@ -625,11 +625,13 @@ int notify_store_check(struct notify_store *store, struct error *err)
 }
 
 int notify_store_notice(struct notify_store *store, const char *provider,
-			const struct notify_notice *notice, struct error *err)
+			const struct notify_notice *notices, size_t n,
+			struct error *err)
 {
 	(void)store;
 	(void)provider;
-	(void)notice;
+	(void)notices;
+	(void)n;
 	(void)err;
 	return 0;
 }
